@@ -1,0 +1,53 @@
+// uma/memory/caching_allocator.h — the host caching allocator.
+//
+// Policy
+//  * Size classes. A request of n bytes is served by a block of class(n):
+//      n <= 1 MiB : the next power of two, at least 64 bytes;
+//      n >  1 MiB : n rounded up to a multiple of 1 MiB.
+//    A zero-byte request gets a 64-byte block, so every array has a real address.
+//  * What is cached. A freed block goes to the free list of its class if the cached total
+//    stays within the cache limit; otherwise it goes straight back to the system. A new
+//    request first takes a free block of exactly its class (most recently freed first).
+//    Only Pooled memory is ever cached: Adopted memory never reaches this allocator
+//    (Note [Adopted buffers] in data_ptr.h).
+//  * Limits. cache_limit defaults to 1 GiB (set_cache_limit; 0 disables caching). Lowering
+//    it trims the cache at once. If the system refuses memory, the cache is emptied and the
+//    request retried once before RuntimeError is raised.
+//  * Stats. active_bytes is the sum of class sizes of live blocks; cached_bytes the sum of
+//    class sizes of free blocks held; peak_bytes the maximum of active_bytes.
+//    Invariant: after every call, cached_bytes <= cache_limit.
+//  * Threads. Every public method takes one mutex; blocks may be freed on any thread.
+#pragma once
+#include <cstddef>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "uma/memory/allocator.h"
+
+namespace uma {
+
+class CachingAllocator final : public Allocator {
+ public:
+  explicit CachingAllocator(std::size_t cache_limit = std::size_t(1) << 30);
+  ~CachingAllocator() override;
+  DataPtr allocate(std::size_t nbytes) override;
+  MemoryStats stats() const override;
+  void clear_cache() override;
+  void set_cache_limit(std::size_t bytes) override;
+
+  /// The class size a request of `nbytes` is served with (policy above).
+  static std::size_t size_class(std::size_t nbytes) noexcept;
+
+ private:
+  static void release(void* ctx, void* ptr, std::size_t nbytes) noexcept;
+  void free_block(void* ptr, std::size_t cls) noexcept;
+  void trim_locked(std::size_t limit) noexcept;
+
+  mutable std::mutex mu_;
+  std::unordered_map<std::size_t, std::vector<void*>> free_;  // class size -> blocks
+  std::size_t cache_limit_;
+  int64_t active_ = 0, cached_ = 0, peak_ = 0;
+};
+
+}  // namespace uma

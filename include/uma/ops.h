@@ -1,0 +1,112 @@
+// uma/ops.h — eager ops: shape/dtype inference, broadcasting, NumPy 2 type promotion, and
+// dispatch to the device kernels. Every op returns a fresh array from the allocator or a
+// view; no op writes its result into an input's memory (no donation, DESIGN.md).
+#pragma once
+#include <complex>
+#include <optional>
+#include <vector>
+
+#include "uma/array.h"
+
+namespace uma {
+
+/// A Python-like scalar value.
+struct Scalar {
+  ScalarKind kind = ScalarKind::Float;
+  bool b = false;
+  int64_t i = 0;
+  double f = 0;
+  std::complex<double> c{};
+  static Scalar from_bool(bool v) { Scalar s; s.kind = ScalarKind::Bool; s.b = v; return s; }
+  static Scalar from_int(int64_t v) { Scalar s; s.kind = ScalarKind::Int; s.i = v; return s; }
+  static Scalar from_float(double v) { Scalar s; s.kind = ScalarKind::Float; s.f = v; return s; }
+  static Scalar from_complex(std::complex<double> v) { Scalar s; s.kind = ScalarKind::Complex; s.c = v; return s; }
+};
+
+enum class BinaryOp {
+  Add, Subtract, Multiply, Divide, Power, Maximum, Minimum, FloorDivide, Remainder,
+  Equal, NotEqual, Less, LessEqual, Greater, GreaterEqual, LogicalAnd, LogicalOr,
+};
+enum class UnaryOp {
+  Negative, Abs, Exp, Log, Log1p, Expm1, Sqrt, Tanh, Sigmoid, Sign, LogicalNot, Square,
+  Sin, Cos, Floor, Ceil,
+};
+enum class ReduceOp { Sum, Mean, Max, Min, Prod, ArgMax, ArgMin, All, Any };
+
+/// One item of a basic index: an integer, a slice, None (new axis) or Ellipsis.
+struct IndexItem {
+  enum Kind { Int, Slice, NewAxis, Ellipsis } kind = Int;
+  int64_t i = 0;
+  std::optional<int64_t> start, stop, step;  // slice parts; nullopt = None
+};
+
+namespace ops {
+
+const char* op_name(BinaryOp op) noexcept;
+const char* op_name(UnaryOp op) noexcept;
+const char* op_name(ReduceOp op) noexcept;
+
+// ---- dtype and shape inference -------------------------------------------------------
+/// NumPy broadcasting of two shapes; ValueError naming `op` and both shapes on mismatch.
+Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
+/// Result dtype of a binary op on arrays of dtypes a, b (TypeError if unsupported).
+DType binary_result_dtype(BinaryOp op, DType a, DType b);
+/// Normalises an axis (negative counts from the end); IndexError style AxisError -> Index.
+int64_t normalize_axis(int64_t axis, int64_t ndim, const char* op);
+
+// ---- creation --------------------------------------------------------------------------
+Array full(const Shape& shape, const Scalar& value, DType dtype);
+Array zeros(const Shape& shape, DType dtype);
+Array ones(const Shape& shape, DType dtype);
+/// NumPy arange: ceil((stop - start) / step) elements; ValueError for step == 0.
+Array arange(double start, double stop, double step, DType dtype);
+Array eye(int64_t n, int64_t m, int64_t k, DType dtype);
+/// A 0-d array holding `value` converted to `dtype` (OverflowError if an int is out of range).
+Array scalar_array(const Scalar& value, DType dtype);
+
+// ---- copies and casts --------------------------------------------------------------------
+/// A C-contiguous copy with dtype `dtype` (values converted, never reinterpreted).
+Array astype(const Array& a, DType dtype);
+/// A C-contiguous copy.
+Array copy(const Array& a);
+/// `a` itself if C-contiguous, else a C-contiguous copy.
+Array contiguous(const Array& a);
+/// dst[...] = src with broadcasting and casting; ValueError if dst is read-only or shapes
+/// do not broadcast. Safe when src overlaps dst.
+void assign(const Array& dst, const Array& src);
+
+// ---- elementwise -----------------------------------------------------------------------
+Array binary(BinaryOp op, const Array& a, const Array& b);
+Array unary(UnaryOp op, const Array& a);
+/// where(cond, x, y), broadcasting all three; cond is converted to bool.
+Array where(const Array& cond, const Array& x, const Array& y);
+/// One-hot encoding: result shape indices.shape + (depth,), value 1 where index == j.
+Array one_hot(const Array& indices, int64_t depth, DType dtype);
+
+// ---- reductions --------------------------------------------------------------------------
+/// Reduces over `axes` (nullopt: all axes). ArgMax/ArgMin accept one axis or none.
+Array reduce(ReduceOp op, const Array& a, const std::optional<std::vector<int64_t>>& axes, bool keepdims);
+
+// ---- linear algebra ----------------------------------------------------------------------
+/// NumPy matmul semantics (1-D promotion, batch broadcasting); BLAS for float32/float64.
+Array matmul(const Array& a, const Array& b);
+
+// ---- shape -----------------------------------------------------------------------------
+/// Reshape; one dimension may be -1. A view when the layout allows, else a copy.
+Array reshape(const Array& a, const Shape& shape);
+/// Permute axes (empty: reverse). Always a view.
+Array transpose(const Array& a, const std::vector<int64_t>& axes);
+/// Broadcast view (read-only, as in NumPy).
+Array broadcast_to(const Array& a, const Shape& shape);
+Array concatenate(const std::vector<Array>& arrays, int64_t axis);
+Array stack(const std::vector<Array>& arrays, int64_t axis);
+Array expand_dims(const Array& a, int64_t axis);
+/// Remove size-1 axes (all of them when axes is empty).
+Array squeeze(const Array& a, const std::vector<int64_t>& axes);
+
+// ---- indexing ----------------------------------------------------------------------------
+/// Basic indexing (ints, slices, None, Ellipsis): always a view.
+Array getitem(const Array& a, const std::vector<IndexItem>& index);
+
+}  // namespace ops
+}  // namespace uma

@@ -1,0 +1,144 @@
+#include "uma/memory/caching_allocator.h"
+
+#include <atomic>
+#include <bit>
+#include <cstdlib>
+
+#include "uma/error.h"
+
+namespace uma {
+
+namespace {
+constexpr std::size_t kMiB = std::size_t(1) << 20;
+constexpr std::size_t kAlign = 64;
+
+// Per-device adopted byte counters (index 0: cpu). Adopted host memory counts under cpu.
+std::atomic<int64_t> g_adopted_cpu{0};
+
+struct Adoption {
+  Deleter foreign;
+  void* ctx;
+};
+
+void adopted_release(void* ctx, void* ptr, std::size_t nbytes) noexcept {
+  auto* a = static_cast<Adoption*>(ctx);
+  g_adopted_cpu.fetch_sub(static_cast<int64_t>(nbytes), std::memory_order_relaxed);
+  Deleter d = a->foreign;
+  void* c = a->ctx;
+  delete a;
+  if (d) d(c, ptr, nbytes);
+}
+}  // namespace
+
+CachingAllocator::CachingAllocator(std::size_t cache_limit) : cache_limit_(cache_limit) {}
+
+CachingAllocator::~CachingAllocator() {
+  std::lock_guard<std::mutex> g(mu_);
+  trim_locked(0);
+}
+
+std::size_t CachingAllocator::size_class(std::size_t n) noexcept {
+  if (n <= 64) return 64;
+  if (n <= kMiB) return std::bit_ceil(n);
+  return (n + kMiB - 1) / kMiB * kMiB;
+}
+
+DataPtr CachingAllocator::allocate(std::size_t nbytes) {
+  const std::size_t cls = size_class(nbytes);
+  UMA_CHECK(cls >= nbytes, Value, "allocation of ", nbytes, " bytes is too large");
+  void* p = nullptr;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    auto it = free_.find(cls);
+    if (it != free_.end() && !it->second.empty()) {
+      p = it->second.back();
+      it->second.pop_back();
+      cached_ -= static_cast<int64_t>(cls);
+    }
+  }
+  if (!p) {
+    p = std::aligned_alloc(kAlign, cls);
+    if (!p) {
+      clear_cache();
+      p = std::aligned_alloc(kAlign, cls);
+    }
+    UMA_CHECK(p != nullptr, Runtime, "out of host memory allocating ", nbytes, " bytes");
+  }
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    active_ += static_cast<int64_t>(cls);
+    if (active_ > peak_) peak_ = active_;
+  }
+  return DataPtr(p, cls, Device::cpu(), Origin::Pooled, &CachingAllocator::release, this);
+}
+
+void CachingAllocator::release(void* ctx, void* ptr, std::size_t nbytes) noexcept {
+  static_cast<CachingAllocator*>(ctx)->free_block(ptr, nbytes);
+}
+
+void CachingAllocator::free_block(void* ptr, std::size_t cls) noexcept {
+  std::lock_guard<std::mutex> g(mu_);
+  active_ -= static_cast<int64_t>(cls);
+  if (cached_ + static_cast<int64_t>(cls) <= static_cast<int64_t>(cache_limit_)) {
+    try {
+      free_[cls].push_back(ptr);
+      cached_ += static_cast<int64_t>(cls);
+      return;
+    } catch (...) {
+      // Bookkeeping failed to grow: fall through and free the block.
+    }
+  }
+  std::free(ptr);
+}
+
+void CachingAllocator::trim_locked(std::size_t limit) noexcept {
+  for (auto it = free_.begin(); it != free_.end() && cached_ > static_cast<int64_t>(limit); ++it) {
+    auto& v = it->second;
+    while (!v.empty() && cached_ > static_cast<int64_t>(limit)) {
+      std::free(v.back());
+      v.pop_back();
+      cached_ -= static_cast<int64_t>(it->first);
+    }
+  }
+}
+
+MemoryStats CachingAllocator::stats() const {
+  std::lock_guard<std::mutex> g(mu_);
+  MemoryStats s;
+  s.active_bytes = active_;
+  s.cached_bytes = cached_;
+  s.peak_bytes = peak_;
+  return s;
+}
+
+void CachingAllocator::clear_cache() {
+  std::lock_guard<std::mutex> g(mu_);
+  trim_locked(0);
+}
+
+void CachingAllocator::set_cache_limit(std::size_t bytes) {
+  std::lock_guard<std::mutex> g(mu_);
+  cache_limit_ = bytes;
+  trim_locked(bytes);
+}
+
+Allocator& host_allocator() {
+  // Intentionally leaked: arrays may be released during static destruction.
+  static CachingAllocator* a = new CachingAllocator();
+  return *a;
+}
+
+MemoryStats memory_stats(Device device) {
+  UMA_CHECK(device.is_cpu(), Runtime, "device ", device.str(), " is not available in this build");
+  MemoryStats s = host_allocator().stats();
+  s.adopted_bytes = g_adopted_cpu.load(std::memory_order_relaxed);
+  return s;
+}
+
+DataPtr adopt(void* ptr, std::size_t nbytes, Device device, Deleter deleter, void* ctx) {
+  auto* a = new Adoption{deleter, ctx};
+  g_adopted_cpu.fetch_add(static_cast<int64_t>(nbytes), std::memory_order_relaxed);
+  return DataPtr(ptr, nbytes, device, Origin::Adopted, &adopted_release, a);
+}
+
+}  // namespace uma

@@ -1,0 +1,26 @@
+#include "uma/memory/device.h"
+
+#include "uma/error.h"
+
+namespace uma {
+
+std::string Device::str() const {
+  if (type == DeviceType::CPU) return "cpu";
+  return "cuda:" + std::to_string(index);
+}
+
+Device Device::parse(const std::string& s) {
+  if (s == "cpu") return cpu();
+  if (s == "cuda") return {DeviceType::CUDA, 0};
+  if (s.rfind("cuda:", 0) == 0 && s.size() > 5) {
+    int idx = 0;
+    for (size_t i = 5; i < s.size(); ++i) {
+      UMA_CHECK(s[i] >= '0' && s[i] <= '9' && idx < 100000, Value, "invalid device string '", s, "'");
+      idx = idx * 10 + (s[i] - '0');
+    }
+    return {DeviceType::CUDA, idx};
+  }
+  UMA_FAIL(Value, "invalid device string '", s, "' (expected 'cpu', 'cuda' or 'cuda:N')");
+}
+
+}  // namespace uma
