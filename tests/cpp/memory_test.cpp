@@ -1,0 +1,437 @@
+// Tests for the memory layer: DataPtr ownership, the caching allocator's documented policy
+// (include/uma/memory/caching_allocator.h) and adoption of foreign memory
+// (Note [Adopted buffers] in include/uma/memory/data_ptr.h).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "uma/error.h"
+#include "uma/memory/allocator.h"
+#include "uma/memory/caching_allocator.h"
+#include "uma/memory/data_ptr.h"
+#include "uma/memory/device.h"
+
+namespace uma {
+namespace {
+
+constexpr std::size_t kMiB = std::size_t(1) << 20;
+
+// A deleter that records every call it gets.
+struct DeleterLog {
+  int calls = 0;
+  void* last_ptr = nullptr;
+  std::size_t last_nbytes = 0;
+};
+void log_deleter(void* ctx, void* ptr, std::size_t nbytes) noexcept {
+  auto* log = static_cast<DeleterLog*>(ctx);
+  ++log->calls;
+  log->last_ptr = ptr;
+  log->last_nbytes = nbytes;
+}
+
+// ---- DataPtr -------------------------------------------------------------------------
+
+TEST(DataPtr, DefaultIsEmpty) {
+  DataPtr p;
+  EXPECT_FALSE(p);
+  EXPECT_EQ(p.get(), nullptr);
+  EXPECT_EQ(p.nbytes(), 0u);
+  p.reset();  // no-op on an empty pointer
+  EXPECT_FALSE(p);
+}
+
+TEST(DataPtr, DeleterRunsOnceOnDestruction) {
+  DeleterLog log;
+  int storage[4];
+  {
+    DataPtr p(storage, sizeof storage, Device::cpu(), Origin::Adopted, &log_deleter, &log);
+    EXPECT_TRUE(p);
+    EXPECT_EQ(p.get(), storage);
+    EXPECT_EQ(p.nbytes(), sizeof storage);
+    EXPECT_TRUE(p.is_adopted());
+    EXPECT_EQ(log.calls, 0);
+  }
+  EXPECT_EQ(log.calls, 1);
+  EXPECT_EQ(log.last_ptr, storage);
+  EXPECT_EQ(log.last_nbytes, sizeof storage);
+}
+
+TEST(DataPtr, ResetRunsDeleterOnceAndEmpties) {
+  DeleterLog log;
+  int storage[2];
+  DataPtr p(storage, sizeof storage, Device::cpu(), Origin::Pooled, &log_deleter, &log);
+  p.reset();
+  EXPECT_EQ(log.calls, 1);
+  EXPECT_FALSE(p);
+  EXPECT_EQ(p.get(), nullptr);
+  p.reset();
+  EXPECT_EQ(log.calls, 1);  // never twice
+}
+
+TEST(DataPtr, MoveConstructionTransfersOwnership) {
+  DeleterLog log;
+  int storage[2];
+  DataPtr a(storage, sizeof storage, Device::cpu(), Origin::Adopted, &log_deleter, &log);
+  DataPtr b(std::move(a));
+  EXPECT_FALSE(a);  // NOLINT(bugprone-use-after-move): the moved-from state is specified
+  EXPECT_EQ(a.get(), nullptr);
+  EXPECT_TRUE(b);
+  EXPECT_EQ(b.get(), storage);
+  EXPECT_EQ(b.nbytes(), sizeof storage);
+  EXPECT_EQ(b.origin(), Origin::Adopted);
+  a.reset();
+  EXPECT_EQ(log.calls, 0);  // the moved-from pointer owns nothing
+  b.reset();
+  EXPECT_EQ(log.calls, 1);
+}
+
+TEST(DataPtr, MoveAssignmentReleasesTheOldBytesOnce) {
+  DeleterLog old_log, new_log;
+  int old_storage[2], new_storage[2];
+  {
+    DataPtr a(old_storage, sizeof old_storage, Device::cpu(), Origin::Pooled, &log_deleter, &old_log);
+    DataPtr b(new_storage, sizeof new_storage, Device::cpu(), Origin::Pooled, &log_deleter, &new_log);
+    a = std::move(b);
+    EXPECT_EQ(old_log.calls, 1);  // a's previous bytes released at assignment
+    EXPECT_EQ(new_log.calls, 0);
+    EXPECT_EQ(a.get(), new_storage);
+    EXPECT_FALSE(b);  // NOLINT(bugprone-use-after-move)
+    auto& self = a;
+    a = std::move(self);  // self-move keeps ownership
+    EXPECT_TRUE(a);
+    EXPECT_EQ(new_log.calls, 0);
+  }
+  EXPECT_EQ(old_log.calls, 1);
+  EXPECT_EQ(new_log.calls, 1);
+}
+
+TEST(DataPtr, ManyMovesStillOneDeleterCall) {
+  DeleterLog log;
+  int storage[1];
+  {
+    std::vector<DataPtr> v;
+    v.emplace_back(storage, sizeof storage, Device::cpu(), Origin::Adopted, &log_deleter, &log);
+    for (int i = 0; i < 100; ++i) v.emplace_back(std::move(v.back()));  // reallocations move too
+    EXPECT_EQ(log.calls, 0);
+  }
+  EXPECT_EQ(log.calls, 1);
+}
+
+// ---- Device ---------------------------------------------------------------------------
+
+TEST(Device, StrAndParse) {
+  EXPECT_EQ(Device::cpu().str(), "cpu");
+  EXPECT_TRUE(Device::cpu().is_cpu());
+  EXPECT_EQ(Device::parse("cpu"), Device::cpu());
+  EXPECT_EQ(Device::parse("cuda"), (Device{DeviceType::CUDA, 0}));
+  EXPECT_EQ(Device::parse("cuda:3"), (Device{DeviceType::CUDA, 3}));
+  EXPECT_EQ((Device{DeviceType::CUDA, 3}).str(), "cuda:3");
+  // DLPack device codes (dlpack.h: kDLCPU = 1, kDLCUDA = 2).
+  EXPECT_EQ(static_cast<int32_t>(DeviceType::CPU), 1);
+  EXPECT_EQ(static_cast<int32_t>(DeviceType::CUDA), 2);
+}
+
+TEST(Device, ParseRejectsGarbageWithValueError) {
+  for (const char* bad : {"", "gpu", "cuda:", "cuda:x", "cuda:-1", "CPU", "cpu:0x"}) {
+    try {
+      Device::parse(bad);
+      ADD_FAILURE() << "parsed '" << bad << "'";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::Value) << bad;
+    }
+  }
+}
+
+// ---- CachingAllocator: size classes ---------------------------------------------------
+
+TEST(CachingAllocator, SizeClasses) {
+  // n <= 1 MiB: next power of two, at least 64; zero bytes get a 64-byte block.
+  EXPECT_EQ(CachingAllocator::size_class(0), 64u);
+  EXPECT_EQ(CachingAllocator::size_class(1), 64u);
+  EXPECT_EQ(CachingAllocator::size_class(64), 64u);
+  EXPECT_EQ(CachingAllocator::size_class(65), 128u);
+  EXPECT_EQ(CachingAllocator::size_class(1000), 1024u);
+  EXPECT_EQ(CachingAllocator::size_class(1024), 1024u);
+  EXPECT_EQ(CachingAllocator::size_class(kMiB - 1), kMiB);
+  EXPECT_EQ(CachingAllocator::size_class(kMiB), kMiB);
+  // n > 1 MiB: rounded up to a multiple of 1 MiB.
+  EXPECT_EQ(CachingAllocator::size_class(kMiB + 1), 2 * kMiB);
+  EXPECT_EQ(CachingAllocator::size_class(3 * kMiB + kMiB / 2), 4 * kMiB);
+  EXPECT_EQ(CachingAllocator::size_class(5 * kMiB), 5 * kMiB);
+  EXPECT_EQ(CachingAllocator::size_class(5 * kMiB + 1), 6 * kMiB);
+  // Classes never shrink a request and are monotone.
+  std::size_t prev = 0;
+  for (std::size_t n = 0; n < 3 * kMiB; n = n * 3 / 2 + 7) {
+    std::size_t c = CachingAllocator::size_class(n);
+    EXPECT_GE(c, n);
+    EXPECT_GE(c, prev);
+    prev = c;
+  }
+}
+
+TEST(CachingAllocator, BlocksAreAlignedRealAndPooled) {
+  CachingAllocator alloc;
+  std::vector<DataPtr> blocks;
+  for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(100), std::size_t(4096), kMiB + 3}) {
+    DataPtr p = alloc.allocate(n);
+    ASSERT_TRUE(p);
+    ASSERT_NE(p.get(), nullptr) << n;
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p.get()) % 64, 0u) << n;
+    EXPECT_EQ(p.nbytes(), CachingAllocator::size_class(n));
+    EXPECT_EQ(p.origin(), Origin::Pooled);
+    EXPECT_FALSE(p.is_adopted());
+    EXPECT_TRUE(p.device().is_cpu());
+    std::memset(p.get(), 0xAB, p.nbytes());  // the whole class is usable (ASAN checks)
+    blocks.push_back(std::move(p));
+  }
+  std::set<void*> distinct;
+  for (auto& b : blocks) distinct.insert(b.get());
+  EXPECT_EQ(distinct.size(), blocks.size());
+}
+
+// ---- CachingAllocator: stats and reuse ------------------------------------------------
+
+TEST(CachingAllocator, StatsTrackActiveCachedPeak) {
+  CachingAllocator alloc;
+  MemoryStats s = alloc.stats();
+  EXPECT_EQ(s.active_bytes, 0);
+  EXPECT_EQ(s.cached_bytes, 0);
+  EXPECT_EQ(s.peak_bytes, 0);
+  EXPECT_EQ(s.adopted_bytes, 0);  // an allocator never counts adopted bytes
+  {
+    DataPtr a = alloc.allocate(100);   // class 128
+    DataPtr b = alloc.allocate(1000);  // class 1024
+    s = alloc.stats();
+    EXPECT_EQ(s.active_bytes, 128 + 1024);
+    EXPECT_EQ(s.cached_bytes, 0);
+    EXPECT_EQ(s.peak_bytes, 128 + 1024);
+    a.reset();
+    s = alloc.stats();
+    EXPECT_EQ(s.active_bytes, 1024);
+    EXPECT_EQ(s.cached_bytes, 128);
+    EXPECT_EQ(s.peak_bytes, 128 + 1024);  // peak is a maximum, it does not fall
+  }
+  s = alloc.stats();
+  EXPECT_EQ(s.active_bytes, 0);
+  EXPECT_EQ(s.cached_bytes, 128 + 1024);
+  EXPECT_EQ(s.peak_bytes, 128 + 1024);
+}
+
+TEST(CachingAllocator, FreedBlockIsReusedForTheSameClass) {
+  CachingAllocator alloc;
+  DataPtr a = alloc.allocate(100);
+  void* first = a.get();
+  a.reset();
+  EXPECT_EQ(alloc.stats().cached_bytes, 128);
+  DataPtr b = alloc.allocate(120);  // same class (128): served from the cache
+  EXPECT_EQ(b.get(), first);
+  EXPECT_EQ(alloc.stats().cached_bytes, 0);
+  EXPECT_EQ(alloc.stats().active_bytes, 128);
+  EXPECT_EQ(alloc.stats().peak_bytes, 128);  // reuse did not raise the peak
+}
+
+TEST(CachingAllocator, OtherClassesDoNotTakeCachedBlocks) {
+  CachingAllocator alloc;
+  DataPtr a = alloc.allocate(128);
+  a.reset();
+  DataPtr b = alloc.allocate(256);  // class 256: the cached 128 block stays cached
+  EXPECT_EQ(alloc.stats().cached_bytes, 128);
+  EXPECT_EQ(alloc.stats().active_bytes, 256);
+  DataPtr c = alloc.allocate(64);  // class 64: not served by the 128 block either
+  EXPECT_EQ(alloc.stats().cached_bytes, 128);
+}
+
+TEST(CachingAllocator, MostRecentlyFreedFirst) {
+  CachingAllocator alloc;
+  DataPtr a = alloc.allocate(500);
+  DataPtr b = alloc.allocate(500);
+  void* pa = a.get();
+  void* pb = b.get();
+  a.reset();
+  b.reset();
+  DataPtr c = alloc.allocate(500);
+  EXPECT_EQ(c.get(), pb);
+  DataPtr d = alloc.allocate(500);
+  EXPECT_EQ(d.get(), pa);
+}
+
+TEST(CachingAllocator, CacheLimitSendsExtraBlocksBackToTheSystem) {
+  CachingAllocator alloc(/*cache_limit=*/256);
+  DataPtr a = alloc.allocate(128), b = alloc.allocate(128), c = alloc.allocate(128);
+  a.reset();
+  b.reset();
+  c.reset();  // would make 384 cached: freed to the system instead
+  MemoryStats s = alloc.stats();
+  EXPECT_EQ(s.cached_bytes, 256);
+  EXPECT_EQ(s.active_bytes, 0);
+}
+
+TEST(CachingAllocator, ZeroLimitDisablesCaching) {
+  CachingAllocator alloc(0);
+  DataPtr a = alloc.allocate(1000);
+  a.reset();
+  EXPECT_EQ(alloc.stats().cached_bytes, 0);
+  EXPECT_EQ(alloc.stats().active_bytes, 0);
+}
+
+TEST(CachingAllocator, LoweringTheLimitTrimsAtOnce) {
+  CachingAllocator alloc;
+  {
+    std::vector<DataPtr> v;
+    for (int i = 0; i < 8; ++i) v.push_back(alloc.allocate(1024));
+  }
+  EXPECT_EQ(alloc.stats().cached_bytes, 8 * 1024);
+  alloc.set_cache_limit(3000);
+  EXPECT_LE(alloc.stats().cached_bytes, 3000);  // invariant: cached_bytes <= cache_limit
+  EXPECT_EQ(alloc.stats().cached_bytes, 2 * 1024);
+  alloc.set_cache_limit(0);
+  EXPECT_EQ(alloc.stats().cached_bytes, 0);
+  // With the limit at 0 nothing is cached any more.
+  DataPtr p = alloc.allocate(1024);
+  p.reset();
+  EXPECT_EQ(alloc.stats().cached_bytes, 0);
+  // Raising it again caches again.
+  alloc.set_cache_limit(std::size_t(1) << 20);
+  p = alloc.allocate(1024);
+  p.reset();
+  EXPECT_EQ(alloc.stats().cached_bytes, 1024);
+}
+
+TEST(CachingAllocator, ClearCacheEmptiesTheCacheOnly) {
+  CachingAllocator alloc;
+  DataPtr live = alloc.allocate(4096);
+  {
+    DataPtr a = alloc.allocate(100);
+    DataPtr b = alloc.allocate(2 * kMiB);
+  }
+  EXPECT_EQ(alloc.stats().cached_bytes, 128 + static_cast<int64_t>(2 * kMiB));
+  alloc.clear_cache();
+  MemoryStats s = alloc.stats();
+  EXPECT_EQ(s.cached_bytes, 0);
+  EXPECT_EQ(s.active_bytes, 4096);  // live blocks are untouched
+  std::memset(live.get(), 1, 4096);
+  // A fresh request after clearing goes to the system and still works.
+  DataPtr c = alloc.allocate(100);
+  EXPECT_NE(c.get(), nullptr);
+}
+
+TEST(CachingAllocator, InvariantHoldsUnderChurn) {
+  CachingAllocator alloc(64 * 1024);
+  std::vector<DataPtr> live;
+  unsigned state = 12345;
+  auto next = [&] { state = state * 1103515245u + 12345u; return state >> 8; };
+  int64_t expected_active = 0;
+  for (int i = 0; i < 2000; ++i) {
+    if (live.empty() || next() % 3 != 0) {
+      std::size_t n = next() % 5000;
+      live.push_back(alloc.allocate(n));
+      expected_active += static_cast<int64_t>(CachingAllocator::size_class(n));
+    } else {
+      std::size_t k = next() % live.size();
+      expected_active -= static_cast<int64_t>(live[k].nbytes());
+      live.erase(live.begin() + static_cast<std::ptrdiff_t>(k));
+    }
+    MemoryStats s = alloc.stats();
+    ASSERT_EQ(s.active_bytes, expected_active);
+    ASSERT_LE(s.cached_bytes, 64 * 1024);
+    ASSERT_GE(s.peak_bytes, s.active_bytes);
+  }
+}
+
+TEST(CachingAllocator, HugeRequestIsAnErrorNotACrash) {
+  CachingAllocator alloc;
+  // Rounding this up would overflow size_t: a typed user error, never a tiny block.
+  EXPECT_THROW(alloc.allocate(SIZE_MAX - 10), Error);
+  EXPECT_EQ(alloc.stats().active_bytes, 0);
+}
+
+// ---- the process-wide host allocator and memory_stats -----------------------------------
+
+TEST(HostAllocator, MemoryStatsSeesHostAllocations) {
+  MemoryStats before = memory_stats(Device::cpu());
+  {
+    DataPtr p = host_allocator().allocate(3000);  // class 4096
+    MemoryStats during = memory_stats(Device::cpu());
+    EXPECT_EQ(during.active_bytes - before.active_bytes, 4096);
+    EXPECT_GE(during.peak_bytes, during.active_bytes);
+  }
+  MemoryStats after = memory_stats(Device::cpu());
+  EXPECT_EQ(after.active_bytes, before.active_bytes);
+  EXPECT_EQ(after.adopted_bytes, before.adopted_bytes);
+}
+
+TEST(HostAllocator, CudaStatsRaiseRuntimeErrorInACpuBuild) {
+  try {
+    memory_stats(Device{DeviceType::CUDA, 0});
+    GTEST_SKIP() << "this build has CUDA";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Runtime);
+  }
+}
+
+// ---- adoption -------------------------------------------------------------------------
+
+TEST(Adopt, CountsAdoptedBytesAndCallsTheForeignDeleterOnce) {
+  DeleterLog log;
+  std::vector<char> foreign(1000, 7);
+  MemoryStats before = memory_stats(Device::cpu());
+  {
+    DataPtr p = adopt(foreign.data(), foreign.size(), Device::cpu(), &log_deleter, &log);
+    EXPECT_TRUE(p);
+    EXPECT_TRUE(p.is_adopted());
+    EXPECT_EQ(p.origin(), Origin::Adopted);
+    EXPECT_EQ(p.get(), foreign.data());
+    EXPECT_EQ(p.nbytes(), 1000u);  // exact size: adopted bytes are not rounded to a class
+    MemoryStats during = memory_stats(Device::cpu());
+    EXPECT_EQ(during.adopted_bytes - before.adopted_bytes, 1000);
+    EXPECT_EQ(during.active_bytes, before.active_bytes);  // adopted bytes are not pooled
+    DataPtr q = std::move(p);  // moving keeps one owner
+    EXPECT_EQ(memory_stats(Device::cpu()).adopted_bytes - before.adopted_bytes, 1000);
+    EXPECT_EQ(log.calls, 0);
+  }
+  EXPECT_EQ(log.calls, 1);
+  EXPECT_EQ(log.last_ptr, foreign.data());
+  EXPECT_EQ(log.last_nbytes, 1000u);
+  MemoryStats after = memory_stats(Device::cpu());
+  EXPECT_EQ(after.adopted_bytes, before.adopted_bytes);
+  EXPECT_EQ(after.cached_bytes, before.cached_bytes);  // never cached
+  EXPECT_EQ(after.active_bytes, before.active_bytes);
+}
+
+TEST(Adopt, AdoptedMemoryIsNeverRecycled) {
+  // The bug class the design forbids: a freed adopted buffer handed out again by the pool.
+  std::vector<std::vector<char>> owners;
+  std::vector<DeleterLog> logs(200);
+  std::set<void*> foreign;
+  for (int i = 0; i < 200; ++i) {
+    owners.emplace_back(256, static_cast<char>(i));
+    foreign.insert(owners.back().data());
+  }
+  MemoryStats before = memory_stats(Device::cpu());
+  std::vector<DataPtr> pooled;
+  for (int i = 0; i < 200; ++i) {
+    {
+      DataPtr a = adopt(owners[i].data(), 256, Device::cpu(), &log_deleter, &logs[i]);
+    }
+    EXPECT_EQ(logs[i].calls, 1);
+    DataPtr p = host_allocator().allocate(256);  // same size as the adopted buffer
+    EXPECT_EQ(foreign.count(p.get()), 0u) << "pool served adopted memory";
+    std::memset(p.get(), 0, 256);
+    pooled.push_back(std::move(p));
+  }
+  for (int i = 0; i < 200; ++i) {
+    for (char ch : owners[i]) ASSERT_EQ(ch, static_cast<char>(i)) << "adopted source overwritten";
+  }
+  pooled.clear();
+  MemoryStats after = memory_stats(Device::cpu());
+  EXPECT_EQ(after.adopted_bytes, before.adopted_bytes);
+  EXPECT_EQ(after.active_bytes, before.active_bytes);
+}
+
+}  // namespace
+}  // namespace uma
