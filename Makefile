@@ -1,0 +1,53 @@
+# uma — the two set-up commands of the README, and a few developer targets.
+#
+#   make demo    set up .venv, install uma (`pip install .`), train the digits MLP
+#   make test    set up .venv, run every test: C++ (ctest), Python (pytest on the installed
+#                package), and both again under ASAN+UBSAN
+#   make dev     fast in-tree build for developers: python/uma/_core*.so, so PYTHONPATH=python works
+#   make bench   the benchmark table (bench/bench_overview.py)
+#   make clean   remove build/ and the in-tree extension (keeps .venv)
+#
+# Variables: PYTHON (interpreter that creates the venv, default python3), VENV (default .venv),
+# JOBS (parallel compile jobs, default 2), ARGS (extra arguments for the demo or benchmark),
+# PHASES (subset of "cpp python asan-cpp asan-py" for make test).
+
+PYTHON ?= python3
+VENV ?= .venv
+JOBS ?= 2
+ARGS ?=
+VPY := $(VENV)/bin/python
+export VENV PYTHON JOBS
+
+.PHONY: all demo test dev bench clean env-demo env-test env-dev env-bench install help
+
+all: help
+
+help:
+	@sed -n '2,14p' Makefile
+
+env-demo env-test env-dev env-bench: env-%:
+	@bash scripts/setup_env.sh $*
+
+# `pip install .` builds with scikit-build-core + nanobind (from pyproject's build requirements).
+install: env-demo
+	$(VPY) -m pip install -q --disable-pip-version-check .
+
+demo: install
+	$(VPY) -m uma.examples.train $(ARGS)
+
+test: env-test
+	bash scripts/run_tests.sh
+
+dev: env-dev
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" cmake -S . -B build/dev -G Ninja -DCMAKE_BUILD_TYPE=Release \
+	  -DUMA_BUILD_TESTS=OFF -DUMA_BUILD_PYTHON=ON -DPython_EXECUTABLE="$(CURDIR)/$(VPY)"
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" cmake --build build/dev -j $(JOBS) --target _core
+	rm -f python/uma/_core*.so
+	cp build/dev/_core*.so python/uma/
+	@echo "built python/uma/$$(cd build/dev && ls _core*.so): use PYTHONPATH=python $(VPY) ..."
+
+bench: env-bench install
+	$(VPY) bench/bench_overview.py $(ARGS)
+
+clean:
+	rm -rf build python/uma/_core*.so

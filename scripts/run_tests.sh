@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# scripts/run_tests.sh — every test of uma, as `make test` runs it (and CI through .ci/run).
+#
+# Phases (each runs even when an earlier one failed; the summary lists them all):
+#   cpp        C++ tests (GoogleTest) built with CMake in build/test, run by ctest
+#   python     `pip install .` into the venv (reusing build/test's objects), then pytest on
+#              tests/python against the INSTALLED package
+#   asan-cpp   the C++ tests built with -DUMA_SANITIZE=ON (ASAN + UBSAN,
+#              -fno-sanitize-recover=all) in build/asan, run by ctest with leak detection on
+#   asan-py    the extension from build/asan next to a copy of python/uma in build/asan/pkg,
+#              pytest with the ASAN runtime preloaded (detect_leaks=0: CPython itself
+#              "leaks" at exit; the Python tests prove no leaks with uma.memory_stats)
+#
+# Environment: VENV (default .venv), JOBS (default 2), PHASES (default "cpp python asan-cpp
+# asan-py"), PYTEST_ARGS (extra pytest arguments). Exits non-zero when any phase fails.
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+VENV="${VENV:-.venv}"
+PY="$ROOT/$VENV/bin/python"
+[ -x "$PY" ] || PY="$VENV/bin/python"
+JOBS="${JOBS:-2}"
+PHASES="${PHASES:-cpp python asan-cpp asan-py}"
+PYTEST_ARGS="${PYTEST_ARGS:-}"
+REPORTS="$ROOT/build/reports"
+mkdir -p "$REPORTS"
+rm -f "$REPORTS"/*.xml
+
+# The venv's cmake/ninja (installed by setup_env.sh) come first; PYTHONPATH must not
+# point pytest at the source tree (make dev users often export PYTHONPATH=python).
+export PATH="$(dirname "$PY"):$PATH"
+unset PYTHONPATH
+export CMAKE_BUILD_PARALLEL_LEVEL="$JOBS"
+
+declare -a SUMMARY=()
+FAILED=0
+EXTRA_FAILS=0  # failed phases whose report shows no failing test (build error, crash)
+T0=$SECONDS
+
+banner() { printf '\n==================== %s ====================\n' "$*"; }
+record() {  # name status seconds detail
+  SUMMARY+=("$(printf '%-9s %-5s %5ss  %s' "$1" "$2" "$3" "$4")")
+  [ "$2" = PASS ] || FAILED=1
+}
+# Counts from a JUnit XML file: "tests failures errors skipped".
+junit_counts() {
+  "$PY" - "$1" <<'EOF'
+import sys, xml.etree.ElementTree as ET
+try:
+    root = ET.parse(sys.argv[1]).getroot()
+except Exception:
+    print("0 0 0 0"); sys.exit()
+suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
+t = f = e = s = 0
+for su in suites:
+    t += int(su.get("tests", 0)); f += int(su.get("failures", 0))
+    e += int(su.get("errors", 0)); s += int(su.get("skipped", su.get("disabled", 0)) or 0)
+print(t, f, e, s)
+EOF
+}
+describe() {  # xml -> "N passed, N failed, N skipped"
+  read -r t f e s < <(junit_counts "$1")
+  echo "$((t - f - e - s)) passed, $((f + e)) failed, $s skipped"
+}
+
+cmake_configure() {  # dir, extra args...
+  local dir="$1"; shift
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DPython_EXECUTABLE="$PY" -DUMA_BUILD_TESTS=ON -DUMA_BUILD_PYTHON=ON "$@"
+}
+
+run_ctest() {  # dir, junit path
+  ctest --test-dir "$1" --output-on-failure -j "$JOBS" --timeout 600 --output-junit "$2"
+}
+
+# Pytest on tests/python; PYTHONPATH (if given) selects the package under test.
+run_pytest() {  # junit path, expected package dir substring, [PYTHONPATH]
+  local xml="$1" expect="$2" pp="${3:-}"
+  local where
+  where="$(cd /tmp && PYTHONPATH="$pp" "$PY" -c 'import uma, os; print(os.path.dirname(uma.__file__))' 2>&1)" || {
+    echo "cannot import uma: $where"; return 1; }
+  echo "testing the uma package at: $where"
+  case "$where" in *"$expect"*) ;; *) echo "expected the package under $expect"; return 1 ;; esac
+  # Default (prepend) import mode puts tests/python on sys.path, never python/, so the
+  # tests import the package selected above and not the source tree.
+  PYTHONPATH="$pp" "$VENV/bin/pytest" tests/python -p no:cacheprovider -q -ra \
+    --junitxml="$xml" $PYTEST_ARGS
+  local rc=$?
+  [ $rc -eq 5 ] && echo "pytest collected no tests (exit 5): counted as a failure"
+  return $rc
+}
+
+phase_cpp() {
+  banner "C++ tests (Release, build/test)"
+  cmake_configure build/test || return 1
+  cmake --build build/test --target uma_tests || return 1
+  run_ctest build/test "$REPORTS/cpp.xml"
+}
+
+phase_python() {
+  banner "Python tests against the installed package"
+  # pip builds in build/test (the objects of the C++ phase are reused: same flags), with the
+  # build requirements already in the venv; then installs into the venv's site-packages.
+  "$PY" -m pip install -q --no-build-isolation --disable-pip-version-check \
+    -Cbuild-dir=build/test -Ccmake.define.UMA_BUILD_TESTS=ON . || return 1
+  run_pytest "$REPORTS/python.xml" "site-packages"
+}
+
+asan_env() {
+  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+}
+
+phase_asan_cpp() {
+  banner "C++ tests under ASAN+UBSAN (build/asan)"
+  # -O1 -g: usable stack traces, and compiles faster than -O2.
+  cmake_configure build/asan -DUMA_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" || return 1
+  cmake --build build/asan --target uma_tests || return 1
+  asan_env
+  ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1" \
+    run_ctest build/asan "$REPORTS/asan-cpp.xml"
+}
+
+phase_asan_py() {
+  banner "Python tests under ASAN+UBSAN (build/asan extension)"
+  [ -f build/asan/CMakeCache.txt ] || cmake_configure build/asan -DUMA_SANITIZE=ON \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" || return 1
+  cmake --build build/asan --target _core || return 1
+  local pkg="$ROOT/build/asan/pkg"
+  rm -rf "$pkg" && mkdir -p "$pkg"
+  cp -r python/uma "$pkg/uma" || return 1
+  find "$pkg/uma" \( -name '_core*.so' -o -name __pycache__ \) -prune -exec rm -rf {} +
+  local so
+  so="$(find build/asan -maxdepth 1 -name '_core*.so' | head -n1)"
+  [ -n "$so" ] || { echo "no _core*.so in build/asan"; return 1; }
+  cp "$so" "$pkg/uma/" || return 1
+  asan_env
+  local libasan
+  libasan="$(g++ -print-file-name=libasan.so)"
+  LD_PRELOAD="$libasan" ASAN_OPTIONS="detect_leaks=0:abort_on_error=0" \
+    run_pytest "$REPORTS/asan-py.xml" "build/asan/pkg" "$pkg"
+}
+
+for ph in $PHASES; do
+  t=$SECONDS
+  case "$ph" in
+    cpp) phase_cpp; rc=$?; xml="$REPORTS/cpp.xml" ;;
+    python) phase_python; rc=$?; xml="$REPORTS/python.xml" ;;
+    asan-cpp) phase_asan_cpp; rc=$?; xml="$REPORTS/asan-cpp.xml" ;;
+    asan-py) phase_asan_py; rc=$?; xml="$REPORTS/asan-py.xml" ;;
+    *) echo "unknown phase $ph"; rc=2; xml=/nonexistent ;;
+  esac
+  if [ -f "$xml" ]; then detail="$(describe "$xml")"; else detail="(no test report: build or set-up failed)"; fi
+  if [ $rc -eq 0 ]; then record "$ph" PASS $((SECONDS - t)) "$detail"
+  else
+    record "$ph" FAIL $((SECONDS - t)) "$detail (exit $rc)"
+    case "$detail" in *" 0 failed"*|"(no test report"*) EXTRA_FAILS=$((EXTRA_FAILS + 1)) ;; esac
+  fi
+done
+
+banner "summary"
+printf '%s\n' "${SUMMARY[@]}"
+total=0; fail=0; skip=0
+for x in "$REPORTS"/*.xml; do
+  [ -f "$x" ] || continue
+  read -r t f e s < <(junit_counts "$x")
+  total=$((total + t)); fail=$((fail + f + e)); skip=$((skip + s))
+done
+fail=$((fail + EXTRA_FAILS))
+echo "total time: $((SECONDS - T0))s"
+echo "all: $((total - fail - skip)) passed, $fail failed, $skip skipped"
+if [ $FAILED -ne 0 ]; then
+  echo "make test: FAILED"
+  exit 1
+fi
+echo "make test: OK"
