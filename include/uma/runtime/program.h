@@ -1,0 +1,62 @@
+// uma/runtime/program.h — a compiled straight-line program over uma arrays: what the `cpu`
+// linker turns a function graph into, so that a call runs no per-op Python.
+//
+// Slots hold values; each step reads input slots and writes one output slot. A slot's value
+// is dropped after its last use (outputs excepted), so memory returns to the allocator cache
+// while the program runs.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "uma/array.h"
+
+namespace uma::runtime {
+
+/// Keyword attributes of an op, named as the eager Python functions' keywords.
+struct OpAttrs {
+  std::optional<std::vector<int64_t>> axes;  // "axis" (reductions, squeeze): None, int or tuple
+  int64_t axis = 0;                           // "axis" (concatenate, stack, expand_dims)
+  bool keepdims = false;
+  Shape shape;                                // reshape, broadcast_to
+  std::vector<int64_t> perm;                  // transpose "axes"
+  std::optional<DType> dtype;                 // astype, one_hot
+  int64_t depth = 0;                          // one_hot
+};
+
+using OpFn = Array (*)(const std::vector<Array>& inputs, const OpAttrs& attrs);
+
+/// The op registered under `name` (the eager function's name), or nullptr.
+OpFn find_op(const std::string& name);
+/// Every registered op name.
+std::vector<std::string> op_names();
+
+class Program {
+ public:
+  int add_input();
+  int add_constant(Array value);
+  /// ValueError if the op is unknown or a slot is not yet defined.
+  int add_op(const std::string& name, const std::vector<int>& inputs, OpAttrs attrs);
+  void set_outputs(std::vector<int> outputs);
+  /// Runs the program; inputs in add_input order. TypeError on a wrong argument count.
+  std::vector<Array> run(const std::vector<Array>& inputs) const;
+  std::size_t num_steps() const { return steps_.size(); }
+
+ private:
+  struct Step {
+    OpFn fn;
+    std::string name;
+    std::vector<int> in;
+    int out;
+    OpAttrs attrs;
+    std::vector<int> release;  // slots whose last use is this step
+  };
+  void plan_releases();
+  int nslots_ = 0;
+  std::vector<int> inputs_;
+  std::vector<std::pair<int, Array>> constants_;
+  std::vector<Step> steps_;
+  std::vector<int> outputs_;
+};
+
+}  // namespace uma::runtime

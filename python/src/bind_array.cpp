@@ -1,0 +1,456 @@
+// uma.Array: attributes, indexing, operators, and export (buffer protocol, array interface,
+// __array__, DLPack).
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/tuple.h>
+
+#include <cstring>
+
+#include "common.h"
+#include "uma/error.h"
+#include "uma/interop/dlpack_io.h"
+
+namespace uma::py {
+
+namespace {
+
+// ---- buffer protocol export --------------------------------------------------------------
+
+const char* pep3118_format(DType t) {
+  switch (t) {
+    case DType::Bool: return "?";
+    case DType::Int8: return "b";
+    case DType::Int16: return "h";
+    case DType::Int32: return "i";
+    case DType::Int64: return "q";
+    case DType::UInt8: return "B";
+    case DType::UInt16: return "H";
+    case DType::UInt32: return "I";
+    case DType::UInt64: return "Q";
+    case DType::Float16: return "e";
+    case DType::Float32: return "f";
+    case DType::Float64: return "d";
+    case DType::Complex64: return "Zf";
+    case DType::Complex128: return "Zd";
+    case DType::BFloat16: return nullptr;
+  }
+  return nullptr;
+}
+
+struct BufferInfo {
+  Array array;
+  std::vector<Py_ssize_t> shape, strides;
+};
+
+int array_getbuffer(PyObject* self, Py_buffer* view, int flags) {
+  Array* a = nb::inst_ptr<Array>(self);
+  auto fail = [&](const char* msg) {
+    PyErr_SetString(PyExc_BufferError, msg);
+    view->obj = nullptr;
+    return -1;
+  };
+  const char* fmt = pep3118_format(a->dtype());
+  if (!fmt) return fail("uma.Array: bfloat16 has no buffer-protocol format; use __dlpack__ or __array__");
+  if ((flags & PyBUF_WRITABLE) == PyBUF_WRITABLE && !a->writable())
+    return fail("uma.Array: a writable buffer was requested from a read-only array");
+  const bool c = a->is_c_contiguous(), f = a->is_f_contiguous();
+  if ((flags & PyBUF_C_CONTIGUOUS) == PyBUF_C_CONTIGUOUS && !c)
+    return fail("uma.Array: a C-contiguous buffer was requested from a non-C-contiguous array");
+  if ((flags & PyBUF_F_CONTIGUOUS) == PyBUF_F_CONTIGUOUS && !f)
+    return fail("uma.Array: a Fortran-contiguous buffer was requested from a non-Fortran-contiguous array");
+  if ((flags & PyBUF_ANY_CONTIGUOUS) == PyBUF_ANY_CONTIGUOUS && !c && !f)
+    return fail("uma.Array: a contiguous buffer was requested from a non-contiguous array");
+  if ((flags & PyBUF_STRIDES) != PyBUF_STRIDES && !c)
+    return fail("uma.Array: the request has no strides but the array is not C-contiguous");
+  auto* info = new BufferInfo{*a, {}, {}};
+  const int64_t isz = static_cast<int64_t>(a->itemsize());
+  for (int64_t d = 0; d < a->ndim(); ++d) {
+    info->shape.push_back(a->shape()[d]);
+    info->strides.push_back(a->strides()[d] * isz);
+  }
+  view->buf = a->data();
+  view->obj = self;
+  Py_INCREF(self);
+  view->len = a->nbytes();
+  view->readonly = a->writable() ? 0 : 1;
+  view->itemsize = isz;
+  view->format = (flags & PyBUF_FORMAT) ? const_cast<char*>(fmt) : nullptr;
+  if ((flags & PyBUF_ND) == PyBUF_ND) {
+    view->ndim = static_cast<int>(a->ndim());
+    view->shape = info->shape.data();
+  } else {
+    view->ndim = 1;
+    view->shape = nullptr;
+  }
+  view->strides = (flags & PyBUF_STRIDES) == PyBUF_STRIDES ? info->strides.data() : nullptr;
+  view->suboffsets = nullptr;
+  view->internal = info;
+  return 0;
+}
+
+void array_releasebuffer(PyObject*, Py_buffer* view) { delete static_cast<BufferInfo*>(view->internal); }
+
+PyType_Slot array_slots[] = {
+    {Py_bf_getbuffer, reinterpret_cast<void*>(array_getbuffer)},
+    {Py_bf_releasebuffer, reinterpret_cast<void*>(array_releasebuffer)},
+    {0, nullptr},
+};
+
+// ---- DLPack export -------------------------------------------------------------------------
+
+void capsule_destructor_versioned(PyObject* cap) {
+  if (PyCapsule_IsValid(cap, "dltensor_versioned")) {
+    auto* m = static_cast<dlpack::DLManagedTensorVersioned*>(PyCapsule_GetPointer(cap, "dltensor_versioned"));
+    if (m && m->deleter) m->deleter(m);
+  }
+}
+void capsule_destructor_legacy(PyObject* cap) {
+  if (PyCapsule_IsValid(cap, "dltensor")) {
+    auto* m = static_cast<dlpack::DLManagedTensor*>(PyCapsule_GetPointer(cap, "dltensor"));
+    if (m && m->deleter) m->deleter(m);
+  }
+}
+
+nb::object dlpack_export(const Array& self, nb::handle stream, nb::handle max_version, nb::handle dl_device,
+                         nb::handle copy) {
+  if (!stream.is_none()) {
+    PyErr_SetString(PyExc_BufferError, "__dlpack__: stream must be None for CPU arrays (Array API standard)");
+    throw nb::python_error();
+  }
+  if (!dl_device.is_none()) {
+    auto [dt, id] = nb::cast<std::pair<int, int>>(dl_device);
+    if (!(dt == dlpack::kCPU && id == 0)) {
+      PyErr_Format(PyExc_BufferError, "__dlpack__: cannot export a cpu array to device (%d, %d)", dt, id);
+      throw nb::python_error();
+    }
+  }
+  const bool do_copy = !copy.is_none() && nb::cast<bool>(copy);
+  bool versioned = false;
+  if (!max_version.is_none()) {
+    auto [major, minor] = nb::cast<std::pair<int, int>>(max_version);
+    (void)minor;
+    versioned = major >= 1;
+  }
+  Array a = do_copy ? ops::copy(self) : self;
+  if (versioned) {
+    auto* mt = interop::export_versioned(a, do_copy);
+    PyObject* cap = PyCapsule_New(mt, "dltensor_versioned", capsule_destructor_versioned);
+    if (!cap) {
+      mt->deleter(mt);
+      throw nb::python_error();
+    }
+    return nb::steal(cap);
+  }
+  if (!a.writable()) {
+    PyErr_SetString(PyExc_BufferError,
+                    "__dlpack__: a read-only array cannot be exported through a legacy (unversioned) capsule; "
+                    "pass max_version=(1, 0) or later, or copy=True");
+    throw nb::python_error();
+  }
+  auto* mt = interop::export_legacy(a);
+  PyObject* cap = PyCapsule_New(mt, "dltensor", capsule_destructor_legacy);
+  if (!cap) {
+    mt->deleter(mt);
+    throw nb::python_error();
+  }
+  return nb::steal(cap);
+}
+
+// ---- indexing ------------------------------------------------------------------------------
+
+std::optional<int64_t> opt_index(nb::handle h) {
+  if (h.is_none()) return std::nullopt;
+  Py_ssize_t v = PyNumber_AsSsize_t(h.ptr(), PyExc_IndexError);
+  if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+  return static_cast<int64_t>(v);
+}
+
+IndexItem parse_item(nb::handle h) {
+  IndexItem it;
+  if (h.is_none()) {
+    it.kind = IndexItem::NewAxis;
+  } else if (h.ptr() == Py_Ellipsis) {
+    it.kind = IndexItem::Ellipsis;
+  } else if (PySlice_Check(h.ptr())) {
+    it.kind = IndexItem::Slice;
+    nb::handle s = h;
+    it.start = opt_index(s.attr("start"));
+    it.stop = opt_index(s.attr("stop"));
+    it.step = opt_index(s.attr("step"));
+  } else if (!PyBool_Check(h.ptr()) && PyIndex_Check(h.ptr())) {
+    it.kind = IndexItem::Int;
+    Py_ssize_t v = PyNumber_AsSsize_t(h.ptr(), PyExc_IndexError);
+    if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+    it.i = v;
+  } else {
+    UMA_FAIL(Index, "only integers, slices (`:`), ellipsis (`...`) and None are valid indices (advanced "
+             "indexing with arrays or booleans is not supported yet), got ",
+             nb::cast<std::string>(nb::repr(h)));
+  }
+  return it;
+}
+
+std::vector<IndexItem> parse_index(nb::handle key) {
+  std::vector<IndexItem> items;
+  if (nb::isinstance<nb::tuple>(key)) {
+    for (nb::handle h : nb::borrow<nb::tuple>(key)) items.push_back(parse_item(h));
+  } else {
+    items.push_back(parse_item(key));
+  }
+  return items;
+}
+
+nb::object to_list(const Array& a, int64_t dim, char* p) {
+  if (dim == a.ndim()) {
+    Array e = a.view(p, {}, {});
+    return scalar_to_python(e);
+  }
+  nb::list l;
+  const int64_t step = a.strides()[dim] * static_cast<int64_t>(a.itemsize());
+  for (int64_t i = 0; i < a.shape()[dim]; ++i) l.append(to_list(a, dim + 1, p + i * step));
+  return l;
+}
+
+Array binary_py(BinaryOp op, const Array& self, nb::handle other, bool reflected) {
+  Array o = operand(other, &self, ops::op_name(op));
+  return reflected ? ops::binary(op, o, self) : ops::binary(op, self, o);
+}
+
+void inplace(BinaryOp op, Array& self, nb::handle other) {
+  Array o = operand(other, &self, ops::op_name(op));
+  UMA_CHECK(self.writable(), Value, ops::op_name(op), ": output array is read-only");
+  Array r = ops::binary(op, self, o);
+  UMA_CHECK(can_cast_same_kind(r.dtype(), self.dtype()), Type, "Cannot cast ufunc '", ops::op_name(op),
+            "' output from ", dtype_name(r.dtype()), " to ", dtype_name(self.dtype()), " with casting rule 'same_kind'");
+  UMA_CHECK(r.shape() == self.shape(), Value, ops::op_name(op), ": non-broadcastable output operand with shape ",
+            shape_str(self.shape()), " doesn't match the broadcast shape ", shape_str(r.shape()));
+  ops::assign(self, r);
+}
+
+std::optional<std::vector<int64_t>> axes_arg(nb::handle h) {
+  if (h.is_none()) return std::nullopt;
+  if (nb::isinstance<nb::tuple>(h) || nb::isinstance<nb::list>(h)) return nb::cast<std::vector<int64_t>>(h);
+  return std::vector<int64_t>{nb::cast<int64_t>(h)};
+}
+
+Shape shape_arg(nb::handle h) {
+  if (nb::isinstance<nb::tuple>(h) || nb::isinstance<nb::list>(h)) return nb::cast<Shape>(h);
+  return Shape{nb::cast<int64_t>(h)};
+}
+
+}  // namespace
+
+nb::object scalar_to_python(const Array& a) {
+  UMA_ASSERT(a.size() == 1);
+  const char* p = static_cast<const char*>(a.data());
+  return visit_dtype(a.dtype(), [&](auto t) -> nb::object {
+    using T = decltype(t);
+    T v;
+    std::memcpy(&v, p, sizeof(T));
+    if constexpr (std::is_same_v<T, bool>) return nb::bool_(v);
+    else if constexpr (std::is_same_v<T, bfloat16>) return nb::float_(static_cast<double>(v.to_float()));
+    else if constexpr (std::is_same_v<T, float16>) return nb::float_(static_cast<double>(v));
+    else if constexpr (std::is_integral_v<T>) return nb::int_(v);
+    else if constexpr (std::is_floating_point_v<T>) return nb::float_(static_cast<double>(v));
+    else return nb::steal(PyComplex_FromDoubles(static_cast<double>(v.real()), static_cast<double>(v.imag())));
+  });
+}
+
+nb::object to_numpy_view(const Array& a) {
+  nb::module_ np = nb::module_::import_("numpy");
+  if (a.dtype() == DType::BFloat16) {
+    nb::module_ mld = nb::module_::import_("ml_dtypes");
+    // Internal uint16 view only to hand the bytes to NumPy; the result is typed bfloat16.
+    Array bits(a.storage(), a.data(), a.shape(), a.strides(), DType::UInt16, a.writable());
+    nb::object arr = np.attr("asarray")(nb::cast(bits));
+    return arr.attr("view")(mld.attr("bfloat16"));
+  }
+  return np.attr("asarray")(nb::cast(a));
+}
+
+void bind_array(nb::module_& m) {
+  auto cls = nb::class_<Array>(m, "Array", nb::type_slots(array_slots),
+                               "An n-dimensional array of one dtype on one device (uma.Array).\n"
+                               "Views share memory; see DESIGN.md for the copy rules.");
+  cls.def_prop_ro("shape", [](const Array& a) { return nb::tuple(nb::cast(a.shape())); }, "Tuple of ints.")
+      .def_prop_ro("ndim", &Array::ndim)
+      .def_prop_ro("size", &Array::size)
+      .def_prop_ro("dtype", [](const Array& a) { return dtype_object(a.dtype()); })
+      .def_prop_ro("itemsize", [](const Array& a) { return a.itemsize(); })
+      .def_prop_ro("nbytes", &Array::nbytes)
+      .def_prop_ro("strides",
+                   [](const Array& a) {
+                     nb::list l;
+                     for (int64_t s : a.strides()) l.append(s * static_cast<int64_t>(a.itemsize()));
+                     return nb::tuple(l);
+                   },
+                   "Strides in bytes, like NumPy.")
+      .def_prop_ro("device", [](const Array& a) { return device_object(a.device()); })
+      .def_prop_ro("writable", &Array::writable, "False for read-only arrays (writes raise ValueError).")
+      .def_prop_ro("is_adopted", &Array::is_adopted, "True when the bytes belong to another library (zero-copy import).")
+      .def_prop_ro("_data_ptr", [](const Array& a) { return reinterpret_cast<uintptr_t>(a.data()); })
+      .def_prop_ro("T", [](const Array& a) { return ops::transpose(a, {}); })
+      .def("__len__", [](const Array& a) {
+        UMA_CHECK(a.ndim() > 0, Type, "len() of unsized object");
+        return a.shape()[0];
+      })
+      .def("item", [](const Array& a) {
+        UMA_CHECK(a.size() == 1, Value, "can only convert an array of size 1 to a Python scalar");
+        return scalar_to_python(a);
+      })
+      .def("tolist", [](const Array& a) { return to_list(a, 0, static_cast<char*>(a.data())); })
+      .def("__bool__", [](const Array& a) {
+        UMA_CHECK(a.size() == 1, Value, "The truth value of an array with more than one element is ambiguous. Use a.any() or a.all()");
+        return nb::cast<bool>(nb::bool_(scalar_to_python(a)));
+      })
+      .def("__float__", [](const Array& a) {
+        UMA_CHECK(a.size() == 1, Type, "only size-1 arrays can be converted to Python scalars");
+        return nb::float_(scalar_to_python(a));
+      })
+      .def("__int__", [](const Array& a) {
+        UMA_CHECK(a.size() == 1, Type, "only size-1 arrays can be converted to Python scalars");
+        return nb::int_(scalar_to_python(a));
+      })
+      .def("__index__", [](const Array& a) {
+        UMA_CHECK(a.ndim() == 0 && is_integer(a.dtype()), Type, "only integer scalar arrays can be converted to a scalar index");
+        return scalar_to_python(a);
+      })
+      .def("astype", [](const Array& a, nb::handle dtype, bool copy) {
+        DType t = *to_dtype(dtype);
+        if (!copy && t == a.dtype()) return a;
+        return ops::astype(a, t);
+      }, nb::arg("dtype"), nb::arg("copy") = true,
+      "Values converted to dtype (never reinterpreted). copy=False returns self when the dtype already matches.")
+      .def("copy", [](const Array& a) { return ops::copy(a); })
+      .def("reshape", [](const Array& a, nb::args shape) {
+        if (shape.size() == 1 && !nb::isinstance<nb::int_>(shape[0])) return ops::reshape(a, shape_arg(shape[0]));
+        return ops::reshape(a, nb::cast<Shape>(shape));
+      })
+      .def("transpose", [](const Array& a, nb::args axes) {
+        if (axes.size() == 1 && !axes[0].is_none() && !nb::isinstance<nb::int_>(axes[0]))
+          return ops::transpose(a, nb::cast<std::vector<int64_t>>(axes[0]));
+        if (axes.size() == 1 && axes[0].is_none()) return ops::transpose(a, {});
+        return ops::transpose(a, nb::cast<std::vector<int64_t>>(axes));
+      })
+      .def("__getitem__", [](const Array& a, nb::handle key) { return ops::getitem(a, parse_index(key)); })
+      .def("__setitem__", [](Array& a, nb::handle key, nb::handle value) {
+        Array dst = ops::getitem(a, parse_index(key));
+        UMA_CHECK(dst.writable(), Value, "assignment destination is read-only");
+        Array src = is_python_scalar(value) ? ops::scalar_array(to_scalar(value), dst.dtype())
+                                            : asarray(value, std::nullopt, std::nullopt, interop::CopyMode::IfNeeded, "__setitem__");
+        ops::assign(dst, src);
+      })
+      .def("__dlpack__", &dlpack_export, nb::kw_only(), nb::arg("stream") = nb::none(),
+           nb::arg("max_version") = nb::none(), nb::arg("dl_device") = nb::none(), nb::arg("copy") = nb::none(),
+           "Exports a DLPack capsule (Array API standard, __dlpack__): 'dltensor_versioned' when max_version >= (1, 0),\n"
+           "else the legacy 'dltensor' (BufferError for read-only arrays). copy=True exports a copy (IS_COPIED set).\n"
+           "stream must be None for CPU arrays; dl_device other than (1, 0) raises BufferError.")
+      .def("__dlpack_device__", [](const Array& a) {
+        return nb::make_tuple(a.device().is_cpu() ? int(dlpack::kCPU) : int(dlpack::kCUDA), a.device().index);
+      })
+      .def("__array__", [](const Array& a, nb::handle dtype, nb::handle copy) {
+        nb::object v = to_numpy_view(a);
+        const bool want_copy = !copy.is_none() && nb::cast<bool>(copy);
+        const bool never = !copy.is_none() && !nb::cast<bool>(copy);
+        if (!dtype.is_none()) {
+          nb::module_ np = nb::module_::import_("numpy");
+          nb::object dt = np.attr("dtype")(dtype);
+          if (!dt.equal(v.attr("dtype"))) {
+            if (never) {
+              PyErr_SetString(copy_error_type(), "__array__: copy=False is impossible: the dtype differs");
+              throw nb::python_error();
+            }
+            return v.attr("astype")(dt);
+          }
+        }
+        if (want_copy) return v.attr("copy")();
+        return v;
+      }, nb::arg("dtype") = nb::none(), nb::kw_only(), nb::arg("copy") = nb::none(),
+      "NumPy view of the array (shares memory); copy=True returns a copy; a dtype conversion copies.")
+      .def("__deepcopy__", [](const Array& a, nb::handle) { return ops::copy(a); })
+      .def("__copy__", [](const Array& a) { return ops::copy(a); });
+
+  // __array_interface__ is a property that raises AttributeError for bfloat16 so that NumPy
+  // falls back to __array__ (which hands out an ml_dtypes.bfloat16 view).
+  cls.def_prop_ro("__array_interface__", [](const Array& a) -> nb::object {
+    const char* fmt = nullptr;
+    switch (dtype_kind(a.dtype())) {
+      case 'b': fmt = "|b1"; break;
+      default: break;
+    }
+    if (a.dtype() == DType::BFloat16) {
+      PyErr_SetString(PyExc_AttributeError, "bfloat16 arrays have no __array_interface__; use __array__ or __dlpack__");
+      throw nb::python_error();
+    }
+    std::string ts = fmt ? fmt : std::string("<") + dtype_kind(a.dtype()) + std::to_string(a.itemsize());
+    if (a.itemsize() == 1 && a.dtype() != DType::Bool) ts = std::string("|") + dtype_kind(a.dtype()) + "1";
+    nb::dict d;
+    d["version"] = 3;
+    d["shape"] = nb::tuple(nb::cast(a.shape()));
+    d["typestr"] = ts;
+    nb::list descr;
+    descr.append(nb::make_tuple("", ts));
+    d["descr"] = descr;
+    d["data"] = nb::make_tuple(reinterpret_cast<uintptr_t>(a.data()), !a.writable());
+    if (a.is_c_contiguous()) {
+      d["strides"] = nb::none();
+    } else {
+      nb::list l;
+      for (int64_t s : a.strides()) l.append(s * static_cast<int64_t>(a.itemsize()));
+      d["strides"] = nb::tuple(l);
+    }
+    return d;
+  });
+
+  // Arithmetic and comparison operators (NumPy broadcasting, NEP 50 promotion).
+#define UMA_BIN(pyname, rpyname, OP)                                                                         \
+  cls.def(pyname, [](const Array& a, nb::handle o) { return binary_py(BinaryOp::OP, a, o, false); });       \
+  cls.def(rpyname, [](const Array& a, nb::handle o) { return binary_py(BinaryOp::OP, a, o, true); });
+  UMA_BIN("__add__", "__radd__", Add)
+  UMA_BIN("__sub__", "__rsub__", Subtract)
+  UMA_BIN("__mul__", "__rmul__", Multiply)
+  UMA_BIN("__truediv__", "__rtruediv__", Divide)
+  UMA_BIN("__floordiv__", "__rfloordiv__", FloorDivide)
+  UMA_BIN("__mod__", "__rmod__", Remainder)
+  UMA_BIN("__pow__", "__rpow__", Power)
+#undef UMA_BIN
+#define UMA_IOP(pyname, OP) \
+  cls.def(pyname, [](nb::handle self, nb::handle o) { inplace(BinaryOp::OP, nb::cast<Array&>(self), o); return nb::borrow(self); });
+  UMA_IOP("__iadd__", Add)
+  UMA_IOP("__isub__", Subtract)
+  UMA_IOP("__imul__", Multiply)
+  UMA_IOP("__itruediv__", Divide)
+  UMA_IOP("__ifloordiv__", FloorDivide)
+  UMA_IOP("__imod__", Remainder)
+  UMA_IOP("__ipow__", Power)
+#undef UMA_IOP
+#define UMA_CMP(pyname, OP) \
+  cls.def(pyname, [](const Array& a, nb::handle o) { return binary_py(BinaryOp::OP, a, o, false); });
+  UMA_CMP("__eq__", Equal)
+  UMA_CMP("__ne__", NotEqual)
+  UMA_CMP("__lt__", Less)
+  UMA_CMP("__le__", LessEqual)
+  UMA_CMP("__gt__", Greater)
+  UMA_CMP("__ge__", GreaterEqual)
+#undef UMA_CMP
+  cls.def("__matmul__", [](const Array& a, nb::handle o) { return ops::matmul(a, operand(o, &a, "matmul")); });
+  cls.def("__rmatmul__", [](const Array& a, nb::handle o) { return ops::matmul(operand(o, &a, "matmul"), a); });
+  cls.def("__neg__", [](const Array& a) { return ops::unary(UnaryOp::Negative, a); });
+  cls.def("__pos__", [](const Array& a) { return ops::copy(a); });
+  cls.def("__abs__", [](const Array& a) { return ops::unary(UnaryOp::Abs, a); });
+  cls.def("__invert__", [](const Array& a) {
+    UMA_CHECK(a.dtype() == DType::Bool, Type, "invert: only bool arrays are supported yet");
+    return ops::unary(UnaryOp::LogicalNot, a);
+  });
+  cls.attr("__hash__") = nb::none();
+
+  // Reductions as methods.
+#define UMA_RED(name, OP)                                                                        \
+  cls.def(name, [](const Array& a, nb::handle axis, bool keepdims) {                            \
+    return ops::reduce(ReduceOp::OP, a, axes_arg(axis), keepdims);                              \
+  }, nb::arg("axis") = nb::none(), nb::arg("keepdims") = false);
+  UMA_RED("sum", Sum) UMA_RED("mean", Mean) UMA_RED("max", Max) UMA_RED("min", Min) UMA_RED("prod", Prod)
+  UMA_RED("argmax", ArgMax) UMA_RED("argmin", ArgMin) UMA_RED("all", All) UMA_RED("any", Any)
+#undef UMA_RED
+}
+
+}  // namespace uma::py

@@ -1,0 +1,389 @@
+// Import: uma.asarray / uma.array / uma.from_dlpack. Every path describes the source as an
+// interop::ForeignLayout and lets interop::import_foreign (the copy rules) decide.
+// Note [Python owners]: adopted memory keeps its Python owner alive through a strong
+// reference released by `release_pyobject`, which takes the GIL and does nothing once the
+// interpreter is finalizing (the process is ending; touching Python then would crash).
+#include <nanobind/stl/pair.h>
+
+#include <climits>
+
+#include "common.h"
+#include "uma/error.h"
+#include "uma/interop/dlpack_io.h"
+
+namespace uma::py {
+
+using interop::CopyMode;
+using interop::ForeignLayout;
+
+namespace {
+
+void release_pyobject(void* ctx, void*, std::size_t) noexcept {
+  if (!Py_IsInitialized() || _Py_IsFinalizing()) return;
+  PyGILState_STATE st = PyGILState_Ensure();
+  Py_DECREF(static_cast<PyObject*>(ctx));
+  PyGILState_Release(st);
+}
+
+struct HeldBuffer {
+  Py_buffer view;
+};
+void release_buffer(void* ctx, void*, std::size_t) noexcept {
+  auto* hb = static_cast<HeldBuffer*>(ctx);
+  if (!Py_IsInitialized() || _Py_IsFinalizing()) return;
+  PyGILState_STATE st = PyGILState_Ensure();
+  PyBuffer_Release(&hb->view);
+  PyGILState_Release(st);
+  delete hb;
+}
+
+void release_dlpack_versioned(void* ctx, void*, std::size_t) noexcept {
+  auto* m = static_cast<dlpack::DLManagedTensorVersioned*>(ctx);
+  if (m->deleter) m->deleter(m);
+}
+void release_dlpack_legacy(void* ctx, void*, std::size_t) noexcept {
+  auto* m = static_cast<dlpack::DLManagedTensor*>(ctx);
+  if (m->deleter) m->deleter(m);
+}
+
+int64_t extent_bytes(const ForeignLayout& f) {
+  auto [lo, hi] = interop::byte_extent(f.shape, f.byte_strides, itemsize(f.dtype));
+  return hi - lo;
+}
+
+nb::object g_ndarray_type;
+bool is_ndarray(nb::handle h) {
+  if (!g_ndarray_type.is_valid()) {
+    nb::module_ np = nb::module_::import_("numpy");
+    g_ndarray_type = np.attr("ndarray");
+  }
+  return PyObject_TypeCheck(h.ptr(), reinterpret_cast<PyTypeObject*>(g_ndarray_type.ptr()));
+}
+
+// Parses an __array_interface__ typestr ("<f4", "|b1", ">i8", "<c16") into a dtype.
+std::pair<DType, bool> parse_typestr(const std::string& ts, nb::handle descr_owner) {
+  UMA_CHECK(ts.size() >= 3, Type, "unsupported __array_interface__ typestr '", ts, "'");
+  const char order = ts[0], kind = ts[1];
+  int size = 0;
+  for (std::size_t i = 2; i < ts.size(); ++i) {
+    UMA_CHECK(ts[i] >= '0' && ts[i] <= '9' && size < 1000, Type, "unsupported __array_interface__ typestr '", ts, "'");
+    size = size * 10 + (ts[i] - '0');
+  }
+  const bool swapped = order == '>';  // little-endian host
+  UMA_CHECK(order == '<' || order == '>' || order == '|' || order == '=', Type, "unsupported byte order in typestr '", ts, "'");
+  std::optional<DType> t;
+  switch (kind) {
+    case 'b': if (size == 1) t = DType::Bool; break;
+    case 'i': t = size == 1 ? DType::Int8 : size == 2 ? DType::Int16 : size == 4 ? DType::Int32 : size == 8 ? DType::Int64 : std::optional<DType>{}; break;
+    case 'u': t = size == 1 ? DType::UInt8 : size == 2 ? DType::UInt16 : size == 4 ? DType::UInt32 : size == 8 ? DType::UInt64 : std::optional<DType>{}; break;
+    case 'f': t = size == 2 ? DType::Float16 : size == 4 ? DType::Float32 : size == 8 ? DType::Float64 : std::optional<DType>{}; break;
+    case 'c': t = size == 8 ? DType::Complex64 : size == 16 ? DType::Complex128 : std::optional<DType>{}; break;
+    case 'V':
+      // ml_dtypes.bfloat16 arrays report '<V2'; recognise them by their dtype name.
+      if (size == 2 && descr_owner.is_valid() && nb::hasattr(descr_owner, "dtype") &&
+          nb::cast<std::string>(nb::str(descr_owner.attr("dtype").attr("name"))) == "bfloat16")
+        t = DType::BFloat16;
+      break;
+    default: break;
+  }
+  UMA_CHECK(t.has_value(), Type, "dtype with typestr '", ts, "' has no uma equivalent");
+  return {*t, swapped && itemsize(*t) > 1};
+}
+
+Array import_array_interface(nb::handle obj, nb::handle iface, std::optional<DType> dtype, std::optional<Device> device,
+                             CopyMode copy, const char* api) {
+  nb::dict d = nb::borrow<nb::dict>(iface);
+  ForeignLayout f;
+  auto [t, sw] = parse_typestr(nb::cast<std::string>(d["typestr"]), obj);
+  f.dtype = t;
+  f.byteswapped = sw;
+  f.shape = nb::cast<Shape>(d["shape"]);
+  for (int64_t s : f.shape) UMA_CHECK(s >= 0, Value, api, ": negative dimension in shape ", shape_str(f.shape));
+  const int64_t isz = static_cast<int64_t>(itemsize(t));
+  nb::object strides = d.contains("strides") ? nb::object(d["strides"]) : nb::none();
+  if (strides.is_none()) {
+    Strides c = contiguous_strides(f.shape);
+    for (int64_t s : c) f.byte_strides.push_back(s * isz);
+  } else {
+    f.byte_strides = nb::cast<std::vector<int64_t>>(strides);
+  }
+  nb::object data = d.contains("data") ? nb::object(d["data"]) : nb::none();
+  UMA_CHECK(nb::isinstance<nb::tuple>(data), Type, api, ": __array_interface__ without a (pointer, read-only) data tuple is not supported");
+  auto [ptr, ro] = nb::cast<std::pair<uintptr_t, bool>>(data);
+  int64_t offset = d.contains("offset") ? nb::cast<int64_t>(d["offset"]) : 0;
+  f.ptr = ptr ? reinterpret_cast<char*>(ptr) + offset : nullptr;
+  f.readonly = ro;
+  UMA_CHECK(f.ptr != nullptr || checked_size(f.shape) == 0, Value, api, ": __array_interface__ has a NULL data pointer");
+  return interop::import_foreign(f, [&]() {
+    Py_INCREF(obj.ptr());
+    return adopt(f.ptr, static_cast<std::size_t>(extent_bytes(f)), Device::cpu(), &release_pyobject, obj.ptr());
+  }, dtype, device, copy, api);
+}
+
+// PEP 3118 format -> dtype (single item formats only).
+std::pair<DType, bool> parse_format(const char* fmt, Py_ssize_t itemsize_) {
+  std::string s = fmt ? fmt : "B";
+  bool standard = false, swapped = false;
+  std::size_t i = 0;
+  if (!s.empty() && (s[0] == '@' || s[0] == '=' || s[0] == '<' || s[0] == '>' || s[0] == '!')) {
+    standard = s[0] != '@';
+    swapped = s[0] == '>' || s[0] == '!';
+    i = 1;
+  }
+  std::string code = s.substr(i);
+  std::optional<DType> t;
+  auto int_of = [](bool sgn, int size) {
+    if (sgn) return size == 1 ? DType::Int8 : size == 2 ? DType::Int16 : size == 4 ? DType::Int32 : DType::Int64;
+    return size == 1 ? DType::UInt8 : size == 2 ? DType::UInt16 : size == 4 ? DType::UInt32 : DType::UInt64;
+  };
+  if (code == "?") t = DType::Bool;
+  else if (code == "b") t = DType::Int8;
+  else if (code == "B") t = DType::UInt8;
+  else if (code == "h") t = DType::Int16;
+  else if (code == "H") t = DType::UInt16;
+  else if (code == "i") t = DType::Int32;
+  else if (code == "I") t = DType::UInt32;
+  else if (code == "l") t = int_of(true, standard ? 4 : static_cast<int>(sizeof(long)));
+  else if (code == "L") t = int_of(false, standard ? 4 : static_cast<int>(sizeof(long)));
+  else if (code == "q") t = DType::Int64;
+  else if (code == "Q") t = DType::UInt64;
+  else if (code == "n") t = int_of(true, static_cast<int>(sizeof(Py_ssize_t)));
+  else if (code == "N") t = int_of(false, static_cast<int>(sizeof(size_t)));
+  else if (code == "e") t = DType::Float16;
+  else if (code == "f") t = DType::Float32;
+  else if (code == "d") t = DType::Float64;
+  else if (code == "Zf") t = DType::Complex64;
+  else if (code == "Zd") t = DType::Complex128;
+  UMA_CHECK(t.has_value(), Type, "buffer format '", s, "' has no uma equivalent");
+  UMA_CHECK(static_cast<Py_ssize_t>(itemsize(*t)) == itemsize_, Type, "buffer format '", s, "' does not match its itemsize ",
+            itemsize_);
+  return {*t, swapped && itemsize(*t) > 1};
+}
+
+Array import_buffer(nb::handle obj, std::optional<DType> dtype, std::optional<Device> device, CopyMode copy,
+                    const char* api) {
+  auto hb = std::make_unique<HeldBuffer>();
+  bool readonly = false;
+  if (PyObject_GetBuffer(obj.ptr(), &hb->view, PyBUF_RECORDS) != 0) {
+    PyErr_Clear();
+    if (PyObject_GetBuffer(obj.ptr(), &hb->view, PyBUF_RECORDS_RO) != 0) throw nb::python_error();
+    readonly = true;
+  }
+  Py_buffer& v = hb->view;
+  ForeignLayout f;
+  try {
+    auto [t, sw] = parse_format(v.format, v.itemsize);
+    f.dtype = t;
+    f.byteswapped = sw;
+    f.readonly = readonly || v.readonly;
+    f.ptr = v.buf;
+    for (int d = 0; d < v.ndim; ++d) {
+      f.shape.push_back(v.shape ? v.shape[d] : v.len / v.itemsize);
+      f.byte_strides.push_back(v.strides ? v.strides[d] : 0);
+    }
+    if (!v.strides) {
+      Strides c = contiguous_strides(f.shape);
+      for (int d = 0; d < v.ndim; ++d) f.byte_strides[d] = c[d] * v.itemsize;
+    }
+    UMA_CHECK(v.suboffsets == nullptr, Type, api, ": buffers with suboffsets are not supported");
+  } catch (...) {
+    PyBuffer_Release(&v);
+    throw;
+  }
+  bool adopted = false;
+  try {
+    Array out = interop::import_foreign(f, [&]() {
+      adopted = true;
+      HeldBuffer* raw = hb.release();
+      return adopt(f.ptr, static_cast<std::size_t>(extent_bytes(f)), Device::cpu(), &release_buffer, raw);
+    }, dtype, device, copy, api);
+    if (!adopted) PyBuffer_Release(&v);
+    return out;
+  } catch (...) {
+    if (!adopted) PyBuffer_Release(&v);
+    throw;
+  }
+}
+
+Array import_dlpack(nb::handle obj, std::optional<DType> dtype, std::optional<Device> device, CopyMode copy,
+                    const char* api) {
+  nb::object cap;
+  {
+    nb::object fn = obj.attr("__dlpack__");
+    try {
+      cap = fn(nb::arg("max_version") = nb::make_tuple(dlpack::kMajor, dlpack::kMinor));
+    } catch (nb::python_error& e) {
+      if (!e.matches(PyExc_TypeError)) throw;
+      cap = fn();  // producers that predate max_version (NumPy < 2.1, PyTorch < 2.9)
+    }
+  }
+  PyObject* c = cap.ptr();
+  if (PyCapsule_IsValid(c, "dltensor_versioned")) {
+    auto* m = static_cast<dlpack::DLManagedTensorVersioned*>(PyCapsule_GetPointer(c, "dltensor_versioned"));
+    UMA_CHECK(m != nullptr, Value, api, ": DLPack capsule holds a NULL pointer");
+    if (PyCapsule_SetName(c, "used_dltensor_versioned") != 0) throw nb::python_error();
+    // From here on we own m and must call its deleter exactly once.
+    bool handed = false;
+    try {
+      if (m->version.major != dlpack::kMajor) {
+        UMA_FAIL(Copy, api, ": DLPack major version ", m->version.major, " is not supported (expected ", dlpack::kMajor, ")");
+      }
+      UMA_CHECK(!(m->flags & dlpack::kFlagIsSubbytePadded), Type, api, ": sub-byte DLPack types are not supported");
+      ForeignLayout f = interop::layout_of(m->dl_tensor, (m->flags & dlpack::kFlagReadOnly) != 0);
+      Array out = interop::import_foreign(f, [&]() {
+        handed = true;
+        return adopt(f.ptr, static_cast<std::size_t>(extent_bytes(f)), f.device, &release_dlpack_versioned, m);
+      }, dtype, device, copy, api);
+      if (!handed && m->deleter) m->deleter(m);
+      return out;
+    } catch (...) {
+      if (!handed && m->deleter) m->deleter(m);
+      throw;
+    }
+  }
+  if (PyCapsule_IsValid(c, "dltensor")) {
+    auto* m = static_cast<dlpack::DLManagedTensor*>(PyCapsule_GetPointer(c, "dltensor"));
+    UMA_CHECK(m != nullptr, Value, api, ": DLPack capsule holds a NULL pointer");
+    if (PyCapsule_SetName(c, "used_dltensor") != 0) throw nb::python_error();
+    bool handed = false;
+    try {
+      // A legacy capsule cannot say whether writing is allowed: import read-only (DESIGN.md).
+      ForeignLayout f = interop::layout_of(m->dl_tensor, true);
+      Array out = interop::import_foreign(f, [&]() {
+        handed = true;
+        return adopt(f.ptr, static_cast<std::size_t>(extent_bytes(f)), f.device, &release_dlpack_legacy, m);
+      }, dtype, device, copy, api);
+      if (!handed && m->deleter) m->deleter(m);
+      return out;
+    } catch (...) {
+      if (!handed && m->deleter) m->deleter(m);
+      throw;
+    }
+  }
+  UMA_FAIL(Type, api, ": __dlpack__ did not return an unconsumed 'dltensor' or 'dltensor_versioned' capsule");
+}
+
+// Python scalars and nested sequences go through NumPy's parser, then are copied into
+// pooled memory (they are never shared).
+Array import_sequence(nb::handle obj, std::optional<DType> dtype, std::optional<Device> device, CopyMode copy,
+                      const char* api) {
+  UMA_CHECK(copy != CopyMode::Never, Copy, api, ": copy=False is impossible: a ",
+            nb::cast<std::string>(nb::str(nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(obj.ptr()))).attr("__name__"))),
+            " must be copied into an array");
+  if (PyLong_CheckExact(obj.ptr())) {
+    // Out-of-range Python ints raise OverflowError (NumPy 2).
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(obj.ptr(), &overflow);
+    UMA_CHECK(!overflow, Overflow, api, ": Python integer ", nb::cast<std::string>(nb::str(obj)), " out of bounds for int64");
+    DType t = dtype.value_or(DType::Int64);
+    return ops::scalar_array(Scalar::from_int(v), t);
+  }
+  nb::module_ np = nb::module_::import_("numpy");
+  nb::object arr = np.attr("asarray")(obj);
+  std::string kind = nb::cast<std::string>(arr.attr("dtype").attr("kind"));
+  UMA_CHECK(kind != "O" && kind != "U" && kind != "S", Type, api, ": cannot convert ",
+            nb::cast<std::string>(nb::repr(obj)).substr(0, 80), " to an array (NumPy infers dtype ",
+            nb::cast<std::string>(nb::str(arr.attr("dtype"))), ")");
+  return import_array_interface(arr, arr.attr("__array_interface__"), dtype, device, CopyMode::Always, api);
+}
+
+}  // namespace
+
+bool is_python_scalar(nb::handle h) {
+  PyObject* o = h.ptr();
+  return PyBool_Check(o) || PyLong_CheckExact(o) || PyFloat_CheckExact(o) || PyComplex_CheckExact(o);
+}
+
+Scalar to_scalar(nb::handle h) {
+  PyObject* o = h.ptr();
+  if (PyBool_Check(o)) return Scalar::from_bool(o == Py_True);
+  if (PyLong_CheckExact(o)) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    UMA_CHECK(!overflow, Overflow, "Python integer ", nb::cast<std::string>(nb::str(h)), " out of bounds for int64");
+    return Scalar::from_int(v);
+  }
+  if (PyFloat_CheckExact(o)) return Scalar::from_float(PyFloat_AsDouble(o));
+  Py_complex c = PyComplex_AsCComplex(o);
+  return Scalar::from_complex({c.real, c.imag});
+}
+
+CopyMode to_copy_mode(nb::handle h) {
+  if (h.is_none()) return CopyMode::IfNeeded;
+  UMA_CHECK(PyBool_Check(h.ptr()), Type, "copy must be True, False or None, got ", nb::cast<std::string>(nb::repr(h)));
+  return h.ptr() == Py_True ? CopyMode::Always : CopyMode::Never;
+}
+
+Array asarray(nb::handle obj, std::optional<DType> dtype, std::optional<Device> device, CopyMode copy, const char* api) {
+  if (nb::isinstance<Array>(obj)) {
+    const Array& a = nb::cast<const Array&>(obj);
+    ForeignLayout f;
+    f.ptr = a.data();
+    f.dtype = a.dtype();
+    f.shape = a.shape();
+    for (int64_t s : a.strides()) f.byte_strides.push_back(s * static_cast<int64_t>(a.itemsize()));
+    f.device = a.device();
+    f.readonly = !a.writable();
+    interop::CopyDecision dec = interop::decide_copy(f, dtype, device, copy, api);
+    if (dec.share) return a;
+    UMA_CHECK(!device || device->is_cpu(), Runtime, api, ": device ", device->str(), " is not available in this build");
+    return ops::astype(a, dtype.value_or(a.dtype()));
+  }
+  if (is_ndarray(obj)) return import_array_interface(obj, obj.attr("__array_interface__"), dtype, device, copy, api);
+  if (nb::hasattr(obj, "__dlpack__") && !PyType_Check(obj.ptr())) return import_dlpack(obj, dtype, device, copy, api);
+  if (PyObject_CheckBuffer(obj.ptr())) return import_buffer(obj, dtype, device, copy, api);
+  if (nb::hasattr(obj, "__array_interface__") && !PyType_Check(obj.ptr()))
+    return import_array_interface(obj, obj.attr("__array_interface__"), dtype, device, copy, api);
+  if (nb::hasattr(obj, "__array__") && !PyType_Check(obj.ptr())) {
+    nb::object arr = obj.attr("__array__")();
+    UMA_CHECK(is_ndarray(arr), Type, api, ": __array__ did not return a numpy.ndarray");
+    return import_array_interface(arr, arr.attr("__array_interface__"), dtype, device, copy, api);
+  }
+  return import_sequence(obj, dtype, device, copy, api);
+}
+
+Array operand(nb::handle h, const Array* other, const char* op) {
+  if (nb::isinstance<Array>(h)) return nb::cast<Array>(h);
+  if (is_python_scalar(h)) {
+    Scalar s = to_scalar(h);
+    DType t = other ? promote_weak(other->dtype(), s.kind)
+                    : (s.kind == ScalarKind::Bool ? DType::Bool
+                       : s.kind == ScalarKind::Int ? DType::Int64
+                       : s.kind == ScalarKind::Float ? DType::Float64 : DType::Complex128);
+    return ops::scalar_array(s, t);
+  }
+  return asarray(h, std::nullopt, std::nullopt, CopyMode::IfNeeded, op);
+}
+
+void bind_interop(nb::module_& m) {
+  m.def("asarray", [](nb::handle obj, nb::handle dtype, nb::handle device, nb::handle copy) {
+        std::optional<Device> dev;
+        if (!device.is_none()) dev = to_device(device);
+        return asarray(obj, to_dtype(dtype), dev, to_copy_mode(copy), "asarray");
+      }, nb::arg("obj"), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none(), nb::arg("copy") = nb::none(),
+      "Converts obj to a uma.Array, sharing memory whenever dtype, layout, device and mutability allow\n"
+      "(Python Array API standard, asarray; rules in DESIGN.md 'The copy rules').\n"
+      "obj: uma.Array, numpy.ndarray, any __dlpack__ producer, buffer-protocol object,\n"
+      "__array_interface__/__array__ object, nested sequence or Python scalar.\n"
+      "copy=None shares when possible, copy=True always copies, copy=False raises uma.CopyError\n"
+      "(a ValueError and BufferError) when a copy would be needed. Read-only sources give read-only results.");
+  m.def("array", [](nb::handle obj, nb::handle dtype, nb::handle device) {
+        std::optional<Device> dev;
+        if (!device.is_none()) dev = to_device(device);
+        return asarray(obj, to_dtype(dtype), dev, CopyMode::Always, "array");
+      }, nb::arg("obj"), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none(),
+      "A new uma.Array holding a copy of obj (always copies; the result is writable).");
+  m.def("from_dlpack", [](nb::handle x, nb::handle device, nb::handle copy) {
+        UMA_CHECK(nb::hasattr(x, "__dlpack__"), Type, "from_dlpack: ", nb::cast<std::string>(nb::repr(nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(x.ptr()))))),
+                  " does not implement __dlpack__");
+        std::optional<Device> dev;
+        if (!device.is_none()) dev = to_device(device);
+        return import_dlpack(x, std::nullopt, dev, to_copy_mode(copy), "from_dlpack");
+      }, nb::arg("x"), nb::kw_only(), nb::arg("device") = nb::none(), nb::arg("copy") = nb::none(),
+      "Imports a DLPack producer (Python Array API standard, from_dlpack). Calls\n"
+      "x.__dlpack__(max_version=(1, 1)), falling back to x.__dlpack__() on TypeError. Shares memory\n"
+      "unless copy=True; legacy capsules import read-only; copy=False raises uma.CopyError when\n"
+      "sharing is impossible. The producer's deleter runs exactly once, on every path.");
+}
+
+}  // namespace uma::py

@@ -1,0 +1,62 @@
+// uma._core.Program: the executor the `cpu` linker compiles function graphs into.
+#include "common.h"
+#include "uma/error.h"
+#include "uma/runtime/program.h"
+
+namespace uma::py {
+
+namespace {
+runtime::OpAttrs parse_attrs(const std::string& op, nb::handle attrs) {
+  runtime::OpAttrs a;
+  if (attrs.is_none()) return a;
+  nb::dict d = nb::borrow<nb::dict>(attrs);
+  for (auto [k, v] : d) {
+    std::string key = nb::cast<std::string>(k);
+    if (key == "axis") {
+      if (v.is_none()) {
+        a.axes = std::nullopt;
+      } else if (nb::isinstance<nb::tuple>(v) || nb::isinstance<nb::list>(v)) {
+        a.axes = nb::cast<std::vector<int64_t>>(v);
+      } else {
+        a.axis = nb::cast<int64_t>(v);
+        a.axes = std::vector<int64_t>{a.axis};
+      }
+    } else if (key == "keepdims") {
+      a.keepdims = nb::cast<bool>(v);
+    } else if (key == "shape") {
+      a.shape = nb::isinstance<nb::int_>(v) ? Shape{nb::cast<int64_t>(v)} : nb::cast<Shape>(v);
+    } else if (key == "axes") {
+      if (!v.is_none()) a.perm = nb::cast<std::vector<int64_t>>(v);
+    } else if (key == "dtype") {
+      a.dtype = to_dtype(v);
+    } else if (key == "depth") {
+      a.depth = nb::cast<int64_t>(v);
+    } else {
+      UMA_FAIL(Value, "Program: op '", op, "' got an unknown attribute '", key, "'");
+    }
+  }
+  return a;
+}
+}  // namespace
+
+void bind_runtime(nb::module_& m) {
+  nb::class_<runtime::Program>(m, "Program",
+                               "A straight-line program of uma ops executed in C++ (what the cpu linker compiles to).")
+      .def(nb::init<>())
+      .def("add_input", &runtime::Program::add_input, "Adds an input slot (run() arguments in this order).")
+      .def("add_constant", [](runtime::Program& p, nb::handle v) {
+        return p.add_constant(asarray(v, std::nullopt, std::nullopt, interop::CopyMode::IfNeeded, "Program.add_constant"));
+      })
+      .def("add_op", [](runtime::Program& p, const std::string& name, const std::vector<int>& inputs, nb::handle attrs) {
+        return p.add_op(name, inputs, parse_attrs(name, attrs));
+      }, nb::arg("name"), nb::arg("inputs"), nb::arg("attrs") = nb::none())
+      .def("set_outputs", &runtime::Program::set_outputs)
+      .def("run", [](const runtime::Program& p, const std::vector<Array>& inputs) {
+        nb::gil_scoped_release release;
+        return p.run(inputs);
+      }, "Runs the program on uma.Array inputs; returns a list of uma.Array. The GIL is released.")
+      .def_prop_ro("num_steps", &runtime::Program::num_steps);
+  m.def("_program_ops", &runtime::op_names, "Names of the ops a Program can run.");
+}
+
+}  // namespace uma::py

@@ -1,0 +1,51 @@
+// python/src/common.h — shared declarations of the nanobind bindings (internal).
+#pragma once
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <optional>
+
+#include "uma/array.h"
+#include "uma/interop/copy_rules.h"
+#include "uma/ops.h"
+
+namespace nb = nanobind;
+
+namespace uma::py {
+
+// ---- dtypes (module.cpp) ----
+/// The uma.dtype object of `t` (registered from python/uma/_dtypes.py).
+nb::object dtype_object(DType t);
+/// Resolves anything accepted as a dtype (uma.dtype, NumPy dtype/scalar type, str, Python
+/// type); TypeError if not understood. None -> nullopt.
+std::optional<DType> to_dtype(nb::handle h);
+Device to_device(nb::handle h);  // None -> cpu; str or uma.Device
+nb::object device_object(Device d);
+/// The Python exception type uma.CopyError.
+PyObject* copy_error_type();
+
+// ---- conversion of operands (bind_interop.cpp) ----
+/// Python bool/int/float/complex (exact types: NumPy scalars are strong, NEP 50).
+bool is_python_scalar(nb::handle h);
+Scalar to_scalar(nb::handle h);
+/// uma.asarray(obj, dtype, device, copy) — the single import entry point.
+Array asarray(nb::handle obj, std::optional<DType> dtype, std::optional<Device> device, interop::CopyMode copy,
+              const char* api);
+/// An operand of an op: uma arrays as they are, Python scalars as 0-d arrays of the dtype
+/// NEP 50 gives with `other`'s dtype (weak), anything else through asarray.
+Array operand(nb::handle h, const Array* other, const char* op);
+interop::CopyMode to_copy_mode(nb::handle h);
+
+// ---- array export helpers (bind_array.cpp) ----
+/// The NumPy array viewing `a` (shares memory; read-only if a is).
+nb::object to_numpy_view(const Array& a);
+nb::object scalar_to_python(const Array& a0d);
+
+void bind_array(nb::module_& m);
+void bind_interop(nb::module_& m);
+void bind_ops(nb::module_& m);
+void bind_runtime(nb::module_& m);
+
+}  // namespace uma::py

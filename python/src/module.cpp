@@ -1,0 +1,143 @@
+// The uma._core extension: error mapping, dtype/device objects, memory functions.
+#include <nanobind/stl/pair.h>
+
+#include "common.h"
+#include "uma/error.h"
+#include "uma/memory/allocator.h"
+
+namespace uma::py {
+
+namespace {
+PyObject* g_copy_error = nullptr;
+nb::object g_dtype_objects[kNumDTypes];
+nb::object g_dtype_type;      // the Python class uma.dtype
+nb::object g_dtype_resolve;   // python function resolving anything to a uma.dtype
+nb::object g_device_factory;  // python callable (type, index) -> uma.Device
+}  // namespace
+
+PyObject* copy_error_type() { return g_copy_error; }
+
+nb::object dtype_object(DType t) {
+  nb::object o = g_dtype_objects[static_cast<int>(t)];
+  if (!o.is_valid()) return nb::str(dtype_name(t));
+  return o;
+}
+
+std::optional<DType> to_dtype(nb::handle h) {
+  if (h.is_none()) return std::nullopt;
+  if (g_dtype_type.is_valid() && Py_TYPE(h.ptr()) == reinterpret_cast<PyTypeObject*>(g_dtype_type.ptr()))
+    return static_cast<DType>(nb::cast<int>(h.attr("_code")));
+  if (nb::isinstance<nb::str>(h)) {
+    auto t = dtype_from_name(nb::cast<std::string>(h));
+    if (t) return t;
+  }
+  UMA_CHECK(g_dtype_resolve.is_valid(), Type, "data type not understood");
+  nb::object d = g_dtype_resolve(h);  // raises TypeError itself
+  return static_cast<DType>(nb::cast<int>(d.attr("_code")));
+}
+
+Device to_device(nb::handle h) {
+  if (h.is_none()) return Device::cpu();
+  if (nb::isinstance<nb::str>(h)) return Device::parse(nb::cast<std::string>(h));
+  if (nb::hasattr(h, "_uma_device")) {
+    auto [t, i] = nb::cast<std::pair<int, int>>(h.attr("_uma_device"));
+    return Device{static_cast<DeviceType>(t), i};
+  }
+  UMA_FAIL(Type, "device must be a string like 'cpu' or 'cuda:0', or a uma.Device, got ",
+           nb::cast<std::string>(nb::repr(h)));
+}
+
+nb::object device_object(Device d) {
+  if (g_device_factory.is_valid()) return g_device_factory(static_cast<int>(d.type), d.index);
+  return nb::str(d.str().c_str());
+}
+
+}  // namespace uma::py
+
+using namespace uma;
+using namespace uma::py;
+
+NB_MODULE(_core, m) {
+  m.doc() = "uma core: arrays, memory, interop and the compiled-program executor (C++).";
+
+  // CopyError subclasses both ValueError and BufferError (DESIGN.md, "The copy rules").
+  {
+    PyObject* bases = PyTuple_Pack(2, PyExc_ValueError, PyExc_BufferError);
+    g_copy_error = PyErr_NewExceptionWithDoc(
+        "uma.CopyError",
+        "Raised when copy=False was requested but the import cannot share memory (Python Array API "
+        "standard, asarray/from_dlpack). Subclass of ValueError and BufferError.",
+        bases, nullptr);
+    Py_DECREF(bases);
+    m.attr("CopyError") = nb::handle(g_copy_error);
+  }
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const uma::Error& e) {
+      PyObject* t = PyExc_RuntimeError;
+      switch (e.kind()) {
+        case ErrorKind::Type: t = PyExc_TypeError; break;
+        case ErrorKind::Value: t = PyExc_ValueError; break;
+        case ErrorKind::Index: t = PyExc_IndexError; break;
+        case ErrorKind::Copy: t = g_copy_error; break;
+        case ErrorKind::Overflow: t = PyExc_OverflowError; break;
+        case ErrorKind::Runtime: t = PyExc_RuntimeError; break;
+      }
+      PyErr_SetString(t, e.what());
+    }
+  });
+
+  m.def("_register_dtypes", [](nb::list objs, nb::object type, nb::object resolve) {
+    UMA_CHECK(nb::len(objs) == kNumDTypes, Value, "expected ", kNumDTypes, " dtype objects");
+    for (int i = 0; i < kNumDTypes; ++i) g_dtype_objects[i] = objs[i];
+    g_dtype_type = type;
+    g_dtype_resolve = resolve;
+  });
+  m.def("_register_device_factory", [](nb::object f) { g_device_factory = f; });
+  m.def("_dtype_info", []() {
+    nb::list l;
+    for (int i = 0; i < kNumDTypes; ++i) {
+      DType t = static_cast<DType>(i);
+      l.append(nb::make_tuple(dtype_name(t), itemsize(t), nb::str(std::string(1, dtype_kind(t)).c_str())));
+    }
+    return l;
+  });
+  m.def("_promote_types", [](int a, int b) { return static_cast<int>(promote_types(static_cast<DType>(a), static_cast<DType>(b))); });
+  m.def("_promote_weak", [](int a, int kind) { return static_cast<int>(promote_weak(static_cast<DType>(a), static_cast<ScalarKind>(kind))); });
+  m.def("_can_cast", [](int a, int b, const std::string& casting) {
+    DType f = static_cast<DType>(a), t = static_cast<DType>(b);
+    if (casting == "no" || casting == "equiv") return f == t;
+    if (casting == "safe") return can_cast_safe(f, t);
+    if (casting == "same_kind") return can_cast_same_kind(f, t);
+    if (casting == "unsafe") return true;
+    UMA_FAIL(Value, "casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe', got '", casting, "'");
+  });
+
+  m.def("memory_stats", [](nb::handle device) {
+        MemoryStats s = uma::memory_stats(to_device(device));
+        nb::dict d;
+        d["active_bytes"] = s.active_bytes;
+        d["cached_bytes"] = s.cached_bytes;
+        d["peak_bytes"] = s.peak_bytes;
+        d["adopted_bytes"] = s.adopted_bytes;
+        return d;
+      }, nb::arg("device") = "cpu",
+      "Memory statistics of a device as a dict of ints, in bytes (DESIGN.md, memory stats):\n"
+      "active_bytes (live pooled allocations, rounded sizes), cached_bytes (free pooled blocks held),\n"
+      "peak_bytes (max of active_bytes), adopted_bytes (live adopted foreign memory).\n"
+      "RuntimeError if the device is not available in this build.");
+  m.def("clear_cache", [](nb::handle device) {
+        UMA_CHECK(to_device(device).is_cpu(), Runtime, "device ", to_device(device).str(), " is not available in this build");
+        host_allocator().clear_cache();
+      }, nb::arg("device") = "cpu", "Returns every cached free block of the device's allocator to the system.");
+  m.def("set_cache_limit", [](int64_t nbytes) {
+        UMA_CHECK(nbytes >= 0, Value, "set_cache_limit: limit must be non-negative, got ", nbytes);
+        host_allocator().set_cache_limit(static_cast<std::size_t>(nbytes));
+      }, nb::arg("nbytes"), "Largest number of bytes the host allocator keeps cached (default 1 GiB; 0 disables caching).");
+
+  bind_array(m);
+  bind_interop(m);
+  bind_ops(m);
+  bind_runtime(m);
+}

@@ -1,0 +1,36 @@
+"""uma: an array runtime whose memory crosses library, device and backend boundaries
+without copies unless a copy is truly needed (see DESIGN.md).
+
+Arrays: ``uma.asarray`` / ``uma.from_dlpack`` share memory with NumPy, PyTorch and any
+DLPack or buffer-protocol producer when dtype, layout, device and mutability allow
+(``copy=False`` raises ``uma.CopyError`` otherwise); ``uma.array`` always copies.
+Compiled functions: ``uma.sym``, ``uma.grad``, ``uma.shared`` and ``uma.function``.
+"""
+from __future__ import annotations
+
+import importlib.util as _ilu
+
+from . import _core
+from ._core import (
+    Array, CopyError, array, asarray, from_dlpack, memory_stats, clear_cache, set_cache_limit,
+    zeros, ones, empty, full, zeros_like, ones_like, empty_like, full_like, arange, eye,
+)
+from ._dtypes import dtype
+from ._device import Device, _from_code as _device_from_code
+from . import _api
+from ._api import *  # noqa: F401,F403  (eager ops with symbolic dispatch)
+from ._api import promote_types, result_type, can_cast
+
+_core._register_device_factory(_device_from_code)
+
+bool_ = dtype("bool")
+int8, int16, int32, int64 = (dtype(n) for n in ("int8", "int16", "int32", "int64"))
+uint8, uint16, uint32, uint64 = (dtype(n) for n in ("uint8", "uint16", "uint32", "uint64"))
+float16, bfloat16, float32, float64 = (dtype(n) for n in ("float16", "bfloat16", "float32", "float64"))
+complex64, complex128 = dtype("complex64"), dtype("complex128")
+
+__version__ = "0.1.0"
+
+if _ilu.find_spec(__name__ + "._compiled") is not None:
+    from ._compiled import *  # noqa: F401,F403
+    from . import sym  # noqa: F401

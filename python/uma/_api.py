@@ -1,0 +1,129 @@
+"""Eager functions of the uma namespace.
+
+Each public op is the C++ implementation from ``uma._core``; when any argument is a symbolic
+variable of ``uma.graph`` the call builds a graph node instead (``uma.exp(x)`` works on
+arrays and on ``uma.sym`` variables alike).
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from . import _core
+from ._dtypes import dtype, _by_code
+
+Array = _core.Array
+CopyError = _core.CopyError
+
+_OPS = [
+    # elementwise
+    "add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "floor_divide",
+    "remainder", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+    "logical_and", "logical_or", "negative", "abs", "exp", "log", "log1p", "expm1", "sqrt",
+    "tanh", "sigmoid", "sign", "square", "logical_not", "sin", "cos", "floor", "ceil", "where",
+    "one_hot",
+    # reductions
+    "sum", "mean", "max", "min", "prod", "argmax", "argmin", "all", "any",
+    # linear algebra and shape
+    "matmul", "dot", "reshape", "transpose", "broadcast_to", "concatenate", "stack",
+    "expand_dims", "squeeze", "astype",
+]
+
+__all__ = _OPS + ["promote_types", "result_type", "can_cast"]
+
+_symbolic_type = None
+_symbolic_ops = None
+
+
+def _set_symbolic(variable_type, ops_module):
+    """Called by uma.graph: route calls with symbolic arguments to ``ops_module``."""
+    global _symbolic_type, _symbolic_ops
+    _symbolic_type, _symbolic_ops = variable_type, ops_module
+
+
+def _has_symbolic(args):
+    t = _symbolic_type
+    if t is None:
+        return False
+    for a in args:
+        if isinstance(a, t):
+            return True
+        if isinstance(a, (list, tuple)) and any(isinstance(x, t) for x in a):
+            return True
+    return False
+
+
+def _make(name):
+    eager = getattr(_core, name)
+
+    @functools.wraps(eager)
+    def op(*args, **kwargs):
+        if _symbolic_type is not None and _has_symbolic(args):
+            return getattr(_symbolic_ops, name)(*args, **kwargs)
+        return eager(*args, **kwargs)
+
+    op.__name__ = name
+    op.__qualname__ = name
+    return op
+
+
+_g = globals()
+for _name in _OPS:
+    _g[_name] = _make(_name)
+
+
+def promote_types(type1, type2) -> dtype:
+    """NumPy 2 promotion of two dtypes (NEP 50; bfloat16 as ml_dtypes promotes it)."""
+    return _by_code[_core._promote_types(dtype(type1)._code, dtype(type2)._code)]
+
+
+def result_type(*arrays_and_dtypes) -> dtype:
+    """Result dtype of combining arrays, dtypes and Python scalars under NumPy 2 rules.
+
+    Python bool/int/float/complex are weak (NEP 50): they adopt the dtype of the arrays they
+    meet. TypeError if nothing but Python scalars is given... then their default dtypes apply.
+    """
+    strong = None
+    weak = []
+    for x in arrays_and_dtypes:
+        if type(x) in (bool, int, float, complex):
+            weak.append(x)
+            continue
+        d = x.dtype if hasattr(x, "dtype") and not isinstance(x, (type, np.dtype, str)) else x
+        d = dtype(d)
+        strong = d if strong is None else promote_types(strong, d)
+    if strong is None:
+        if not weak:
+            raise TypeError("result_type() needs at least one array or dtype")
+        kinds = [type(w) for w in weak]
+        for k, name in ((complex, "complex128"), (float, "float64"), (int, "int64"), (bool, "bool")):
+            if k in kinds:
+                return dtype(name)
+    kind_code = {bool: 0, int: 1, float: 2, complex: 3}
+    for w in weak:
+        strong = _by_code[_core._promote_weak(strong._code, kind_code[type(w)])]
+    return strong
+
+
+def can_cast(from_, to, casting="safe") -> bool:
+    """np.can_cast for dtypes (and arrays: their dtype): "no", "equiv", "safe", "same_kind", "unsafe"."""
+    if hasattr(from_, "dtype") and not isinstance(from_, (type, np.dtype)):
+        from_ = from_.dtype
+    return _core._can_cast(dtype(from_)._code, dtype(to)._code, casting)
+
+
+def _repr(a):
+    name = a.dtype.name
+    try:
+        body = np.array2string(np.asarray(a), separator=", ", prefix="uma.array(")
+    except Exception:  # e.g. bfloat16 without ml_dtypes
+        body = np.array2string(np.asarray(a.astype("float32")), separator=", ", prefix="uma.array(")
+    default = name in ("float64", "int64", "bool")
+    if a.size == 0:
+        return f"uma.array({body}, shape={a.shape}, dtype={name})"
+    return f"uma.array({body})" if default else f"uma.array({body}, dtype={name})"
+
+
+Array.__repr__ = _repr
+Array.__str__ = lambda a: str(np.asarray(a)) if a.dtype.name != "bfloat16" else str(np.asarray(a.astype("float32")))

@@ -1,0 +1,108 @@
+// The copy rules (DESIGN.md, "The copy rules") — every importer goes through here.
+#include "uma/interop/copy_rules.h"
+
+#include <cstring>
+
+#include "uma/error.h"
+#include "uma/ops.h"
+
+namespace uma::interop {
+
+std::pair<int64_t, int64_t> byte_extent(const Shape& shape, const std::vector<int64_t>& strides, std::size_t itemsize) {
+  UMA_CHECK(shape.size() == strides.size(), Value, "shape has ", shape.size(), " dimensions but strides have ",
+            strides.size());
+  int64_t n = checked_size(shape);
+  if (n == 0) return {0, 0};
+  __int128 lo = 0, hi = 0;
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    __int128 ext = static_cast<__int128>(shape[d] - 1) * strides[d];
+    (ext < 0 ? lo : hi) += ext;
+  }
+  hi += itemsize;
+  UMA_CHECK(lo >= INT64_MIN / 2 && hi <= INT64_MAX / 2, Value, "strides ", shape_str(strides), " with shape ",
+            shape_str(shape), " address more memory than exists");
+  return {static_cast<int64_t>(lo), static_cast<int64_t>(hi)};
+}
+
+CopyDecision decide_copy(const ForeignLayout& src, std::optional<DType> dtype, std::optional<Device> device,
+                         CopyMode copy, const char* api) {
+  CopyDecision d;
+  const std::size_t isz = itemsize(src.dtype);
+  if (device && !(*device == src.device))
+    d.why_copy = "the source is on " + src.device.str() + " but device " + device->str() + " was requested";
+  else if (dtype && *dtype != src.dtype)
+    d.why_copy = std::string("the source dtype ") + dtype_name(src.dtype) + " differs from the requested dtype " +
+                 dtype_name(*dtype) + " (values would be converted)";
+  else if (src.byteswapped)
+    d.why_copy = "the source is in non-native byte order";
+  else if (reinterpret_cast<uintptr_t>(src.ptr) % isz != 0 && checked_size(src.shape) > 0)
+    d.why_copy = "the source pointer is not aligned to its itemsize";
+  else {
+    for (std::size_t k = 0; k < src.byte_strides.size(); ++k)
+      if (src.shape[k] > 1 && src.byte_strides[k] % static_cast<int64_t>(isz) != 0) {
+        d.why_copy = "byte stride " + std::to_string(src.byte_strides[k]) + " is not a multiple of the itemsize " +
+                     std::to_string(isz);
+        break;
+      }
+  }
+  if (copy == CopyMode::Always) return d;  // share stays false
+  if (d.why_copy.empty()) {
+    d.share = true;
+    return d;
+  }
+  UMA_CHECK(copy != CopyMode::Never, Copy, api, ": copy=False is impossible: ", d.why_copy);
+  return d;
+}
+
+namespace {
+// Gathers a foreign strided buffer (byte strides, any alignment, optional byte swap) into a
+// fresh C-contiguous array of src.dtype.
+Array gather(const ForeignLayout& src) {
+  Array out = Array::empty(src.shape, src.dtype);
+  const int64_t n = out.size();
+  if (n == 0) return out;
+  const std::size_t isz = itemsize(src.dtype);
+  const int64_t nd = static_cast<int64_t>(src.shape.size());
+  std::vector<int64_t> idx(nd, 0);
+  const char* p = static_cast<const char*>(src.ptr);
+  char* o = static_cast<char*>(out.data());
+  // Complex numbers swap each part separately.
+  const std::size_t part = is_complex(src.dtype) ? isz / 2 : isz;
+  for (int64_t i = 0; i < n; ++i) {
+    std::memcpy(o, p, isz);
+    if (src.byteswapped)
+      for (std::size_t b = 0; b < isz; b += part)
+        for (std::size_t j = 0; j < part / 2; ++j) std::swap(o[b + j], o[b + part - 1 - j]);
+    o += isz;
+    for (int64_t d = nd - 1; d >= 0; --d) {
+      if (++idx[d] < src.shape[d]) {
+        p += src.byte_strides[d];
+        break;
+      }
+      p -= (src.shape[d] - 1) * src.byte_strides[d];
+      idx[d] = 0;
+    }
+  }
+  return out;
+}
+}  // namespace
+
+Array import_foreign(const ForeignLayout& src, const std::function<DataPtr()>& adopt, std::optional<DType> dtype,
+                     std::optional<Device> device, CopyMode copy, const char* api) {
+  byte_extent(src.shape, src.byte_strides, itemsize(src.dtype));
+  UMA_CHECK(src.device.is_cpu(), Runtime, api, ": device ", src.device.str(), " is not available in this build");
+  UMA_CHECK(!device || device->is_cpu(), Runtime, api, ": device ", device->str(), " is not available in this build");
+  CopyDecision d = decide_copy(src, dtype, device, copy, api);
+  if (d.share) {
+    const int64_t isz = static_cast<int64_t>(itemsize(src.dtype));
+    Strides st(src.byte_strides.size());
+    for (std::size_t k = 0; k < st.size(); ++k) st[k] = src.byte_strides[k] % isz == 0 ? src.byte_strides[k] / isz : 0;  // only size-1 dims can differ
+    auto storage = std::make_shared<Storage>(adopt());
+    return Array(std::move(storage), src.ptr, src.shape, std::move(st), src.dtype, !src.readonly);
+  }
+  Array out = gather(src);
+  if (dtype && *dtype != out.dtype()) out = ops::astype(out, *dtype);
+  return out;
+}
+
+}  // namespace uma::interop

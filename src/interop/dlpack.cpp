@@ -1,0 +1,132 @@
+// DLPack export and import (REFERENCE.md, "DLPack C ABI").
+#include <memory>
+
+#include "uma/error.h"
+#include "uma/interop/dlpack_io.h"
+
+namespace uma::interop {
+
+using namespace dlpack;
+
+DLDataType to_dlpack_dtype(DType t) {
+  const uint8_t bits = static_cast<uint8_t>(itemsize(t) * 8);
+  switch (dtype_kind(t)) {
+    case 'b': return {kBool, 8, 1};
+    case 'i': return {kInt, bits, 1};
+    case 'u': return {kUInt, bits, 1};
+    case 'c': return {kComplex, bits, 1};
+    default: return {t == DType::BFloat16 ? kBfloat : kFloat, bits, 1};
+  }
+}
+
+DType from_dlpack_dtype(DLDataType t) {
+  UMA_CHECK(t.lanes == 1, Type, "DLPack dtype with lanes=", t.lanes, " is not supported (only lanes=1)");
+  auto bad = [&]() {
+    UMA_FAIL(Type, "DLPack dtype (code=", int(t.code), ", bits=", int(t.bits), ") has no uma equivalent");
+  };
+  switch (t.code) {
+    case kBool:
+      if (t.bits == 8) return DType::Bool;
+      break;
+    case kInt:
+      switch (t.bits) { case 8: return DType::Int8; case 16: return DType::Int16; case 32: return DType::Int32; case 64: return DType::Int64; }
+      break;
+    case kUInt:
+      switch (t.bits) { case 8: return DType::UInt8; case 16: return DType::UInt16; case 32: return DType::UInt32; case 64: return DType::UInt64; }
+      break;
+    case kFloat:
+      switch (t.bits) { case 16: return DType::Float16; case 32: return DType::Float32; case 64: return DType::Float64; }
+      break;
+    case kBfloat:
+      if (t.bits == 16) return DType::BFloat16;
+      break;
+    case kComplex:
+      switch (t.bits) { case 64: return DType::Complex64; case 128: return DType::Complex128; }
+      break;
+    default:
+      break;
+  }
+  bad();
+  __builtin_unreachable();
+}
+
+namespace {
+// Owns what an exported tensor points at: a reference to the storage plus shape/strides.
+struct ExportCtx {
+  Array array;
+  std::vector<int64_t> shape, strides;
+};
+
+template <class M>
+void fill(M* m, ExportCtx* ctx) {
+  const Array& a = ctx->array;
+  DLTensor& t = m->dl_tensor;
+  t.data = a.size() == 0 ? nullptr : a.data();
+  t.device = {a.device().is_cpu() ? kCPU : kCUDA, a.device().index};
+  t.ndim = static_cast<int32_t>(a.ndim());
+  t.dtype = to_dlpack_dtype(a.dtype());
+  t.shape = ctx->shape.data();
+  t.strides = ctx->strides.data();
+  t.byte_offset = 0;
+  m->manager_ctx = ctx;
+}
+
+template <class M>
+void delete_export(M* m) noexcept {
+  if (!m) return;
+  delete static_cast<ExportCtx*>(m->manager_ctx);
+  delete m;
+}
+}  // namespace
+
+DLManagedTensorVersioned* export_versioned(const Array& a, bool copied) {
+  auto ctx = std::make_unique<ExportCtx>(ExportCtx{a, a.shape(), a.strides()});
+  auto m = std::make_unique<DLManagedTensorVersioned>();
+  m->version = {kMajor, kMinor};
+  m->flags = (a.writable() ? 0 : kFlagReadOnly) | (copied ? kFlagIsCopied : 0);
+  m->deleter = &delete_export<DLManagedTensorVersioned>;
+  fill(m.get(), ctx.release());
+  return m.release();
+}
+
+DLManagedTensor* export_legacy(const Array& a) {
+  auto ctx = std::make_unique<ExportCtx>(ExportCtx{a, a.shape(), a.strides()});
+  auto m = std::make_unique<DLManagedTensor>();
+  m->deleter = &delete_export<DLManagedTensor>;
+  fill(m.get(), ctx.release());
+  return m.release();
+}
+
+ForeignLayout layout_of(const DLTensor& t, bool readonly) {
+  UMA_CHECK(t.ndim >= 0 && t.ndim <= 64, Value, "DLPack tensor has invalid ndim ", t.ndim);
+  ForeignLayout f;
+  f.dtype = from_dlpack_dtype(t.dtype);
+  switch (t.device.device_type) {
+    case kCPU: case kCUDAHost: f.device = Device::cpu(); break;
+    case kCUDA: case kCUDAManaged: f.device = {DeviceType::CUDA, t.device.device_id}; break;
+    default: UMA_FAIL(Runtime, "DLPack device type ", t.device.device_type, " is not supported");
+  }
+  UMA_CHECK(t.ndim == 0 || t.shape != nullptr, Value, "DLPack tensor has ndim ", t.ndim, " but a NULL shape");
+  f.shape.assign(t.shape, t.shape + t.ndim);
+  for (int64_t d : f.shape) UMA_CHECK(d >= 0, Value, "DLPack tensor has a negative dimension: ", shape_str(f.shape));
+  const int64_t n = checked_size(f.shape);
+  const int64_t isz = static_cast<int64_t>(itemsize(f.dtype));
+  f.byte_strides.resize(t.ndim);
+  if (t.strides) {
+    for (int32_t d = 0; d < t.ndim; ++d) {
+      UMA_CHECK(t.strides[d] <= INT64_MAX / isz && t.strides[d] >= INT64_MIN / isz, Value,
+                "DLPack stride ", t.strides[d], " overflows");
+      f.byte_strides[d] = t.strides[d] * isz;
+    }
+  } else {
+    Strides c = contiguous_strides(f.shape);
+    for (int32_t d = 0; d < t.ndim; ++d) f.byte_strides[d] = c[d] * isz;
+  }
+  UMA_CHECK(n == 0 || t.data != nullptr, Value, "DLPack tensor of size ", n, " has a NULL data pointer");
+  UMA_CHECK(t.byte_offset <= static_cast<uint64_t>(INT64_MAX), Value, "DLPack byte_offset ", t.byte_offset, " overflows");
+  f.ptr = t.data ? static_cast<char*>(t.data) + static_cast<int64_t>(t.byte_offset) : nullptr;
+  f.readonly = readonly;
+  return f;
+}
+
+}  // namespace uma::interop

@@ -1,0 +1,90 @@
+// CPU matrix product: OpenBLAS gemm for float32/float64, plain loops for bool/int32/int64.
+#include <cblas.h>
+
+#include <cstring>
+
+#include "kernels/kernels.h"
+#include "uma/ops.h"
+
+namespace uma::kernels::cpu {
+
+namespace {
+
+// BLAS needs one unit stride per matrix and a leading dimension >= the other extent.
+bool blas_layout(const Array& m, CBLAS_TRANSPOSE& trans, int64_t& ld) {
+  const int64_t r = m.shape()[0], c = m.shape()[1];
+  const int64_t s0 = m.strides()[0], s1 = m.strides()[1];
+  if ((s1 == 1 || c == 1) && (s0 >= std::max<int64_t>(1, c) || r == 1)) {
+    trans = CblasNoTrans;
+    ld = r == 1 ? std::max<int64_t>(1, c) : s0;
+    return ld >= std::max<int64_t>(1, c);
+  }
+  if ((s0 == 1 || r == 1) && (s1 >= std::max<int64_t>(1, r) || c == 1)) {
+    trans = CblasTrans;
+    ld = c == 1 ? std::max<int64_t>(1, r) : s1;
+    return ld >= std::max<int64_t>(1, r);
+  }
+  return false;
+}
+
+template <class T>
+void gemm_loops(const Array& a, const Array& b, const Array& out) {
+  const int64_t M = a.shape()[0], K = a.shape()[1], N = b.shape()[1];
+  const T* A = a.data_as<T>();
+  const T* B = b.data_as<T>();
+  T* C = out.data_as<T>();
+  const int64_t as0 = a.strides()[0], as1 = a.strides()[1], bs0 = b.strides()[0], bs1 = b.strides()[1];
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      if constexpr (std::is_same_v<T, bool>) {
+        bool acc = false;
+        for (int64_t k = 0; k < K && !acc; ++k) acc = A[i * as0 + k * as1] && B[k * bs0 + j * bs1];
+        C[i * N + j] = acc;
+      } else {
+        using UT = std::make_unsigned_t<T>;
+        UT acc = 0;
+        for (int64_t k = 0; k < K; ++k) acc += static_cast<UT>(A[i * as0 + k * as1]) * static_cast<UT>(B[k * bs0 + j * bs1]);
+        C[i * N + j] = static_cast<T>(acc);
+      }
+    }
+}
+
+}  // namespace
+
+void gemm(const Array& a0, const Array& b0, const Array& out) {
+  const int64_t M = a0.shape()[0], K = a0.shape()[1], N = b0.shape()[1];
+  if (M == 0 || N == 0) return;
+  const DType t = out.dtype();
+  if (K == 0) {
+    std::memset(out.data(), 0, static_cast<std::size_t>(M * N) * out.itemsize());
+    return;
+  }
+  if (t == DType::Float32 || t == DType::Float64) {
+    CBLAS_TRANSPOSE ta, tb;
+    int64_t lda, ldb;
+    Array a = a0, b = b0;
+    if (!blas_layout(a, ta, lda)) {
+      a = ops::copy(a0);
+      blas_layout(a, ta, lda);
+    }
+    if (!blas_layout(b, tb, ldb)) {
+      b = ops::copy(b0);
+      blas_layout(b, tb, ldb);
+    }
+    if (t == DType::Float32)
+      cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, 1.0f, a.data_as<float>(), lda, b.data_as<float>(), ldb, 0.0f,
+                  out.data_as<float>(), N);
+    else
+      cblas_dgemm(CblasRowMajor, ta, tb, M, N, K, 1.0, a.data_as<double>(), lda, b.data_as<double>(), ldb, 0.0,
+                  out.data_as<double>(), N);
+    return;
+  }
+  switch (t) {
+    case DType::Bool: gemm_loops<bool>(a0, b0, out); return;
+    case DType::Int32: gemm_loops<int32_t>(a0, b0, out); return;
+    case DType::Int64: gemm_loops<int64_t>(a0, b0, out); return;
+    default: UMA_ASSERT(false && "gemm: not a compute dtype");
+  }
+}
+
+}  // namespace uma::kernels::cpu

@@ -1,0 +1,13 @@
+// src/ops/common.h — helpers shared by the op definitions (internal).
+#pragma once
+#include "uma/error.h"
+#include "uma/ops.h"
+
+namespace uma::ops::detail {
+
+/// A view of `a` broadcast to `shape` (stride 0 on broadcast dims); caller checked shapes.
+Array broadcast_view(const Array& a, const Shape& shape);
+/// TypeError unless `t` has compute kernels.
+void check_compute(const char* op, DType t);
+
+}  // namespace uma::ops::detail
