@@ -1,0 +1,349 @@
+// Smoke tests for uma/ops.h on small hand-computed cases. The exhaustive op x dtype x layout
+// matrix against NumPy lives in tests/python/test_ops.py; these pin the C++ API and run
+// under the sanitizers without Python.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <initializer_list>
+#include <vector>
+
+#include "uma/array.h"
+#include "uma/error.h"
+#include "uma/memory/allocator.h"
+#include "uma/ops.h"
+
+namespace uma {
+namespace {
+
+template <class T>
+Array make(std::initializer_list<T> values, Shape shape) {
+  Array a = Array::empty(shape, dtype_of<T>::value);
+  EXPECT_EQ(static_cast<std::size_t>(a.size()), values.size());
+  T* p = a.data_as<T>();
+  for (T v : values) *p++ = v;
+  return a;
+}
+
+// Element i (in C order of the logical shape) of any-strided `a`, as T.
+template <class T>
+T at(const Array& a, int64_t flat) {
+  std::vector<int64_t> idx(static_cast<std::size_t>(a.ndim()));
+  for (int64_t d = a.ndim() - 1; d >= 0; --d) {
+    idx[d] = flat % a.shape()[d];
+    flat /= a.shape()[d];
+  }
+  return *reinterpret_cast<const T*>(a.ptr_at(idx.data()));
+}
+
+template <class T>
+std::vector<T> values(const Array& a) {
+  EXPECT_EQ(a.dtype(), dtype_of<T>::value) << "dtype is " << dtype_name(a.dtype());
+  std::vector<T> v;
+  for (int64_t i = 0; i < a.size(); ++i) v.push_back(at<T>(a, i));
+  return v;
+}
+
+void no_delete(void*, void*, std::size_t) noexcept {}
+
+template <class F>
+ErrorKind error_kind(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.kind();
+  }
+  ADD_FAILURE() << "no uma::Error thrown";
+  return ErrorKind::Runtime;
+}
+
+// ---- creation ----------------------------------------------------------------------------
+
+TEST(Creation, ZerosOnesFullArangeEye) {
+  EXPECT_EQ(values<double>(ops::zeros({2, 2}, DType::Float64)), (std::vector<double>{0, 0, 0, 0}));
+  EXPECT_EQ(values<int32_t>(ops::ones({3}, DType::Int32)), (std::vector<int32_t>{1, 1, 1}));
+  EXPECT_EQ(values<float>(ops::full({2}, Scalar::from_float(2.5), DType::Float32)),
+            (std::vector<float>{2.5f, 2.5f}));
+  EXPECT_EQ(values<int64_t>(ops::arange(0, 5, 2, DType::Int64)), (std::vector<int64_t>{0, 2, 4}));
+  EXPECT_EQ(values<double>(ops::arange(1, 0, -0.25, DType::Float64)),
+            (std::vector<double>{1, 0.75, 0.5, 0.25}));
+  EXPECT_EQ(ops::arange(3, 1, 1, DType::Int64).size(), 0);
+  EXPECT_EQ(values<double>(ops::eye(2, 3, 1, DType::Float64)), (std::vector<double>{0, 1, 0, 0, 0, 1}));
+  EXPECT_EQ(error_kind([] { ops::arange(0, 1, 0, DType::Float64); }), ErrorKind::Value);
+}
+
+TEST(Creation, ScalarArrayIsZeroDAndRangeChecked) {
+  Array s = ops::scalar_array(Scalar::from_int(7), DType::Int32);
+  EXPECT_EQ(s.ndim(), 0);
+  EXPECT_EQ(*s.data_as<int32_t>(), 7);
+  // NumPy 2: np.array(300, dtype=np.int8) raises OverflowError
+  EXPECT_EQ(error_kind([] { ops::scalar_array(Scalar::from_int(300), DType::Int8); }), ErrorKind::Overflow);
+}
+
+// ---- casts and assignment --------------------------------------------------------------
+
+TEST(Cast, AstypeConvertsValuesNeverReinterprets) {
+  Array i = make<int32_t>({1, -2, 3}, {3});
+  Array f = ops::astype(i, DType::Float32);
+  EXPECT_EQ(values<float>(f), (std::vector<float>{1.f, -2.f, 3.f}));
+  EXPECT_NE(f.data(), i.data());
+  Array back = ops::astype(make<double>({1.9, -1.9, 0.0}, {3}), DType::Int64);
+  EXPECT_EQ(values<int64_t>(back), (std::vector<int64_t>{1, -1, 0}));  // truncation, as NumPy
+  Array b = ops::astype(make<double>({0.0, 2.0, -0.5}, {3}), DType::Bool);
+  EXPECT_EQ(values<bool>(b), (std::vector<bool>{false, true, true}));
+}
+
+TEST(Cast, AssignBroadcastsAndRespectsReadOnly) {
+  Array dst = ops::zeros({2, 3}, DType::Float64);
+  ops::assign(dst, make<int32_t>({1, 2, 3}, {3}));  // broadcast + cast
+  EXPECT_EQ(values<double>(dst), (std::vector<double>{1, 2, 3, 1, 2, 3}));
+  EXPECT_EQ(error_kind([&] { ops::assign(dst.as_readonly(), ops::ones({3}, DType::Float64)); }), ErrorKind::Value);
+  EXPECT_EQ(error_kind([&] { ops::assign(dst, ops::ones({4}, DType::Float64)); }), ErrorKind::Value);
+  // Overlapping source and destination: dst[:, ::-1] = dst
+  Array rev = dst.view(dst.data_as<double>() + 2, {2, 3}, {3, -1});
+  ops::assign(rev, dst);
+  EXPECT_EQ(values<double>(dst), (std::vector<double>{3, 2, 1, 3, 2, 1}));
+}
+
+// ---- elementwise --------------------------------------------------------------------------
+
+TEST(Elementwise, AddWithBroadcasting) {
+  Array a = make<int32_t>({1, 2, 3, 4, 5, 6}, {2, 3});
+  Array b = make<int32_t>({10, 20, 30}, {3});
+  Array c = ops::binary(BinaryOp::Add, a, b);
+  EXPECT_EQ(c.shape(), (Shape{2, 3}));
+  EXPECT_EQ(values<int32_t>(c), (std::vector<int32_t>{11, 22, 33, 14, 25, 36}));
+  Array col = make<int32_t>({100, 200}, {2, 1});
+  EXPECT_EQ(values<int32_t>(ops::binary(BinaryOp::Add, a, col)),
+            (std::vector<int32_t>{101, 102, 103, 204, 205, 206}));
+}
+
+TEST(Elementwise, PromotionFollowsNumPy2) {
+  // np.int32 array + np.float32 array -> float64 (NumPy 2)
+  Array c = ops::binary(BinaryOp::Add, make<int32_t>({1, 2}, {2}), make<float>({0.5f, 0.25f}, {2}));
+  EXPECT_EQ(values<double>(c), (std::vector<double>{1.5, 2.25}));
+  // true division of integers gives float64
+  Array d = ops::binary(BinaryOp::Divide, make<int64_t>({1, 3}, {2}), make<int64_t>({2, 2}, {2}));
+  EXPECT_EQ(values<double>(d), (std::vector<double>{0.5, 1.5}));
+  // comparisons give bool
+  Array l = ops::binary(BinaryOp::Less, make<double>({1, 5}, {2}), make<double>({2, 2}, {2}));
+  EXPECT_EQ(values<bool>(l), (std::vector<bool>{true, false}));
+}
+
+TEST(Elementwise, FloorDivideAndRemainderFollowPythonSigns) {
+  Array a = make<int64_t>({7, -7, 7, -7}, {4});
+  Array b = make<int64_t>({2, 2, -2, -2}, {4});
+  // np.floor_divide / np.remainder: Python semantics
+  EXPECT_EQ(values<int64_t>(ops::binary(BinaryOp::FloorDivide, a, b)), (std::vector<int64_t>{3, -4, -4, 3}));
+  EXPECT_EQ(values<int64_t>(ops::binary(BinaryOp::Remainder, a, b)), (std::vector<int64_t>{1, 1, -1, -1}));
+}
+
+TEST(Elementwise, UnaryMath) {
+  Array x = make<double>({0.0, 1.0, -2.0}, {3});
+  std::vector<double> e = values<double>(ops::unary(UnaryOp::Exp, x));
+  EXPECT_DOUBLE_EQ(e[0], 1.0);
+  EXPECT_NEAR(e[1], std::exp(1.0), 1e-15 * std::exp(1.0));
+  EXPECT_EQ(values<double>(ops::unary(UnaryOp::Negative, x)), (std::vector<double>{-0.0, -1.0, 2.0}));
+  EXPECT_EQ(values<double>(ops::unary(UnaryOp::Abs, x)), (std::vector<double>{0.0, 1.0, 2.0}));
+  std::vector<double> s = values<double>(ops::unary(UnaryOp::Sigmoid, x));
+  EXPECT_NEAR(s[0], 0.5, 1e-15);
+  EXPECT_NEAR(s[2], 1.0 / (1.0 + std::exp(2.0)), 1e-15);
+  // np.sqrt(np.array([4, 9], np.int32)).dtype -> float64
+  EXPECT_EQ(values<double>(ops::unary(UnaryOp::Sqrt, make<int32_t>({4, 9}, {2}))), (std::vector<double>{2, 3}));
+}
+
+TEST(Elementwise, Where) {
+  Array c = make<bool>({true, false, true}, {3});
+  Array w = ops::where(c, make<double>({1, 2, 3}, {3}), ops::zeros({1}, DType::Float64));
+  EXPECT_EQ(values<double>(w), (std::vector<double>{1, 0, 3}));
+}
+
+TEST(Elementwise, OneHot) {
+  Array h = ops::one_hot(make<int64_t>({2, 0}, {2}), 3, DType::Float32);
+  EXPECT_EQ(h.shape(), (Shape{2, 3}));
+  EXPECT_EQ(values<float>(h), (std::vector<float>{0, 0, 1, 1, 0, 0}));
+}
+
+TEST(Elementwise, ErrorsNameTheProblem) {
+  Array a = ops::ones({2}, DType::Float64);
+  Array b = ops::ones({3}, DType::Float64);
+  EXPECT_EQ(error_kind([&] { ops::binary(BinaryOp::Add, a, b); }), ErrorKind::Value);
+  try {
+    ops::binary(BinaryOp::Add, a, b);
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("add"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("(2,)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("(3,)"), std::string::npos) << e.what();
+  }
+  // Compute ops on a storage-only dtype: TypeError naming the op and the dtype.
+  Array h = Array::empty({2}, DType::Float16);
+  try {
+    ops::unary(UnaryOp::Exp, h);
+    ADD_FAILURE() << "exp on float16 did not raise";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Type);
+    EXPECT_NE(std::string(e.what()).find("exp"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("float16"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Elementwise, ResultsNeverAliasInputs) {
+  // No donation: an op's result lives in fresh pooled memory, never in an input's buffer,
+  // even for adopted or read-only inputs.
+  std::vector<double> foreign = {1, 2, 3};
+  auto st = std::make_shared<Storage>(adopt(foreign.data(), 24, Device::cpu(), &no_delete, nullptr));
+  Array a(st, foreign.data(), {3}, {1}, DType::Float64, false);
+  Array r = ops::binary(BinaryOp::Multiply, a, a);
+  EXPECT_NE(r.storage(), a.storage());
+  EXPECT_FALSE(r.is_adopted());
+  EXPECT_TRUE(r.writable());
+  EXPECT_EQ(values<double>(r), (std::vector<double>{1, 4, 9}));
+  EXPECT_EQ(foreign, (std::vector<double>{1, 2, 3}));
+  Array u = ops::unary(UnaryOp::Negative, a);
+  EXPECT_NE(u.storage(), a.storage());
+  EXPECT_EQ(foreign, (std::vector<double>{1, 2, 3}));
+}
+
+// ---- reductions ----------------------------------------------------------------------------
+
+TEST(Reduce, SumMeanMaxArgmax) {
+  Array a = make<double>({1, 2, 3, 4, 5, 6}, {2, 3});
+  Array all = ops::reduce(ReduceOp::Sum, a, std::nullopt, false);
+  EXPECT_EQ(all.ndim(), 0);
+  EXPECT_EQ(values<double>(all), (std::vector<double>{21}));
+  EXPECT_EQ(values<double>(ops::reduce(ReduceOp::Sum, a, std::vector<int64_t>{0}, false)),
+            (std::vector<double>{5, 7, 9}));
+  Array kd = ops::reduce(ReduceOp::Sum, a, std::vector<int64_t>{-1}, true);
+  EXPECT_EQ(kd.shape(), (Shape{2, 1}));
+  EXPECT_EQ(values<double>(kd), (std::vector<double>{6, 15}));
+  EXPECT_EQ(values<double>(ops::reduce(ReduceOp::Mean, a, std::vector<int64_t>{1}, false)),
+            (std::vector<double>{2, 5}));
+  EXPECT_EQ(values<double>(ops::reduce(ReduceOp::Max, a, std::vector<int64_t>{0, 1}, false)),
+            (std::vector<double>{6}));
+  Array am = ops::reduce(ReduceOp::ArgMax, make<double>({3, 9, 9, 1}, {4}), std::nullopt, false);
+  EXPECT_EQ(values<int64_t>(am), (std::vector<int64_t>{1}));  // first of equal maxima
+  // np.sum of int32 gives the default integer (int64); of bool too.
+  EXPECT_EQ(ops::reduce(ReduceOp::Sum, make<int32_t>({1, 2}, {2}), std::nullopt, false).dtype(), DType::Int64);
+  EXPECT_EQ(values<int64_t>(ops::reduce(ReduceOp::Sum, make<bool>({true, true, false}, {3}), std::nullopt, false)),
+            (std::vector<int64_t>{2}));
+}
+
+TEST(Reduce, StridedAndEmptyInputs) {
+  Array a = make<double>({1, 2, 3, 4, 5, 6}, {2, 3});
+  Array t = ops::transpose(a, {});  // (3, 2), strides (1, 3)
+  EXPECT_EQ(values<double>(ops::reduce(ReduceOp::Sum, t, std::vector<int64_t>{1}, false)),
+            (std::vector<double>{5, 7, 9}));
+  Array empty = ops::zeros({0, 3}, DType::Float64);
+  EXPECT_EQ(values<double>(ops::reduce(ReduceOp::Sum, empty, std::vector<int64_t>{0}, false)),
+            (std::vector<double>{0, 0, 0}));
+  EXPECT_EQ(error_kind([&] { ops::reduce(ReduceOp::Max, empty, std::vector<int64_t>{0}, false); }), ErrorKind::Value);
+  EXPECT_EQ(error_kind([&] { ops::reduce(ReduceOp::Sum, a, std::vector<int64_t>{2}, false); }), ErrorKind::Index);
+}
+
+// ---- matmul --------------------------------------------------------------------------------
+
+TEST(Matmul, SmallCasesByHand) {
+  Array a = make<double>({1, 2, 3, 4, 5, 6}, {2, 3});
+  Array b = make<double>({7, 8, 9, 10, 11, 12}, {3, 2});
+  // [[1*7+2*9+3*11, 1*8+2*10+3*12], [4*7+5*9+6*11, 4*8+5*10+6*12]]
+  Array c = ops::matmul(a, b);
+  EXPECT_EQ(c.shape(), (Shape{2, 2}));
+  EXPECT_EQ(values<double>(c), (std::vector<double>{58, 64, 139, 154}));
+  // float32 through BLAS, with a transposed operand
+  Array af = ops::astype(a, DType::Float32);
+  Array bt = ops::transpose(ops::astype(b, DType::Float32), {});  // (2, 3), not contiguous
+  Array c2 = ops::matmul(bt, ops::transpose(af, {}));              // (2,3) @ (3,2)
+  EXPECT_EQ(values<float>(c2), (std::vector<float>{7 + 18 + 33, 28 + 45 + 66, 8 + 20 + 36, 32 + 50 + 72}));
+  // integers (no BLAS) and 1-d promotion: vector @ matrix, matrix @ vector, vector @ vector
+  Array ai = make<int64_t>({1, 2, 3, 4}, {2, 2});
+  Array v = make<int64_t>({1, -1}, {2});
+  EXPECT_EQ(values<int64_t>(ops::matmul(v, ai)), (std::vector<int64_t>{-2, -2}));
+  EXPECT_EQ(values<int64_t>(ops::matmul(ai, v)), (std::vector<int64_t>{-1, -1}));
+  Array dot = ops::matmul(v, v);
+  EXPECT_EQ(dot.ndim(), 0);
+  EXPECT_EQ(values<int64_t>(dot), (std::vector<int64_t>{2}));
+  EXPECT_EQ(error_kind([&] { ops::matmul(a, a); }), ErrorKind::Value);
+}
+
+TEST(Matmul, BatchedAndEmpty) {
+  Array a = ops::ones({2, 2, 3}, DType::Float64);
+  Array b = ops::ones({3, 4}, DType::Float64);
+  Array c = ops::matmul(a, b);
+  EXPECT_EQ(c.shape(), (Shape{2, 2, 4}));
+  for (double x : values<double>(c)) EXPECT_EQ(x, 3.0);
+  Array k0 = ops::matmul(ops::ones({2, 0}, DType::Float64), ops::ones({0, 3}, DType::Float64));
+  EXPECT_EQ(k0.shape(), (Shape{2, 3}));
+  for (double x : values<double>(k0)) EXPECT_EQ(x, 0.0);
+}
+
+// ---- shape ops and indexing ----------------------------------------------------------------
+
+TEST(Shape, ReshapeTransposeBroadcastAreViews) {
+  Array a = ops::arange(0, 6, 1, DType::Float64);
+  Array r = ops::reshape(a, {2, -1});
+  EXPECT_EQ(r.shape(), (Shape{2, 3}));
+  EXPECT_EQ(r.storage(), a.storage());
+  Array t = ops::transpose(r, {});
+  EXPECT_EQ(t.shape(), (Shape{3, 2}));
+  EXPECT_EQ(t.storage(), a.storage());
+  EXPECT_EQ(values<double>(t), (std::vector<double>{0, 3, 1, 4, 2, 5}));
+  Array bc = ops::broadcast_to(make<double>({1, 2}, {2}), {3, 2});
+  EXPECT_FALSE(bc.writable());  // as NumPy
+  EXPECT_EQ(values<double>(bc), (std::vector<double>{1, 2, 1, 2, 1, 2}));
+  // reshape of a non-contiguous view copies, with the right values
+  Array rt = ops::reshape(t, {6});
+  EXPECT_EQ(values<double>(rt), (std::vector<double>{0, 3, 1, 4, 2, 5}));
+  EXPECT_EQ(error_kind([&] { ops::reshape(a, {4}); }), ErrorKind::Value);
+}
+
+TEST(Shape, ConcatenateStackExpandSqueeze) {
+  Array a = make<int32_t>({1, 2}, {1, 2});
+  Array b = make<int32_t>({3, 4, 5, 6}, {2, 2});
+  Array c = ops::concatenate({a, b}, 0);
+  EXPECT_EQ(c.shape(), (Shape{3, 2}));
+  EXPECT_EQ(values<int32_t>(c), (std::vector<int32_t>{1, 2, 3, 4, 5, 6}));
+  Array s = ops::stack({make<int32_t>({1, 2}, {2}), make<int32_t>({3, 4}, {2})}, 1);
+  EXPECT_EQ(s.shape(), (Shape{2, 2}));
+  EXPECT_EQ(values<int32_t>(s), (std::vector<int32_t>{1, 3, 2, 4}));
+  EXPECT_EQ(ops::expand_dims(a, 0).shape(), (Shape{1, 1, 2}));
+  EXPECT_EQ(ops::squeeze(a, {}).shape(), (Shape{2}));
+}
+
+TEST(Indexing, BasicIndexIsAView) {
+  Array a = ops::reshape(ops::arange(0, 12, 1, DType::Int64), {3, 4});
+  IndexItem all_rows;
+  all_rows.kind = IndexItem::Slice;
+  IndexItem rev2;
+  rev2.kind = IndexItem::Slice;
+  rev2.step = -2;
+  Array v = ops::getitem(a, {all_rows, rev2});  // a[:, ::-2]
+  EXPECT_EQ(v.shape(), (Shape{3, 2}));
+  EXPECT_EQ(v.storage(), a.storage());
+  EXPECT_EQ(values<int64_t>(v), (std::vector<int64_t>{3, 1, 7, 5, 11, 9}));
+  IndexItem one;
+  one.kind = IndexItem::Int;
+  one.i = -1;
+  IndexItem newaxis;
+  newaxis.kind = IndexItem::NewAxis;
+  Array row = ops::getitem(a, {one, newaxis});  // a[-1, None]
+  EXPECT_EQ(row.shape(), (Shape{1, 4}));
+  EXPECT_EQ(values<int64_t>(row), (std::vector<int64_t>{8, 9, 10, 11}));
+  IndexItem bad;
+  bad.kind = IndexItem::Int;
+  bad.i = 3;
+  EXPECT_EQ(error_kind([&] { ops::getitem(a, {bad}); }), ErrorKind::Index);
+}
+
+TEST(Memory, OpsReturnTheirBytes) {
+  int64_t before = memory_stats(Device::cpu()).active_bytes;
+  {
+    Array a = ops::ones({64, 64}, DType::Float64);
+    Array b = ops::matmul(a, a);
+    Array c = ops::reduce(ReduceOp::Sum, ops::binary(BinaryOp::Add, b, a), std::nullopt, false);
+    EXPECT_EQ(values<double>(c), (std::vector<double>{64.0 * 64 * 64 + 64 * 64}));
+  }
+  EXPECT_EQ(memory_stats(Device::cpu()).active_bytes, before);
+}
+
+}  // namespace
+}  // namespace uma
