@@ -160,15 +160,18 @@ std::pair<DType, bool> parse_format(const char* fmt, Py_ssize_t itemsize_) {
   return {*t, swapped && itemsize(*t) > 1};
 }
 
-Array import_buffer(nb::handle obj, std::optional<DType> dtype, std::optional<Device> device, CopyMode copy,
-                    const char* api) {
+// Imports through the buffer protocol. A PyBUF_RECORDS_RO request is served by writable and
+// read-only exporters alike; view.readonly then says which (PEP 3118). When `fallback` is
+// set and the exporter refuses (e.g. NumPy arrays of ml_dtypes.bfloat16), returns nullopt.
+std::optional<Array> import_buffer(nb::handle obj, std::optional<DType> dtype, std::optional<Device> device,
+                                   CopyMode copy, const char* api, bool fallback = false) {
   auto hb = std::make_unique<HeldBuffer>();
-  bool readonly = false;
-  if (PyObject_GetBuffer(obj.ptr(), &hb->view, PyBUF_RECORDS) != 0) {
+  if (PyObject_GetBuffer(obj.ptr(), &hb->view, PyBUF_RECORDS_RO) != 0) {
+    if (!fallback) throw nb::python_error();
     PyErr_Clear();
-    if (PyObject_GetBuffer(obj.ptr(), &hb->view, PyBUF_RECORDS_RO) != 0) throw nb::python_error();
-    readonly = true;
+    return std::nullopt;
   }
+  const bool readonly = false;
   Py_buffer& v = hb->view;
   ForeignLayout f;
   try {
@@ -329,9 +332,15 @@ Array asarray(nb::handle obj, std::optional<DType> dtype, std::optional<Device> 
     UMA_CHECK(!device || device->is_cpu(), Runtime, api, ": device ", device->str(), " is not available in this build");
     return ops::astype(a, dtype.value_or(a.dtype()));
   }
-  if (is_ndarray(obj)) return import_array_interface(obj, obj.attr("__array_interface__"), dtype, device, copy, api);
+  if (is_ndarray(obj)) {
+    // NumPy arrays: the buffer protocol carries layout and the read-only flag at a third of
+    // the cost of building __array_interface__; dtypes without a PEP 3118 format (bfloat16)
+    // fall back to the array interface.
+    if (auto a = import_buffer(obj, dtype, device, copy, api, /*fallback=*/true)) return *a;
+    return import_array_interface(obj, obj.attr("__array_interface__"), dtype, device, copy, api);
+  }
   if (nb::hasattr(obj, "__dlpack__") && !PyType_Check(obj.ptr())) return import_dlpack(obj, dtype, device, copy, api);
-  if (PyObject_CheckBuffer(obj.ptr())) return import_buffer(obj, dtype, device, copy, api);
+  if (PyObject_CheckBuffer(obj.ptr())) return *import_buffer(obj, dtype, device, copy, api);
   if (nb::hasattr(obj, "__array_interface__") && !PyType_Check(obj.ptr()))
     return import_array_interface(obj, obj.attr("__array_interface__"), dtype, device, copy, api);
   if (nb::hasattr(obj, "__array__") && !PyType_Check(obj.ptr())) {

@@ -51,6 +51,7 @@ Loop<K> make_loop(const Shape& shape, const std::array<const Array*, K>& ops) {
 
 template <std::size_t K, class Inner>
 void run_range(const Loop<K>& L, const std::array<char*, K>& base, int64_t begin, int64_t end, Inner& inner) {
+  if (begin >= end) return;
   const int nd = static_cast<int>(L.shape.size());
   std::array<int64_t, K> in_str{};
   if (nd == 0) {
