@@ -1,0 +1,1633 @@
+"""Symbolic ops: one function per eager function of uma (same name, same signature).
+
+Every function accepts :class:`~uma.graph.Variable` s, uma/NumPy arrays, lists and Python
+scalars and returns a new Variable (or a Constant for creation functions). Dtype and static
+shape are inferred when the graph is built:
+
+- dtypes follow NumPy 2 (NEP 50): the result dtype of an op is what NumPy's function gives for
+  arrays of the input dtypes; Python scalars are *weak* (``x_float32 + 1.0`` is float32) and
+  are turned into constants of the promoted dtype (``OverflowError`` for an out-of-range
+  Python int, as NumPy 2 does);
+- compute ops accept ``bool, int32, int64, float32, float64`` (API.md) and raise ``TypeError``
+  naming the op and the dtype otherwise (``astype`` accepts every dtype);
+- shapes follow NumPy broadcasting with PyTensor's static rule: only axes whose static length
+  is 1 broadcast (see :mod:`uma.graph.type`). Known mismatches raise ``ValueError`` naming the
+  op at build time; the rest are checked when a compiled function is called.
+
+Each op also defines its reference semantics (``perform``, calling uma's eager function of
+the same name), its gradient and its run-time shape rule.
+"""
+from __future__ import annotations
+
+import builtins as _b
+import functools
+import math
+
+import numpy as np
+
+from .basic import Apply, Constant, Op, Variable, as_variable, is_python_scalar
+from .type import COMPUTE_DTYPES, TensorType, _fmt_shape, dtype_name, is_float, kind_of, np_dtype
+
+AxisError = np.exceptions.AxisError
+
+
+def _uma():
+    import uma  # lazy: uma/__init__ imports this package while it initialises
+    return uma
+
+
+# ======================================================================================
+# helpers: dtypes, weak scalars, shapes
+# ======================================================================================
+
+def _check_compute(opname, *vs):
+    for v in vs:
+        if v.dtype not in COMPUTE_DTYPES:
+            raise TypeError(f"{opname}: dtype {v.dtype} is not supported by compute ops "
+                            f"(supported: bool, int32, int64, float32, float64); cast with astype first")
+
+
+def _weak_constant(opname, value, dt: np.dtype, comparison=False):
+    try:
+        with np.errstate(all="ignore"):
+            arr = np.asarray(value, dtype=dt)
+    except OverflowError:
+        if comparison:  # NumPy 2 compares out-of-range Python ints exactly
+            return Constant(np.asarray(value, dtype=np.result_type(dt, np.min_scalar_type(value))))
+        raise OverflowError(f"{opname}: Python integer {value} out of bounds for {dt.name}") from None
+    return Constant(arr)
+
+
+def _as_inputs(opname, args, weak_ok=True, comparison=False):
+    """Turn raw arguments into Variables; Python scalars become constants of the dtype NumPy 2
+    gives them next to the other (strong) operands (NEP 50)."""
+    strong, weak = [], []
+    out = list(args)
+    for k, a in enumerate(args):
+        if isinstance(a, Variable):
+            strong.append(a.dtype)
+        elif is_python_scalar(a) and weak_ok:
+            weak.append(k)
+        else:
+            out[k] = as_variable(a)
+            strong.append(out[k].dtype)
+    if weak:
+        try:
+            dt = np.result_type(*[np_dtype(d) for d in strong], *[args[k] for k in weak])
+        except TypeError as e:
+            raise TypeError(f"{opname}: {e}") from None
+        for k in weak:
+            out[k] = _weak_constant(opname, args[k], dt, comparison)
+    return out
+
+
+def _fmt(shape):
+    return _fmt_shape(shape)
+
+
+def _aligned(shapes, n, ax):
+    """The entries of ``shapes`` aligned on output axis ``ax`` of an n-d broadcast (or None)."""
+    res = []
+    for s in shapes:
+        j = ax - n + len(s)
+        res.append(s[j] if j >= 0 else None)
+    return res
+
+
+def _bcast_static(opname, shapes):
+    n = _b.max((len(s) for s in shapes), default=0)
+    out = []
+    for ax in range(n):
+        dims = [d for s, d in zip(shapes, _aligned(shapes, n, ax)) if ax - n + len(s) >= 0]
+        known = {d for d in dims if d is not None and d != 1}
+        if len(known) > 1:
+            raise ValueError(f"{opname}: operands could not be broadcast together with shapes "
+                             + " ".join(_fmt(s) for s in shapes))
+        if known:
+            out.append(known.pop())
+        elif _b.any(d is None for d in dims):
+            out.append(None)
+        else:
+            out.append(1)
+    return tuple(out)
+
+
+def _bcast_runtime(opname, static_shapes, shapes):
+    n = _b.max((len(s) for s in shapes), default=0)
+    out = []
+    for ax in range(n):
+        present = [k for k, s in enumerate(shapes) if ax - n + len(s) >= 0]
+        dims = {shapes[k][ax - n + len(shapes[k])] for k in present}
+        big = dims - {1}
+        if len(big) > 1:
+            raise ValueError(f"{opname}: operands could not be broadcast together with shapes "
+                             + " ".join(str(tuple(s)) for s in shapes))
+        t = big.pop() if big else 1
+        for k in present:
+            j = ax - n + len(shapes[k])
+            if shapes[k][j] != t and static_shapes[k][j] != 1:
+                raise ValueError(
+                    f"{opname}: input {k} has run-time shape {tuple(shapes[k])} and would be broadcast "
+                    f"along axis {j} to length {t}, but its type {_fmt(static_shapes[k])} does not declare "
+                    f"that axis as length 1 (PyTensor convention: only static length-1 axes broadcast)")
+        out.append(t)
+    return tuple(out)
+
+
+def _norm_axis(opname, axis, ndim):
+    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"{opname}: axis must be an int, got {axis!r}")
+    a = int(axis)
+    if not -ndim <= a < ndim:
+        raise AxisError(a, ndim, opname)
+    return a % ndim if ndim else a
+
+
+def _norm_axes(opname, axis, ndim):
+    """None -> None; int or sequence -> sorted tuple of non-negative axes."""
+    if axis is None:
+        return None
+    if isinstance(axis, (tuple, list)):
+        axes = [_norm_axis(opname, a, ndim) for a in axis]
+    else:
+        axes = [_norm_axis(opname, axis, ndim)]
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"{opname}: duplicate value in 'axis': {axis!r}")
+    return tuple(sorted(axes))
+
+
+def _prod(dims):
+    return math.prod(dims)
+
+
+# ======================================================================================
+# elementwise
+# ======================================================================================
+
+_UNARY_NP = {
+    "negative": np.negative, "abs": np.abs, "exp": np.exp, "log": np.log, "log1p": np.log1p,
+    "expm1": np.expm1, "sqrt": np.sqrt, "tanh": np.tanh, "sigmoid": np.exp, "sign": np.sign,
+    "square": np.square, "logical_not": np.logical_not, "sin": np.sin, "cos": np.cos,
+    "floor": np.floor, "ceil": np.ceil,
+}
+_BINARY_NP = {
+    "add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide,
+    "power": np.power, "maximum": np.maximum, "minimum": np.minimum,
+    "floor_divide": np.floor_divide, "remainder": np.remainder, "equal": np.equal,
+    "not_equal": np.not_equal, "less": np.less, "less_equal": np.less_equal,
+    "greater": np.greater, "greater_equal": np.greater_equal, "logical_and": np.logical_and,
+    "logical_or": np.logical_or,
+}
+_COMPARISONS = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
+
+
+@functools.lru_cache(maxsize=None)
+def _elemwise_dtype(name, dtypes):
+    fn = _UNARY_NP.get(name) or _BINARY_NP[name]
+    args = [np.ones(1, dtype=np_dtype(d)) for d in dtypes]
+    try:
+        with np.errstate(all="ignore"):
+            res = fn(*args).dtype.name
+    except TypeError as e:
+        raise TypeError(f"{name}: not supported for dtypes {', '.join(dtypes)} (NumPy: {e})") from None
+    if res not in COMPUTE_DTYPES:
+        raise TypeError(f"{name}: result dtype {res} (NumPy's rule for {', '.join(dtypes)}) is not "
+                        f"supported by compute ops; cast the input with astype first")
+    return res
+
+
+class Elemwise(Op):
+    """An elementwise op (unary or binary) named after its eager function."""
+
+    props = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+        self.nin = 1 if name in _UNARY_NP else 2
+
+    def output_types(self, inputs):
+        if len(inputs) != self.nin:
+            raise TypeError(f"{self.name}: expected {self.nin} inputs, got {len(inputs)}")
+        _check_compute(self.name, *inputs)
+        dt = _elemwise_dtype(self.name, tuple(i.dtype for i in inputs))
+        return [TensorType(dt, _bcast_static(self.name, [i.shape for i in inputs]))]
+
+    def perform(self, node, values):
+        return [getattr(_uma(), self.name)(*values)]
+
+    def infer_shape(self, node, shapes):
+        return [_bcast_runtime(self.name, [i.shape for i in node.inputs], shapes)]
+
+    def program_op(self, node):
+        return self.name, {}
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        out = node.outputs[0]
+        if g is None or not is_float(out.dtype):
+            return [None] * self.nin
+        rule = _GRADS.get(self.name)
+        if rule is None:
+            return [None] * self.nin
+        grads = rule(g, out, *node.inputs)
+        return [None if gi is None or not is_float(x.dtype) else _unbroadcast(gi, x)
+                for gi, x in zip(grads, node.inputs)]
+
+
+@functools.lru_cache(maxsize=None)
+def _elemwise(name):
+    return Elemwise(name)
+
+
+def _binary(name, a, b):
+    a, b = _as_inputs(name, (a, b), comparison=name in _COMPARISONS)
+    return _elemwise(name)(a, b)
+
+
+def _unary(name, a):
+    return _elemwise(name)(as_variable(a))
+
+
+def _zeros_grad(g, out, *xs):
+    return [zeros_like(x, dtype=g.dtype) if is_float(x.dtype) else None for x in xs]
+
+
+_GRADS = {
+    "add": lambda g, o, x, y: [g, g],
+    "subtract": lambda g, o, x, y: [g, negative(g)],
+    "multiply": lambda g, o, x, y: [g * y, g * x],
+    "divide": lambda g, o, x, y: [g / y, negative(g) * o / y],
+    "power": lambda g, o, x, y: [g * y * power(x, y - 1), g * o * log(x)],
+    "maximum": lambda g, o, x, y: [where(x >= y, g, 0), where(x >= y, 0, g)],
+    "minimum": lambda g, o, x, y: [where(x <= y, g, 0), where(x <= y, 0, g)],
+    "floor_divide": _zeros_grad,
+    "remainder": lambda g, o, x, y: [g, negative(g) * floor_divide(x, y)],
+    "negative": lambda g, o, x: [negative(g)],
+    "abs": lambda g, o, x: [g * sign(x)],
+    "exp": lambda g, o, x: [g * o],
+    "log": lambda g, o, x: [g / x],
+    "log1p": lambda g, o, x: [g / (x + 1)],
+    "expm1": lambda g, o, x: [g * (o + 1)],
+    "sqrt": lambda g, o, x: [g * 0.5 / o],
+    "tanh": lambda g, o, x: [g * (1 - o * o)],
+    "sigmoid": lambda g, o, x: [g * o * (1 - o)],
+    "square": lambda g, o, x: [g * 2 * x],
+    "sin": lambda g, o, x: [g * cos(x)],
+    "cos": lambda g, o, x: [negative(g) * sin(x)],
+    "sign": _zeros_grad,
+    "floor": _zeros_grad,
+    "ceil": _zeros_grad,
+}
+
+
+def _unbroadcast(g, x):
+    """Sum ``g`` over the axes along which ``x`` was broadcast (leading axes and static
+    length-1 axes), and cast it to ``x``'s dtype: the result has x's ndim and dtype."""
+    lead = g.ndim - x.ndim
+    if lead > 0:
+        g = sum(g, axis=tuple(range(lead)))
+    axes = tuple(i for i in range(x.ndim) if x.shape[i] == 1 and g.shape[i] != 1)
+    if axes:
+        g = sum(g, axis=axes, keepdims=True)
+    if g.dtype != x.dtype:
+        g = astype(g, x.dtype)
+    return g
+
+
+def _broadcast_like(g, x):
+    """``g`` (whose axes broadcast statically against x) broadcast to x's shape."""
+    if g.shape == x.shape:
+        return g
+    if _b.all(d is not None for d in x.shape):
+        return broadcast_to(g, x.shape)
+    return g * ones_like(x, dtype=g.dtype)
+
+
+# ---- public elementwise functions ---------------------------------------------------------
+
+def add(a, b):
+    """Elementwise ``a + b`` (NumPy broadcasting and NEP 50 promotion)."""
+    return _binary("add", a, b)
+
+
+def subtract(a, b):
+    """Elementwise ``a - b``."""
+    return _binary("subtract", a, b)
+
+
+def multiply(a, b):
+    """Elementwise ``a * b``."""
+    return _binary("multiply", a, b)
+
+
+def divide(a, b):
+    """Elementwise true division (ints give float64, as NumPy)."""
+    return _binary("divide", a, b)
+
+
+def power(a, b):
+    """Elementwise ``a ** b``."""
+    return _binary("power", a, b)
+
+
+def maximum(a, b):
+    """Elementwise maximum; the gradient goes to ``a`` where ``a >= b``."""
+    return _binary("maximum", a, b)
+
+
+def minimum(a, b):
+    """Elementwise minimum; the gradient goes to ``a`` where ``a <= b``."""
+    return _binary("minimum", a, b)
+
+
+def floor_divide(a, b):
+    """Elementwise ``a // b``."""
+    return _binary("floor_divide", a, b)
+
+
+def remainder(a, b):
+    """Elementwise ``a % b`` (sign of the divisor, as NumPy)."""
+    return _binary("remainder", a, b)
+
+
+def equal(a, b):
+    """Elementwise ``a == b`` -> bool (``==`` on Variables is identity, PyTensor convention)."""
+    return _binary("equal", a, b)
+
+
+def not_equal(a, b):
+    """Elementwise ``a != b`` -> bool."""
+    return _binary("not_equal", a, b)
+
+
+def less(a, b):
+    """Elementwise ``a < b`` -> bool."""
+    return _binary("less", a, b)
+
+
+def less_equal(a, b):
+    """Elementwise ``a <= b`` -> bool."""
+    return _binary("less_equal", a, b)
+
+
+def greater(a, b):
+    """Elementwise ``a > b`` -> bool."""
+    return _binary("greater", a, b)
+
+
+def greater_equal(a, b):
+    """Elementwise ``a >= b`` -> bool."""
+    return _binary("greater_equal", a, b)
+
+
+def logical_and(a, b):
+    """Elementwise logical and -> bool."""
+    return _binary("logical_and", a, b)
+
+
+def logical_or(a, b):
+    """Elementwise logical or -> bool."""
+    return _binary("logical_or", a, b)
+
+
+eq = equal
+neq = not_equal
+
+
+def _bool_op(name, *args):
+    vs = [as_variable(a) if not is_python_scalar(a) else a for a in args]
+    for v in vs:
+        if isinstance(v, Variable) and v.dtype != "bool":
+            raise TypeError(f"operators & | ~ on symbolic variables are logical and need bool "
+                            f"operands, got {v.dtype}; use {name} explicitly")
+    return _binary(name, *vs) if len(vs) == 2 else logical_not(vs[0])
+
+
+def negative(a):
+    """Elementwise ``-a``."""
+    return _unary("negative", a)
+
+
+def abs(a):  # noqa: A001 - same name as the eager function
+    """Elementwise absolute value."""
+    return _unary("abs", a)
+
+
+def exp(a):
+    """Elementwise ``e**a``."""
+    return _unary("exp", a)
+
+
+def log(a):
+    """Elementwise natural logarithm."""
+    return _unary("log", a)
+
+
+def log1p(a):
+    """Elementwise ``log(1 + a)``."""
+    return _unary("log1p", a)
+
+
+def expm1(a):
+    """Elementwise ``exp(a) - 1``."""
+    return _unary("expm1", a)
+
+
+def sqrt(a):
+    """Elementwise square root."""
+    return _unary("sqrt", a)
+
+
+def tanh(a):
+    """Elementwise hyperbolic tangent."""
+    return _unary("tanh", a)
+
+
+def sigmoid(a):
+    """Elementwise logistic function ``1 / (1 + exp(-a))`` (dtype as ``exp``)."""
+    return _unary("sigmoid", a)
+
+
+def sign(a):
+    """Elementwise sign (gradient zero)."""
+    return _unary("sign", a)
+
+
+def square(a):
+    """Elementwise ``a * a``."""
+    return _unary("square", a)
+
+
+def logical_not(a):
+    """Elementwise logical not -> bool."""
+    return _unary("logical_not", a)
+
+
+def sin(a):
+    """Elementwise sine."""
+    return _unary("sin", a)
+
+
+def cos(a):
+    """Elementwise cosine."""
+    return _unary("cos", a)
+
+
+def floor(a):
+    """Elementwise floor (gradient zero)."""
+    return _unary("floor", a)
+
+
+def ceil(a):
+    """Elementwise ceiling (gradient zero)."""
+    return _unary("ceil", a)
+
+
+def relu(a):
+    """``maximum(a, 0)`` (the 0 takes a's dtype)."""
+    return maximum(a, 0)
+
+
+# ======================================================================================
+# where, one_hot, *_like
+# ======================================================================================
+
+class Where(Op):
+    name = "where"
+
+    def output_types(self, inputs):
+        cond, x, y = inputs
+        _check_compute("where", cond, x, y)
+        try:
+            dt = np.result_type(np_dtype(x.dtype), np_dtype(y.dtype)).name
+        except TypeError as e:
+            raise TypeError(f"where: {e}") from None
+        return [TensorType(dt, _bcast_static("where", [cond.shape, x.shape, y.shape]))]
+
+    def perform(self, node, values):
+        return [_uma().where(*values)]
+
+    def infer_shape(self, node, shapes):
+        return [_bcast_runtime("where", [i.shape for i in node.inputs], shapes)]
+
+    def program_op(self, node):
+        return "where", {}
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        cond, x, y = node.inputs
+        if g is None:
+            return [None, None, None]
+        gx = _unbroadcast(where(cond, g, 0), x) if is_float(x.dtype) else None
+        gy = _unbroadcast(where(cond, 0, g), y) if is_float(y.dtype) else None
+        return [None, gx, gy]
+
+
+def where(cond, x, y):
+    """``x`` where ``cond`` else ``y``, broadcasting all three; dtype = result_type(x, y)."""
+    cond = as_variable(cond)
+    x, y = _as_inputs("where", (x, y))
+    return Where()(cond, x, y)
+
+
+class OneHot(Op):
+    name = "one_hot"
+    props = ("depth", "dtype")
+
+    def __init__(self, depth, dtype):
+        self.depth, self.dtype = depth, dtype
+
+    def output_types(self, inputs):
+        (idx,) = inputs
+        if kind_of(idx.dtype) not in "iu":
+            raise TypeError(f"one_hot: indices must have an integer dtype, got {idx.dtype}")
+        return [TensorType(self.dtype, idx.shape + (self.depth,))]
+
+    def perform(self, node, values):
+        return [_uma().one_hot(values[0], self.depth, dtype=self.dtype)]
+
+    def infer_shape(self, node, shapes):
+        return [tuple(shapes[0]) + (self.depth,)]
+
+    def program_op(self, node):
+        return "one_hot", {"depth": self.depth, "dtype": self.dtype}
+
+    def grad(self, node, output_grads):
+        return [None]
+
+
+def one_hot(indices, depth, dtype="float64"):
+    """One-hot encoding: shape ``indices.shape + (depth,)``, 1 where ``index == j``.
+
+    ``indices`` must be integer (``TypeError``); ``depth`` a non-negative int.
+    """
+    if isinstance(depth, (bool, np.bool_)) or not isinstance(depth, (int, np.integer)):
+        raise TypeError(f"one_hot: depth must be an int, got {depth!r}")
+    if depth < 0:
+        raise ValueError(f"one_hot: depth must be >= 0, got {depth}")
+    return OneHot(int(depth), dtype_name(dtype))(as_variable(indices))
+
+
+class FillLike(Op):
+    """zeros_like / ones_like / full_like: a new array of x's shape (values ignored)."""
+
+    props = ("name", "fill_value", "dtype")
+
+    def __init__(self, name, fill_value, dtype):
+        self.name, self.fill_value, self.dtype = name, fill_value, dtype
+
+    def output_types(self, inputs):
+        return [TensorType(self.dtype, inputs[0].shape)]
+
+    def perform(self, node, values):
+        u = _uma()
+        if self.name == "full_like":
+            return [u.full_like(values[0], self.fill_value, dtype=self.dtype)]
+        return [getattr(u, self.name)(values[0], dtype=self.dtype)]
+
+    def infer_shape(self, node, shapes):
+        return [tuple(shapes[0])]
+
+    def program_op(self, node):
+        if self.name == "full_like":
+            return "full_like", {"fill_value": self.fill_value, "dtype": self.dtype}
+        return self.name, {"dtype": self.dtype}
+
+    def grad(self, node, output_grads):
+        return [None]
+
+
+def zeros_like(a, dtype=None):
+    """Zeros with ``a``'s shape and dtype (or ``dtype``)."""
+    a = as_variable(a)
+    return FillLike("zeros_like", None, dtype_name(dtype) if dtype is not None else a.dtype)(a)
+
+
+def ones_like(a, dtype=None):
+    """Ones with ``a``'s shape and dtype (or ``dtype``)."""
+    a = as_variable(a)
+    return FillLike("ones_like", None, dtype_name(dtype) if dtype is not None else a.dtype)(a)
+
+
+def full_like(a, fill_value, dtype=None):
+    """``fill_value`` (a Python/NumPy scalar) with ``a``'s shape, dtype ``dtype`` or a's."""
+    a = as_variable(a)
+    if isinstance(fill_value, Variable):
+        raise TypeError("full_like: fill_value must be a scalar value, not a symbolic variable")
+    fv = fill_value.item() if isinstance(fill_value, np.generic) else fill_value
+    dt = dtype_name(dtype) if dtype is not None else a.dtype
+    _weak_constant("full_like", fv, np_dtype(dt))  # range check
+    return FillLike("full_like", fv, dt)(a)
+
+
+# ======================================================================================
+# creation (no symbolic inputs: constants)
+# ======================================================================================
+
+def zeros(shape, dtype="float64"):
+    """A constant of zeros (creation functions have no symbolic inputs)."""
+    return Constant(np.zeros(shape, dtype=np_dtype(dtype_name(dtype))))
+
+
+def ones(shape, dtype="float64"):
+    """A constant of ones."""
+    return Constant(np.ones(shape, dtype=np_dtype(dtype_name(dtype))))
+
+
+def empty(shape, dtype="float64"):
+    """A constant (zero-filled: a constant needs a defined value)."""
+    return zeros(shape, dtype)
+
+
+def full(shape, fill_value, dtype=None):
+    """A constant filled with ``fill_value``."""
+    dt = None if dtype is None else np_dtype(dtype_name(dtype))
+    return Constant(np.full(shape, fill_value, dtype=dt))
+
+
+def arange(start, stop=None, step=1, dtype=None):
+    """A constant ``arange`` (NumPy semantics)."""
+    dt = None if dtype is None else np_dtype(dtype_name(dtype))
+    if stop is None:
+        start, stop = 0, start
+    return Constant(np.arange(start, stop, step, dtype=dt))
+
+
+def eye(n, m=None, k=0, dtype="float64"):
+    """A constant identity-like matrix."""
+    return Constant(np.eye(n, m, k, dtype=np_dtype(dtype_name(dtype))))
+
+
+def asarray(obj, dtype=None, device=None, copy=None):
+    """A Variable as is (cast to ``dtype`` if given); anything else becomes a Constant."""
+    v = as_variable(obj)
+    return v if dtype is None else astype(v, dtype)
+
+
+def array(obj, dtype=None, device=None):
+    """Like :func:`asarray` (symbolic values are immutable, so no copy is needed)."""
+    return asarray(obj, dtype=dtype)
+
+
+def from_dlpack(x, *, device=None, copy=None):
+    raise TypeError("from_dlpack: a symbolic Variable has no memory to share")
+
+
+# ======================================================================================
+# casting
+# ======================================================================================
+
+class Cast(Op):
+    name = "astype"
+    props = ("dtype",)
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+    def output_types(self, inputs):
+        return [TensorType(self.dtype, inputs[0].shape)]
+
+    def perform(self, node, values):
+        return [values[0].astype(self.dtype)]
+
+    def infer_shape(self, node, shapes):
+        return [tuple(shapes[0])]
+
+    def program_op(self, node):
+        return "astype", {"dtype": self.dtype}
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        x = node.inputs[0]
+        if g is None or not is_float(x.dtype) or not is_float(self.dtype):
+            return [None]
+        return [astype(g, x.dtype)]
+
+
+def astype(a, dtype, copy=True):
+    """``a`` converted to ``dtype`` (values converted, never reinterpreted).
+
+    Casting to the same dtype returns ``a`` itself (a compiled function still never returns
+    memory it shares with an input or another output)."""
+    a = as_variable(a)
+    dt = dtype_name(dtype)
+    if dt == a.dtype:
+        return a
+    return Cast(dt)(a)
+
+
+cast = astype
+
+
+# ======================================================================================
+# reductions
+# ======================================================================================
+
+_REDUCE_NP = {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "prod": np.prod,
+              "all": np.all, "any": np.any, "argmax": np.argmax, "argmin": np.argmin}
+
+
+@functools.lru_cache(maxsize=None)
+def _reduce_dtype(name, dt):
+    with np.errstate(all="ignore"):
+        return np.asarray(_REDUCE_NP[name](np.ones(2, dtype=np_dtype(dt)))).dtype.name
+
+
+class Reduce(Op):
+    """sum/mean/max/min/prod/all/any over ``axis`` (sorted tuple, None = all axes) and
+    argmax/argmin (``axis`` one int or None = flattened)."""
+
+    props = ("name", "axis", "keepdims")
+
+    def __init__(self, name, axis, keepdims):
+        self.name, self.axis, self.keepdims = name, axis, keepdims
+
+    def _axes(self, ndim):
+        return tuple(range(ndim)) if self.axis is None else self.axis
+
+    def _out_shape(self, shape):
+        axes = self._axes(len(shape))
+        if self.keepdims:
+            return tuple(1 if i in axes else d for i, d in enumerate(shape))
+        return tuple(d for i, d in enumerate(shape) if i not in axes)
+
+    def _check_empty(self, shape):
+        if self.name in ("max", "min", "argmax", "argmin"):
+            axes = self._axes(len(shape))
+            if _b.any(shape[a] == 0 for a in axes) or (self.axis is None and 0 in shape):
+                raise ValueError(f"{self.name}: zero-size array to reduction operation which has no identity "
+                                 f"(shape {tuple(shape)})")
+
+    def output_types(self, inputs):
+        (x,) = inputs
+        _check_compute(self.name, x)
+        self._check_empty(x.shape)
+        return [TensorType(_reduce_dtype(self.name, x.dtype), self._out_shape(x.shape))]
+
+    def _eager_axis(self):
+        if self.axis is None:
+            return None
+        return self.axis[0] if len(self.axis) == 1 else self.axis
+
+    def perform(self, node, values):
+        return [getattr(_uma(), self.name)(values[0], axis=self._eager_axis(), keepdims=self.keepdims)]
+
+    def infer_shape(self, node, shapes):
+        self._check_empty(shapes[0])
+        return [self._out_shape(tuple(shapes[0]))]
+
+    def program_op(self, node):
+        return self.name, {"axis": self._eager_axis(), "keepdims": self.keepdims}
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        x = node.inputs[0]
+        out = node.outputs[0]
+        if g is None or not is_float(x.dtype) or self.name in ("all", "any", "argmax", "argmin"):
+            return [None]
+        axes = self._axes(x.ndim)
+        if self.keepdims or not axes:
+            gk, ok = g, out
+        else:
+            gk, ok = g, out
+            for a in axes:  # ascending: each insert lands where the axis was
+                gk = expand_dims(gk, a)
+                ok = expand_dims(ok, a)
+        if self.name == "sum":
+            gx = _broadcast_like(gk, x)
+        elif self.name == "mean":
+            dims = [x.shape[a] for a in axes]
+            if _b.all(d is not None for d in dims):
+                gx = _broadcast_like(gk, x) / float(_b.max(_prod(dims), 1))
+            else:
+                count = sum(ones_like(x, dtype=g.dtype), axis=axes, keepdims=True)
+                gx = _broadcast_like(gk, x) / count
+        elif self.name in ("max", "min"):
+            gx = where(equal(x, ok), gk, 0)
+        elif self.name == "prod":
+            gx = gk * ok / x
+        else:  # pragma: no cover
+            return [None]
+        return [_unbroadcast(gx, x) if gx.shape != x.shape or gx.dtype != x.dtype else gx]
+
+
+def _reduce(name, a, axis, keepdims):
+    a = as_variable(a)
+    if name in ("argmax", "argmin"):
+        if axis is not None and isinstance(axis, (tuple, list)):
+            raise TypeError(f"{name}: axis must be an int or None, got {axis!r}")
+        ax = None if axis is None else (_norm_axis(name, axis, a.ndim),)
+    else:
+        ax = _norm_axes(name, axis, a.ndim)
+        if ax is not None and len(ax) == a.ndim:
+            ax = None
+    return Reduce(name, ax, bool(keepdims))(a)
+
+
+def sum(a, axis=None, keepdims=False):  # noqa: A001
+    """Sum over ``axis`` (int, tuple or None = all); ints/bool sum to int64 (NumPy)."""
+    return _reduce("sum", a, axis, keepdims)
+
+
+def mean(a, axis=None, keepdims=False):
+    """Arithmetic mean over ``axis``; ints give float64 (NumPy)."""
+    return _reduce("mean", a, axis, keepdims)
+
+
+def max(a, axis=None, keepdims=False):  # noqa: A001
+    """Maximum over ``axis``; gradient to every maximal element (PyTensor convention)."""
+    return _reduce("max", a, axis, keepdims)
+
+
+def min(a, axis=None, keepdims=False):  # noqa: A001
+    """Minimum over ``axis``; gradient to every minimal element."""
+    return _reduce("min", a, axis, keepdims)
+
+
+def prod(a, axis=None, keepdims=False):
+    """Product over ``axis`` (gradient ``g * prod / a``: undefined where ``a == 0``)."""
+    return _reduce("prod", a, axis, keepdims)
+
+
+def all(a, axis=None, keepdims=False):  # noqa: A001
+    """Logical and over ``axis`` -> bool."""
+    return _reduce("all", a, axis, keepdims)
+
+
+def any(a, axis=None, keepdims=False):  # noqa: A001
+    """Logical or over ``axis`` -> bool."""
+    return _reduce("any", a, axis, keepdims)
+
+
+def argmax(a, axis=None, keepdims=False):
+    """Index of the maximum along one ``axis`` (None: of the flattened array) -> int64."""
+    return _reduce("argmax", a, axis, keepdims)
+
+
+def argmin(a, axis=None, keepdims=False):
+    """Index of the minimum along one ``axis`` -> int64."""
+    return _reduce("argmin", a, axis, keepdims)
+
+
+# ======================================================================================
+# softmax / log_softmax (composite: lowered to primitives for the cpu Program)
+# ======================================================================================
+
+class Softmax(Op):
+    """softmax / log_softmax along ``axis``, computed stably (the maximum is subtracted)."""
+
+    props = ("name", "axis")
+
+    def __init__(self, name, axis):
+        self.name, self.axis = name, axis
+
+    def output_types(self, inputs):
+        (x,) = inputs
+        if not is_float(x.dtype):
+            raise TypeError(f"{self.name}: needs a float input, got {x.dtype}")
+        _check_compute(self.name, x)
+        return [TensorType(x.dtype, x.shape)]
+
+    def perform(self, node, values):
+        u = _uma()
+        x = values[0]
+        z = u.subtract(x, u.max(x, axis=self.axis, keepdims=True))
+        if self.name == "softmax":
+            e = u.exp(z)
+            return [u.divide(e, u.sum(e, axis=self.axis, keepdims=True))]
+        return [u.subtract(z, u.log(u.sum(u.exp(z), axis=self.axis, keepdims=True)))]
+
+    def program_op(self, node):
+        return self.name, {"axis": self.axis}
+
+    def lower(self, node):
+        """The same computation from primitive ops (for linkers without this op)."""
+        x = node.inputs[0]
+        z = x - max(x, axis=self.axis, keepdims=True)
+        if self.name == "softmax":
+            e = exp(z)
+            return [e / sum(e, axis=self.axis, keepdims=True)]
+        return [z - log(sum(exp(z), axis=self.axis, keepdims=True))]
+
+    def infer_shape(self, node, shapes):
+        return [tuple(shapes[0])]
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        if g is None:
+            return [None]
+        out = node.outputs[0]
+        if self.name == "softmax":
+            return [out * (g - sum(g * out, axis=self.axis, keepdims=True))]
+        return [g - exp(out) * sum(g, axis=self.axis, keepdims=True)]
+
+
+def softmax(x, axis=-1):
+    """``exp(x) / sum(exp(x), axis)``, stable (subtracts the max); float input required."""
+    x = as_variable(x)
+    if x.ndim == 0:
+        raise ValueError("softmax: needs at least 1 dimension")
+    return Softmax("softmax", _norm_axis("softmax", axis, x.ndim))(x)
+
+
+def log_softmax(x, axis=-1):
+    """``x - logsumexp(x, axis)``, stable (subtracts the max); float input required."""
+    x = as_variable(x)
+    if x.ndim == 0:
+        raise ValueError("log_softmax: needs at least 1 dimension")
+    return Softmax("log_softmax", _norm_axis("log_softmax", axis, x.ndim))(x)
+
+
+# ======================================================================================
+# linear algebra
+# ======================================================================================
+
+@functools.lru_cache(maxsize=None)
+def _matmul_dtype(a, b):
+    try:
+        return np.matmul(np.ones((1, 1), np_dtype(a)), np.ones((1, 1), np_dtype(b))).dtype.name
+    except TypeError as e:
+        raise TypeError(f"matmul: not supported for dtypes {a}, {b} ({e})") from None
+
+
+def _matmul_shape(a, b, static, sa=None, sb=None):
+    """NumPy matmul shape rule; ``static``: entries may be None (unknown)."""
+    if len(a) == 0 or len(b) == 0:
+        raise ValueError("matmul: input operand does not have enough dimensions (0-d operands are not allowed)")
+    A = ((1,) + tuple(a)) if len(a) == 1 else tuple(a)
+    B = (tuple(b) + (1,)) if len(b) == 1 else tuple(b)
+    k1, k2 = A[-1], B[-2]
+    if k1 is not None and k2 is not None and k1 != k2:
+        raise ValueError(f"matmul: mismatch in the core dimension: shapes {_fmt(a) if static else tuple(a)} "
+                         f"and {_fmt(b) if static else tuple(b)} ({k1} != {k2})")
+    if static:
+        batch = _bcast_static("matmul", [A[:-2], B[:-2]])
+    else:
+        SA = ((1,) + tuple(sa)) if len(sa) == 1 else tuple(sa)
+        SB = (tuple(sb) + (1,)) if len(sb) == 1 else tuple(sb)
+        batch = _bcast_runtime("matmul", [SA[:-2], SB[:-2]], [A[:-2], B[:-2]])
+    out = batch
+    if len(a) > 1:
+        out = out + (A[-2],)
+    if len(b) > 1:
+        out = out + (B[-1],)
+    return tuple(out)
+
+
+class MatMul(Op):
+    name = "matmul"
+
+    def output_types(self, inputs):
+        a, b = inputs
+        _check_compute("matmul", a, b)
+        return [TensorType(_matmul_dtype(a.dtype, b.dtype), _matmul_shape(a.shape, b.shape, True))]
+
+    def perform(self, node, values):
+        return [_uma().matmul(*values)]
+
+    def infer_shape(self, node, shapes):
+        a, b = node.inputs
+        return [_matmul_shape(shapes[0], shapes[1], False, a.shape, b.shape)]
+
+    def program_op(self, node):
+        return "matmul", {}
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        a, b = node.inputs
+        if g is None or not is_float(node.outputs[0].dtype):
+            return [None, None]
+        A = expand_dims(a, 0) if a.ndim == 1 else a
+        B = expand_dims(b, 1) if b.ndim == 1 else b
+        G = g
+        if b.ndim == 1:
+            G = expand_dims(G, G.ndim)
+        if a.ndim == 1:
+            G = expand_dims(G, G.ndim - 1)
+
+        def swap(v):
+            perm = list(range(v.ndim))
+            perm[-1], perm[-2] = perm[-2], perm[-1]
+            return transpose(v, perm)
+
+        ga = gb = None
+        if is_float(a.dtype):
+            ga = _unbroadcast(matmul(G, swap(B)), A)
+            if a.ndim == 1:
+                ga = squeeze(ga, 0)
+        if is_float(b.dtype):
+            gb = _unbroadcast(matmul(swap(A), G), B)
+            if b.ndim == 1:
+                gb = squeeze(gb, gb.ndim - 1)
+        return [ga, gb]
+
+
+def matmul(a, b):
+    """NumPy ``matmul``: 1-d operands promoted and the added axis removed, batch axes
+    broadcast; ``ValueError`` naming matmul for a core-dimension mismatch or a 0-d operand."""
+    a, b = as_variable(a), as_variable(b)
+    return MatMul()(a, b)
+
+
+def dot(a, b):
+    """``dot`` for ndim <= 2 (= matmul; a 0-d operand multiplies). ``ValueError`` for ndim > 2."""
+    a, b = as_variable(a), as_variable(b)
+    if a.ndim == 0 or b.ndim == 0:
+        return multiply(a, b)
+    if a.ndim > 2 or b.ndim > 2:
+        raise ValueError(f"dot: only operands with ndim <= 2 are supported (got {a.ndim} and {b.ndim}); use matmul")
+    return matmul(a, b)
+
+
+# ======================================================================================
+# shape ops
+# ======================================================================================
+
+def _as_shape(opname, shape):
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
+        shape = (shape,)
+    if isinstance(shape, Variable):
+        raise TypeError(f"{opname}: shape must be a tuple of ints (symbolic shapes are not supported)")
+    try:
+        shape = tuple(shape)
+    except TypeError:
+        raise TypeError(f"{opname}: shape must be a tuple of ints, got {shape!r}") from None
+    for d in shape:
+        if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)):
+            raise TypeError(f"{opname}: shape entries must be ints, got {d!r} in {shape!r}")
+    return tuple(int(d) for d in shape)
+
+
+def _reshape_out(shape, newshape, static):
+    neg = [i for i, d in enumerate(newshape) if d == -1]
+    known_in = _b.all(d is not None for d in shape)
+    size = _prod(shape) if known_in else None
+    if not neg:
+        if known_in and size != _prod(newshape):
+            raise ValueError(f"reshape: cannot reshape array of size {size} into shape {newshape}")
+        return newshape
+    rest = _prod(d for d in newshape if d != -1)
+    if size is None:
+        return tuple(None if d == -1 else d for d in newshape)
+    if rest == 0 or size % rest:
+        raise ValueError(f"reshape: cannot reshape array of size {size} into shape {newshape}")
+    return tuple(size // rest if d == -1 else d for d in newshape)
+
+
+class Reshape(Op):
+    name = "reshape"
+    props = ("shape",)
+    view_of = {0: 0}
+
+    def __init__(self, shape):
+        self.shape = shape
+
+    def output_types(self, inputs):
+        return [TensorType(inputs[0].dtype, _reshape_out(inputs[0].shape, self.shape, True))]
+
+    def perform(self, node, values):
+        return [_uma().reshape(values[0], self.shape)]
+
+    def infer_shape(self, node, shapes):
+        return [_reshape_out(tuple(shapes[0]), self.shape, False)]
+
+    def program_op(self, node):
+        return "reshape", {"shape": self.shape}
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        x = node.inputs[0]
+        if g is None or not is_float(x.dtype):
+            return [None]
+        return [_reshape_like(g, x)]
+
+
+def reshape(a, shape):
+    """Reshape to ``shape`` (ints; one may be -1). ``ValueError`` if the size differs."""
+    a = as_variable(a)
+    shape = _as_shape("reshape", shape)
+    if _b.sum(1 for d in shape if d == -1) > 1:
+        raise ValueError("reshape: can only specify one unknown dimension (-1)")
+    if _b.any(d < -1 for d in shape):
+        raise ValueError(f"reshape: negative dimensions not allowed: {shape}")
+    if shape == a.shape:
+        return a
+    return Reshape(shape)(a)
+
+
+class ReshapeLike(Op):
+    """Reshape input 0 to the run-time shape of input 1 (gradient helper; reference only)."""
+
+    name = "reshape_like"
+
+    def output_types(self, inputs):
+        return [TensorType(inputs[0].dtype, inputs[1].shape)]
+
+    def perform(self, node, values):
+        return [_uma().reshape(values[0], tuple(values[1].shape))]
+
+    def infer_shape(self, node, shapes):
+        if _prod(shapes[0]) != _prod(shapes[1]):
+            raise ValueError(f"reshape_like: cannot reshape {tuple(shapes[0])} into {tuple(shapes[1])}")
+        return [tuple(shapes[1])]
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        return [None if g is None else _reshape_like(g, node.inputs[0]), None]
+
+
+def _reshape_like(g, x):
+    if g.shape == x.shape:
+        return g
+    unknown = [d for d in x.shape if d is None]
+    if not unknown:
+        return reshape(g, x.shape)
+    if len(unknown) == 1 and 0 not in x.shape:
+        return reshape(g, tuple(-1 if d is None else d for d in x.shape))
+    return ReshapeLike()(g, x)
+
+
+class Transpose(Op):
+    name = "transpose"
+    props = ("axes",)
+    view_of = {0: 0}
+
+    def __init__(self, axes):
+        self.axes = axes
+
+    def output_types(self, inputs):
+        x = inputs[0]
+        return [TensorType(x.dtype, tuple(x.shape[a] for a in self.axes))]
+
+    def perform(self, node, values):
+        return [_uma().transpose(values[0], self.axes)]
+
+    def infer_shape(self, node, shapes):
+        return [tuple(shapes[0][a] for a in self.axes)]
+
+    def program_op(self, node):
+        return "transpose", {"axes": self.axes}
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        if g is None or not is_float(node.inputs[0].dtype):
+            return [None]
+        return [transpose(g, tuple(int(i) for i in np.argsort(self.axes)))]
+
+
+def transpose(a, axes=None):
+    """Permute axes (``None``: reverse them). A view. ``ValueError`` for a bad permutation."""
+    a = as_variable(a)
+    if axes is None:
+        perm = tuple(range(a.ndim))[::-1]
+    else:
+        axes = tuple(axes)
+        if len(axes) != a.ndim:
+            raise ValueError(f"transpose: axes {axes} don't match array of ndim {a.ndim}")
+        perm = tuple(_norm_axis("transpose", ax, a.ndim) for ax in axes)
+        if len(set(perm)) != len(perm):
+            raise ValueError(f"transpose: repeated axis in {axes}")
+    if perm == tuple(range(a.ndim)):
+        return a
+    return Transpose(perm)(a)
+
+
+def _bto_shape(opname, xshape, shape, static_x, runtime):
+    if len(shape) < len(xshape):
+        raise ValueError(f"{opname}: cannot broadcast shape {_fmt(xshape)} to {shape} (fewer dimensions)")
+    lead = len(shape) - len(xshape)
+    for i, d in enumerate(xshape):
+        t = shape[lead + i]
+        if d is None or d == t:
+            continue
+        if d == 1 and (not runtime or static_x[i] == 1):
+            continue
+        if d == 1:
+            raise ValueError(f"{opname}: input of run-time shape {tuple(xshape)} would be broadcast along "
+                             f"axis {i}, but its type {_fmt(static_x)} does not declare that axis as length 1 "
+                             f"(PyTensor convention)")
+        raise ValueError(f"{opname}: cannot broadcast shape {_fmt(xshape) if not runtime else tuple(xshape)} to {shape}")
+    return tuple(shape)
+
+
+class BroadcastTo(Op):
+    name = "broadcast_to"
+    props = ("shape",)
+    view_of = {0: 0}
+
+    def __init__(self, shape):
+        self.shape = shape
+
+    def output_types(self, inputs):
+        x = inputs[0]
+        return [TensorType(x.dtype, _bto_shape("broadcast_to", x.shape, self.shape, x.shape, False))]
+
+    def perform(self, node, values):
+        return [_uma().broadcast_to(values[0], self.shape)]
+
+    def infer_shape(self, node, shapes):
+        return [_bto_shape("broadcast_to", tuple(shapes[0]), self.shape, node.inputs[0].shape, True)]
+
+    def program_op(self, node):
+        return "broadcast_to", {"shape": self.shape}
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        x = node.inputs[0]
+        if g is None or not is_float(x.dtype):
+            return [None]
+        return [_unbroadcast(g, x)]
+
+
+def broadcast_to(a, shape):
+    """Broadcast ``a`` to ``shape`` (ints), a read-only view."""
+    a = as_variable(a)
+    shape = _as_shape("broadcast_to", shape)
+    if _b.any(d < 0 for d in shape):
+        raise ValueError(f"broadcast_to: negative dimensions in {shape}")
+    if shape == a.shape:
+        return a
+    return BroadcastTo(shape)(a)
+
+
+def _concat_shape(opname, shapes, axis, static, static_shapes=None):
+    nd = len(shapes[0])
+    for s in shapes:
+        if len(s) != nd:
+            raise ValueError(f"{opname}: all the input arrays must have the same number of dimensions, "
+                             f"got shapes " + " ".join(_fmt(t) if static else str(tuple(t)) for t in shapes))
+    out = []
+    for ax in range(nd):
+        dims = [s[ax] for s in shapes]
+        if ax == axis:
+            out.append(None if _b.any(d is None for d in dims) else _b.sum(dims))
+            continue
+        known = {d for d in dims if d is not None}
+        if len(known) > 1:
+            raise ValueError(f"{opname}: input array dimensions except for the concatenation axis must "
+                             f"match exactly, got shapes " + " ".join(_fmt(t) if static else str(tuple(t)) for t in shapes))
+        out.append(known.pop() if known else None)
+    return tuple(out)
+
+
+class Concatenate(Op):
+    name = "concatenate"
+    props = ("axis",)
+
+    def __init__(self, axis):
+        self.axis = axis
+
+    def output_types(self, inputs):
+        _check_compute("concatenate", *inputs)
+        dt = np.result_type(*[np_dtype(i.dtype) for i in inputs]).name
+        return [TensorType(dt, _concat_shape("concatenate", [i.shape for i in inputs], self.axis, True))]
+
+    def perform(self, node, values):
+        return [_uma().concatenate(list(values), axis=self.axis)]
+
+    def infer_shape(self, node, shapes):
+        return [_concat_shape("concatenate", [tuple(s) for s in shapes], self.axis, False)]
+
+    def program_op(self, node):
+        return "concatenate", {"axis": self.axis}
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        if g is None:
+            return [None] * len(node.inputs)
+        res = []
+        for k, x in enumerate(node.inputs):
+            if not is_float(x.dtype):
+                res.append(None)
+                continue
+            res.append(astype(Segment(self.axis, k)(g, *node.inputs), x.dtype))
+        return res
+
+
+class Segment(Op):
+    """Piece ``index`` of ``g`` split along ``axis`` like the inputs ``xs`` of a concatenate
+    (gradient helper; reference only: the offsets come from the run-time shapes)."""
+
+    name = "segment"
+    props = ("axis", "index")
+
+    def __init__(self, axis, index):
+        self.axis, self.index = axis, index
+
+    def output_types(self, inputs):
+        g, xs = inputs[0], inputs[1:]
+        shape = tuple(g.shape[:self.axis]) + (xs[self.index].shape[self.axis],) + tuple(g.shape[self.axis + 1:])
+        return [TensorType(g.dtype, shape)]
+
+    def perform(self, node, values):
+        g, xs = values[0], values[1:]
+        start = _b.sum(x.shape[self.axis] for x in xs[:self.index])
+        stop = start + xs[self.index].shape[self.axis]
+        return [g[(slice(None),) * self.axis + (slice(start, stop),)]]
+
+    view_of = {0: 0}
+
+    def infer_shape(self, node, shapes):
+        g, xs = shapes[0], shapes[1:]
+        return [tuple(g[:self.axis]) + (xs[self.index][self.axis],) + tuple(g[self.axis + 1:])]
+
+    def grad(self, node, output_grads):  # pragma: no cover - second derivatives unused
+        raise NotImplementedError("segment: gradient not implemented")
+
+
+def _seq_inputs(opname, arrays):
+    if isinstance(arrays, Variable):
+        raise TypeError(f"{opname}: expects a sequence of arrays, got a single Variable")
+    arrays = list(arrays)
+    if not arrays:
+        raise ValueError(f"{opname}: need at least one array")
+    return _as_inputs(opname, arrays)
+
+
+def concatenate(arrays, axis=0):
+    """Join arrays along an existing ``axis`` (dtypes promoted)."""
+    xs = _seq_inputs("concatenate", arrays)
+    if xs[0].ndim == 0:
+        raise ValueError("concatenate: zero-dimensional arrays cannot be concatenated")
+    ax = _norm_axis("concatenate", axis, xs[0].ndim)
+    return Concatenate(ax)(*xs)
+
+
+class Stack(Op):
+    name = "stack"
+    props = ("axis",)
+
+    def __init__(self, axis):
+        self.axis = axis
+
+    def _shape(self, shapes, static):
+        first = tuple(shapes[0])
+        for s in shapes[1:]:
+            if len(s) != len(first):
+                raise ValueError("stack: all input arrays must have the same shape, got "
+                                 + " ".join(_fmt(t) if static else str(tuple(t)) for t in shapes))
+        merged = []
+        for ax in range(len(first)):
+            known = {s[ax] for s in shapes if s[ax] is not None}
+            if len(known) > 1:
+                raise ValueError("stack: all input arrays must have the same shape, got "
+                                 + " ".join(_fmt(t) if static else str(tuple(t)) for t in shapes))
+            merged.append(known.pop() if known else None)
+        return tuple(merged[:self.axis]) + (len(shapes),) + tuple(merged[self.axis:])
+
+    def output_types(self, inputs):
+        _check_compute("stack", *inputs)
+        dt = np.result_type(*[np_dtype(i.dtype) for i in inputs]).name
+        return [TensorType(dt, self._shape([i.shape for i in inputs], True))]
+
+    def perform(self, node, values):
+        return [_uma().stack(list(values), axis=self.axis)]
+
+    def infer_shape(self, node, shapes):
+        return [self._shape(shapes, False)]
+
+    def program_op(self, node):
+        return "stack", {"axis": self.axis}
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        if g is None:
+            return [None] * len(node.inputs)
+        return [astype(getitem(g, (slice(None),) * self.axis + (k,)), x.dtype) if is_float(x.dtype) else None
+                for k, x in enumerate(node.inputs)]
+
+
+def stack(arrays, axis=0):
+    """Join same-shaped arrays along a new ``axis``."""
+    xs = _seq_inputs("stack", arrays)
+    ax = _norm_axis("stack", axis, xs[0].ndim + 1)
+    return Stack(ax)(*xs)
+
+
+class ExpandDims(Op):
+    name = "expand_dims"
+    props = ("axis",)
+    view_of = {0: 0}
+
+    def __init__(self, axis):
+        self.axis = axis
+
+    def output_types(self, inputs):
+        x = inputs[0]
+        return [TensorType(x.dtype, x.shape[:self.axis] + (1,) + x.shape[self.axis:])]
+
+    def perform(self, node, values):
+        return [_uma().expand_dims(values[0], self.axis)]
+
+    def infer_shape(self, node, shapes):
+        s = tuple(shapes[0])
+        return [s[:self.axis] + (1,) + s[self.axis:]]
+
+    def program_op(self, node):
+        return "expand_dims", {"axis": self.axis}
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        if g is None or not is_float(node.inputs[0].dtype):
+            return [None]
+        return [squeeze(g, self.axis)]
+
+
+def expand_dims(a, axis):
+    """Insert a length-1 axis at ``axis`` (in ``[-ndim-1, ndim]``). A view."""
+    a = as_variable(a)
+    return ExpandDims(_norm_axis("expand_dims", axis, a.ndim + 1))(a)
+
+
+class Squeeze(Op):
+    name = "squeeze"
+    props = ("axis",)
+    view_of = {0: 0}
+
+    def __init__(self, axis):
+        self.axis = axis
+
+    def _shape(self, shape, runtime):
+        for a in self.axis:
+            if shape[a] is not None and shape[a] != 1:
+                raise ValueError(f"squeeze: cannot select an axis to squeeze out which has size not equal "
+                                 f"to one (axis {a} of shape {tuple(shape) if runtime else _fmt(shape)})")
+        return tuple(d for i, d in enumerate(shape) if i not in self.axis)
+
+    def output_types(self, inputs):
+        x = inputs[0]
+        return [TensorType(x.dtype, self._shape(x.shape, False))]
+
+    def perform(self, node, values):
+        return [_uma().squeeze(values[0], self.axis)]
+
+    def infer_shape(self, node, shapes):
+        return [self._shape(tuple(shapes[0]), True)]
+
+    def program_op(self, node):
+        return "squeeze", {"axis": self.axis}
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        if g is None or not is_float(node.inputs[0].dtype):
+            return [None]
+        for a in self.axis:
+            g = expand_dims(g, a)
+        return [g]
+
+
+def squeeze(a, axis=None):
+    """Remove length-1 axes: ``axis`` (int or tuple) or, when None, every axis whose *static*
+    length is 1 (an axis of unknown length is kept: PyTensor convention)."""
+    a = as_variable(a)
+    if axis is None:
+        axes = tuple(i for i, d in enumerate(a.shape) if d == 1)
+    else:
+        axes = _norm_axes("squeeze", axis, a.ndim)
+    if not axes:
+        return a
+    return Squeeze(axes)(a)
+
+
+# ======================================================================================
+# basic indexing
+# ======================================================================================
+
+def _norm_index(index, ndim):
+    """Normalise a basic index to a tuple of int / slice / None, with Ellipsis expanded."""
+    if not isinstance(index, tuple):
+        index = (index,)
+    items = []
+    for it in index:
+        if isinstance(it, Variable):
+            raise TypeError("getitem: symbolic indices are not supported (only basic indexing with "
+                            "ints, slices, None and ...)")
+        if it is None or it is Ellipsis:
+            items.append(it)
+        elif isinstance(it, slice):
+            parts = []
+            for p in (it.start, it.stop, it.step):
+                if p is None:
+                    parts.append(None)
+                elif isinstance(p, (int, np.integer)) and not isinstance(p, (bool, np.bool_)):
+                    parts.append(int(p))
+                else:
+                    raise IndexError(f"getitem: slice indices must be integers or None, got {p!r}")
+            if parts[2] == 0:
+                raise ValueError("getitem: slice step cannot be zero")
+            items.append(slice(*parts))
+        elif isinstance(it, (int, np.integer)) and not isinstance(it, (bool, np.bool_)):
+            items.append(int(it))
+        else:
+            raise IndexError(f"getitem: only integers, slices, None and ... are valid indices "
+                             f"(basic indexing), got {it!r}")
+    if _b.sum(1 for it in items if it is Ellipsis) > 1:
+        raise IndexError("getitem: an index can only have a single ellipsis ('...')")
+    consumed = _b.sum(1 for it in items if it is not None and it is not Ellipsis)
+    if consumed > ndim:
+        raise IndexError(f"getitem: too many indices: array is {ndim}-dimensional, but {consumed} were indexed")
+    if Ellipsis in items:
+        k = items.index(Ellipsis)
+        items[k:k + 1] = [slice(None)] * (ndim - consumed)
+    else:
+        items += [slice(None)] * (ndim - consumed)
+    return tuple(items)
+
+
+def _index_shape(index, shape, runtime):
+    out, ax = [], 0
+    for it in index:
+        if it is None:
+            out.append(1)
+            continue
+        d = shape[ax]
+        if isinstance(it, int):
+            if d is not None and not -d <= it < d:
+                raise IndexError(f"getitem: index {it} is out of bounds for axis {ax} with size {d}")
+        elif d is not None:
+            out.append(len(range(*it.indices(d))))
+        else:
+            out.append(None)
+        ax += 1
+    return tuple(out)
+
+
+class GetItem(Op):
+    name = "getitem"
+    props = ("index",)
+    view_of = {0: 0}
+
+    def __init__(self, index):
+        self.index = index
+
+    def output_types(self, inputs):
+        x = inputs[0]
+        return [TensorType(x.dtype, _index_shape(self.index, x.shape, False))]
+
+    def perform(self, node, values):
+        return [values[0][self.index]]
+
+    def infer_shape(self, node, shapes):
+        return [_index_shape(self.index, tuple(shapes[0]), True)]
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        x = node.inputs[0]
+        if g is None or not is_float(x.dtype):
+            return [None]
+        return [GetItemGrad(self.index)(g, x)]
+
+
+class GetItemGrad(Op):
+    """zeros like input 1 with input 0 written at ``index`` (gradient of getitem; reference only)."""
+
+    name = "getitem_grad"
+    props = ("index",)
+
+    def __init__(self, index):
+        self.index = index
+
+    def output_types(self, inputs):
+        g, x = inputs
+        return [TensorType(x.dtype, x.shape)]
+
+    def perform(self, node, values):
+        g, x = values
+        z = _uma().zeros_like(x, dtype=node.outputs[0].dtype)
+        z[self.index] = g
+        return [z]
+
+    def infer_shape(self, node, shapes):
+        return [tuple(shapes[1])]
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        return [None if g is None else getitem(g, self.index), None]
+
+
+def getitem(a, index):
+    """Basic indexing ``a[index]`` (ints, slices with any step, None, ...): a view.
+
+    ``IndexError`` for an out-of-range int (when the length is static), too many indices or
+    a non-basic index; ``TypeError`` for a symbolic index."""
+    a = as_variable(a)
+    idx = _norm_index(index, a.ndim)
+    if _b.all(isinstance(it, slice) and it == slice(None) for it in idx):
+        return a
+    return GetItem(idx)(a)
+
+
+__all__ = [
+    "add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "floor_divide",
+    "remainder", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+    "logical_and", "logical_or", "eq", "neq",
+    "negative", "abs", "exp", "log", "log1p", "expm1", "sqrt", "tanh", "sigmoid", "sign",
+    "square", "logical_not", "sin", "cos", "floor", "ceil", "relu",
+    "where", "one_hot", "zeros_like", "ones_like", "full_like",
+    "zeros", "ones", "empty", "full", "arange", "eye", "asarray", "array", "from_dlpack",
+    "astype", "cast",
+    "sum", "mean", "max", "min", "prod", "all", "any", "argmax", "argmin",
+    "softmax", "log_softmax", "matmul", "dot",
+    "reshape", "transpose", "broadcast_to", "concatenate", "stack", "expand_dims", "squeeze",
+    "getitem",
+]

@@ -1,0 +1,111 @@
+"""Filtering values into a declared type (function inputs and ``set_value``).
+
+The rules are DESIGN.md's "casting into a declared dtype" decision:
+
+- an array (NumPy, uma, DLPack/buffer producer) or a NumPy scalar is *strong*: converted when
+  ``np.can_cast(src, dst, "safe")``, otherwise ``TypeError`` (unless ``allow_downcast``);
+- Python scalars and (nested) lists of them are *weak* (NEP 50): converted when their kind
+  fits (bool < int < float < complex) and the value is in range, otherwise ``TypeError``;
+- the ndim must match (``TypeError``) and every static axis length too (``ValueError``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..graph.basic import Variable, is_python_scalar
+from ..graph.type import TensorType, dtype_name, kind_of, np_dtype
+
+__all__ = ["HOST", "filter_host", "can_cast_safe"]
+
+#: The residency of host memory: where ``uma.Array`` s on the CPU live.
+HOST = "cpu"
+
+_KIND_RANK = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
+
+
+def _uma():
+    import uma
+    return uma
+
+
+def can_cast_safe(src: str, dst: str) -> bool:
+    """``np.can_cast(src, dst, "safe")`` on canonical dtype names (uma's rule for bfloat16)."""
+    try:
+        return bool(np.can_cast(np.dtype(src), np.dtype(dst), "safe"))
+    except TypeError:
+        return bool(_uma().can_cast(src, dst, casting="safe"))
+
+
+def _weak_to_numpy(value, dst: str, allow_downcast: bool, what: str, hint: str):
+    try:
+        probe = np.asarray(value)
+    except ValueError as e:
+        raise ValueError(f"{what}: cannot convert {type(value).__name__} to an array: {e}") from None
+    if probe.dtype.kind not in _KIND_RANK:
+        raise TypeError(f"{what}: cannot convert a {type(value).__name__} of {probe.dtype} values to {dst}")
+    dt = np_dtype(dst)
+    if allow_downcast:
+        with np.errstate(all="ignore"):
+            return probe.astype(dt)
+    src_kind, dst_kind = probe.dtype.kind, kind_of(dst)
+    if _KIND_RANK[src_kind] > _KIND_RANK[dst_kind]:
+        kind = {"b": "bool", "i": "int", "u": "int", "f": "float", "c": "complex"}[src_kind]
+        raise TypeError(f"{what}: a Python {kind} cannot be converted to {dst} without losing "
+                        f"information (weak scalar rule, NEP 50){hint}")
+    try:
+        with np.errstate(all="ignore"):
+            arr = np.asarray(value, dtype=dt)
+    except OverflowError:
+        raise TypeError(f"{what}: value {value!r} is out of range for {dst}{hint}") from None
+    if dst_kind in "fc" and src_kind in "iufc":
+        bad = np.isinf(arr) & np.isfinite(probe.astype(np.complex128) if src_kind == "c" else probe.astype(np.float64))
+        if np.any(bad):
+            raise TypeError(f"{what}: value {value!r} is out of range for {dst}{hint}")
+    return arr
+
+
+def filter_host(value, type: TensorType, *, allow_downcast=False, what="value", copy=False,
+                hint=""):
+    """``value`` as a host ``uma.Array`` of ``type``'s dtype, checked against its shape.
+
+    Zero-copy when ``value`` already is an array of that dtype (unless ``copy=True``, which
+    guarantees the result owns fresh memory). Errors: ``TypeError`` for a dtype that cannot
+    be cast safely or a wrong ndim (``what`` names the value), ``ValueError`` for a static
+    axis length that differs or a ragged list.
+    """
+    uma = _uma()
+    dst = type.dtype
+    if isinstance(value, Variable):
+        raise TypeError(f"{what}: expected a value, got the symbolic variable {value!r}")
+    copied = False
+    if isinstance(value, (uma.Array, np.ndarray)) or isinstance(value, np.generic):
+        arr = value if not isinstance(value, np.generic) else np.asarray(value)
+        strong = True
+    elif is_python_scalar(value) or isinstance(value, (list, tuple)):
+        out = uma.asarray(_weak_to_numpy(value, dst, allow_downcast, what, hint))
+        strong = False
+        copied = True
+    else:
+        try:
+            arr = uma.asarray(value)
+        except Exception as e:
+            raise TypeError(f"{what}: cannot convert {type_name(value)} to an array ({e})") from None
+        strong = True
+    if strong:
+        src = dtype_name(arr.dtype)
+        if src != dst:
+            if not allow_downcast and not can_cast_safe(src, dst):
+                raise TypeError(f"{what}: cannot cast {src} to {dst} safely (NumPy 'safe' casting); "
+                                f"cast the value first{hint}")
+            out = uma.asarray(arr, dtype=dst)
+            copied = True
+        else:
+            out = arr if isinstance(arr, uma.Array) else uma.asarray(arr)
+    type.check_value_shape(tuple(out.shape), what)
+    if copy and not copied:
+        out = uma.array(out)
+    return out
+
+
+def type_name(v):
+    return type(v).__name__

@@ -1,0 +1,193 @@
+"""Shared variables: one logical value, several residencies (DESIGN.md).
+
+A :class:`Container` holds the value of a shared variable in one or more residencies
+(``"cpu"`` = host memory as a ``uma.Array``; other residencies belong to linkers) and knows
+which copies are current. Only current copies are kept: a write or ``set_value`` drops the
+others (their memory is released), so "current" = "present".
+
+- reading for a linker whose residency has no current copy brings one up to date once:
+  through the host (the current residency's ``output_filter``, then the reader's
+  ``input_filter``), so a host <-> device switch costs one conversion;
+- a write (``Function.__call__``) makes the written residency the only current one;
+- ``set_value`` makes the host copy the only current one.
+
+Stored values are never written in place (updates write new buffers), which is why a view
+from ``get_value(borrow=True)`` never changes after it was taken.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..graph.basic import Variable, is_python_scalar
+from ..graph.type import TensorType, dtype_name
+from .filters import HOST, filter_host
+
+__all__ = ["Container", "SharedVariable", "shared"]
+
+
+def _uma():
+    import uma
+    return uma
+
+
+class Container:
+    """The value of one shared variable across residencies.
+
+    ``type``: the declared TensorType (dtype and ndim fixed; static lengths if declared).
+    ``current``: the residencies holding a current copy (a frozenset).
+    """
+
+    __slots__ = ("type", "name", "_values")
+
+    def __init__(self, type: TensorType, host_value, name=None):
+        self.type = type
+        self.name = name
+        self._values = {HOST: (host_value, None)}
+
+    @property
+    def current(self) -> frozenset:
+        return frozenset(self._values)
+
+    def host(self):
+        """The current host copy (a ``uma.Array``), converting once if it is stale."""
+        entry = self._values.get(HOST)
+        if entry is not None:
+            return entry[0]
+        residency, (value, linker) = next(iter(self._values.items()))
+        host = self._from_linker(linker, value)
+        self._values[HOST] = (host, None)
+        return host
+
+    def _from_linker(self, linker, value):
+        uma = _uma()
+        h = linker.output_filter(value, self.type)
+        if not isinstance(h, uma.Array):
+            h = uma.asarray(h)
+        if dtype_name(h.dtype) != self.type.dtype:
+            h = h.astype(self.type.dtype)
+        self.type.check_value_shape(tuple(h.shape), f"output_filter of backend {linker.name!r}")
+        return h
+
+    def read(self, linker):
+        """The value in ``linker``'s residency, brought up to date (and cached) if stale."""
+        entry = self._values.get(linker.residency)
+        if entry is not None:
+            return entry[0]
+        host = self.host()
+        if linker.residency == HOST:
+            return host
+        value = linker.input_filter(host, self.type)
+        self._values[linker.residency] = (value, linker)
+        return value
+
+    def host_copy_of(self, linker, value):
+        """The host form of ``value`` (native to ``linker``): for ``update_policy="eager"``."""
+        if linker.residency == HOST:
+            return value
+        return self._from_linker(linker, value)
+
+    def write(self, linker, value, host_value=None):
+        """Store ``value`` (native to ``linker``) as the only current copy (plus the host copy
+        ``host_value`` when given)."""
+        values = {linker.residency: (value, linker if linker.residency != HOST else None)}
+        if host_value is not None and linker.residency != HOST:
+            values[HOST] = (host_value, None)
+        self._values = values
+
+    def set_host(self, host_value):
+        """Make ``host_value`` (a ``uma.Array`` of the declared dtype) the only current copy."""
+        self._values = {HOST: (host_value, None)}
+
+
+class SharedVariable(Variable):
+    """A symbolic variable with a value that persists across calls (a :class:`Container`).
+
+    Its type's dtype and ndim are fixed at creation; the shape may change through
+    :meth:`set_value` or updates (static lengths only if declared with ``shape=``).
+    """
+
+    def __init__(self, container: Container, name=None):
+        super().__init__(container.type, name=name)
+        self.container = container
+
+    def get_value(self, borrow=False):
+        """The current value as a NumPy array of the declared dtype and the current shape.
+
+        ``borrow=False``: a fresh ``numpy.ndarray`` (a copy), whatever backend wrote last.
+        ``borrow=True``: a read-only NumPy view of the current host copy (zero-copy where
+        possible); it never changes afterwards, because updates and ``set_value`` write new
+        buffers. Either form first brings the host copy up to date if another residency was
+        written last (one conversion). Convention: PyTensor's ``get_value``.
+        """
+        host = self.container.host()
+        if borrow:
+            view = np.asarray(host).view()
+            view.flags.writeable = False
+            return view
+        return np.array(host, copy=True)
+
+    def set_value(self, value, borrow=False):
+        """Replace the value; the host copy becomes the only current one.
+
+        ``value`` is filtered as DESIGN.md says: converted when the cast is safe (Python
+        scalars weak, in range), else ``TypeError``; another ndim -> ``TypeError``; a declared
+        static length that differs -> ``ValueError``. The old value is kept when it fails.
+        ``borrow=False`` copies ``value``; ``borrow=True`` may share its memory.
+        """
+        label = self.name if self.name is not None else "shared variable"
+        new = filter_host(value, self.type, what=f"set_value of {label!r}", copy=not borrow,
+                          hint="")
+        self.container.set_host(new)
+
+    @property
+    def value(self):  # convenience alias
+        return self.get_value()
+
+    def __repr__(self):
+        label = self.name if self.name is not None else f"<shared {self.id}>"
+        return f"SharedVariable({label}, {self.dtype}, shape={self.shape})"
+
+    def __str__(self):
+        return self.name if self.name is not None else f"<shared {self.id}>"
+
+
+def shared(value, name=None, *, borrow=False, shape=None):
+    """A :class:`SharedVariable` holding ``value``.
+
+    ``value``: a NumPy or uma array, a DLPack/buffer producer, a scalar or a list. Its dtype
+    and ndim become the variable's type for good (Python floats -> float64, ints -> int64,
+    bools -> bool, as NumPy). ``borrow=False`` copies ``value`` (DESIGN.md: ``uma.shared(v)``
+    copies); ``borrow=True`` may adopt its memory without a copy (writes to it then show).
+    ``shape``: optional static shape (ints or None per axis), checked now and on every
+    ``set_value``; a length-1 entry makes that axis broadcastable in graphs.
+    ``TypeError`` for a symbolic value or an unsupported object; ``ValueError`` if ``shape``
+    does not fit the value.
+    """
+    uma = _uma()
+    if isinstance(value, Variable):
+        raise TypeError("shared: value must be an array or scalar, not a symbolic variable")
+    if isinstance(value, uma.Array):
+        arr = value
+    elif isinstance(value, np.ndarray):
+        arr = value
+    elif is_python_scalar(value) or isinstance(value, (list, tuple, np.generic)):
+        arr = np.asarray(value)
+        borrow = True  # already a private copy
+    else:
+        try:
+            arr = uma.asarray(value)
+        except Exception as e:
+            raise TypeError(f"shared: cannot make a shared variable from {type(value).__name__} ({e})") from None
+    if isinstance(arr, np.ndarray) and arr.dtype.kind not in "biufc":
+        raise TypeError(f"shared: unsupported dtype {arr.dtype}")
+    host = uma.asarray(arr) if borrow else uma.array(arr)
+    ndim = len(host.shape)
+    if shape is None:
+        static = (None,) * ndim
+    else:
+        static = tuple(shape)
+        if len(static) != ndim:
+            raise ValueError(f"shared: shape {static} has {len(static)} axes but the value has {ndim}")
+    typ = TensorType(dtype_name(host.dtype), static)
+    typ.check_value_shape(tuple(host.shape), "shared")
+    return SharedVariable(Container(typ, host, name=name), name=name)

@@ -1,0 +1,50 @@
+"""uma.sym — symbolic variables and ops for compiled functions (Theano/PyTensor style).
+
+Constructors: :func:`scalar`, :func:`vector`, :func:`matrix`, :func:`tensor`. Every op of
+:mod:`uma.graph.ops` is re-exported (``add``, ``exp``, ``sum``, ``matmul``, ``softmax``,
+``log_softmax``, ``one_hot``, ``dot``, ``where``, ``reshape``, ...), plus :func:`grad`.
+
+Static shapes: each axis is an int (known when the graph is built) or ``None`` (known at run
+time). Only length-1 axes broadcast (PyTensor convention): declare ``shape=(1, None)`` for a
+row that broadcasts over rows.
+"""
+from .graph import Variable, grad
+from .graph.ops import *  # noqa: F401,F403
+from .graph.ops import __all__ as _ops_all
+from .graph.type import TensorType
+
+__all__ = ["scalar", "vector", "matrix", "tensor", "Variable", "TensorType", "grad"] + list(_ops_all)
+
+
+def tensor(name=None, dtype="float64", shape=None, *, ndim=None):
+    """A symbolic array input of ``dtype`` and static ``shape`` (ints or None per axis).
+
+    Give ``shape`` (e.g. ``(None, 784)``) or ``ndim`` (all axes unknown). ``TypeError`` for a
+    bad dtype, a missing shape or a shape entry that is not an int or None.
+    """
+    if shape is None:
+        if ndim is None:
+            raise TypeError("tensor: give shape=(...) (ints or None per axis) or ndim=")
+        shape = (None,) * int(ndim)
+    elif ndim is not None and ndim != len(tuple(shape)):
+        raise ValueError(f"tensor: ndim={ndim} does not match shape {shape}")
+    return Variable(TensorType(dtype, tuple(shape)), name=name)
+
+
+def scalar(name=None, dtype="float64"):
+    """A 0-d symbolic input."""
+    return tensor(name, dtype, ())
+
+
+def vector(name=None, dtype="float64", shape=(None,)):
+    """A 1-d symbolic input (length known at run time unless ``shape`` says)."""
+    if len(tuple(shape)) != 1:
+        raise ValueError(f"vector: shape must have 1 axis, got {shape}")
+    return tensor(name, dtype, shape)
+
+
+def matrix(name=None, dtype="float64", shape=(None, None)):
+    """A 2-d symbolic input."""
+    if len(tuple(shape)) != 2:
+        raise ValueError(f"matrix: shape must have 2 axes, got {shape}")
+    return tensor(name, dtype, shape)
