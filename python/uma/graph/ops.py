@@ -36,6 +36,13 @@ def _uma():
     return uma
 
 
+def _k():
+    """The eager kernels (``uma._core``), called directly by ``perform``: the values are
+    arrays, so the symbolic dispatch of ``uma``'s wrappers is not needed."""
+    import uma
+    return uma._core
+
+
 # ======================================================================================
 # helpers: dtypes, weak scalars, shapes
 # ======================================================================================
@@ -505,7 +512,7 @@ class Where(Op):
         return [TensorType(dt, _bcast_static("where", [cond.shape, x.shape, y.shape]))]
 
     def perform(self, node, values):
-        return [_uma().where(*values)]
+        return [_k().where(*values)]
 
     def infer_shape(self, node, shapes):
         return [_bcast_runtime("where", [i.shape for i in node.inputs], shapes)]
@@ -544,7 +551,7 @@ class OneHot(Op):
         return [TensorType(self.dtype, idx.shape + (self.depth,))]
 
     def perform(self, node, values):
-        return [_uma().one_hot(values[0], self.depth, dtype=self.dtype)]
+        return [_k().one_hot(values[0], self.depth, dtype=self.dtype)]
 
     def infer_shape(self, node, shapes):
         return [tuple(shapes[0]) + (self.depth,)]
@@ -580,7 +587,7 @@ class FillLike(Op):
         return [TensorType(self.dtype, inputs[0].shape)]
 
     def perform(self, node, values):
-        u = _uma()
+        u = _k()
         if self.name == "full_like":
             return [u.full_like(values[0], self.fill_value, dtype=self.dtype)]
         return [getattr(u, self.name)(values[0], dtype=self.dtype)]
@@ -889,7 +896,7 @@ class Softmax(Op):
         return [TensorType(x.dtype, x.shape)]
 
     def perform(self, node, values):
-        u = _uma()
+        u = _k()
         x = values[0]
         z = u.subtract(x, u.max(x, axis=self.axis, keepdims=True))
         if self.name == "softmax":
@@ -983,7 +990,7 @@ class MatMul(Op):
         return [TensorType(_matmul_dtype(a.dtype, b.dtype), _matmul_shape(a.shape, b.shape, True))]
 
     def perform(self, node, values):
-        return [_uma().matmul(*values)]
+        return [_k().matmul(*values)]
 
     def infer_shape(self, node, shapes):
         a, b = node.inputs
@@ -1086,7 +1093,7 @@ class Reshape(Op):
         return [TensorType(inputs[0].dtype, _reshape_out(inputs[0].shape, self.shape, True))]
 
     def perform(self, node, values):
-        return [_uma().reshape(values[0], self.shape)]
+        return [_k().reshape(values[0], self.shape)]
 
     def infer_shape(self, node, shapes):
         return [_reshape_out(tuple(shapes[0]), self.shape, False)]
@@ -1124,7 +1131,7 @@ class ReshapeLike(Op):
         return [TensorType(inputs[0].dtype, inputs[1].shape)]
 
     def perform(self, node, values):
-        return [_uma().reshape(values[0], tuple(values[1].shape))]
+        return [_k().reshape(values[0], tuple(values[1].shape))]
 
     def infer_shape(self, node, shapes):
         if _prod(shapes[0]) != _prod(shapes[1]):
@@ -1160,7 +1167,7 @@ class Transpose(Op):
         return [TensorType(x.dtype, tuple(x.shape[a] for a in self.axes))]
 
     def perform(self, node, values):
-        return [_uma().transpose(values[0], self.axes)]
+        return [_k().transpose(values[0], self.axes)]
 
     def infer_shape(self, node, shapes):
         return [tuple(shapes[0][a] for a in self.axes)]
@@ -1223,7 +1230,7 @@ class BroadcastTo(Op):
         return [TensorType(x.dtype, _bto_shape("broadcast_to", x.shape, self.shape, x.shape, False))]
 
     def perform(self, node, values):
-        return [_uma().broadcast_to(values[0], self.shape)]
+        return [_k().broadcast_to(values[0], self.shape)]
 
     def infer_shape(self, node, shapes):
         return [_bto_shape("broadcast_to", tuple(shapes[0]), self.shape, node.inputs[0].shape, True)]
@@ -1283,7 +1290,7 @@ class Concatenate(Op):
         return [TensorType(dt, _concat_shape("concatenate", [i.shape for i in inputs], self.axis, True))]
 
     def perform(self, node, values):
-        return [_uma().concatenate(list(values), axis=self.axis)]
+        return [_k().concatenate(list(values), axis=self.axis)]
 
     def infer_shape(self, node, shapes):
         return [_concat_shape("concatenate", [tuple(s) for s in shapes], self.axis, False)]
@@ -1381,7 +1388,7 @@ class Stack(Op):
         return [TensorType(dt, self._shape([i.shape for i in inputs], True))]
 
     def perform(self, node, values):
-        return [_uma().stack(list(values), axis=self.axis)]
+        return [_k().stack(list(values), axis=self.axis)]
 
     def infer_shape(self, node, shapes):
         return [self._shape(shapes, False)]
@@ -1417,7 +1424,7 @@ class ExpandDims(Op):
         return [TensorType(x.dtype, x.shape[:self.axis] + (1,) + x.shape[self.axis:])]
 
     def perform(self, node, values):
-        return [_uma().expand_dims(values[0], self.axis)]
+        return [_k().expand_dims(values[0], self.axis)]
 
     def infer_shape(self, node, shapes):
         s = tuple(shapes[0])
@@ -1459,7 +1466,7 @@ class Squeeze(Op):
         return [TensorType(x.dtype, self._shape(x.shape, False))]
 
     def perform(self, node, values):
-        return [_uma().squeeze(values[0], self.axis)]
+        return [_k().squeeze(values[0], self.axis)]
 
     def infer_shape(self, node, shapes):
         return [self._shape(tuple(shapes[0]), True)]
@@ -1593,7 +1600,7 @@ class GetItemGrad(Op):
 
     def perform(self, node, values):
         g, x = values
-        z = _uma().zeros_like(x, dtype=node.outputs[0].dtype)
+        z = _k().zeros_like(x, dtype=node.outputs[0].dtype)
         z[self.index] = g
         return [z]
 
