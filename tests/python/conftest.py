@@ -1,0 +1,242 @@
+"""Shared helpers for the uma Python tests. NumPy 2 is the oracle everywhere.
+
+Kept generic: dtype tables, NumPy-vs-uma comparison, "same error as NumPy", memory
+stats snapshots, and builders for the array layouts the op matrix runs on.
+"""
+import gc
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import uma
+
+try:  # bfloat16 as NumPy sees it (DESIGN.md: exported as ml_dtypes.bfloat16)
+    import ml_dtypes
+except ImportError:  # pragma: no cover - the venv has it
+    ml_dtypes = None
+
+# --------------------------------------------------------------------------- dtypes
+
+ALL_DTYPES = [
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
+]
+# dtypes NumPy knows without ml_dtypes
+NUMPY_DTYPES = [d for d in ALL_DTYPES if d != "bfloat16"]
+# dtypes the compute ops of issue 2 must support
+COMPUTE_DTYPES = ["bool", "int32", "int64", "float32", "float64"]
+NON_COMPUTE_DTYPES = [d for d in ALL_DTYPES if d not in COMPUTE_DTYPES]
+
+UMA_DTYPE_ATTR = {d: ("bool_" if d == "bool" else d) for d in ALL_DTYPES}
+
+
+def uma_dtype(name):
+    """The uma dtype object for a NumPy-style name ("bool" -> uma.bool_)."""
+    return getattr(uma, UMA_DTYPE_ATTR[name])
+
+
+def np_dtype(name):
+    """The NumPy dtype for a name; bfloat16 needs ml_dtypes (skips the test otherwise)."""
+    if name == "bfloat16":
+        mld = pytest.importorskip("ml_dtypes")
+        return np.dtype(mld.bfloat16)
+    return np.dtype(name)
+
+
+def dtype_name(dt):
+    """Canonical name of a NumPy or uma dtype ("bool", "float32", "bfloat16", ...)."""
+    return dt.name
+
+
+# --------------------------------------------------------------------------- tolerances
+
+RTOL = {
+    "float64": 1e-12, "complex128": 1e-12,  # DESIGN.md "accuracy"
+    "float32": 1e-5, "complex64": 1e-5,
+    "float16": 1e-3,
+    "bfloat16": 1e-2,
+}
+
+
+# --------------------------------------------------------------------------- conversion
+
+def to_numpy(x):
+    """A NumPy view/copy of a uma result (uses uma's export, tested in test_interop)."""
+    return np.asarray(x)
+
+
+def assert_matches(got, expected, rtol=None, atol=None):
+    """`got` (a uma result) has NumPy's dtype, shape and values (float: DESIGN.md tolerance)."""
+    assert isinstance(got, uma.Array), f"expected a uma.Array, got {type(got).__name__}"
+    expected = np.asarray(expected)
+    assert tuple(got.shape) == expected.shape, (tuple(got.shape), expected.shape)
+    assert dtype_name(got.dtype) == expected.dtype.name, (
+        f"dtype {dtype_name(got.dtype)} != NumPy's {expected.dtype.name}")
+    g = to_numpy(got)
+    assert g.dtype == expected.dtype
+    assert g.shape == expected.shape
+    name = expected.dtype.name
+    if name == "bfloat16":
+        g, expected = g.astype(np.float32), expected.astype(np.float32)
+    if expected.dtype.kind in "fc":
+        r = RTOL[name]
+        np.testing.assert_allclose(
+            g, expected, rtol=r if rtol is None else rtol, atol=r if atol is None else atol,
+            equal_nan=True)
+    else:
+        np.testing.assert_array_equal(g, expected)
+
+
+def numpy_error_type(exc):
+    """The exception type DESIGN.md's error decision maps a NumPy exception to."""
+    if isinstance(exc, np.exceptions.AxisError):
+        return IndexError  # bad axis -> IndexError (AxisError is also a ValueError)
+    for t in (TypeError, OverflowError, IndexError, ValueError):
+        if isinstance(exc, t):
+            return t
+    raise AssertionError(f"NumPy raised an unexpected {type(exc).__name__}: {exc}")
+
+
+def numpy_quiet(fn):
+    """Call fn with NumPy warnings (overflow, divide by zero, empty mean) silenced."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn()
+
+
+def check_like_numpy(np_fn, uma_fn, rtol=None, atol=None):
+    """Run the NumPy oracle; uma must give the same result, or raise the mapped error type."""
+    try:
+        expected = numpy_quiet(np_fn)
+    except Exception as e:  # the oracle refuses: uma must refuse the same way
+        err = numpy_error_type(e)
+        with pytest.raises(err):
+            uma_fn()
+        return None
+    got = uma_fn()
+    assert_matches(got, expected, rtol=rtol, atol=atol)
+    return got
+
+
+# --------------------------------------------------------------------------- data
+
+def random_data(dtype, shape, rng, domain="general"):
+    """A NumPy array of `dtype` and `shape` with values suited to an op's domain.
+
+    domains: general, positive (log/sqrt), nonzero (divisors), exponent (power's rhs),
+    unit (values in (-1, 1)), coarse (few distinct values incl. 0: ties and equalities).
+    """
+    dt = np_dtype(dtype) if isinstance(dtype, str) else np.dtype(dtype)
+    shape = tuple(shape)
+    if dt.kind == "b":
+        if domain in ("positive", "nonzero"):
+            return np.ones(shape, dtype=dt)
+        return np.asarray(rng.integers(0, 2, size=shape)).astype(dt)
+    if dt.kind in "iu":
+        lo, hi = {
+            "general": (-5, 6), "positive": (1, 10), "nonzero": (1, 6),
+            "exponent": (0, 4), "unit": (0, 1), "coarse": (-2, 3),
+        }[domain]
+        if dt.kind == "u":
+            lo = max(lo, 0 if domain not in ("positive", "nonzero") else 1)
+        v = rng.integers(lo, hi, size=shape)
+        if domain == "nonzero" and dt.kind == "i":
+            v = v * rng.choice([-1, 1], size=shape)
+        return np.asarray(v).astype(dt)
+    if domain == "coarse":
+        v = rng.integers(-3, 4, size=shape) / 2.0
+        if dt.kind == "c":
+            v = v + 1j * (rng.integers(-3, 4, size=shape) / 2.0)
+        return np.asarray(v).astype(dt)
+    lo, hi = {
+        "general": (-3.0, 3.0), "positive": (0.1, 5.0), "nonzero": (0.5, 3.0),
+        "exponent": (-2.0, 2.0), "unit": (-0.9, 0.9),
+    }[domain]
+    v = rng.uniform(lo, hi, size=shape)
+    if domain == "nonzero":
+        v = v * rng.choice([-1.0, 1.0], size=shape)
+    if dt.kind == "c":
+        v = v + 1j * rng.uniform(lo, hi, size=shape)
+    return np.asarray(v).astype(dt)
+
+
+# --------------------------------------------------------------------------- layouts
+
+LAYOUTS = ["contiguous", "transposed", "negative_stride", "broadcast", "size0", "0d"]
+
+
+def make_layout(make, layout, shape=(3, 4)):
+    """(numpy_view, uma_view) of the same values in the named layout.
+
+    `make(shape)` returns a fresh C-contiguous NumPy array. The uma side is built with
+    uma's own view machinery (asarray of a contiguous base, then .T / negative slicing /
+    broadcast_to), so the op under test really runs on that layout.
+    """
+    shape = tuple(shape)
+    if layout == "contiguous":
+        base = make(shape)
+        return base, uma.asarray(base)
+    if layout == "transposed":
+        base = make(shape[::-1])
+        return base.T, uma.asarray(base).T
+    if layout == "negative_stride":
+        big = (shape[0],) + tuple(2 * s for s in shape[1:])
+        base = make(big)
+        idx = (slice(None, None, -1),) + (slice(None, None, -2),) * (len(shape) - 1)
+        n = base[idx]
+        assert n.shape == shape
+        return n, uma.asarray(base)[idx]
+    if layout == "broadcast":
+        small = (1,) + shape[1:]
+        base = make(small)
+        return np.broadcast_to(base, shape), uma.broadcast_to(uma.asarray(base), shape)
+    if layout == "size0":
+        s0 = (0,) + shape[1:]
+        base = make(s0)
+        return base, uma.asarray(base)
+    if layout == "0d":
+        base = make(())
+        return base, uma.asarray(base)
+    raise ValueError(layout)
+
+
+# --------------------------------------------------------------------------- memory
+
+def stats():
+    """memory_stats('cpu') after a full garbage collection."""
+    gc.collect()
+    return uma.memory_stats("cpu")
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(12345)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    """Keeps each phase's report on the item, so fixtures can tell whether the test passed."""
+    rep = yield
+    setattr(item, "rep_" + rep.when, rep)
+    return rep
+
+
+@pytest.fixture
+def mem_baseline(request):
+    """Asserts that a passing test leaves uma's pooled and adopted bytes where it found them.
+
+    (A failing test's traceback keeps its arrays alive, so the check would only add noise.)
+    """
+    for name in ("last_type", "last_value", "last_traceback", "last_exc"):
+        if getattr(sys, name, None) is not None:  # an earlier failure's frames hold arrays
+            setattr(sys, name, None)
+    before = stats()
+    yield before
+    rep = getattr(request.node, "rep_call", None)
+    if rep is None or not rep.passed:
+        return
+    after = stats()
+    assert after["active_bytes"] == before["active_bytes"], (before, after)
+    assert after["adopted_bytes"] == before["adopted_bytes"], (before, after)

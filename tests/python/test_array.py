@@ -1,0 +1,616 @@
+"""uma.Array: attributes, repr, item/tolist, astype over all 15 dtypes, basic indexing
+(views), __setitem__ with broadcasting and casting, in-place operators, read-only arrays.
+NumPy 2 decides every expected value."""
+import gc
+import operator
+
+import numpy as np
+import pytest
+
+import uma
+from conftest import (
+    ALL_DTYPES, NUMPY_DTYPES, assert_matches, check_like_numpy, np_dtype, numpy_error_type, numpy_quiet,
+    random_data,
+)
+
+SHAPES = [(), (0,), (3,), (2, 3), (2, 0, 4), (1, 1, 1), (4, 3, 2)]
+
+
+# --------------------------------------------------------------------------- attributes
+
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_attributes(dtype, shape):
+    a = uma.zeros(shape, dtype=dtype)
+    n = np.zeros(shape, dtype=np_dtype(dtype))
+    assert isinstance(a.shape, tuple) and a.shape == n.shape
+    assert a.ndim == n.ndim
+    assert a.size == n.size
+    assert a.dtype.name == dtype
+    assert a.itemsize == n.itemsize
+    assert a.nbytes == n.nbytes
+    assert isinstance(a.strides, tuple) and len(a.strides) == n.ndim
+    if n.size > 0:  # NumPy's strides of size-0 arrays are arbitrary (2.x reports zeros)
+        assert a.strides == n.strides
+    assert str(a.device) == "cpu"
+    assert a.writable is True
+    if n.ndim == 0:
+        with pytest.raises(TypeError):
+            len(a)
+    else:
+        assert len(a) == len(n)
+
+
+def test_attribute_types_are_python_ints():
+    a = uma.zeros((2, 3), dtype="float32")
+    for v in (a.ndim, a.size, a.itemsize, a.nbytes, *a.shape, *a.strides):
+        assert type(v) is int
+
+
+# --------------------------------------------------------------------------- repr
+
+REPR_CASES = [
+    (np.array([1.0, 2.0], dtype=np.float32)), (np.array([1.0, 2.5])), (np.array([1, 2], dtype=np.int32)),
+    (np.array([True, False])), (np.array(1.5, dtype=np.float32)), (np.arange(6).reshape(2, 3)),
+    (np.array([], dtype=np.float64)), (np.array([1 + 2j], dtype=np.complex64)), (np.array([7], dtype=np.uint8)),
+]
+
+
+@pytest.mark.parametrize("n", REPR_CASES, ids=lambda n: f"{n.dtype}{n.shape}")
+def test_repr_numpy_like(n):
+    r = repr(uma.asarray(n))
+    assert r.startswith("uma.array("), r
+    assert r.endswith(")")
+    # the values, formatted as NumPy formats them (line breaks and indentation aside)
+    assert "".join(np.array2string(n, separator=", ").split()) in "".join(r.split()), r
+    if "dtype=" in repr(n):  # NumPy shows non-default dtypes; so must uma
+        assert f"dtype={n.dtype.name}" in r, r
+
+
+def test_repr_api_example():
+    assert repr(uma.asarray(np.array([1.0, 2.0], dtype=np.float32))) == "uma.array([1., 2.], dtype=float32)"
+
+
+def test_repr_of_view_and_bfloat16():
+    n = np.arange(12.0).reshape(3, 4)
+    r = repr(uma.asarray(n)[::-1, 1::2])
+    assert "".join(np.array2string(n[::-1, 1::2], separator=", ").split()) in "".join(r.split()), r
+    assert "bfloat16" in repr(uma.zeros(2, dtype="bfloat16"))
+
+
+# --------------------------------------------------------------------------- item / tolist
+
+def _values(dtype, shape, rng):
+    """A NumPy array (never a NumPy scalar, even for shape ()) of exactly representable values."""
+    dt = np_dtype(dtype)
+    if dt.kind == "b":
+        v = rng.integers(0, 2, size=shape)
+    elif dt.kind == "u":
+        v = rng.integers(0, 200, size=shape)
+    elif dt.kind == "i":
+        v = rng.integers(-100, 100, size=shape)
+    elif dt.kind == "c":
+        v = rng.integers(-8, 8, size=shape) / 4 + 1j * rng.integers(-8, 8, size=shape) / 4
+    else:
+        v = rng.integers(-64, 64, size=shape) / 8  # exact in float16 and bfloat16
+    return np.asarray(v).astype(dt)
+
+
+def _same_python(a, b):
+    """Equal values with identical Python types, recursively."""
+    if isinstance(b, list):
+        assert isinstance(a, list) and len(a) == len(b)
+        for x, y in zip(a, b):
+            _same_python(x, y)
+    else:
+        assert type(a) is type(b), (a, b, type(a), type(b))
+        assert a == b, (a, b)
+
+
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3), (0,), (2, 0)], ids=str)
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_tolist(dtype, shape, rng):
+    n = _values(dtype, shape, rng)
+    u = uma.asarray(n)
+    _same_python(u.tolist(), n.tolist())
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int32", "bool", "complex64", "bfloat16"])
+def test_tolist_of_strided_views(dtype, rng):
+    n = _values(dtype, (4, 6), rng)
+    u = uma.asarray(n)
+    for idx in [(slice(None, None, -1), slice(None, None, 2)), (slice(1, 3), slice(None, None, -3))]:
+        _same_python(u[idx].tolist(), n[idx].tolist())
+    _same_python(u.T.tolist(), n.T.tolist())
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (1, 1, 1)], ids=str)
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_item(dtype, shape, rng):
+    n = _values(dtype, shape, rng)
+    u = uma.asarray(n)
+    _same_python(u.item(), n.item())
+
+
+@pytest.mark.parametrize("shape", [(2,), (0,), (2, 3)], ids=str)
+def test_item_not_size_one_value_error(shape):
+    with pytest.raises(ValueError):
+        np.zeros(shape).item()
+    with pytest.raises(ValueError):
+        uma.zeros(shape).item()
+
+
+def test_item_of_bfloat16_rounds_like_ml_dtypes():
+    mld = pytest.importorskip("ml_dtypes")
+    x = np.array(1.0 + 2**-9 + 2**-12, dtype=np.float32)
+    assert uma.asarray(x).astype("bfloat16").item() == float(x.astype(mld.bfloat16))
+
+
+# --------------------------------------------------------------------------- astype
+
+def _astype_source(dtype):
+    dt = np_dtype(dtype)
+    if dt.kind == "b":
+        return np.array([True, False, True, True, False, True], dtype=dt)
+    if dt.kind in "iu":
+        return np.array([0, 1, 2, 3, 7, 100], dtype=dt)
+    if dt.kind == "c":
+        return np.array([0, 1 + 1j, 2.5 - 2j, 3, 7.75 + 0.5j, 100j], dtype=dt)
+    return np.array([0, 1, 2.5, 3, 7.75, 100], dtype=dt)
+
+
+ASTYPE_PAIRS = [(a, b) for a in ALL_DTYPES for b in ALL_DTYPES]
+
+
+@pytest.mark.parametrize("src,dst", ASTYPE_PAIRS, ids=[f"{a}->{b}" for a, b in ASTYPE_PAIRS])
+def test_astype_all_pairs(src, dst):
+    n = _astype_source(src)
+    expected = numpy_quiet(lambda: n.astype(np_dtype(dst)))  # complex->real drops imag (ComplexWarning)
+    u = uma.asarray(n)
+    got = u.astype(dst)
+    assert_matches(got, expected, rtol=0, atol=0)
+    assert got.writable
+    # the source is untouched
+    _same_python(u.tolist(), n.tolist())
+
+
+NEG_PAIRS = [(a, b) for a in ["int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
+                              "complex64", "complex128"]
+             for b in ["int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
+                       "complex64", "complex128", "bool"]]
+
+
+@pytest.mark.parametrize("src,dst", NEG_PAIRS, ids=[f"{a}->{b}" for a, b in NEG_PAIRS])
+def test_astype_negative_values(src, dst):
+    dt = np_dtype(src)
+    vals = [-1, -2.5, -100, -0.75, 0] if dt.kind in "fc" else [-1, -2, -100, -128, 0]
+    n = np.array(vals, dtype=dt)
+    expected = numpy_quiet(lambda: n.astype(np_dtype(dst)))
+    assert_matches(uma.asarray(n).astype(dst), expected, rtol=0, atol=0)
+
+
+def test_astype_float64_to_float16_rounding_like_numpy():
+    n = np.array([1 + 2**-11, 1 + 3 * 2**-11, 65504.0, 65520.0, 70000.0, 1e-8, 3e-8, 6e-5, -0.0, np.inf, np.nan])
+    assert_matches(uma.asarray(n).astype("float16"), n.astype(np.float16), rtol=0, atol=0)
+
+
+def test_astype_float32_to_bfloat16_round_to_nearest_even():
+    mld = pytest.importorskip("ml_dtypes")
+    n = np.array([1 + 2**-8, 1 + 3 * 2**-8, 1 + 2**-8 + 2**-20, -(1 + 2**-8), 3.4e38, 1e-40, np.inf, -np.inf],
+                 dtype=np.float32)
+    got = np.asarray(uma.asarray(n).astype("bfloat16"))
+    expected = n.astype(mld.bfloat16)
+    np.testing.assert_array_equal(got.view(np.uint16), expected.view(np.uint16))
+
+
+def test_astype_bfloat16_nan_stays_nan():
+    got = uma.asarray(np.array([np.nan, -np.nan], dtype=np.float32)).astype("bfloat16").astype("float32")
+    assert all(v != v for v in got.tolist())
+
+
+@pytest.mark.parametrize("spec", [np.float32, "float32", np.dtype("float32"), uma.float32])
+def test_astype_dtype_spellings(spec):
+    n = np.arange(4, dtype=np.int64)
+    assert_matches(uma.asarray(n).astype(spec), n.astype(np.float32))
+
+
+def test_astype_python_types():
+    n = np.array([0, 1, 2], dtype=np.int32)
+    for t in (float, int, bool, complex):
+        assert_matches(uma.asarray(n).astype(t), n.astype(t))
+
+
+def test_astype_copy_semantics():
+    n = np.arange(5.0)
+    u = uma.array(n)
+    c = u.astype("float64")  # copy=True by default: independent even for the same dtype
+    c[0] = 100.0
+    assert u.tolist()[0] == 0.0
+    v = u.astype("float64", copy=False)  # no conversion needed: may share, as NumPy does
+    v[1] = -1.0
+    assert u.tolist()[1] == -1.0
+    w = u.astype("float32", copy=False)  # a conversion always copies
+    w[2] = 55.0
+    assert u.tolist()[2] == 2.0
+    assert w.dtype == np.float32
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int16", "bfloat16", "complex128"])
+def test_astype_of_strided_views(dtype):
+    n = np.arange(24.0).reshape(4, 6)
+    for idx in [(slice(None, None, -1), slice(1, None, 2)), (Ellipsis, slice(None, None, -1))]:
+        expected = n[idx].astype(np_dtype(dtype))
+        assert_matches(uma.asarray(n)[idx].astype(dtype), expected, rtol=0, atol=0)
+    assert_matches(uma.asarray(n).T.astype(dtype), n.T.astype(np_dtype(dtype)), rtol=0, atol=0)
+
+
+# --------------------------------------------------------------------------- indexing
+
+BASE_SHAPE = (2, 3, 5, 4)
+INDICES = [
+    1, -1, (0, 1), (1, -2, 3), slice(None), slice(1, None), slice(None, None, -1), (slice(None), slice(None, None, -2)),
+    (slice(None), slice(None), slice(3, 0, -1)), (slice(None), slice(-1, -4, -2)), slice(10, 20), slice(2, 1),
+    (slice(None), slice(None), slice(None, None, 3)), Ellipsis, (Ellipsis, 1), (1, Ellipsis, slice(None, None, -1)),
+    None, (None, 1, None), (slice(None), None, Ellipsis, None), (0, slice(None, None, -2), None, Ellipsis),
+    (Ellipsis, None), (), (np.int64(1), np.int32(-1)), (Ellipsis, slice(None, None, -1), slice(1, 3)),
+    (slice(-100, 100), 0), (slice(None, None, -1), slice(None, None, -1), slice(None, None, -1), slice(None, None, -1)),
+    (1, 2, slice(4, None, -2), -1), (0, 0, 0), (slice(None), 0, None, slice(None, None, -3)),
+]
+
+
+@pytest.mark.parametrize("idx", INDICES, ids=repr)
+def test_basic_indexing_returns_a_view(idx):
+    n = np.arange(np.prod(BASE_SHAPE), dtype=np.float64).reshape(BASE_SHAPE)
+    u = uma.asarray(n.copy())
+    v = u[idx]
+    nv = n[idx]
+    assert isinstance(v, uma.Array)
+    assert v.shape == nv.shape
+    assert v.dtype == nv.dtype
+    assert v.tolist() == nv.tolist()
+    for s, ns, d in zip(v.strides, nv.strides, nv.shape):
+        if d > 1:
+            assert s == ns, (v.strides, nv.strides)
+    # a view: writing through it changes the base, exactly where NumPy's view does
+    v[...] = -1.0
+    n[idx] = -1.0
+    assert u.tolist() == n.tolist()
+
+
+@pytest.mark.parametrize("idx", [(1, 2, 3, 0), (-1, -1, -1, -1), (0, 1, -2, 3)], ids=repr)
+def test_full_integer_index(idx):
+    n = np.arange(np.prod(BASE_SHAPE), dtype=np.int32).reshape(BASE_SHAPE)
+    u = uma.asarray(n.copy())
+    r = u[idx]
+    assert np.asarray(r).item() == n[idx]
+    if isinstance(r, uma.Array):  # Array-API style 0-d result
+        assert r.shape == () and r.dtype == np.int32
+    u[idx] = 99
+    n[idx] = 99
+    assert u.tolist() == n.tolist()
+
+
+def test_index_of_view_of_view():
+    n = np.arange(60.0).reshape(3, 4, 5)
+    u = uma.asarray(n.copy())
+    v = u[::-1][1:, ::-2][..., 1::2][None, 0]
+    nv = n[::-1][1:, ::-2][..., 1::2][None, 0]
+    assert v.tolist() == nv.tolist() and v.shape == nv.shape
+    v[...] = 0.0
+    nv[...] = 0.0
+    assert u.tolist() == n.tolist()
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_indexing_every_dtype(dtype, rng):
+    n = _values(dtype, (4, 5), rng)
+    u = uma.asarray(n)
+    for idx in [(slice(None, None, -1), 2), (slice(1, None, 2), slice(None, None, -2)), (None, Ellipsis, 3)]:
+        v = u[idx]
+        assert v.dtype.name == dtype
+        _same_python(v.tolist(), n[idx].tolist())
+
+
+def test_indexing_0d():
+    n = np.array(3.5)
+    u = uma.asarray(n)
+    assert np.asarray(u[()]).item() == 3.5
+    assert u[...].shape == () and u[...].tolist() == 3.5
+    assert u[None].shape == (1,)
+    assert u[None, ..., None].shape == (1, 1)
+    with pytest.raises(IndexError):
+        u[0]
+
+
+BAD_INDICES = [(2, IndexError), (-3, IndexError), ((0, 0, 0, 0, 0), IndexError), ((Ellipsis, Ellipsis), IndexError),
+               (1.5, IndexError), ("a", IndexError), ((0, 9), IndexError), (slice(None, None, 0), ValueError),
+               ((slice(None), slice(None), slice(None), slice(None), None, 0), IndexError)]
+
+
+@pytest.mark.parametrize("idx,err", BAD_INDICES, ids=[repr(i) for i, _ in BAD_INDICES])
+def test_bad_index(idx, err):
+    n = np.zeros(BASE_SHAPE)
+    with pytest.raises(err):
+        n[idx]  # the oracle agrees
+    u = uma.asarray(n)
+    with pytest.raises(err):
+        u[idx]
+    with pytest.raises(err):
+        u[idx] = 1.0
+
+
+def test_view_keeps_base_alive():
+    u = uma.asarray(np.arange(10.0))
+    v = u[2:5]
+    del u
+    gc.collect()
+    assert v.tolist() == [2.0, 3.0, 4.0]
+
+
+# --------------------------------------------------------------------------- setitem
+
+SETITEM_CASES = [
+    (Ellipsis, 7.0), (1, 3.0), ((0, slice(None, None, -1)), 2.0), ((slice(None), 1), [1.0, 2.0, 3.0, 4.0]),
+    (slice(None), np.arange(4.0)), ((Ellipsis, 0), np.arange(3.0)), ((0, 0), np.float32(2.5)),
+    ((slice(None, None, -1), slice(1, None, 2)), np.array([[[1.0]], [[2.0]]])), ((None, 1), [[[9.0]]]),
+    (Ellipsis, np.arange(12.0).reshape(3, 4)[::-1]), ((1, 2, 3), 5), (Ellipsis, True),
+]
+
+
+@pytest.mark.parametrize("idx,value", SETITEM_CASES, ids=[repr(i) for i, _ in SETITEM_CASES])
+@pytest.mark.parametrize("dtype", ["float64", "int32", "float32", "bool"])
+def test_setitem_broadcasting(idx, value, dtype):
+    n = np.zeros((2, 3, 4), dtype=dtype)
+    u = uma.asarray(np.zeros((2, 3, 4), dtype=dtype))
+    numpy_quiet(lambda: n.__setitem__(idx, value))
+    u[idx] = value
+    assert_matches(u, n, rtol=0, atol=0)
+    # the same with the value as a uma array
+    n2 = np.zeros((2, 3, 4), dtype=dtype)
+    u2 = uma.asarray(np.zeros((2, 3, 4), dtype=dtype))
+    numpy_quiet(lambda: n2.__setitem__(idx, value))
+    u2[idx] = uma.asarray(np.asarray(value))
+    assert_matches(u2, n2, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_setitem_every_dtype(dtype):
+    n = np.zeros(5, dtype=np_dtype(dtype))
+    u = uma.zeros(5, dtype=dtype)
+    for idx, val in [(1, 1), (slice(3, None), 3), (slice(None, None, -4), True)]:
+        n[idx] = val
+        u[idx] = val
+    _same_python(u.tolist(), n.tolist())
+
+
+def test_setitem_casts_like_numpy():
+    n = np.zeros(4, dtype=np.int32)
+    u = uma.zeros(4, dtype="int32")
+    for idx, val in [(0, 2.7), (1, -2.7), (slice(2, None), np.array([5.9, -0.5])), (slice(2, 3), uma.asarray([7.99]))]:
+        n[idx] = np.asarray(val)
+        u[idx] = val
+    assert_matches(u, n)
+
+
+@pytest.mark.parametrize("dtype,value", [("int8", 300), ("uint8", -1), ("int32", 2**40), ("int64", 2**64),
+                                         ("uint64", -1)])
+def test_setitem_out_of_range_python_int_overflow_error(dtype, value):
+    n = np.zeros(3, dtype=dtype)
+    with pytest.raises(OverflowError):
+        n[0] = value  # the oracle (NumPy 2)
+    u = uma.zeros(3, dtype=dtype)
+    with pytest.raises(OverflowError):
+        u[0] = value
+    assert u.tolist() == [0, 0, 0]
+
+
+@pytest.mark.parametrize("idx,value_shape", [(Ellipsis, (3,)), (0, (2, 4)), ((slice(None), 0), (3,)), (1, (4, 1))])
+def test_setitem_shape_mismatch_value_error(idx, value_shape):
+    n = np.zeros((2, 3, 4))
+    with pytest.raises(ValueError):
+        n[idx] = np.ones(value_shape)
+    u = uma.zeros((2, 3, 4))
+    with pytest.raises(ValueError):
+        u[idx] = uma.ones(value_shape)
+    assert u.tolist() == n.tolist()
+
+
+def test_setitem_overlapping_source_and_destination():
+    n = np.arange(8.0)
+    u = uma.asarray(n.copy())
+    n[1:] = n[:-1]
+    u[1:] = u[:-1]
+    assert u.tolist() == n.tolist()
+    n[::-1] = n.copy()
+    u[::-1] = u
+    assert u.tolist() == n.tolist()
+    m = np.arange(16.0).reshape(4, 4)
+    um = uma.asarray(m.copy())
+    m[...] = m.T.copy()
+    um[...] = um.T
+    assert um.tolist() == m.tolist()
+
+
+def test_setitem_read_only_value_error():
+    n = np.arange(4.0)
+    n.flags.writeable = False
+    u = uma.asarray(n)
+    assert u.writable is False
+    for idx in [0, Ellipsis, slice(1, 3)]:
+        with pytest.raises(ValueError):
+            u[idx] = 1.0
+    v = u[::-1]
+    assert v.writable is False
+    with pytest.raises(ValueError):
+        v[0] = 5.0
+    assert n.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_broadcast_to_result_is_read_only_like_numpy():
+    nb = np.broadcast_to(np.arange(3.0), (2, 3))
+    assert not nb.flags.writeable
+    b = uma.broadcast_to(uma.asarray(np.arange(3.0)), (2, 3))
+    assert b.writable is False
+    with pytest.raises(ValueError):
+        b[0, 0] = 1.0
+
+
+# --------------------------------------------------------------------------- in-place operators
+
+INPLACE = [("+=", operator.iadd), ("-=", operator.isub), ("*=", operator.imul), ("/=", operator.itruediv),
+           ("//=", operator.ifloordiv), ("%=", operator.imod), ("**=", operator.ipow)]
+INPLACE_OPERANDS = [
+    ("float64", "float64", (3, 4)), ("float64", "int32", (4,)), ("float32", "float64", (3, 4)),
+    ("int32", "int32", (3, 1)), ("int32", "float64", (4,)), ("int64", "int32", ()), ("bool", "bool", (4,)),
+    ("int32", "bool", (3, 4)), ("float32", "py_float", None), ("int32", "py_float", None), ("int32", "py_int", None),
+    ("bool", "py_int", None), ("float64", "py_int", None), ("int64", "int64", (2, 3, 4)),
+]
+
+
+@pytest.mark.parametrize("da,db,bshape", INPLACE_OPERANDS, ids=[f"{a}-{b}-{s}" for a, b, s in INPLACE_OPERANDS])
+@pytest.mark.parametrize("name,iop", INPLACE, ids=[n for n, _ in INPLACE])
+def test_inplace_operators_like_numpy(name, iop, da, db, bshape, rng):
+    """Same result or same error as NumPy; on success the array object and its memory are the same."""
+    na = random_data(da, (3, 4), rng, "positive" if name == "**=" else "general")
+    if db == "py_float":
+        nb = ub = 1.5
+    elif db == "py_int":
+        nb = ub = 2
+    else:
+        nb = random_data(db, bshape, rng, "exponent" if name == "**=" else "nonzero")
+        ub = uma.asarray(nb)
+    base = uma.asarray(na.copy())
+    view = base[...]  # another handle onto the same memory
+    expected = na.copy()
+    try:
+        numpy_quiet(lambda: iop(expected, nb))
+    except Exception as e:
+        with pytest.raises(numpy_error_type(e)):
+            iop(base, ub)
+        assert_matches(base, na)  # a failing in-place op changes nothing
+        return
+    r = iop(base, ub)
+    assert r is base
+    assert_matches(base, expected)
+    assert_matches(view, expected)  # written into the array's own memory
+
+
+def test_inplace_writes_into_adopted_numpy_memory():
+    """DESIGN.md: explicit in-place writes go into the array's own memory, adopted or not."""
+    n = np.arange(6.0)
+    u = uma.asarray(n)
+    u += 1.0
+    assert n.tolist() == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    u[::2] *= 10.0
+    assert n.tolist() == [10.0, 2.0, 30.0, 4.0, 50.0, 6.0]
+    u[0] = -1.0
+    assert n[0] == -1.0
+
+
+def test_inplace_on_strided_views_writes_base():
+    n = np.arange(12.0).reshape(3, 4)
+    u = uma.asarray(n.copy())
+    v = u[::-1, ::2]
+    v += 100.0
+    n[::-1, ::2] += 100.0
+    assert u.tolist() == n.tolist()
+    t = u.T
+    t *= 2.0
+    n.T[...] *= 2.0
+    assert u.tolist() == n.tolist()
+
+
+def test_inplace_overlap_with_operand():
+    n = np.arange(6.0)
+    u = uma.asarray(n.copy())
+    n += n[::-1]
+    u += u[::-1]
+    assert u.tolist() == n.tolist()
+    m = np.arange(9.0).reshape(3, 3)
+    um = uma.asarray(m.copy())
+    m += m.T
+    um += um.T
+    assert um.tolist() == m.tolist()
+
+
+def test_inplace_read_only_value_error():
+    n = np.arange(3.0)
+    n.flags.writeable = False
+    u = uma.asarray(n)
+    for iop in (operator.iadd, operator.isub, operator.imul, operator.itruediv):
+        with pytest.raises(ValueError):
+            iop(u, 1.0)
+    assert n.tolist() == [0.0, 1.0, 2.0]
+
+
+def test_inplace_cannot_grow_shape():
+    n = np.zeros(4)
+    with pytest.raises(ValueError):
+        n += np.ones((3, 4))
+    u = uma.zeros(4)
+    with pytest.raises(ValueError):
+        u += uma.ones((3, 4))
+    assert u.shape == (4,) and u.tolist() == [0.0] * 4
+
+
+# --------------------------------------------------------------------------- methods, writable, copy
+
+def test_copy_is_independent_and_contiguous():
+    n = np.arange(12.0).reshape(3, 4)
+    u = uma.asarray(n)
+    c = u[::-1, ::2].copy()
+    assert c.tolist() == n[::-1, ::2].tolist()
+    assert c.strides == np.ascontiguousarray(n[::-1, ::2]).strides
+    c[0, 0] = -5.0
+    assert n[2, 0] == 8.0
+    assert c.writable
+
+
+def test_copy_of_read_only_is_writable():
+    n = np.arange(3.0)
+    n.flags.writeable = False
+    c = uma.asarray(n).copy()
+    assert c.writable
+    c[0] = 9.0
+    assert n[0] == 0.0
+
+
+def test_T_matches_numpy():
+    n = np.arange(24).reshape(2, 3, 4)
+    u = uma.asarray(n)
+    assert_matches(u.T, n.T)
+    assert u.T.strides == n.T.strides
+
+
+def test_reshape_and_transpose_methods():
+    n = np.arange(24.0).reshape(2, 3, 4)
+    u = uma.asarray(n)
+    assert_matches(u.reshape(4, 6), n.reshape(4, 6))
+    assert_matches(u.reshape((6, -1)), n.reshape((6, -1)))
+    assert_matches(u.transpose(2, 0, 1), n.transpose(2, 0, 1))
+    assert_matches(u.transpose(), n.transpose())
+
+
+def test_writable_flag_follows_views():
+    u = uma.zeros((3, 3))
+    assert u.writable and u[1:].writable and u.T.writable
+    n = np.zeros((3, 3))
+    n.flags.writeable = False
+    r = uma.asarray(n)
+    assert not r.writable and not r[1:].writable and not r.T.writable and not r[None].writable
+
+
+def test_methods_reductions_return_arrays():
+    n = np.arange(6.0).reshape(2, 3)
+    u = uma.asarray(n)
+    check_like_numpy(lambda: n.sum(), lambda: u.sum())
+    check_like_numpy(lambda: n.mean(axis=0), lambda: u.mean(axis=0))
+    check_like_numpy(lambda: n.max(axis=(0, 1), keepdims=True), lambda: u.max(axis=(0, 1), keepdims=True))
+    check_like_numpy(lambda: n.min(axis=-1), lambda: u.min(axis=-1))
+    check_like_numpy(lambda: n.argmax(axis=1), lambda: u.argmax(axis=1))
+
+
+@pytest.mark.parametrize("dtype", NUMPY_DTYPES)
+def test_array_from_numpy_roundtrip_values(dtype, rng):
+    n = _values(dtype, (3, 4), rng)
+    assert_matches(uma.asarray(n), n, rtol=0, atol=0)
