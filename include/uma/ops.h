@@ -40,6 +40,14 @@ struct IndexItem {
   std::optional<int64_t> start, stop, step;  // slice parts; nullopt = None
 };
 
+/// One instruction of a fused elementwise chain: register[n_inputs + k] = op(reg[a], reg[b]).
+struct FusedInstr {
+  bool binary = true;
+  int op = 0;  // a BinaryOp or UnaryOp value
+  int a = 0;
+  int b = 0;   // unused for unary ops
+};
+
 namespace ops {
 
 const char* op_name(BinaryOp op) noexcept;
@@ -82,6 +90,16 @@ Array unary(UnaryOp op, const Array& a);
 Array where(const Array& cond, const Array& x, const Array& y);
 /// One-hot encoding: result shape indices.shape + (depth,), value 1 where index == j.
 Array one_hot(const Array& indices, int64_t depth, DType dtype);
+
+/// Whether `op` keeps dtype `t` (so it can join a fused chain of dtype t): arithmetic on
+/// int32/int64/float32/float64 (divide and transcendental functions on floats only).
+bool is_fusable(BinaryOp op, DType t) noexcept;
+bool is_fusable(UnaryOp op, DType t) noexcept;
+/// Evaluates a chain of elementwise ops in one pass over memory; every input has dtype
+/// `dtype` and the inputs broadcast together. Equal, bit for bit, to running the ops one by
+/// one. TypeError for a wrong input dtype or a non-fusable op; ValueError on bad registers or
+/// shapes that do not broadcast.
+Array fused_elementwise(const std::vector<Array>& inputs, const std::vector<FusedInstr>& code, DType dtype);
 
 // ---- reductions --------------------------------------------------------------------------
 /// Reduces over `axes` (nullopt: all axes). ArgMax/ArgMin accept one axis or none.

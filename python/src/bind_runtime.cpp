@@ -6,6 +6,17 @@
 namespace uma::py {
 
 namespace {
+std::optional<BinaryOp> binary_op_from_name(const std::string& n) {
+  for (int i = 0; i <= static_cast<int>(BinaryOp::LogicalOr); ++i)
+    if (n == ops::op_name(static_cast<BinaryOp>(i))) return static_cast<BinaryOp>(i);
+  return std::nullopt;
+}
+std::optional<UnaryOp> unary_op_from_name(const std::string& n) {
+  for (int i = 0; i <= static_cast<int>(UnaryOp::Ceil); ++i)
+    if (n == ops::op_name(static_cast<UnaryOp>(i))) return static_cast<UnaryOp>(i);
+  return std::nullopt;
+}
+
 runtime::OpAttrs parse_attrs(const std::string& op, nb::handle attrs) {
   runtime::OpAttrs a;
   if (attrs.is_none()) return a;
@@ -50,6 +61,27 @@ void bind_runtime(nb::module_& m) {
       .def("add_op", [](runtime::Program& p, const std::string& name, const std::vector<int>& inputs, nb::handle attrs) {
         return p.add_op(name, inputs, parse_attrs(name, attrs));
       }, nb::arg("name"), nb::arg("inputs"), nb::arg("attrs") = nb::none())
+      .def("add_fused", [](runtime::Program& p, const std::vector<int>& inputs, nb::list code, nb::handle dtype) {
+        std::vector<FusedInstr> instrs;
+        for (nb::handle item : code) {
+          nb::tuple t = nb::borrow<nb::tuple>(item);
+          UMA_CHECK(nb::len(t) == 3, Value, "Program.add_fused: each instruction is (op_name, a, b)");
+          std::string name = nb::cast<std::string>(t[0]);
+          FusedInstr ins;
+          ins.a = nb::cast<int>(t[1]);
+          ins.b = nb::cast<int>(t[2]);
+          auto bin = binary_op_from_name(name);
+          auto un = unary_op_from_name(name);
+          UMA_CHECK(bin || un, Value, "Program.add_fused: '", name, "' is not an elementwise op");
+          ins.binary = bin.has_value();
+          ins.op = bin ? static_cast<int>(*bin) : static_cast<int>(*un);
+          instrs.push_back(ins);
+        }
+        return p.add_fused(inputs, std::move(instrs), *to_dtype(dtype));
+      }, nb::arg("inputs"), nb::arg("code"), nb::arg("dtype"),
+      "Adds a fused elementwise chain: code is a list of (op_name, a, b) over registers (inputs first,\n"
+      "then one register per instruction; b is ignored for unary ops). The last register is the result.\n"
+      "Every input must have `dtype`; ops must keep the dtype (see uma._core._fusable).")
       .def("set_outputs", &runtime::Program::set_outputs)
       .def("run", [](const runtime::Program& p, const std::vector<Array>& inputs) {
         nb::gil_scoped_release release;
@@ -57,6 +89,12 @@ void bind_runtime(nb::module_& m) {
       }, "Runs the program on uma.Array inputs; returns a list of uma.Array. The GIL is released.")
       .def_prop_ro("num_steps", &runtime::Program::num_steps);
   m.def("_program_ops", &runtime::op_names, "Names of the ops a Program can run.");
+  m.def("_fusable", [](const std::string& name, nb::handle dtype) {
+    DType t = *to_dtype(dtype);
+    if (auto b = binary_op_from_name(name)) return ops::is_fusable(*b, t);
+    if (auto u = unary_op_from_name(name)) return ops::is_fusable(*u, t);
+    return false;
+  }, "Whether the elementwise op `name` keeps `dtype` and can join a fused chain of that dtype.");
 }
 
 }  // namespace uma::py

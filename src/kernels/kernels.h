@@ -20,6 +20,11 @@ void where(const Array& cond, const Array& x, const Array& y, const Array& out);
 /// Reduces `a` over the axes with reduce_mask[d] set into `out` (shape of the kept axes,
 /// C-contiguous). Result dtypes are decided by the ops layer (see ops/reduce.cpp).
 void reduce(ReduceOp op, const Array& a, const std::vector<bool>& reduce_mask, const Array& out);
+/// Runs a chain of elementwise ops in one pass over memory (blocks of a few hundred
+/// elements stay in cache). Inputs have out's dtype and broadcast to out's shape; the last
+/// register is written to `out`. Each op rounds exactly as the unfused kernel does.
+void fused(const std::vector<Array>& inputs, const std::vector<FusedInstr>& code, const Array& out);
+
 /// out[m, n] = a[m, k] @ b[k, n] for one matrix (2-D views), out C-contiguous.
 void gemm(const Array& a, const Array& b, const Array& out);
 

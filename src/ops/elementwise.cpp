@@ -163,6 +163,56 @@ Array where(const Array& cond, const Array& x, const Array& y) {
   return out;
 }
 
+bool is_fusable(BinaryOp op, DType t) noexcept {
+  if (t != DType::Int32 && t != DType::Int64 && t != DType::Float32 && t != DType::Float64) return false;
+  switch (op) {
+    case BinaryOp::Add: case BinaryOp::Subtract: case BinaryOp::Multiply: case BinaryOp::Maximum:
+    case BinaryOp::Minimum: case BinaryOp::FloorDivide: case BinaryOp::Remainder:
+      return true;
+    case BinaryOp::Power: case BinaryOp::Divide:
+      return is_float(t);  // integer power checks negative exponents first; int divide gives float64
+    default:
+      return false;
+  }
+}
+
+bool is_fusable(UnaryOp op, DType t) noexcept {
+  if (t != DType::Int32 && t != DType::Int64 && t != DType::Float32 && t != DType::Float64) return false;
+  switch (op) {
+    case UnaryOp::Negative: case UnaryOp::Abs: case UnaryOp::Sign: case UnaryOp::Square: case UnaryOp::Floor:
+    case UnaryOp::Ceil:
+      return true;
+    case UnaryOp::LogicalNot:
+      return false;
+    default:
+      return is_float(t);
+  }
+}
+
+Array fused_elementwise(const std::vector<Array>& inputs, const std::vector<FusedInstr>& code, DType dtype) {
+  UMA_CHECK(!code.empty(), Value, "fused_elementwise: empty program");
+  Shape shape;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    UMA_CHECK(inputs[i].dtype() == dtype, Type, "fused_elementwise: input ", i, " has dtype ",
+              dtype_name(inputs[i].dtype()), ", expected ", dtype_name(dtype));
+    shape = i == 0 ? inputs[i].shape() : broadcast_shapes(shape, inputs[i].shape(), "fused_elementwise");
+  }
+  const int nin = static_cast<int>(inputs.size());
+  for (std::size_t k = 0; k < code.size(); ++k) {
+    const FusedInstr& c = code[k];
+    const int avail = nin + static_cast<int>(k);
+    UMA_CHECK(c.a >= 0 && c.a < avail && (!c.binary || (c.b >= 0 && c.b < avail)), Value,
+              "fused_elementwise: instruction ", k, " reads an undefined register");
+    const bool ok = c.binary ? is_fusable(static_cast<BinaryOp>(c.op), dtype) : is_fusable(static_cast<UnaryOp>(c.op), dtype);
+    UMA_CHECK(ok, Type, "fused_elementwise: ",
+              c.binary ? op_name(static_cast<BinaryOp>(c.op)) : op_name(static_cast<UnaryOp>(c.op)),
+              " cannot be fused for dtype ", dtype_name(dtype));
+  }
+  Array out = Array::empty(shape, dtype);
+  kernels::cpu::fused(inputs, code, out);
+  return out;
+}
+
 Array one_hot(const Array& indices, int64_t depth, DType dtype) {
   UMA_CHECK(is_integer(indices.dtype()), Type, "one_hot: indices must have an integer dtype, got ",
             dtype_name(indices.dtype()));

@@ -84,6 +84,18 @@ int Program::add_op(const std::string& name, const std::vector<int>& inputs, OpA
   return nslots_++;
 }
 
+int Program::add_fused(const std::vector<int>& inputs, std::vector<FusedInstr> code, DType dtype) {
+  UMA_CHECK(!code.empty(), Value, "Program: empty fused chain");
+  for (int s : inputs) UMA_CHECK(s >= 0 && s < nslots_, Value, "Program: fused chain reads undefined slot ", s);
+  OpAttrs a;
+  a.dtype = dtype;
+  a.fused = std::move(code);
+  OpFn fn = [](const In& x, const OpAttrs& at) { return ops::fused_elementwise(x, at.fused, *at.dtype); };
+  steps_.push_back(Step{fn, "fused_elementwise", inputs, nslots_, std::move(a), {}});
+  plan_releases();
+  return nslots_++;
+}
+
 void Program::set_outputs(std::vector<int> outputs) {
   for (int s : outputs) UMA_CHECK(s >= 0 && s < nslots_, Value, "Program: output slot ", s, " is undefined");
   outputs_ = std::move(outputs);

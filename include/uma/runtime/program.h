@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "uma/array.h"
+#include "uma/ops.h"
 
 namespace uma::runtime {
 
@@ -22,6 +23,7 @@ struct OpAttrs {
   std::vector<int64_t> perm;                  // transpose "axes"
   std::optional<DType> dtype;                 // astype, one_hot
   int64_t depth = 0;                          // one_hot
+  std::vector<FusedInstr> fused;              // fused elementwise chains (add_fused)
 };
 
 using OpFn = Array (*)(const std::vector<Array>& inputs, const OpAttrs& attrs);
@@ -37,6 +39,8 @@ class Program {
   int add_constant(Array value);
   /// ValueError if the op is unknown or a slot is not yet defined.
   int add_op(const std::string& name, const std::vector<int>& inputs, OpAttrs attrs);
+  /// A fused elementwise chain (ops::fused_elementwise) over `inputs`, all of dtype `dtype`.
+  int add_fused(const std::vector<int>& inputs, std::vector<FusedInstr> code, DType dtype);
   void set_outputs(std::vector<int> outputs);
   /// Runs the program; inputs in add_input order. TypeError on a wrong argument count.
   std::vector<Array> run(const std::vector<Array>& inputs) const;

@@ -1,0 +1,147 @@
+// Fused elementwise chains for the cpu linker: one pass over memory, blocks in L1.
+#include <omp.h>
+
+#include <vector>
+
+#include "kernels/cpu/elementwise_ops.h"
+#include "kernels/cpu/loops.h"
+#include "kernels/kernels.h"
+#include "ops/common.h"
+
+namespace uma::kernels::cpu {
+
+namespace {
+
+constexpr int64_t kBlock = 512;
+
+template <class T>
+struct Gather {
+  T* dst;
+  void operator()(const std::array<char*, 1>& p, const std::array<int64_t, 1>& s, int64_t n) {
+    if (s[0] == static_cast<int64_t>(sizeof(T))) {
+      const T* a = reinterpret_cast<const T*>(p[0]);
+      for (int64_t i = 0; i < n; ++i) dst[i] = a[i];
+    } else {
+      for (int64_t i = 0; i < n; ++i) dst[i] = *reinterpret_cast<const T*>(p[0] + i * s[0]);
+    }
+    dst += n;
+  }
+};
+
+template <class T, BinaryOp OP>
+void run_bin(T* d, const T* a, const T* b, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) d[j] = static_cast<T>(apply_binary<T, OP>(a[j], b[j]));
+}
+template <class T, UnaryOp OP>
+void run_un(T* d, const T* a, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) d[j] = static_cast<T>(apply_unary<T, OP>(a[j]));
+}
+
+template <class T>
+void exec(const FusedInstr& ins, T* d, const T* a, const T* b, int64_t n) {
+  if (ins.binary) {
+    switch (static_cast<BinaryOp>(ins.op)) {
+#define UMA_CASE(X) case BinaryOp::X: run_bin<T, BinaryOp::X>(d, a, b, n); return;
+      UMA_CASE(Add) UMA_CASE(Subtract) UMA_CASE(Multiply) UMA_CASE(Power) UMA_CASE(Maximum) UMA_CASE(Minimum)
+      UMA_CASE(FloorDivide) UMA_CASE(Remainder)
+#undef UMA_CASE
+      case BinaryOp::Divide:
+        if constexpr (std::is_floating_point_v<T>) { run_bin<T, BinaryOp::Divide>(d, a, b, n); return; }
+        break;
+      default: break;
+    }
+  } else {
+    switch (static_cast<UnaryOp>(ins.op)) {
+#define UMA_CASE(X) case UnaryOp::X: run_un<T, UnaryOp::X>(d, a, n); return;
+      UMA_CASE(Negative) UMA_CASE(Abs) UMA_CASE(Sign) UMA_CASE(Square) UMA_CASE(Floor) UMA_CASE(Ceil)
+#undef UMA_CASE
+      default: break;
+    }
+    if constexpr (std::is_floating_point_v<T>) {
+      switch (static_cast<UnaryOp>(ins.op)) {
+#define UMA_CASE(X) case UnaryOp::X: run_un<T, UnaryOp::X>(d, a, n); return;
+        UMA_CASE(Exp) UMA_CASE(Log) UMA_CASE(Log1p) UMA_CASE(Expm1) UMA_CASE(Sqrt) UMA_CASE(Tanh)
+        UMA_CASE(Sigmoid) UMA_CASE(Sin) UMA_CASE(Cos)
+#undef UMA_CASE
+        default: break;
+      }
+    }
+  }
+  UMA_ASSERT(false && "fused: op not fusable for this dtype");
+}
+
+template <class T>
+void fused_typed(const std::vector<Array>& inputs, const std::vector<FusedInstr>& code, const Array& out) {
+  const int64_t N = out.size();
+  if (N == 0) return;
+  const int nin = static_cast<int>(inputs.size());
+  const int nregs = nin + static_cast<int>(code.size());
+  enum Kind { Scalar, Contig, Strided };
+  std::vector<Kind> kind(nin);
+  std::vector<Array> views(nin);
+  std::vector<Loop<1>> loops(nin);
+  for (int i = 0; i < nin; ++i) {
+    views[i] = ops::detail::broadcast_view(inputs[i], out.shape());
+    if (inputs[i].size() == 1) kind[i] = Scalar;
+    else if (views[i].is_c_contiguous() && reinterpret_cast<uintptr_t>(views[i].data()) % alignof(T) == 0) kind[i] = Contig;
+    else {
+      kind[i] = Strided;
+      loops[i] = make_loop<1>(out.shape(), {&views[i]});
+    }
+  }
+  const int64_t nblocks = (N + kBlock - 1) / kBlock;
+  auto work = [&](int64_t blo, int64_t bhi) {
+    std::vector<T> regs(static_cast<std::size_t>(nregs) * kBlock);
+    std::vector<const T*> ptr(nregs);
+    for (int i = 0; i < nin; ++i)
+      if (kind[i] == Scalar) {
+        T v = *static_cast<const T*>(inputs[i].data());
+        for (int64_t j = 0; j < kBlock; ++j) regs[i * kBlock + j] = v;
+        ptr[i] = &regs[i * kBlock];
+      }
+    for (int64_t blk = blo; blk < bhi; ++blk) {
+      const int64_t b = blk * kBlock, n = std::min(kBlock, N - b);
+      for (int i = 0; i < nin; ++i) {
+        if (kind[i] == Contig) {
+          ptr[i] = static_cast<const T*>(views[i].data()) + b;
+        } else if (kind[i] == Strided) {
+          Gather<T> g{&regs[i * kBlock]};
+          run_range<1>(loops[i], {static_cast<char*>(views[i].data())}, b, b + n, g);
+          ptr[i] = &regs[i * kBlock];
+        }
+      }
+      for (std::size_t k = 0; k < code.size(); ++k) {
+        const int r = nin + static_cast<int>(k);
+        T* d = k + 1 == code.size() ? out.data_as<T>() + b : &regs[r * kBlock];
+        exec<T>(code[k], d, ptr[code[k].a], code[k].binary ? ptr[code[k].b] : nullptr, n);
+        ptr[r] = d;
+      }
+    }
+  };
+  if (N >= kParallelThreshold && omp_get_max_threads() > 1 && !omp_in_parallel()) {
+#pragma omp parallel
+    {
+      int t = omp_get_thread_num(), nt = omp_get_num_threads();
+      int64_t per = (nblocks + nt - 1) / nt;
+      int64_t lo = t * per, hi = std::min(nblocks, lo + per);
+      if (lo < hi) work(lo, hi);
+    }
+  } else {
+    work(0, nblocks);
+  }
+}
+
+}  // namespace
+
+void fused(const std::vector<Array>& inputs, const std::vector<FusedInstr>& code, const Array& out) {
+  UMA_ASSERT(!code.empty());
+  switch (out.dtype()) {
+    case DType::Int32: fused_typed<int32_t>(inputs, code, out); return;
+    case DType::Int64: fused_typed<int64_t>(inputs, code, out); return;
+    case DType::Float32: fused_typed<float>(inputs, code, out); return;
+    case DType::Float64: fused_typed<double>(inputs, code, out); return;
+    default: UMA_ASSERT(false && "fused: unsupported dtype");
+  }
+}
+
+}  // namespace uma::kernels::cpu
