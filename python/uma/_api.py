@@ -6,6 +6,7 @@ arrays and on ``uma.sym`` variables alike).
 """
 from __future__ import annotations
 
+import builtins
 import functools
 
 import numpy as np
@@ -49,7 +50,7 @@ def _has_symbolic(args):
     for a in args:
         if isinstance(a, t):
             return True
-        if isinstance(a, (list, tuple)) and any(isinstance(x, t) for x in a):
+        if isinstance(a, (list, tuple)) and builtins.any(isinstance(x, t) for x in a):
             return True
     return False
 
@@ -68,6 +69,8 @@ def _make(name):
     return op
 
 
+# Module globals named like builtins (sum, max, min, abs, all, any) are uma's ops from here
+# on: code in this module uses builtins.<name> for the built-in ones.
 _g = globals()
 for _name in _OPS:
     _g[_name] = _make(_name)
