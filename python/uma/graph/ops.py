@@ -307,7 +307,49 @@ def _broadcast_like(g, x):
         return g
     if _b.all(d is not None for d in x.shape):
         return broadcast_to(g, x.shape)
-    return g * ones_like(x, dtype=g.dtype)
+    return BroadcastLike()(g, x)
+
+
+def _where_true(value, like, dtype):
+    """``value`` broadcast to the shape of ``like`` as a fresh array of ``dtype``, from ops
+    every linker has: ``where(True, value, like)`` (values of ``like`` are never read)."""
+    out = where(Constant(True), value, like)
+    return out if out.dtype == dtype else astype(out, dtype)
+
+
+class BroadcastLike(Op):
+    """Input 0 broadcast to the run-time shape of input 1 (whose values are ignored); the
+    axes of input 0 must broadcast statically (PyTensor convention). Gradient helper."""
+
+    name = "broadcast_like"
+    view_of = {0: 0}
+
+    def output_types(self, inputs):
+        g, x = inputs
+        shape = _bcast_static("broadcast_like", [g.shape, x.shape])
+        if len(shape) != x.ndim:
+            raise ValueError(f"broadcast_like: {_fmt(g.shape)} has more axes than {_fmt(x.shape)}")
+        return [TensorType(g.dtype, shape)]
+
+    def perform(self, node, values):
+        return [_k().broadcast_to(values[0], tuple(values[1].shape))]
+
+    def infer_shape(self, node, shapes):
+        out = _bcast_runtime("broadcast_like", [i.shape for i in node.inputs], shapes)
+        if out != tuple(shapes[1]):
+            raise ValueError(f"broadcast_like: cannot broadcast {tuple(shapes[0])} to {tuple(shapes[1])}")
+        return [out]
+
+    def lower(self, node):
+        g, x = node.inputs
+        return [_where_true(g, x, g.dtype)]
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        x = node.inputs[0]
+        if g is None or not is_float(x.dtype):
+            return [None, None]
+        return [_unbroadcast(g, x), None]
 
 
 # ---- public elementwise functions ---------------------------------------------------------
@@ -599,6 +641,11 @@ class FillLike(Op):
         if self.name == "full_like":
             return "full_like", {"fill_value": self.fill_value, "dtype": self.dtype}
         return self.name, {"dtype": self.dtype}
+
+    def lower(self, node):
+        """``where(True, fill, x)``: the same array from ops every linker has."""
+        fill = {"zeros_like": 0, "ones_like": 1}.get(self.name, self.fill_value)
+        return [_where_true(_weak_constant(self.name, fill, np_dtype(self.dtype)), node.inputs[0], self.dtype)]
 
     def grad(self, node, output_grads):
         return [None]

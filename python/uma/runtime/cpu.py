@@ -40,13 +40,17 @@ def program_supports(name, attrs, nin) -> bool:
         core = _uma()._core
         if not hasattr(core, "Program"):
             return False
-        prog = core.Program()
-        slots = [prog.add_input() for _ in range(nin)]
-        try:
-            prog.add_op(name, slots, dict(attrs))
-            ok = True
-        except Exception:
+        names = getattr(core, "_program_ops", None)
+        if names is not None and name not in set(names()):
             ok = False
+        else:
+            prog = core.Program()
+            slots = [prog.add_input() for _ in range(nin)]
+            try:
+                prog.add_op(name, slots, dict(attrs))
+                ok = True
+            except Exception:
+                ok = False
         _PROBED[key] = ok
     return ok
 
@@ -60,16 +64,24 @@ def _spec(node):
 
 
 def lower_composites(fgraph):
-    """Replace nodes whose op has ``lower`` and no Program support by primitive ops."""
+    """Replace nodes whose op has ``lower`` and no Program support by primitive ops (a node
+    whose lowering fails stays, and runs in Python)."""
+    done = set()
     changed = True
     while changed:
         changed = False
         for node in fgraph.toposort():
-            if hasattr(node.op, "lower") and _spec(node) is None:
-                for old, new in zip(node.outputs, node.op.lower(node)):
-                    fgraph.replace(old, new)
-                changed = True
-                break
+            if node in done or not hasattr(node.op, "lower") or _spec(node) is not None:
+                continue
+            done.add(node)
+            try:
+                new_outputs = node.op.lower(node)
+            except Exception:
+                continue
+            for old, new in zip(node.outputs, new_outputs):
+                fgraph.replace(old, new)
+            changed = True
+            break
 
 
 def fold_constants(fgraph):
@@ -88,13 +100,94 @@ def fold_constants(fgraph):
                 fgraph.replace(var, Constant(np.array(val, copy=True), dtype=var.type.dtype))
 
 
+def plan_steps(fgraph):
+    """The linear plan of a (lowered, folded) graph: a list of steps, each
+    ``("op", out_var, in_vars, name, attrs)``, ``("fused", out_var, in_vars, code, dtype)``
+    or ``("py", node)`` (run in Python).
+
+    Fusion: a tree of elementwise nodes of one dtype D whose ops keep D (``_core._fusable``),
+    where every inner result feeds exactly one node of the tree and is not a graph output,
+    becomes one ``add_fused`` chain (one pass over memory, no intermediate arrays).
+    """
+    from ..graph.ops import Elemwise
+    core = _uma()._core
+    fusable = getattr(core, "_fusable", None)
+    order = fgraph.toposort()
+    specs = {n: _spec(n) for n in order}
+    outputs = set(fgraph.outputs)
+    consumers = {}
+    for n in order:
+        for v in set(n.inputs):
+            consumers[v] = consumers.get(v, 0) + 1
+
+    def dtype_if_fusable(n):
+        if fusable is None or not isinstance(n.op, Elemwise) or specs[n] is None:
+            return None
+        d = n.outputs[0].dtype
+        if any(i.dtype != d for i in n.inputs) or not fusable(n.op.name, d):
+            return None
+        return d
+
+    group_root, members_of = {}, {}
+    for n in reversed(order):
+        if n in group_root:
+            continue
+        d = dtype_if_fusable(n)
+        if d is None:
+            continue
+        members, stack = {n}, [n]
+        while stack:
+            m = stack.pop()
+            for v in m.inputs:
+                p = v.owner
+                if (p is None or p in members or p in group_root or v in outputs
+                        or consumers.get(v) != 1 or dtype_if_fusable(p) != d):
+                    continue
+                members.add(p)
+                stack.append(p)
+        if len(members) > 1:
+            for m in members:
+                group_root[m] = n
+            members_of[n] = members
+
+    index = {n: k for k, n in enumerate(order)}
+    steps = []
+    for n in order:
+        root = group_root.get(n)
+        if root is not None and root is not n:
+            continue
+        if root is n:
+            members = sorted(members_of[n], key=index.__getitem__)
+            inner = {m.outputs[0] for m in members}
+            ins, reg = [], {}
+            for m in members:
+                for v in m.inputs:
+                    if v not in inner and v not in reg:
+                        reg[v] = len(ins)
+                        ins.append(v)
+            code = []
+            for m in members:
+                a = reg[m.inputs[0]]
+                b = reg[m.inputs[1]] if len(m.inputs) > 1 else 0
+                code.append((m.op.name, a, b))
+                reg[m.outputs[0]] = len(ins) + len(code) - 1
+            steps.append(("fused", n.outputs[0], ins, code, n.outputs[0].dtype))
+        elif specs[n] is not None:
+            name, attrs = specs[n]
+            steps.append(("op", n.outputs[0], list(n.inputs), name, attrs))
+        else:
+            steps.append(("py", n))
+    return steps
+
+
 class _Segment:
-    """A Program covering consecutive supported nodes."""
+    """A Program covering consecutive Program steps."""
 
     def __init__(self, core):
         self.prog = core.Program()
         self.slots = {}
         self.inputs = []
+        self.produced = []
         self.outputs = []
 
     def slot(self, var, uma):
@@ -109,6 +202,16 @@ class _Segment:
             self.slots[var] = s
         return s
 
+    def add(self, step, uma):
+        kind, out, ins = step[0], step[1], step[2]
+        slots = [self.slot(v, uma) for v in ins]
+        if kind == "op":
+            s = self.prog.add_op(step[3], slots, step[4])
+        else:
+            s = self.prog.add_fused(slots, step[3], step[4])
+        self.slots[out] = s
+        self.produced.append(out)
+
 
 class CpuLinker(Linker):
     """The fast host linker (residency ``"cpu"``): one ``uma._core.Program`` per function."""
@@ -122,109 +225,93 @@ class CpuLinker(Linker):
         if core is None or not hasattr(core, "Program"):
             thunk = make_evaluator(fgraph)
             thunk.python_ops = [n.op.name for n in fgraph.toposort()]
-            return thunk
+            return _Thunk(thunk, thunk.python_ops, 0)
         lower_composites(fgraph)
         fold_constants(fgraph)
-        order = fgraph.toposort()
-        specs = [_spec(n) for n in order]
+        steps = plan_steps(fgraph)
+        python_ops = [st[1].op.name for st in steps if st[0] == "py"]
+        n_fused = sum(1 for st in steps if st[0] == "fused")
         copies = fgraph.outputs_needing_copy()
         inputs, outputs = list(fgraph.inputs), list(fgraph.outputs)
-        consts = {c: uma.asarray(c.value) for c in fgraph.constants()}
-        python_ops = [n.op.name for n, s in zip(order, specs) if s is None]
-
-        if all(s is not None for s in specs):
-            thunk = self._single_program(core, uma, order, specs, inputs, outputs, consts, copies)
+        if not python_ops:
+            run = self._single_program(core, uma, steps, inputs, outputs, copies)
         else:
-            thunk = self._segmented(core, uma, order, specs, inputs, outputs, consts, copies)
-        thunk.python_ops = python_ops
-        return thunk
+            run = self._segmented(core, uma, steps, inputs, outputs, copies)
+        return _Thunk(run, python_ops, n_fused)
 
     @staticmethod
-    def _single_program(core, uma, order, specs, inputs, outputs, consts, copies):
+    def _single_program(core, uma, steps, inputs, outputs, copies):
         seg = _Segment(core)
         for v in inputs:
             seg.slot(v, uma)
-        for node, (name, attrs) in zip(order, specs):
-            slots = [seg.slot(v, uma) for v in node.inputs]
-            seg.slots[node.outputs[0]] = seg.prog.add_op(name, slots, attrs)
-        # outputs computed by the program; inputs/constants returned directly are handled here
-        produced = {n.outputs[0] for n in order}
-        prog_outs, where = [], []
-        for o in outputs:
-            if o in produced:
-                where.append(("p", len(prog_outs)))
-                prog_outs.append(seg.slots[o])
-            elif o in consts:
-                where.append(("c", consts[o]))
-            else:
-                where.append(("i", inputs.index(o)))
-        prog = seg.prog
-        prog.set_outputs(prog_outs)
-        run = prog.run
-        simple = all(w[0] == "p" and w[1] == k for k, w in enumerate(where))
-        if simple and not copies:
-            def thunk(values):
-                return run(values)
-        elif simple:
-            def thunk(values):
-                res = run(values)
-                for k in copies:
-                    res[k] = res[k].copy()
-                return res
-        else:
-            def thunk(values):
-                res = run(values) if prog_outs else []
-                out = []
-                for k, (kind, x) in enumerate(where):
-                    v = res[x] if kind == "p" else (x if kind == "c" else values[x])
-                    out.append(v.copy() if k in copies else v)
-                return out
-        return thunk
+        for st in steps:
+            seg.add(st, uma)
+        out_slots = []
+        for k, o in enumerate(outputs):
+            s = seg.slot(o, uma)
+            if k in copies:
+                s = seg.prog.add_op("copy", [s], None)
+            out_slots.append(s)
+        seg.prog.set_outputs(out_slots)
+        return seg.prog.run
 
     @staticmethod
-    def _segmented(core, uma, order, specs, inputs, outputs, consts, copies):
-        steps = []
-        seg = None
-        for node, spec in zip(order, specs):
-            if spec is None:
+    def _segmented(core, uma, steps, inputs, outputs, copies):
+        plan, seg = [], None
+        for st in steps:
+            if st[0] == "py":
                 if seg is not None:
-                    steps.append(seg)
+                    plan.append(seg)
                     seg = None
-                steps.append(node)
-                continue
-            if seg is None:
-                seg = _Segment(core)
-            name, attrs = spec
-            slots = [seg.slot(v, uma) for v in node.inputs]
-            seg.slots[node.outputs[0]] = seg.prog.add_op(name, slots, attrs)
-            seg.produced = getattr(seg, "produced", []) + [node.outputs[0]]
+                plan.append(st[1])
+            else:
+                if seg is None:
+                    seg = _Segment(core)
+                seg.add(st, uma)
         if seg is not None:
-            steps.append(seg)
-        # what each segment must hand on: values read by later steps or returned
+            plan.append(seg)
         needed = set(outputs)
-        for step in reversed(steps):
+        for step in reversed(plan):
             if isinstance(step, _Segment):
                 step.outputs = [v for v in step.produced if v in needed]
                 step.prog.set_outputs([step.slots[v] for v in step.outputs])
-                needed.update(step.inputs)
-            else:
-                needed.update(step.inputs)
+            needed.update(step.inputs)
+        from ..graph.basic import Constant
+        consts = {}
+        for step in plan:
+            if not isinstance(step, _Segment):
+                consts.update((v, uma.asarray(v.value)) for v in step.inputs if isinstance(v, Constant))
+        consts.update((o, uma.asarray(o.value)) for o in outputs if isinstance(o, Constant))
 
-        def thunk(values):
+        def run(values):
             env = dict(consts)
             env.update(zip(inputs, values))
-            for step in steps:
+            for step in plan:
                 if isinstance(step, _Segment):
-                    res = step.prog.run([env[v] for v in step.inputs])
-                    env.update(zip(step.outputs, res))
+                    env.update(zip(step.outputs, step.prog.run([env[v] for v in step.inputs])))
                 else:
-                    res = step.op.perform(step, [env[v] for v in step.inputs])
-                    env.update(zip(step.outputs, res))
+                    env.update(zip(step.outputs, step.op.perform(step, [env[v] for v in step.inputs])))
             return [env[o].copy() if k in copies else env[o] for k, o in enumerate(outputs)]
 
-        return thunk
+        return run
 
     @staticmethod
     def python_ops(fn):
         """Names of the ops a compiled ``cpu`` function runs in Python (not in its Program)."""
-        return list(getattr(fn._thunk, "python_ops", []))
+        return list(fn._thunk.python_ops)
+
+    @staticmethod
+    def fused_chains(fn):
+        """How many fused elementwise chains a compiled ``cpu`` function's Program has."""
+        return fn._thunk.n_fused
+
+
+class _Thunk:
+    """The callable a CpuLinker returns (``values -> outputs``), with what it compiled to."""
+
+    __slots__ = ("__call__", "python_ops", "n_fused")
+
+    def __init__(self, run, python_ops, n_fused):
+        self.__call__ = run
+        self.python_ops = python_ops
+        self.n_fused = n_fused

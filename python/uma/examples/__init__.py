@@ -1,0 +1,1 @@
+"""Examples: ``python -m uma.examples.train`` trains an MLP on the digits data."""

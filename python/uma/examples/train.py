@@ -1,0 +1,276 @@
+"""python -m uma.examples.train — an MLP on the handwritten digits that scikit-learn ships.
+
+The data (``sklearn/datasets/data/digits.csv.gz`` inside the installed scikit-learn package:
+1797 images of 8x8 pixels, label in the last column) is read with NumPy, split 80/20 with a
+fixed seed, and imported into uma without a copy (``uma.asarray`` adopts the NumPy buffers;
+the adopted and copied byte counts come from ``uma.memory_stats``).
+
+The model is ``softmax(relu(x @ W1 + b1) @ W2 + b2)`` with the parameters in shared variables,
+trained by minibatch SGD through ``uma.function(..., updates=...)`` on backend ``cpu`` (or
+``--backend``). Afterwards the test set is evaluated again by a function compiled for the
+``reference`` backend that reads the same shared variables: both backends' predictions must be
+identical (exit code 1 otherwise). A PNG of the loss curve is saved (matplotlib, Agg).
+
+Bad data (missing file, ragged rows, wrong shape, NaN labels, ...) ends with a one-line
+``error: ...`` on stderr and exit code 2.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+TEST_FRACTION = 0.2
+SPLIT_SEED = 20240601  # the split is fixed, whatever --seed says
+
+
+class DataError(Exception):
+    """The data cannot be used (the message is printed as the one-line error)."""
+
+
+def default_data_path() -> str:
+    """``sklearn/datasets/data/digits.csv.gz`` inside the installed scikit-learn package."""
+    spec = importlib.util.find_spec("sklearn")
+    if spec is None or not spec.submodule_search_locations:
+        raise DataError("scikit-learn is not installed (its digits data is the default; "
+                        "pass --data PATH to use another file)")
+    return os.path.join(list(spec.submodule_search_locations)[0], "datasets", "data", "digits.csv.gz")
+
+
+def load_data(path: str):
+    """``(X float64 (n, d), y int64 (n,))`` from a CSV (label in the last column) or an NPZ
+    with keys ``X`` and ``y``. Raises :class:`DataError` with a one-line reason."""
+    if not os.path.exists(path):
+        raise DataError(f"data file not found: {path}")
+    if os.path.isdir(path):
+        raise DataError(f"data path is a directory: {path}")
+    if path.endswith(".npz"):
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                missing = [k for k in ("X", "y") if k not in z.files]
+                if missing:
+                    raise DataError(f"{path}: NPZ file lacks key(s) {', '.join(missing)} (needs X and y)")
+                X, y = np.asarray(z["X"]), np.asarray(z["y"])
+        except DataError:
+            raise
+        except Exception as e:
+            raise DataError(f"{path}: cannot read NPZ file ({_one_line(e)})") from None
+    else:
+        import warnings
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                raw = np.loadtxt(path, delimiter=",", dtype=np.float64, ndmin=2)
+        except ValueError as e:
+            msg = _one_line(e)
+            if "number of columns" in msg:
+                raise DataError(f"{path}: ragged rows ({msg})") from None
+            raise DataError(f"{path}: cannot parse CSV ({msg})") from None
+        except Exception as e:
+            raise DataError(f"{path}: cannot read CSV ({_one_line(e)})") from None
+        if raw.shape[0] == 0:
+            raise DataError(f"{path}: no rows")
+        if raw.shape[1] < 2:
+            raise DataError(f"{path}: wrong shape {raw.shape}: needs feature columns and a label column")
+        X, y = raw[:, :-1], raw[:, -1]
+    return _check(path, X, y)
+
+
+def _one_line(e):
+    return " ".join(str(e).split())
+
+
+def _check(path, X, y):
+    if X.dtype.kind not in "biuf" or y.dtype.kind not in "biuf":
+        raise DataError(f"{path}: features and labels must be numeric (got {X.dtype} and {y.dtype})")
+    if X.ndim != 2:
+        raise DataError(f"{path}: wrong shape: X must be 2-d (samples, features), got shape {X.shape}")
+    if y.ndim != 1:
+        raise DataError(f"{path}: wrong shape: y must be 1-d, got shape {y.shape}")
+    if X.shape[0] != y.shape[0]:
+        raise DataError(f"{path}: wrong shape: X has {X.shape[0]} rows but y has {y.shape[0]}")
+    if X.shape[1] == 0:
+        raise DataError(f"{path}: wrong shape: no feature columns")
+    if X.shape[0] < 10:
+        raise DataError(f"{path}: too few samples ({X.shape[0]}); need at least 10")
+    yf = y.astype(np.float64)
+    if np.isnan(yf).any():
+        raise DataError(f"{path}: NaN labels ({int(np.isnan(yf).sum())} of them)")
+    if not np.isfinite(X.astype(np.float64)).all():
+        raise DataError(f"{path}: non-finite feature values (NaN or inf)")
+    if not np.isfinite(yf).all() or (yf != np.round(yf)).any() or (yf < 0).any():
+        raise DataError(f"{path}: labels must be non-negative integers")
+    yi = yf.astype(np.int64)
+    if len(np.unique(yi)) < 2:
+        raise DataError(f"{path}: need at least 2 classes, got {len(np.unique(yi))}")
+    return X.astype(np.float64, copy=False), yi
+
+
+def split(X, y):
+    """A fixed 80/20 split (seed SPLIT_SEED), features scaled to [0, 1] by the max value."""
+    n = X.shape[0]
+    perm = np.random.default_rng(SPLIT_SEED).permutation(n)
+    n_test = max(1, int(round(n * TEST_FRACTION)))
+    test, train = perm[:n_test], perm[n_test:]
+    scale = float(np.abs(X).max()) or 1.0
+    Xs = X / scale
+    return (np.ascontiguousarray(Xs[train]), np.ascontiguousarray(y[train]),
+            np.ascontiguousarray(Xs[test]), np.ascontiguousarray(y[test]))
+
+
+def build_model(uma, n_in, n_hidden, n_classes, lr, seed, dtype, backend):
+    """Shared parameters and the compiled train / predict functions."""
+    sym = uma.sym
+    rng = np.random.default_rng(seed)
+    W1 = uma.shared(rng.normal(0, 1 / np.sqrt(n_in), (n_in, n_hidden)).astype(dtype), "W1")
+    b1 = uma.shared(np.zeros(n_hidden, dtype), "b1")
+    W2 = uma.shared(rng.normal(0, 1 / np.sqrt(n_hidden), (n_hidden, n_classes)).astype(dtype), "W2")
+    b2 = uma.shared(np.zeros(n_classes, dtype), "b2")
+    params = [W1, b1, W2, b2]
+
+    x = sym.matrix("x", dtype=dtype, shape=(None, n_in))
+    y = sym.vector("y", dtype="int64")
+    hidden = sym.relu(x @ W1 + b1)
+    logits = hidden @ W2 + b2
+    logp = sym.log_softmax(logits, axis=1)
+    loss = -sym.mean(sym.sum(sym.one_hot(y, n_classes, dtype=dtype) * logp, axis=1))
+    pred = sym.argmax(logits, axis=1)
+    correct = sym.sum(sym.equal(pred, y))
+    grads = uma.grad(loss, params)
+    updates = [(p, p - lr * g) for p, g in zip(params, grads)]
+
+    train = uma.function([x, y], [loss, correct], updates=updates, backend=backend)
+    predict = uma.function([x], pred, backend=backend)
+    predict_ref = uma.function([x], pred, backend="reference")
+    return params, train, predict, predict_ref
+
+
+def save_plot(path, losses):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    d = os.path.dirname(os.path.abspath(path))
+    os.makedirs(d, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot(range(1, len(losses) + 1), losses, marker="o")
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("mean training loss (cross-entropy)")
+    ax.set_title("uma digits MLP")
+    ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return os.path.abspath(path)
+
+
+def parse_args(argv, backends):
+    p = argparse.ArgumentParser(prog="python -m uma.examples.train", description=__doc__.split("\n\n")[0])
+    p.add_argument("--data", help="CSV (label in the last column) or NPZ with X and y; "
+                                  "default: scikit-learn's digits.csv.gz")
+    p.add_argument("--epochs", type=int, default=25)
+    p.add_argument("--hidden", type=int, default=64)
+    p.add_argument("--lr", type=float, default=0.3)
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--seed", type=int, default=0, help="initialisation and batch order")
+    p.add_argument("--backend", default="cpu", choices=backends)
+    p.add_argument("--dtype", default="float64", choices=["float32", "float64"])
+    p.add_argument("--plot", default=os.path.join("out", "digits_loss.png"),
+                   help="where to save the loss curve PNG (default: out/digits_loss.png)")
+    p.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
+    a = p.parse_args(argv)
+    for name in ("epochs", "hidden", "batch_size"):
+        if getattr(a, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be >= 1")
+    if not (a.lr > 0 and np.isfinite(a.lr)):
+        p.error("--lr must be a positive number")
+    return a
+
+
+def main(argv=None) -> int:
+    import uma
+
+    args = parse_args(argv, uma.backends())
+    t_start = time.perf_counter()
+    try:
+        path = args.data or default_data_path()
+        X, y = load_data(path)
+    except DataError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    n_classes = int(y.max()) + 1
+    Xtr_np, ytr_np, Xte_np, yte_np = split(X.astype(args.dtype), y)
+
+    # Import into uma: adopted, not copied (memory_stats tells which).
+    before = uma.memory_stats("cpu")
+    Xtr, ytr = uma.asarray(Xtr_np), uma.asarray(ytr_np)
+    Xte, yte = uma.asarray(Xte_np), uma.asarray(yte_np)
+    after = uma.memory_stats("cpu")
+    adopted = after["adopted_bytes"] - before["adopted_bytes"]
+    copied = after["active_bytes"] - before["active_bytes"]
+
+    params, train, predict, predict_ref = build_model(
+        uma, X.shape[1], args.hidden, n_classes, args.lr, args.seed, args.dtype, args.backend)
+
+    n_train, bs = Xtr_np.shape[0], args.batch_size
+    starts = list(range(0, n_train, bs))
+    rng = np.random.default_rng(args.seed + 1)
+    print(f"uma digits MLP: {path}")
+    print(f"data: {n_train} train / {Xte_np.shape[0]} test samples, {X.shape[1]} features, "
+          f"{n_classes} classes; backend {args.backend}, hidden {args.hidden}, lr {args.lr}, "
+          f"batch {bs}, {args.dtype}")
+    print(f"import into uma: {adopted} bytes adopted, {copied} bytes copied (uma.memory_stats)")
+    losses = []
+    t_train = time.perf_counter()
+    for epoch in range(1, args.epochs + 1):
+        t0 = time.perf_counter()
+        total, n_correct = 0.0, 0
+        for s in rng.permutation(len(starts)):
+            lo = starts[s]
+            hi = min(lo + bs, n_train)
+            loss, correct = train(Xtr[lo:hi], ytr[lo:hi])  # views: no copy
+            total += float(loss.item()) * (hi - lo)
+            n_correct += int(correct.item())
+        losses.append(total / n_train)
+        print(f"epoch {epoch:3d}  loss {losses[-1]:.4f}  train_acc {n_correct / n_train:.4f}  "
+              f"{time.perf_counter() - t0:.3f}s", flush=True)
+    train_seconds = time.perf_counter() - t_train
+
+    yte_host = np.asarray(yte)
+    pred = np.asarray(predict(Xte))
+    pred_ref = np.asarray(predict_ref(Xte))
+    acc = float((pred == yte_host).mean())
+    acc_ref = float((pred_ref == yte_host).mean())
+    identical = bool(np.array_equal(pred, pred_ref))
+    print(f"test accuracy ({args.backend}): {acc:.4f}")
+    print(f"test accuracy (reference, same shared variables): {acc_ref:.4f}; "
+          f"predictions identical: {'yes' if identical else 'NO'}")
+    plot = save_plot(args.plot, losses)
+    print(f"loss curve: {plot}" if plot else "loss curve: not saved (matplotlib is not installed)")
+    seconds = time.perf_counter() - t_start
+    print(f"training took {train_seconds:.2f}s ({seconds:.2f}s in all)")
+    if args.json:
+        print(json.dumps({
+            "test_accuracy": acc, "reference_test_accuracy": acc_ref,
+            "predictions_identical": identical, "backend": args.backend, "epochs": args.epochs,
+            "hidden": args.hidden, "lr": args.lr, "batch_size": bs, "seed": args.seed,
+            "dtype": args.dtype, "train_loss": losses, "n_train": n_train, "n_test": int(Xte_np.shape[0]),
+            "adopted_bytes": int(adopted), "copied_bytes": int(copied),
+            "train_seconds": train_seconds, "seconds": seconds, "plot": plot, "data": path,
+        }))
+    if not identical:
+        print("error: the reference backend's predictions differ from the "
+              f"{args.backend} backend's", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
