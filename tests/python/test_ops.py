@@ -1,6 +1,8 @@
 """Eager ops against NumPy 2 (the oracle): every op x compute dtype x layout, promotion,
 Python scalars (NEP 50), reductions, matmul, shape ops, creation, and error types."""
 import operator
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -773,3 +775,141 @@ def test_ops_accept_numpy_arrays_and_scalars():
     n = np.arange(4, dtype=np.float32)
     check_like_numpy(lambda: np.add(n, np.float32(2)), lambda: uma.add(n, np.float32(2)))
     check_like_numpy(lambda: np.multiply(n, np.float64(2)), lambda: uma.multiply(uma.asarray(n), np.float64(2)))
+
+
+# --------------------------------------------------------------------------- sizes and fast paths
+
+# sizes around SIMD widths and above any parallel threshold; layouts that defeat fast paths
+BIG_SHAPES = [(1,), (7,), (33,), (1001,), (96, 1030)]
+BIG_LAYOUTS = ["contiguous", "transposed", "negative_stride", "broadcast"]
+
+
+def _big_pair(dtype, shape, layout, rng, domain="general"):
+    if len(shape) == 1 and layout == "transposed":
+        layout = "contiguous"
+    return make_layout(_data(dtype, domain, rng), layout, shape=shape)
+
+
+@pytest.mark.parametrize("layout", BIG_LAYOUTS)
+@pytest.mark.parametrize("shape", BIG_SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
+def test_elementwise_sizes_and_layouts(dtype, shape, layout, rng):
+    na, ua = _big_pair(dtype, shape, layout, rng)
+    nb, ub = _big_pair(dtype, shape, "contiguous", rng, "nonzero")
+    for op in ["add", "multiply", "divide", "less", "maximum", "remainder"]:
+        np_fn = BINARY[op][0]
+        check_like_numpy(lambda: np_fn(na, nb), lambda: getattr(uma, op)(ua, ub))
+        check_like_numpy(lambda: np_fn(nb, na), lambda: getattr(uma, op)(ub, ua))
+    for op in ["exp", "tanh", "sigmoid", "abs", "negative", "square"]:
+        check_like_numpy(lambda: UNARY[op][0](na), lambda: getattr(uma, op)(ua))
+    check_like_numpy(lambda: na * 2 + 1, lambda: ua * 2 + 1)
+    check_like_numpy(lambda: np.where(na > nb, na, nb), lambda: uma.where(ua > ub, ua, ub))
+
+
+@pytest.mark.parametrize("shape", [(1001,), (96, 1030)], ids=str)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "bool"])
+def test_broadcast_fast_paths(dtype, shape, rng):
+    """Row vector, column vector and 0-d operands against a big array."""
+    n = random_data(dtype, shape, rng)
+    u = uma.asarray(n)
+    others = [random_data(dtype, shape[-1:], rng), random_data(dtype, (), rng)]
+    if len(shape) == 2:
+        others.append(random_data(dtype, (shape[0], 1), rng))
+    for o in others:
+        uo = uma.asarray(o)
+        for op in ["add", "maximum", "greater", "logical_and"]:
+            np_fn = BINARY[op][0]
+            check_like_numpy(lambda: np_fn(n, o), lambda: getattr(uma, op)(u, uo))
+            check_like_numpy(lambda: np_fn(o, n), lambda: getattr(uma, op)(uo, u))
+
+
+@pytest.mark.parametrize("layout", BIG_LAYOUTS)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", "bool"])
+def test_reductions_big(dtype, layout, rng):
+    n, u = _big_pair(dtype, (257, 129), layout, rng, "coarse")
+    for op in ["sum", "mean", "max", "min", "argmax", "argmin", "all", "any"]:
+        for axis in [None, 0, 1, -1]:
+            check_like_numpy(lambda: REDUCTIONS[op](n, axis=axis), lambda: getattr(uma, op)(u, axis=axis))
+    n3, u3 = make_layout(_data(dtype, "coarse", rng), layout, shape=(33, 17, 65))
+    for op in ["sum", "max", "mean"]:
+        for axis in [(0, 2), (1,), (0, 1), (2, 1)]:
+            check_like_numpy(lambda: REDUCTIONS[op](n3, axis=axis, keepdims=True),
+                             lambda: getattr(uma, op)(u3, axis=axis, keepdims=True))
+
+
+def test_sum_int32_accumulates_in_int64_like_numpy():
+    n = np.full(1000, 2**30, dtype=np.int32)
+    check_like_numpy(lambda: np.sum(n), lambda: uma.sum(uma.asarray(n)))
+    check_like_numpy(lambda: np.sum(n.reshape(10, 100), axis=1), lambda: uma.sum(uma.asarray(n.reshape(10, 100)), axis=1))
+    check_like_numpy(lambda: np.mean(n), lambda: uma.mean(uma.asarray(n)))
+    b = np.ones(300, dtype=bool)
+    check_like_numpy(lambda: np.sum(b), lambda: uma.sum(uma.asarray(b)))
+
+
+@pytest.mark.parametrize("la", ["strided", "negative_stride", "transposed"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_matmul_big_non_blas_layouts(dtype, la, rng):
+    """Layouts BLAS cannot take directly (steps in both axes, negative strides)."""
+    base_a = random_data(dtype, (2 * 96, 2 * 80), rng)
+    base_b = random_data(dtype, (80, 3 * 48), rng)
+    if la == "strided":
+        na, nb = base_a[::2, ::2], base_b[:, ::3]
+        ua, ub = uma.asarray(base_a)[::2, ::2], uma.asarray(base_b)[:, ::3]
+    elif la == "negative_stride":
+        na, nb = base_a[::-2, ::-2], base_b[::-1, ::-3]
+        ua, ub = uma.asarray(base_a)[::-2, ::-2], uma.asarray(base_b)[::-1, ::-3]
+    else:
+        na, nb = base_a[:80, :96].T, base_b[:, :48]
+        ua, ub = uma.asarray(base_a)[:80, :96].T, uma.asarray(base_b)[:, :48]
+    expected = (na.astype(np.float64) @ nb.astype(np.float64)).astype(dtype)
+    tol = 1e-4 if dtype == "float32" else 1e-12
+    assert_matches(uma.matmul(ua, ub), expected, rtol=tol, atol=tol)
+    # batched, with a broadcast batch axis
+    nb3 = np.stack([nb, nb[::-1]])
+    ub3 = uma.stack([ub, ub[::-1]])
+    expected3 = (na.astype(np.float64) @ nb3.astype(np.float64)).astype(dtype)
+    assert_matches(uma.matmul(ua, ub3), expected3, rtol=tol, atol=tol)
+
+
+def _run_isolated(code):
+    """Run `code` in a fresh interpreter (an integer trap must not take the test run down)."""
+    import os
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_integer_division_edge_cases_do_not_trap(dtype):
+    """x // 0 and x % 0 give 0, INT_MIN // -1 wraps, INT_MIN % -1 is 0 (NumPy); C would trap."""
+    code = f"""
+import numpy as np, uma, warnings
+warnings.simplefilter("ignore")
+info = np.iinfo("{dtype}")
+a = np.array([5, -5, 0, info.min, info.min, 7], dtype="{dtype}")
+b = np.array([0, 0, 0, -1, 0, -1], dtype="{dtype}")
+with np.errstate(all="ignore"):
+    for op in ("floor_divide", "remainder"):
+        got = getattr(uma, op)(uma.asarray(a), uma.asarray(b)).tolist()
+        exp = getattr(np, op)(a, b).tolist()
+        assert got == exp, (op, got, exp)
+    got = (uma.asarray(a) // 0).tolist()
+    assert got == (a // 0).tolist(), got
+print("ok")
+"""
+    r = _run_isolated(code)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", (r.returncode, r.stdout, r.stderr[-2000:])
+
+
+def test_integer_power_edge_cases():
+    a = np.array([0, 1, -1, 2, -2, 3], dtype=np.int64)
+    e = np.array([0, 0, 3, 62, 63, 40], dtype=np.int64)  # includes wrap-around, like NumPy
+    check_like_numpy(lambda: np.power(a, e), lambda: uma.power(uma.asarray(a), uma.asarray(e)))
+    check_like_numpy(lambda: np.power(a.astype(np.int32), 0), lambda: uma.power(uma.asarray(a.astype(np.int32)), 0))
+
+
+def test_where_python_scalars_both_sides():
+    c = np.array([True, False, True])
+    check_like_numpy(lambda: np.where(c, 1, 2.5), lambda: uma.where(uma.asarray(c), 1, 2.5))
+    check_like_numpy(lambda: np.where(c, 1, 2), lambda: uma.where(uma.asarray(c), 1, 2))
+    check_like_numpy(lambda: np.where(c, True, False), lambda: uma.where(uma.asarray(c), True, False))
