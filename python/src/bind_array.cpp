@@ -184,7 +184,7 @@ IndexItem parse_item(nb::handle h) {
   } else {
     UMA_FAIL(Index, "only integers, slices (`:`), ellipsis (`...`) and None are valid indices (advanced "
              "indexing with arrays or booleans is not supported yet), got ",
-             nb::cast<std::string>(nb::repr(h)));
+             py_repr((h)));
   }
   return it;
 }
@@ -211,6 +211,7 @@ nb::object to_list(const Array& a, int64_t dim, char* p) {
 }
 
 Array binary_py(BinaryOp op, const Array& self, nb::handle other, bool reflected) {
+  if (auto r = compare_out_of_range(op, nb::cast(self), other)) return *r;
   Array o = operand(other, &self, ops::op_name(op));
   return reflected ? ops::binary(op, o, self) : ops::binary(op, self, o);
 }
@@ -331,16 +332,17 @@ void bind_array(nb::module_& m) {
         if (axes.size() == 1 && axes[0].is_none()) return ops::transpose(a, {});
         return ops::transpose(a, nb::cast<std::vector<int64_t>>(axes));
       })
-      .def("__getitem__", [](const Array& a, nb::handle key) { return ops::getitem(a, parse_index(key)); })
+      .def("__getitem__", [](const Array& a, nb::handle key) { return ops::getitem(a, parse_index(key)); },
+           nb::arg("key").none())
       .def("__setitem__", [](Array& a, nb::handle key, nb::handle value) {
         Array dst = ops::getitem(a, parse_index(key));
         UMA_CHECK(dst.writable(), Value, "assignment destination is read-only");
         Array src = is_python_scalar(value) ? ops::scalar_array(to_scalar(value), dst.dtype())
                                             : asarray(value, std::nullopt, std::nullopt, interop::CopyMode::IfNeeded, "__setitem__");
         ops::assign(dst, src);
-      })
-      .def("__dlpack__", &dlpack_export, nb::kw_only(), nb::arg("stream") = nb::none(),
-           nb::arg("max_version") = nb::none(), nb::arg("dl_device") = nb::none(), nb::arg("copy") = nb::none(),
+      }, nb::arg("key").none(), nb::arg("value").none())
+      .def("__dlpack__", &dlpack_export, nb::kw_only(), nb::arg("stream").none() = nb::none(),
+           nb::arg("max_version").none() = nb::none(), nb::arg("dl_device").none() = nb::none(), nb::arg("copy").none() = nb::none(),
            "Exports a DLPack capsule (Array API standard, __dlpack__): 'dltensor_versioned' when max_version >= (1, 0),\n"
            "else the legacy 'dltensor' (BufferError for read-only arrays). copy=True exports a copy (IS_COPIED set).\n"
            "stream must be None for CPU arrays; dl_device other than (1, 0) raises BufferError.")
@@ -364,7 +366,7 @@ void bind_array(nb::module_& m) {
         }
         if (want_copy) return v.attr("copy")();
         return v;
-      }, nb::arg("dtype") = nb::none(), nb::kw_only(), nb::arg("copy") = nb::none(),
+      }, nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("copy").none() = nb::none(),
       "NumPy view of the array (shares memory); copy=True returns a copy; a dtype conversion copies.")
       .def("__deepcopy__", [](const Array& a, nb::handle) { return ops::copy(a); })
       .def("__copy__", [](const Array& a) { return ops::copy(a); });
@@ -446,8 +448,11 @@ void bind_array(nb::module_& m) {
   // Reductions as methods.
 #define UMA_RED(name, OP)                                                                        \
   cls.def(name, [](const Array& a, nb::handle axis, bool keepdims) {                            \
+    if ((ReduceOp::OP == ReduceOp::ArgMax || ReduceOp::OP == ReduceOp::ArgMin) && !axis.is_none() &&  \
+        !PyIndex_Check(axis.ptr()))                                                              \
+      UMA_FAIL(Type, #name ": axis must be an integer or None");                                 \
     return ops::reduce(ReduceOp::OP, a, axes_arg(axis), keepdims);                              \
-  }, nb::arg("axis") = nb::none(), nb::arg("keepdims") = false);
+  }, nb::arg("axis").none() = nb::none(), nb::arg("keepdims") = false);
   UMA_RED("sum", Sum) UMA_RED("mean", Mean) UMA_RED("max", Max) UMA_RED("min", Min) UMA_RED("prod", Prod)
   UMA_RED("argmax", ArgMax) UMA_RED("argmin", ArgMin) UMA_RED("all", All) UMA_RED("any", Any)
 #undef UMA_RED

@@ -81,7 +81,7 @@ std::pair<DType, bool> parse_typestr(const std::string& ts, nb::handle descr_own
     case 'V':
       // ml_dtypes.bfloat16 arrays report '<V2'; recognise them by their dtype name.
       if (size == 2 && descr_owner.is_valid() && nb::hasattr(descr_owner, "dtype") &&
-          nb::cast<std::string>(nb::str(descr_owner.attr("dtype").attr("name"))) == "bfloat16")
+          py_str((descr_owner.attr("dtype").attr("name"))) == "bfloat16")
         t = DType::BFloat16;
       break;
     default: break;
@@ -271,22 +271,31 @@ Array import_dlpack(nb::handle obj, std::optional<DType> dtype, std::optional<De
 Array import_sequence(nb::handle obj, std::optional<DType> dtype, std::optional<Device> device, CopyMode copy,
                       const char* api) {
   UMA_CHECK(copy != CopyMode::Never, Copy, api, ": copy=False is impossible: a ",
-            nb::cast<std::string>(nb::str(nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(obj.ptr()))).attr("__name__"))),
+            py_str((nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(obj.ptr()))).attr("__name__"))),
             " must be copied into an array");
   if (PyLong_CheckExact(obj.ptr())) {
     // Out-of-range Python ints raise OverflowError (NumPy 2).
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(obj.ptr(), &overflow);
-    UMA_CHECK(!overflow, Overflow, api, ": Python integer ", nb::cast<std::string>(nb::str(obj)), " out of bounds for int64");
+    UMA_CHECK(!overflow, Overflow, api, ": Python integer ", py_str((obj)), " out of bounds for int64");
     DType t = dtype.value_or(DType::Int64);
     return ops::scalar_array(Scalar::from_int(v), t);
   }
   nb::module_ np = nb::module_::import_("numpy");
-  nb::object arr = np.attr("asarray")(obj);
-  std::string kind = nb::cast<std::string>(arr.attr("dtype").attr("kind"));
+  // NumPy parses the sequence; with a NumPy-known dtype it also converts (raising
+  // OverflowError for out-of-range Python ints, as NumPy 2 does).
+  nb::object arr = dtype && *dtype != DType::BFloat16 ? np.attr("asarray")(obj, nb::arg("dtype") = dtype_name(*dtype))
+                                                      : np.attr("asarray")(obj);
+  std::string kind = py_str(arr.attr("dtype").attr("kind"));
+  if (kind == "O") {
+    // NumPy falls back to object arrays for Python ints beyond int64 and non-numbers; asking
+    // for int64 makes it raise the precise error (OverflowError / TypeError / ValueError).
+    arr = np.attr("asarray")(obj, nb::arg("dtype") = "int64");
+    kind = py_str(arr.attr("dtype").attr("kind"));
+  }
   UMA_CHECK(kind != "O" && kind != "U" && kind != "S", Type, api, ": cannot convert ",
-            nb::cast<std::string>(nb::repr(obj)).substr(0, 80), " to an array (NumPy infers dtype ",
-            nb::cast<std::string>(nb::str(arr.attr("dtype"))), ")");
+            py_repr((obj)).substr(0, 80), " to an array (NumPy infers dtype ",
+            py_str((arr.attr("dtype"))), ")");
   return import_array_interface(arr, arr.attr("__array_interface__"), dtype, device, CopyMode::Always, api);
 }
 
@@ -303,7 +312,7 @@ Scalar to_scalar(nb::handle h) {
   if (PyLong_CheckExact(o)) {
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
-    UMA_CHECK(!overflow, Overflow, "Python integer ", nb::cast<std::string>(nb::str(h)), " out of bounds for int64");
+    UMA_CHECK(!overflow, Overflow, "Python integer ", py_str((h)), " out of bounds for int64");
     return Scalar::from_int(v);
   }
   if (PyFloat_CheckExact(o)) return Scalar::from_float(PyFloat_AsDouble(o));
@@ -313,7 +322,7 @@ Scalar to_scalar(nb::handle h) {
 
 CopyMode to_copy_mode(nb::handle h) {
   if (h.is_none()) return CopyMode::IfNeeded;
-  UMA_CHECK(PyBool_Check(h.ptr()), Type, "copy must be True, False or None, got ", nb::cast<std::string>(nb::repr(h)));
+  UMA_CHECK(PyBool_Check(h.ptr()), Type, "copy must be True, False or None, got ", py_repr((h)));
   return h.ptr() == Py_True ? CopyMode::Always : CopyMode::Never;
 }
 
@@ -340,7 +349,12 @@ Array asarray(nb::handle obj, std::optional<DType> dtype, std::optional<Device> 
     return import_array_interface(obj, obj.attr("__array_interface__"), dtype, device, copy, api);
   }
   if (nb::hasattr(obj, "__dlpack__") && !PyType_Check(obj.ptr())) return import_dlpack(obj, dtype, device, copy, api);
-  if (PyObject_CheckBuffer(obj.ptr())) return *import_buffer(obj, dtype, device, copy, api);
+  if (PyObject_CheckBuffer(obj.ptr())) {
+    // Exporters that refuse a strided, formatted request (e.g. NumPy scalars of ml_dtypes
+    // types) fall through to the array interface and __array__.
+    const bool has_alternative = nb::hasattr(obj, "__array_interface__") || nb::hasattr(obj, "__array__");
+    if (auto a = import_buffer(obj, dtype, device, copy, api, has_alternative)) return *a;
+  }
   if (nb::hasattr(obj, "__array_interface__") && !PyType_Check(obj.ptr()))
     return import_array_interface(obj, obj.attr("__array_interface__"), dtype, device, copy, api);
   if (nb::hasattr(obj, "__array__") && !PyType_Check(obj.ptr())) {
@@ -351,8 +365,59 @@ Array asarray(nb::handle obj, std::optional<DType> dtype, std::optional<Device> 
   return import_sequence(obj, dtype, device, copy, api);
 }
 
+namespace {
+// +1 / -1 when h is a Python int outside the range of integer dtype t, else 0.
+int int_out_of_range(nb::handle h, DType t) {
+  if (!PyLong_CheckExact(h.ptr()) || !is_integer(t)) return 0;
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+  if (overflow) return overflow;
+  Scalar s = Scalar::from_int(v);
+  try {
+    ops::scalar_array(s, t);
+  } catch (const Error&) {
+    return v < 0 ? -1 : 1;
+  }
+  return 0;
+}
+}  // namespace
+
+std::optional<Array> compare_out_of_range(BinaryOp op, nb::handle a, nb::handle b) {
+  if (op != BinaryOp::Equal && op != BinaryOp::NotEqual && op != BinaryOp::Less && op != BinaryOp::LessEqual &&
+      op != BinaryOp::Greater && op != BinaryOp::GreaterEqual)
+    return std::nullopt;
+  const bool left_int = PyLong_CheckExact(a.ptr()) && nb::isinstance<Array>(b);
+  const bool right_int = PyLong_CheckExact(b.ptr()) && nb::isinstance<Array>(a);
+  if (!left_int && !right_int) return std::nullopt;
+  const Array& arr = nb::cast<const Array&>(left_int ? b : a);
+  int sign = int_out_of_range(left_int ? a : b, arr.dtype());
+  if (sign == 0) return std::nullopt;
+  // Every array value is below the int when sign > 0, above it when sign < 0.
+  bool arr_less = sign > 0;
+  bool r = false;
+  switch (op) {
+    case BinaryOp::Equal: r = false; break;
+    case BinaryOp::NotEqual: r = true; break;
+    case BinaryOp::Less: r = left_int ? !arr_less : arr_less; break;        // int < arr  |  arr < int
+    case BinaryOp::LessEqual: r = left_int ? !arr_less : arr_less; break;
+    case BinaryOp::Greater: r = left_int ? arr_less : !arr_less; break;
+    case BinaryOp::GreaterEqual: r = left_int ? arr_less : !arr_less; break;
+    default: break;
+  }
+  return ops::full(arr.shape(), Scalar::from_bool(r), DType::Bool);
+}
+
 Array operand(nb::handle h, const Array* other, const char* op) {
   if (nb::isinstance<Array>(h)) return nb::cast<Array>(h);
+  if (other && PyLong_CheckExact(h.ptr())) {
+    // A Python int meeting a float or complex array converts to that dtype (NEP 50), however large.
+    DType t = promote_weak(other->dtype(), ScalarKind::Int);
+    if (is_float(t) || is_complex(t)) {
+      double v = PyLong_AsDouble(h.ptr());
+      if (v == -1.0 && PyErr_Occurred()) throw nb::python_error();
+      return ops::scalar_array(Scalar::from_float(v), t);
+    }
+  }
   if (is_python_scalar(h)) {
     Scalar s = to_scalar(h);
     DType t = other ? promote_weak(other->dtype(), s.kind)
@@ -369,7 +434,7 @@ void bind_interop(nb::module_& m) {
         std::optional<Device> dev;
         if (!device.is_none()) dev = to_device(device);
         return asarray(obj, to_dtype(dtype), dev, to_copy_mode(copy), "asarray");
-      }, nb::arg("obj"), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none(), nb::arg("copy") = nb::none(),
+      }, nb::arg("obj"), nb::arg("dtype").none() = nb::none(), nb::arg("device").none() = nb::none(), nb::arg("copy").none() = nb::none(),
       "Converts obj to a uma.Array, sharing memory whenever dtype, layout, device and mutability allow\n"
       "(Python Array API standard, asarray; rules in DESIGN.md 'The copy rules').\n"
       "obj: uma.Array, numpy.ndarray, any __dlpack__ producer, buffer-protocol object,\n"
@@ -380,15 +445,15 @@ void bind_interop(nb::module_& m) {
         std::optional<Device> dev;
         if (!device.is_none()) dev = to_device(device);
         return asarray(obj, to_dtype(dtype), dev, CopyMode::Always, "array");
-      }, nb::arg("obj"), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none(),
+      }, nb::arg("obj"), nb::arg("dtype").none() = nb::none(), nb::arg("device").none() = nb::none(),
       "A new uma.Array holding a copy of obj (always copies; the result is writable).");
   m.def("from_dlpack", [](nb::handle x, nb::handle device, nb::handle copy) {
-        UMA_CHECK(nb::hasattr(x, "__dlpack__"), Type, "from_dlpack: ", nb::cast<std::string>(nb::repr(nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(x.ptr()))))),
+        UMA_CHECK(nb::hasattr(x, "__dlpack__"), Type, "from_dlpack: ", py_repr((nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(x.ptr()))))),
                   " does not implement __dlpack__");
         std::optional<Device> dev;
         if (!device.is_none()) dev = to_device(device);
         return import_dlpack(x, std::nullopt, dev, to_copy_mode(copy), "from_dlpack");
-      }, nb::arg("x"), nb::kw_only(), nb::arg("device") = nb::none(), nb::arg("copy") = nb::none(),
+      }, nb::arg("x"), nb::kw_only(), nb::arg("device").none() = nb::none(), nb::arg("copy").none() = nb::none(),
       "Imports a DLPack producer (Python Array API standard, from_dlpack). Calls\n"
       "x.__dlpack__(max_version=(1, 1)), falling back to x.__dlpack__() on TypeError. Shares memory\n"
       "unless copy=True; legacy capsules import read-only; copy=False raises uma.CopyError when\n"

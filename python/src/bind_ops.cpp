@@ -23,6 +23,12 @@ std::optional<std::vector<int64_t>> axes_of(nb::handle h) {
   return std::vector<int64_t>{nb::cast<int64_t>(h)};
 }
 
+// argmax/argmin take one int axis (NumPy raises TypeError for a tuple).
+void check_arg_axis(ReduceOp op, nb::handle axis) {
+  if ((op == ReduceOp::ArgMax || op == ReduceOp::ArgMin) && !axis.is_none() && !PyIndex_Check(axis.ptr()))
+    UMA_FAIL(Type, ops::op_name(op), ": axis must be an integer or None, got ", py_repr((axis)));
+}
+
 Shape shape_of(nb::handle h) {
   if (nb::isinstance<nb::tuple>(h) || nb::isinstance<nb::list>(h)) return nb::cast<Shape>(h);
   return Shape{nb::cast<int64_t>(h)};
@@ -69,41 +75,41 @@ void bind_ops(nb::module_& m) {
   m.def("zeros", [](nb::handle shape, nb::handle dtype, nb::handle device) {
         check_cpu(device, "zeros");
         return ops::zeros(shape_of(shape), to_dtype(dtype).value_or(DType::Float64));
-      }, nb::arg("shape"), nb::arg("dtype") = nb::none(), nb::kw_only(), nb::arg("device") = nb::none(),
+      }, nb::arg("shape"), nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("device").none() = nb::none(),
       "Array of the given shape (int or tuple) filled with 0; dtype defaults to float64.");
   m.def("ones", [](nb::handle shape, nb::handle dtype, nb::handle device) {
         check_cpu(device, "ones");
         return ops::ones(shape_of(shape), to_dtype(dtype).value_or(DType::Float64));
-      }, nb::arg("shape"), nb::arg("dtype") = nb::none(), nb::kw_only(), nb::arg("device") = nb::none(),
+      }, nb::arg("shape"), nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("device").none() = nb::none(),
       "Array of the given shape filled with 1; dtype defaults to float64.");
   m.def("empty", [](nb::handle shape, nb::handle dtype, nb::handle device) {
         check_cpu(device, "empty");
         return Array::empty(shape_of(shape), to_dtype(dtype).value_or(DType::Float64));
-      }, nb::arg("shape"), nb::arg("dtype") = nb::none(), nb::kw_only(), nb::arg("device") = nb::none(),
+      }, nb::arg("shape"), nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("device").none() = nb::none(),
       "Uninitialised array of the given shape from the caching allocator; dtype defaults to float64.");
   m.def("full", [](nb::handle shape, nb::handle value, nb::handle dtype, nb::handle device) {
         check_cpu(device, "full");
         return full_impl(shape_of(shape), value, to_dtype(dtype));
-      }, nb::arg("shape"), nb::arg("fill_value"), nb::arg("dtype") = nb::none(), nb::kw_only(),
-      nb::arg("device") = nb::none(),
+      }, nb::arg("shape"), nb::arg("fill_value"), nb::arg("dtype").none() = nb::none(), nb::kw_only(),
+      nb::arg("device").none() = nb::none(),
       "Array filled with fill_value; dtype defaults to that of the value (bool, int64, float64, complex128).\n"
       "OverflowError if an int does not fit the dtype.");
   m.def("zeros_like", [](nb::handle a, nb::handle dtype) {
         Array A = operand(a, nullptr, "zeros_like");
         return ops::zeros(A.shape(), to_dtype(dtype).value_or(A.dtype()));
-      }, nb::arg("a"), nb::arg("dtype") = nb::none());
+      }, nb::arg("a"), nb::arg("dtype").none() = nb::none());
   m.def("ones_like", [](nb::handle a, nb::handle dtype) {
         Array A = operand(a, nullptr, "ones_like");
         return ops::ones(A.shape(), to_dtype(dtype).value_or(A.dtype()));
-      }, nb::arg("a"), nb::arg("dtype") = nb::none());
+      }, nb::arg("a"), nb::arg("dtype").none() = nb::none());
   m.def("empty_like", [](nb::handle a, nb::handle dtype) {
         Array A = operand(a, nullptr, "empty_like");
         return Array::empty(A.shape(), to_dtype(dtype).value_or(A.dtype()));
-      }, nb::arg("a"), nb::arg("dtype") = nb::none());
+      }, nb::arg("a"), nb::arg("dtype").none() = nb::none());
   m.def("full_like", [](nb::handle a, nb::handle value, nb::handle dtype) {
         Array A = operand(a, nullptr, "full_like");
         return full_impl(A.shape(), value, to_dtype(dtype).value_or(A.dtype()));
-      }, nb::arg("a"), nb::arg("fill_value"), nb::arg("dtype") = nb::none());
+      }, nb::arg("a"), nb::arg("fill_value"), nb::arg("dtype").none() = nb::none());
   m.def("arange", [](nb::handle start, nb::handle stop, nb::handle step, nb::handle dtype, nb::handle device) {
         check_cpu(device, "arange");
         nb::handle lo = start, hi = stop;
@@ -115,19 +121,20 @@ void bind_ops(nb::module_& m) {
         auto is_int = [](nb::handle h) { return PyLong_Check(h.ptr()) != 0; };
         DType def = is_int(lo) && is_int(hi) && is_int(step) ? DType::Int64 : DType::Float64;
         return ops::arange(nb::cast<double>(lo), nb::cast<double>(hi), nb::cast<double>(step), to_dtype(dtype).value_or(def));
-      }, nb::arg("start"), nb::arg("stop") = nb::none(), nb::arg("step") = 1, nb::arg("dtype") = nb::none(),
-      nb::kw_only(), nb::arg("device") = nb::none(),
+      }, nb::arg("start"), nb::arg("stop").none() = nb::none(), nb::arg("step") = 1, nb::arg("dtype").none() = nb::none(),
+      nb::kw_only(), nb::arg("device").none() = nb::none(),
       "Evenly spaced values in [start, stop) (NumPy arange): ceil((stop - start) / step) elements;\n"
       "int64 when all arguments are ints, else float64. ValueError for step == 0.");
   m.def("eye", [](int64_t n, std::optional<int64_t> mm, int64_t k, nb::handle dtype, nb::handle device) {
         check_cpu(device, "eye");
         return ops::eye(n, mm.value_or(n), k, to_dtype(dtype).value_or(DType::Float64));
-      }, nb::arg("n"), nb::arg("m") = nb::none(), nb::arg("k") = 0, nb::arg("dtype") = nb::none(), nb::kw_only(),
-      nb::arg("device") = nb::none(), "(n, m) array with ones on diagonal k, zeros elsewhere; dtype defaults to float64.");
+      }, nb::arg("n"), nb::arg("m").none() = nb::none(), nb::arg("k") = 0, nb::arg("dtype").none() = nb::none(), nb::kw_only(),
+      nb::arg("device").none() = nb::none(), "(n, m) array with ones on diagonal k, zeros elsewhere; dtype defaults to float64.");
 
   // ---- elementwise ----
 #define UMA_BIN(name, OP)                                                              \
   m.def(name, [](nb::handle a, nb::handle b) {                                         \
+    if (auto r = compare_out_of_range(BinaryOp::OP, a, b)) return *r;                  \
     auto [A, B] = operands(a, b, name);                                                \
     return ops::binary(BinaryOp::OP, A, B);                                            \
   }, nb::arg("x1"), nb::arg("x2"),                                                     \
@@ -156,15 +163,16 @@ void bind_ops(nb::module_& m) {
       "Elementwise condition ? x : y, broadcasting all three; result dtype promote(x, y).");
   m.def("one_hot", [](nb::handle idx, int64_t depth, nb::handle dtype) {
         return ops::one_hot(operand(idx, nullptr, "one_hot"), depth, to_dtype(dtype).value_or(DType::Float64));
-      }, nb::arg("indices"), nb::arg("depth"), nb::arg("dtype") = nb::none(),
+      }, nb::arg("indices"), nb::arg("depth"), nb::arg("dtype").none() = nb::none(),
       "One-hot encoding: shape indices.shape + (depth,), 1 where j == index, else 0 (indices outside\n"
       "[0, depth) give all-zero rows); dtype defaults to float64. TypeError for non-integer indices.");
 
   // ---- reductions ----
 #define UMA_RED(name, OP)                                                                              \
   m.def(name, [](nb::handle a, nb::handle axis, bool keepdims) {                                       \
+    check_arg_axis(ReduceOp::OP, axis);                                                                \
     return ops::reduce(ReduceOp::OP, operand(a, nullptr, name), axes_of(axis), keepdims);             \
-  }, nb::arg("a"), nb::arg("axis") = nb::none(), nb::arg("keepdims") = false,                          \
+  }, nb::arg("a"), nb::arg("axis").none() = nb::none(), nb::arg("keepdims") = false,                          \
   "Reduction " name " over axis (None: all; int or tuple), NumPy 2 result dtypes. IndexError for a\n" \
   "bad axis.");
   UMA_RED("sum", Sum) UMA_RED("mean", Mean) UMA_RED("max", Max) UMA_RED("min", Min) UMA_RED("prod", Prod)
@@ -190,7 +198,7 @@ void bind_ops(nb::module_& m) {
         nb::arg("a"), nb::arg("shape"), "New shape (one entry may be -1); a view when the layout allows, else a copy.");
   m.def("transpose", [](nb::handle a, nb::handle axes) {
         return ops::transpose(operand(a, nullptr, "transpose"), axes.is_none() ? std::vector<int64_t>{} : nb::cast<std::vector<int64_t>>(axes));
-      }, nb::arg("a"), nb::arg("axes") = nb::none(), "Permuted view (axes=None reverses them).");
+      }, nb::arg("a"), nb::arg("axes").none() = nb::none(), "Permuted view (axes=None reverses them).");
   m.def("broadcast_to", [](nb::handle a, nb::handle shape) { return ops::broadcast_to(operand(a, nullptr, "broadcast_to"), shape_of(shape)); },
         nb::arg("a"), nb::arg("shape"), "Read-only broadcast view (NumPy broadcast_to).");
   m.def("concatenate", [](nb::handle arrays, int64_t axis) { return ops::concatenate(array_list(arrays, "concatenate"), axis); },
@@ -201,7 +209,7 @@ void bind_ops(nb::module_& m) {
         nb::arg("a"), nb::arg("axis"), "View with a new size-1 axis at position axis.");
   m.def("squeeze", [](nb::handle a, nb::handle axis) {
         return ops::squeeze(operand(a, nullptr, "squeeze"), axes_of(axis).value_or(std::vector<int64_t>{}));
-      }, nb::arg("a"), nb::arg("axis") = nb::none(), "View without size-1 axes (all, or those named).");
+      }, nb::arg("a"), nb::arg("axis").none() = nb::none(), "View without size-1 axes (all, or those named).");
   m.def("astype", [](nb::handle a, nb::handle dtype, bool copy) {
         Array A = operand(a, nullptr, "astype");
         DType t = *to_dtype(dtype);

@@ -60,7 +60,7 @@ void bind_runtime(nb::module_& m) {
       })
       .def("add_op", [](runtime::Program& p, const std::string& name, const std::vector<int>& inputs, nb::handle attrs) {
         return p.add_op(name, inputs, parse_attrs(name, attrs));
-      }, nb::arg("name"), nb::arg("inputs"), nb::arg("attrs") = nb::none())
+      }, nb::arg("name"), nb::arg("inputs"), nb::arg("attrs").none() = nb::none())
       .def("add_fused", [](runtime::Program& p, const std::vector<int>& inputs, nb::list code, nb::handle dtype) {
         std::vector<FusedInstr> instrs;
         for (nb::handle item : code) {

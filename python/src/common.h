@@ -37,11 +37,19 @@ Array asarray(nb::handle obj, std::optional<DType> dtype, std::optional<Device> 
 /// NEP 50 gives with `other`'s dtype (weak), anything else through asarray.
 Array operand(nb::handle h, const Array* other, const char* op);
 interop::CopyMode to_copy_mode(nb::handle h);
+/// NumPy 2 compares integer arrays with Python ints outside the dtype's range exactly (the
+/// result is constant); every other op raises OverflowError. Returns that constant result
+/// when `op` is a comparison and one operand is such an int, else nullopt.
+std::optional<Array> compare_out_of_range(BinaryOp op, nb::handle a, nb::handle b);
 
 // ---- array export helpers (bind_array.cpp) ----
 /// The NumPy array viewing `a` (shares memory; read-only if a is).
 nb::object to_numpy_view(const Array& a);
 nb::object scalar_to_python(const Array& a0d);
+
+/// str(h) / repr(h) as std::string (for error messages).
+std::string py_str(nb::handle h);
+std::string py_repr(nb::handle h);
 
 void bind_array(nb::module_& m);
 void bind_interop(nb::module_& m);

@@ -17,6 +17,22 @@ nb::object g_device_factory;  // python callable (type, index) -> uma.Device
 
 PyObject* copy_error_type() { return g_copy_error; }
 
+std::string py_str(nb::handle h) {
+  nb::object s = nb::steal(PyObject_Str(h.ptr()));
+  if (!s.is_valid()) throw nb::python_error();
+  const char* c = PyUnicode_AsUTF8(s.ptr());
+  if (!c) throw nb::python_error();
+  return c;
+}
+
+std::string py_repr(nb::handle h) {
+  nb::object s = nb::steal(PyObject_Repr(h.ptr()));
+  if (!s.is_valid()) throw nb::python_error();
+  const char* c = PyUnicode_AsUTF8(s.ptr());
+  if (!c) throw nb::python_error();
+  return c;
+}
+
 nb::object dtype_object(DType t) {
   nb::object o = g_dtype_objects[static_cast<int>(t)];
   if (!o.is_valid()) return nb::str(dtype_name(t));
@@ -44,7 +60,7 @@ Device to_device(nb::handle h) {
     return Device{static_cast<DeviceType>(t), i};
   }
   UMA_FAIL(Type, "device must be a string like 'cpu' or 'cuda:0', or a uma.Device, got ",
-           nb::cast<std::string>(nb::repr(h)));
+           py_repr((h)));
 }
 
 nb::object device_object(Device d) {

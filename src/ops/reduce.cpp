@@ -42,7 +42,7 @@ Array reduce(ReduceOp op, const Array& a, const std::optional<std::vector<int64_
     }
   }
   const bool arg = op == ReduceOp::ArgMax || op == ReduceOp::ArgMin;
-  if (arg) UMA_CHECK(!axes || axes->size() <= 1, Type, name, ": axis must be an integer or None");
+  if (arg) UMA_CHECK(!axes || axes->size() == 1, Type, name, ": axis must be an integer or None");
   int64_t rsize = 1;
   Shape out_shape, kept_shape;
   for (int64_t d = 0; d < nd; ++d) {

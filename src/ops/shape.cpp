@@ -9,11 +9,11 @@ Array reshape(const Array& a, const Shape& shape0) {
   Shape shape = shape0;
   int64_t unknown = -1, known = 1;
   for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (shape[i] == -1) {
+    if (shape[i] < 0) {  // NumPy treats any negative entry as the unknown dimension
       UMA_CHECK(unknown < 0, Value, "reshape: can only specify one unknown dimension");
       unknown = static_cast<int64_t>(i);
     } else {
-      UMA_CHECK(shape[i] >= 0, Value, "reshape: negative dimensions not allowed: ", shape_str(shape0));
+      UMA_CHECK(shape[i] == 0 || known <= INT64_MAX / shape[i], Value, "reshape: shape ", shape_str(shape0), " is too large");
       known = known * shape[i];
     }
   }
