@@ -784,6 +784,41 @@ def test_capsule_unsupported_dtype_rejected(code_bits):
     assert prod.deleted <= 1
 
 
+@pytest.mark.parametrize("shift", ["data", "byte_offset"])
+def test_capsule_unaligned_address_copies(shift):
+    """Copy rules apply to DLPack too: an unaligned element address is copied (copy=None) and
+    refused with copy=False; the producer's deleter still runs exactly once either way."""
+    raw = np.zeros(8 * 4 + 1, dtype=np.uint8)
+    view = np.ndarray((4,), dtype=np.float64, buffer=raw, offset=1)
+    view[...] = [1.5, 2.5, 3.5, 4.5]
+    kw = {"first_element_offset": 1} if shift == "data" else {"first_element_offset": 1, "byte_offset": 1}
+    prod = P.DLPackProducer(raw, (4,), (1,), "float64", **kw)
+    u = uma.from_dlpack(prod)
+    assert u.tolist() == [1.5, 2.5, 3.5, 4.5]
+    view[0] = -1.0
+    assert u.tolist()[0] == 1.5  # a copy
+    del u
+    gc.collect()
+    assert prod.deleted == 1
+    prod2 = P.DLPackProducer(raw, (4,), (1,), "float64", **kw)
+    with pytest.raises(uma.CopyError):
+        uma.from_dlpack(prod2, copy=False)
+    gc.collect()
+    assert prod2.deleted <= 1
+
+
+def test_from_dlpack_device_cpu_and_torch_copy_true():
+    torch = _torch()
+    t = torch.arange(4.0)
+    u = uma.from_dlpack(t, device="cpu")
+    _torch_assert_shares(t, u)
+    c = uma.from_dlpack(t, copy=True)
+    t[0] = 100.0
+    assert c.tolist()[0] != 100.0
+    c[1] = -9.0
+    assert t[1].item() != -9.0
+
+
 def test_capsule_unknown_major_version_rejected():
     base = np.zeros(4)
     prod = P.DLPackProducer(base, (4,), (1,), "float64", version=(2, 0))
@@ -1252,6 +1287,16 @@ def test_dlpack_unconsumed_capsule_releases_memory(mem_baseline):
     del c, cl
     gc.collect()
     assert stats()["active_bytes"] == base
+
+
+def test_np_asarray_keeps_memory_alive():
+    u = uma.asarray(np.arange(6.0)) * 3.0  # pooled memory
+    out = np.asarray(u)
+    del u
+    gc.collect()
+    junk = [uma.full((6,), -9.0) for _ in range(20)]
+    assert out.tolist() == [0.0, 3.0, 6.0, 9.0, 12.0, 15.0]
+    del junk
 
 
 def test_dlpack_consumer_keeps_memory_alive():

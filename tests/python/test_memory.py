@@ -246,6 +246,23 @@ def test_numpy_refcount_returns_after_release():
     assert sys.getrefcount(x) == rc
 
 
+@pytest.mark.parametrize("how", ["from_dlpack", "memoryview", "asarray-copy"])
+def test_source_reference_released_through_each_protocol(how):
+    x = np.arange(10.0)
+    rc = sys.getrefcount(x)
+    for _ in range(50):
+        if how == "from_dlpack":
+            u = uma.from_dlpack(x)
+        elif how == "memoryview":
+            u = uma.asarray(memoryview(x))
+        else:
+            u = uma.asarray(x, copy=True)
+        v = u[1:] * 2.0
+        del u, v
+    gc.collect()
+    assert sys.getrefcount(x) == rc
+
+
 def test_buffer_source_export_held_while_a_view_lives():
     ba = bytearray(range(16))
     u = uma.asarray(ba)
