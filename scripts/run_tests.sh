@@ -43,25 +43,30 @@ record() {  # name status seconds detail
   SUMMARY+=("$(printf '%-9s %-5s %5ss  %s' "$1" "$2" "$3" "$4")")
   [ "$2" = PASS ] || FAILED=1
 }
-# Counts from a JUnit XML file: "tests failures errors skipped".
+# Counts from a JUnit XML file, one verdict per test case: "passed failed skipped".
 junit_counts() {
   "$PY" - "$1" <<'EOF'
 import sys, xml.etree.ElementTree as ET
 try:
     root = ET.parse(sys.argv[1]).getroot()
 except Exception:
-    print("0 0 0 0"); sys.exit()
-suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
-t = f = e = s = 0
-for su in suites:
-    t += int(su.get("tests", 0)); f += int(su.get("failures", 0))
-    e += int(su.get("errors", 0)); s += int(su.get("skipped", su.get("disabled", 0)) or 0)
-print(t, f, e, s)
+    print("0 0 0"); sys.exit()
+p = f = s = 0
+for case in root.iter("testcase"):
+    tags = {child.tag for child in case}
+    status = case.get("status", "")
+    if tags & {"failure", "error"} or status == "fail":
+        f += 1
+    elif "skipped" in tags or status in ("notrun", "disabled"):
+        s += 1
+    else:
+        p += 1
+print(p, f, s)
 EOF
 }
 describe() {  # xml -> "N passed, N failed, N skipped"
-  read -r t f e s < <(junit_counts "$1")
-  echo "$((t - f - e - s)) passed, $((f + e)) failed, $s skipped"
+  read -r p f s < <(junit_counts "$1")
+  echo "$p passed, $f failed, $s skipped"
 }
 
 cmake_configure() {  # dir, extra args...
@@ -104,6 +109,13 @@ phase_python() {
   # build requirements already in the venv; then installs into the venv's site-packages.
   "$PY" -m pip install -q --no-build-isolation --disable-pip-version-check \
     -Cbuild-dir=build/test -Ccmake.define.UMA_BUILD_TESTS=ON . || return 1
+  # The installed extension must be the one just built (not a stale in-tree `make dev` copy).
+  local built installed
+  built="$(find build/test -maxdepth 1 -name '_core*.so' | head -n1)"
+  installed="$(cd /tmp && "$PY" -c 'import importlib.util as u; print(u.find_spec("uma._core").origin)')"
+  if ! cmp -s "$built" "$installed"; then
+    echo "installed $installed differs from the freshly built $built"; return 1
+  fi
   run_pytest "$REPORTS/python.xml" "site-packages"
 }
 
@@ -135,11 +147,24 @@ phase_asan_py() {
   so="$(find build/asan -maxdepth 1 -name '_core*.so' | head -n1)"
   [ -n "$so" ] || { echo "no _core*.so in build/asan"; return 1; }
   cp "$so" "$pkg/uma/" || return 1
-  asan_env
-  local libasan
-  libasan="$(g++ -print-file-name=libasan.so)"
-  LD_PRELOAD="$libasan" ASAN_OPTIONS="detect_leaks=0:abort_on_error=0" \
+  # The ASAN runtime must come first; libstdc++ is preloaded too, or ASAN's __cxa_throw
+  # interceptor finds no real __cxa_throw (python does not link libstdc++) and the first
+  # C++ exception aborts the process. pytest captures fd 2, so the sanitizers write their
+  # reports to files (log_path) that are printed below.
+  local preload logs="$REPORTS/asan-py-logs"
+  preload="$(g++ -print-file-name=libasan.so) $(g++ -print-file-name=libstdc++.so)"
+  rm -rf "$logs" && mkdir -p "$logs"
+  LD_PRELOAD="$preload" \
+    ASAN_OPTIONS="detect_leaks=0:abort_on_error=0:log_path=$logs/asan" \
+    UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$logs/ubsan" \
     run_pytest "$REPORTS/asan-py.xml" "build/asan/pkg" "$pkg"
+  local rc=$?
+  if compgen -G "$logs/*" >/dev/null; then
+    echo "---- sanitizer reports ($logs) ----"
+    for f in "$logs"/*; do echo "== $f"; head -n 80 "$f"; done
+    rc=1
+  fi
+  return $rc
 }
 
 for ph in $PHASES; do
@@ -161,15 +186,14 @@ done
 
 banner "summary"
 printf '%s\n' "${SUMMARY[@]}"
-total=0; fail=0; skip=0
+pass=0; fail=$EXTRA_FAILS; skip=0
 for x in "$REPORTS"/*.xml; do
   [ -f "$x" ] || continue
-  read -r t f e s < <(junit_counts "$x")
-  total=$((total + t)); fail=$((fail + f + e)); skip=$((skip + s))
+  read -r p f s < <(junit_counts "$x")
+  pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
 done
-fail=$((fail + EXTRA_FAILS))
 echo "total time: $((SECONDS - T0))s"
-echo "all: $((total - fail - skip)) passed, $fail failed, $skip skipped"
+echo "all: $pass passed, $fail failed, $skip skipped"
 if [ $FAILED -ne 0 ]; then
   echo "make test: FAILED"
   exit 1
