@@ -202,6 +202,39 @@ def test_cpu_runs_one_program_for_an_mlp_step():
     assert CpuLinker.python_ops(f) == []
 
 
+def test_cpu_fuses_elementwise_chains(rng):
+    x, y = sym.matrix("x"), sym.vector("y")
+    inner = x * 2 + y          # also an output: must stay a value of its own
+    out = sym.exp(inner) * x - 1.5
+    f = uma.function([x, y], [out, inner], backend="cpu")
+    assert CpuLinker.fused_chains(f) >= 1
+    a, b = rng.normal(size=(3, 4)), rng.normal(size=4)
+    got_out, got_inner = f(a, b)
+    assert_matches(got_inner, a * 2 + b)
+    assert_matches(got_out, np.exp(a * 2 + b) * a - 1.5)
+    ref = uma.function([x, y], [out, inner], backend="reference")(a, b)
+    np.testing.assert_array_equal(np.asarray(got_out), np.asarray(ref[0]))  # fused is bitwise equal
+
+
+def test_cpu_elides_broadcasts_into_elementwise_ops(rng):
+    x = sym.matrix("x", shape=(None, 5))
+    w = sym.matrix("w", shape=(None, 5))
+    cost = sym.sum(sym.sum(x, axis=1, keepdims=True) * w)  # grad wrt x broadcasts (None, 1) -> (None, 5)
+    gx, gw = uma.grad(cost, [x, w])
+    f = uma.function([x, w], [gx, gw], backend="cpu")
+    from uma.runtime.cpu import elide_broadcasts
+    fg = f.fgraph.clone()
+    count = lambda: sum(n.op.name == "broadcast_like" for n in fg.toposort())  # noqa: E731
+    before = count()
+    elide_broadcasts(fg)
+    assert count() < before
+    a, b = rng.normal(size=(3, 5)), rng.normal(size=(3, 5))
+    r = uma.function([x, w], [gx, gw], backend="reference")(a, b)
+    for got, exp in zip(f(a, b), r):
+        assert_matches(got, np.asarray(exp))
+    assert_matches(f(a, b)[0], np.broadcast_to((b).sum(axis=1, keepdims=True), (3, 5)))
+
+
 def test_cpu_falls_back_to_python_for_ops_without_program_support(rng):
     x = sym.matrix("x")
     out = sym.exp(x[1:, ::-1]) + 1  # getitem is not a Program op

@@ -852,10 +852,10 @@ class Reduce(Op):
         elif self.name == "mean":
             dims = [x.shape[a] for a in axes]
             if _b.all(d is not None for d in dims):
-                gx = _broadcast_like(gk, x) / float(_b.max(_prod(dims), 1))
-            else:
+                gx = _broadcast_like(gk / float(_b.max(_prod(dims), 1)), x)
+            else:  # the count is only known at run time
                 count = sum(ones_like(x, dtype=g.dtype), axis=axes, keepdims=True)
-                gx = _broadcast_like(gk, x) / count
+                gx = _broadcast_like(gk / count, x)
         elif self.name in ("max", "min"):
             gx = where(equal(x, ok), gk, 0)
         elif self.name == "prod":

@@ -84,6 +84,29 @@ def lower_composites(fgraph):
             break
 
 
+def elide_broadcasts(fgraph):
+    """Drop a ``broadcast_like(a, x)`` that feeds an elementwise op whose other input already
+    has x's run-time shape: the op broadcasts ``a`` itself (no array of x's shape is made).
+
+    Valid under the static broadcasting rule: when another input ``b`` of the op has x's ndim
+    and no static length-1 axis where x has none, ``b`` and x have the same run-time shape.
+    """
+    from ..graph.ops import BroadcastLike, Elemwise, Where
+    for node in fgraph.toposort():
+        if not isinstance(node.op, (Elemwise, Where)):
+            continue
+        for k, v in enumerate(node.inputs):
+            if v.owner is None or not isinstance(v.owner.op, BroadcastLike):
+                continue
+            a, x = v.owner.inputs
+            for j, b in enumerate(node.inputs):
+                if j != k and b.ndim == x.ndim and all(
+                        xd == 1 or bd != 1 for xd, bd in zip(x.shape, b.shape)):
+                    node.inputs[k] = a
+                    break
+    fgraph._order = None
+
+
 def fold_constants(fgraph):
     """Evaluate nodes whose inputs are all constants once; replace them by constants."""
     import numpy as np
@@ -226,6 +249,7 @@ class CpuLinker(Linker):
             thunk = make_evaluator(fgraph)
             thunk.python_ops = [n.op.name for n in fgraph.toposort()]
             return _Thunk(thunk, thunk.python_ops, 0)
+        elide_broadcasts(fgraph)
         lower_composites(fgraph)
         fold_constants(fgraph)
         steps = plan_steps(fgraph)
