@@ -385,6 +385,22 @@ def test_setitem_every_dtype(dtype):
     _same_python(u.tolist(), n.tolist())
 
 
+@pytest.mark.parametrize("src,dst", ASTYPE_PAIRS, ids=[f"{a}->{b}" for a, b in ASTYPE_PAIRS])
+def test_setitem_array_value_casts_between_all_dtypes(src, dst):
+    """Assigning an array of one dtype into another converts like NumPy (storage, not compute)."""
+    n = _astype_source(src)
+    expected = np.zeros(n.shape, dtype=np_dtype(dst))
+    numpy_quiet(lambda: expected.__setitem__(Ellipsis, n))
+    u = uma.zeros(n.shape, dtype=dst)
+    u[...] = uma.asarray(n)
+    assert_matches(u, expected, rtol=0, atol=0)
+    r = uma.zeros((2,) + n.shape, dtype=dst)
+    r[:, ::-1] = uma.asarray(n)  # broadcast over a new axis into a reversed view
+    e2 = np.zeros((2,) + n.shape, dtype=np_dtype(dst))
+    numpy_quiet(lambda: e2.__setitem__((slice(None), slice(None, None, -1)), n))
+    assert_matches(r, e2, rtol=0, atol=0)
+
+
 def test_setitem_casts_like_numpy():
     n = np.zeros(4, dtype=np.int32)
     u = uma.zeros(4, dtype="int32")

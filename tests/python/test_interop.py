@@ -831,8 +831,8 @@ def test_capsule_unknown_major_version_rejected():
 
 # --------------------------------------------------------------------------- PyTorch both ways
 
-TORCH_DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
-                "complex64", "complex128"]
+TORCH_DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64", "float16",
+                "bfloat16", "float32", "float64", "complex64", "complex128"]
 
 
 def _torch():
