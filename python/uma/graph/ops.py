@@ -354,89 +354,89 @@ class BroadcastLike(Op):
 
 # ---- public elementwise functions ---------------------------------------------------------
 
-def add(a, b):
+def add(x1, x2):
     """Elementwise ``a + b`` (NumPy broadcasting and NEP 50 promotion)."""
-    return _binary("add", a, b)
+    return _binary("add", x1, x2)
 
 
-def subtract(a, b):
+def subtract(x1, x2):
     """Elementwise ``a - b``."""
-    return _binary("subtract", a, b)
+    return _binary("subtract", x1, x2)
 
 
-def multiply(a, b):
+def multiply(x1, x2):
     """Elementwise ``a * b``."""
-    return _binary("multiply", a, b)
+    return _binary("multiply", x1, x2)
 
 
-def divide(a, b):
+def divide(x1, x2):
     """Elementwise true division (ints give float64, as NumPy)."""
-    return _binary("divide", a, b)
+    return _binary("divide", x1, x2)
 
 
-def power(a, b):
+def power(x1, x2):
     """Elementwise ``a ** b``."""
-    return _binary("power", a, b)
+    return _binary("power", x1, x2)
 
 
-def maximum(a, b):
+def maximum(x1, x2):
     """Elementwise maximum; the gradient goes to ``a`` where ``a >= b``."""
-    return _binary("maximum", a, b)
+    return _binary("maximum", x1, x2)
 
 
-def minimum(a, b):
+def minimum(x1, x2):
     """Elementwise minimum; the gradient goes to ``a`` where ``a <= b``."""
-    return _binary("minimum", a, b)
+    return _binary("minimum", x1, x2)
 
 
-def floor_divide(a, b):
+def floor_divide(x1, x2):
     """Elementwise ``a // b``."""
-    return _binary("floor_divide", a, b)
+    return _binary("floor_divide", x1, x2)
 
 
-def remainder(a, b):
+def remainder(x1, x2):
     """Elementwise ``a % b`` (sign of the divisor, as NumPy)."""
-    return _binary("remainder", a, b)
+    return _binary("remainder", x1, x2)
 
 
-def equal(a, b):
+def equal(x1, x2):
     """Elementwise ``a == b`` -> bool (``==`` on Variables is identity, PyTensor convention)."""
-    return _binary("equal", a, b)
+    return _binary("equal", x1, x2)
 
 
-def not_equal(a, b):
+def not_equal(x1, x2):
     """Elementwise ``a != b`` -> bool."""
-    return _binary("not_equal", a, b)
+    return _binary("not_equal", x1, x2)
 
 
-def less(a, b):
+def less(x1, x2):
     """Elementwise ``a < b`` -> bool."""
-    return _binary("less", a, b)
+    return _binary("less", x1, x2)
 
 
-def less_equal(a, b):
+def less_equal(x1, x2):
     """Elementwise ``a <= b`` -> bool."""
-    return _binary("less_equal", a, b)
+    return _binary("less_equal", x1, x2)
 
 
-def greater(a, b):
+def greater(x1, x2):
     """Elementwise ``a > b`` -> bool."""
-    return _binary("greater", a, b)
+    return _binary("greater", x1, x2)
 
 
-def greater_equal(a, b):
+def greater_equal(x1, x2):
     """Elementwise ``a >= b`` -> bool."""
-    return _binary("greater_equal", a, b)
+    return _binary("greater_equal", x1, x2)
 
 
-def logical_and(a, b):
+def logical_and(x1, x2):
     """Elementwise logical and -> bool."""
-    return _binary("logical_and", a, b)
+    return _binary("logical_and", x1, x2)
 
 
-def logical_or(a, b):
+def logical_or(x1, x2):
     """Elementwise logical or -> bool."""
-    return _binary("logical_or", a, b)
+    return _binary("logical_or", x1, x2)
 
 
 eq = equal
@@ -452,89 +452,89 @@ def _bool_op(name, *args):
     return _binary(name, *vs) if len(vs) == 2 else logical_not(vs[0])
 
 
-def negative(a):
+def negative(x):
     """Elementwise ``-a``."""
-    return _unary("negative", a)
+    return _unary("negative", x)
 
 
-def abs(a):  # noqa: A001 - same name as the eager function
+def abs(x):  # noqa: A001 - same name as the eager function
     """Elementwise absolute value."""
-    return _unary("abs", a)
+    return _unary("abs", x)
 
 
-def exp(a):
+def exp(x):
     """Elementwise ``e**a``."""
-    return _unary("exp", a)
+    return _unary("exp", x)
 
 
-def log(a):
+def log(x):
     """Elementwise natural logarithm."""
-    return _unary("log", a)
+    return _unary("log", x)
 
 
-def log1p(a):
+def log1p(x):
     """Elementwise ``log(1 + a)``."""
-    return _unary("log1p", a)
+    return _unary("log1p", x)
 
 
-def expm1(a):
+def expm1(x):
     """Elementwise ``exp(a) - 1``."""
-    return _unary("expm1", a)
+    return _unary("expm1", x)
 
 
-def sqrt(a):
+def sqrt(x):
     """Elementwise square root."""
-    return _unary("sqrt", a)
+    return _unary("sqrt", x)
 
 
-def tanh(a):
+def tanh(x):
     """Elementwise hyperbolic tangent."""
-    return _unary("tanh", a)
+    return _unary("tanh", x)
 
 
-def sigmoid(a):
+def sigmoid(x):
     """Elementwise logistic function ``1 / (1 + exp(-a))`` (dtype as ``exp``)."""
-    return _unary("sigmoid", a)
+    return _unary("sigmoid", x)
 
 
-def sign(a):
+def sign(x):
     """Elementwise sign (gradient zero)."""
-    return _unary("sign", a)
+    return _unary("sign", x)
 
 
-def square(a):
+def square(x):
     """Elementwise ``a * a``."""
-    return _unary("square", a)
+    return _unary("square", x)
 
 
-def logical_not(a):
+def logical_not(x):
     """Elementwise logical not -> bool."""
-    return _unary("logical_not", a)
+    return _unary("logical_not", x)
 
 
-def sin(a):
+def sin(x):
     """Elementwise sine."""
-    return _unary("sin", a)
+    return _unary("sin", x)
 
 
-def cos(a):
+def cos(x):
     """Elementwise cosine."""
-    return _unary("cos", a)
+    return _unary("cos", x)
 
 
-def floor(a):
+def floor(x):
     """Elementwise floor (gradient zero)."""
-    return _unary("floor", a)
+    return _unary("floor", x)
 
 
-def ceil(a):
+def ceil(x):
     """Elementwise ceiling (gradient zero)."""
-    return _unary("ceil", a)
+    return _unary("ceil", x)
 
 
-def relu(a):
-    """``maximum(a, 0)`` (the 0 takes a's dtype)."""
-    return maximum(a, 0)
+def relu(x):
+    """``maximum(x, 0)`` (the 0 takes x's dtype)."""
+    return maximum(x, 0)
 
 
 # ======================================================================================
@@ -572,11 +572,11 @@ class Where(Op):
         return [None, gx, gy]
 
 
-def where(cond, x, y):
-    """``x`` where ``cond`` else ``y``, broadcasting all three; dtype = result_type(x, y)."""
-    cond = as_variable(cond)
+def where(condition, x, y):
+    """``x`` where ``condition`` else ``y``, broadcasting all three; dtype = result_type(x, y)."""
+    condition = as_variable(condition)
     x, y = _as_inputs("where", (x, y))
-    return Where()(cond, x, y)
+    return Where()(condition, x, y)
 
 
 class OneHot(Op):
@@ -663,6 +663,11 @@ def ones_like(a, dtype=None):
     return FillLike("ones_like", None, dtype_name(dtype) if dtype is not None else a.dtype)(a)
 
 
+def empty_like(a, dtype=None):
+    """Like :func:`zeros_like` (a symbolic array needs defined values)."""
+    return zeros_like(a, dtype)
+
+
 def full_like(a, fill_value, dtype=None):
     """``fill_value`` (a Python/NumPy scalar) with ``a``'s shape, dtype ``dtype`` or a's."""
     a = as_variable(a)
@@ -678,28 +683,28 @@ def full_like(a, fill_value, dtype=None):
 # creation (no symbolic inputs: constants)
 # ======================================================================================
 
-def zeros(shape, dtype="float64"):
+def zeros(shape, dtype=None, *, device=None):
     """A constant of zeros (creation functions have no symbolic inputs)."""
-    return Constant(np.zeros(shape, dtype=np_dtype(dtype_name(dtype))))
+    return Constant(np.zeros(shape, dtype=np_dtype(dtype_name(dtype or "float64"))))
 
 
-def ones(shape, dtype="float64"):
+def ones(shape, dtype=None, *, device=None):
     """A constant of ones."""
-    return Constant(np.ones(shape, dtype=np_dtype(dtype_name(dtype))))
+    return Constant(np.ones(shape, dtype=np_dtype(dtype_name(dtype or "float64"))))
 
 
-def empty(shape, dtype="float64"):
+def empty(shape, dtype=None, *, device=None):
     """A constant (zero-filled: a constant needs a defined value)."""
     return zeros(shape, dtype)
 
 
-def full(shape, fill_value, dtype=None):
+def full(shape, fill_value, dtype=None, *, device=None):
     """A constant filled with ``fill_value``."""
     dt = None if dtype is None else np_dtype(dtype_name(dtype))
     return Constant(np.full(shape, fill_value, dtype=dt))
 
 
-def arange(start, stop=None, step=1, dtype=None):
+def arange(start, stop=None, step=1, dtype=None, *, device=None):
     """A constant ``arange`` (NumPy semantics)."""
     dt = None if dtype is None else np_dtype(dtype_name(dtype))
     if stop is None:
@@ -707,9 +712,9 @@ def arange(start, stop=None, step=1, dtype=None):
     return Constant(np.arange(start, stop, step, dtype=dt))
 
 
-def eye(n, m=None, k=0, dtype="float64"):
+def eye(n, m=None, k=0, dtype=None, *, device=None):
     """A constant identity-like matrix."""
-    return Constant(np.eye(n, m, k, dtype=np_dtype(dtype_name(dtype))))
+    return Constant(np.eye(n, m, k, dtype=np_dtype(dtype_name(dtype or "float64"))))
 
 
 def asarray(obj, dtype=None, device=None, copy=None):
@@ -758,16 +763,16 @@ class Cast(Op):
         return [astype(g, x.dtype)]
 
 
-def astype(a, dtype, copy=True):
-    """``a`` converted to ``dtype`` (values converted, never reinterpreted).
+def astype(x, dtype, *, copy=True):
+    """``x`` converted to ``dtype`` (values converted, never reinterpreted).
 
-    Casting to the same dtype returns ``a`` itself (a compiled function still never returns
+    Casting to the same dtype returns ``x`` itself (a compiled function still never returns
     memory it shares with an input or another output)."""
-    a = as_variable(a)
+    x = as_variable(x)
     dt = dtype_name(dtype)
-    if dt == a.dtype:
-        return a
-    return Cast(dt)(a)
+    if dt == x.dtype:
+        return x
+    return Cast(dt)(x)
 
 
 cast = astype
@@ -1076,11 +1081,10 @@ class MatMul(Op):
         return [ga, gb]
 
 
-def matmul(a, b):
+def matmul(x1, x2):
     """NumPy ``matmul``: 1-d operands promoted and the added axis removed, batch axes
     broadcast; ``ValueError`` naming matmul for a core-dimension mismatch or a 0-d operand."""
-    a, b = as_variable(a), as_variable(b)
-    return MatMul()(a, b)
+    return MatMul()(as_variable(x1), as_variable(x2))
 
 
 def dot(a, b):
@@ -1677,7 +1681,7 @@ __all__ = [
     "logical_and", "logical_or", "eq", "neq",
     "negative", "abs", "exp", "log", "log1p", "expm1", "sqrt", "tanh", "sigmoid", "sign",
     "square", "logical_not", "sin", "cos", "floor", "ceil", "relu",
-    "where", "one_hot", "zeros_like", "ones_like", "full_like",
+    "where", "one_hot", "zeros_like", "ones_like", "empty_like", "full_like",
     "zeros", "ones", "empty", "full", "arange", "eye", "asarray", "array", "from_dlpack",
     "astype", "cast",
     "sum", "mean", "max", "min", "prod", "all", "any", "argmax", "argmin",

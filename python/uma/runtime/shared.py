@@ -139,10 +139,6 @@ class SharedVariable(Variable):
                           hint="")
         self.container.set_host(new)
 
-    @property
-    def value(self):  # convenience alias
-        return self.get_value()
-
     def __repr__(self):
         label = self.name if self.name is not None else f"<shared {self.id}>"
         return f"SharedVariable({label}, {self.dtype}, shape={self.shape})"
