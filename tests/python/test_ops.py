@@ -913,3 +913,44 @@ def test_where_python_scalars_both_sides():
     check_like_numpy(lambda: np.where(c, 1, 2.5), lambda: uma.where(uma.asarray(c), 1, 2.5))
     check_like_numpy(lambda: np.where(c, 1, 2), lambda: uma.where(uma.asarray(c), 1, 2))
     check_like_numpy(lambda: np.where(c, True, False), lambda: uma.where(uma.asarray(c), True, False))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_accuracy_near_zero_and_extremes(dtype):
+    """expm1/log1p keep relative accuracy near 0; sigmoid and tanh saturate without NaN."""
+    tiny = np.array([1e-10, -1e-10, 1e-20, 3e-8, -3e-8], dtype=dtype)
+    for op in ["expm1", "log1p", "tanh", "sin", "sqrt", "abs"]:
+        x = np.abs(tiny) if op in ("sqrt", "log1p") else tiny
+        check_like_numpy(lambda: UNARY[op][0](x), lambda: getattr(uma, op)(uma.asarray(x)))
+    big = np.array([-1000.0, -800.0, -80.0, 80.0, 800.0, 1000.0], dtype=dtype)
+    check_like_numpy(lambda: _np_sigmoid(big), lambda: uma.sigmoid(uma.asarray(big)))
+    check_like_numpy(lambda: np.tanh(big), lambda: uma.tanh(uma.asarray(big)))
+    check_like_numpy(lambda: np.exp(big), lambda: uma.exp(uma.asarray(big)))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_float_division_by_zero_and_inf_like_numpy(dtype):
+    a = np.array([1.0, -1.0, 0.0, 7.5, -7.5, np.inf], dtype=dtype)
+    for b in (np.zeros(6, dtype=dtype), np.full(6, np.inf, dtype=dtype), np.full(6, -np.inf, dtype=dtype),
+              np.full(6, -0.0, dtype=dtype)):
+        for op in ["divide", "floor_divide", "remainder"]:
+            check_like_numpy(lambda: BINARY[op][0](a, b), lambda: getattr(uma, op)(uma.asarray(a), uma.asarray(b)))
+
+
+NUMPY_SCALARS = [np.float64(1.5), np.float32(1.5), np.int64(2), np.int32(2), np.int8(2), np.bool_(True),
+                 np.uint8(3)]
+
+
+# only combinations whose NumPy result is a compute dtype (bool + int8 -> int8 may raise TypeError)
+SCALAR_CASES = [(d, s) for d in COMPUTE_DTYPES for s in NUMPY_SCALARS
+                if np.result_type(np.dtype(d), s).name in COMPUTE_DTYPES]
+
+
+@pytest.mark.parametrize("dtype,scalar", SCALAR_CASES, ids=[f"{d}-{type(s).__name__}" for d, s in SCALAR_CASES])
+def test_numpy_scalars_are_strongly_typed(dtype, scalar, rng):
+    """NEP 50: NumPy scalars take part in promotion with their own dtype (unlike Python scalars)."""
+    n = random_data(dtype, (2, 3), rng, "positive")
+    u = uma.asarray(n)
+    check_like_numpy(lambda: np.add(n, scalar), lambda: uma.add(u, scalar))
+    check_like_numpy(lambda: np.multiply(scalar, n), lambda: uma.multiply(scalar, u))
+    check_like_numpy(lambda: np.less(n, scalar), lambda: uma.less(u, scalar))
