@@ -105,6 +105,11 @@ def _bad_cases(tmp_path):
         "not numbers": _write_csv(tmp_path / "words.csv", [["a", "b", "c"]] * 20),
         "empty": _write_csv(tmp_path / "empty.csv", []),
         "fractional labels": _write_csv(tmp_path / "frac.csv", [[0.1, 0.2, 0.5]] * 20),
+        "huge labels": _write_csv(tmp_path / "huge.csv", [[0.1, 0.2, 0]] * 10 + [[0.1, 0.2, 10**9]] * 10),
+        "negative labels": _write_csv(tmp_path / "neg.csv", [[0.1, 0.2, -1]] * 10 + [[0.1, 0.2, 1]] * 10),
+        "one class": _write_csv(tmp_path / "oneclass.csv", [[0.1, 0.2, 3]] * 20),
+        "too few rows": _write_csv(tmp_path / "few.csv", [[0.1, 0.2, 0], [0.3, 0.1, 1]]),
+        "inf features": _write_csv(tmp_path / "inf.csv", [[0.1, "inf", 0]] * 10 + [[0.1, 0.2, 1]] * 10),
         "directory": str(tmp_path),
     }
     np.savez(tmp_path / "wrong_shape.npz", X=np.zeros((20, 2, 2)), y=np.zeros(20))

@@ -105,6 +105,8 @@ def _check(path, X, y):
         raise DataError(f"{path}: non-finite feature values (NaN or inf)")
     if not np.isfinite(yf).all() or (yf != np.round(yf)).any() or (yf < 0).any():
         raise DataError(f"{path}: labels must be non-negative integers")
+    if yf.max() >= 100_000:
+        raise DataError(f"{path}: label {int(yf.max())} is too large; labels must be class indices 0..K-1")
     yi = yf.astype(np.int64)
     if len(np.unique(yi)) < 2:
         raise DataError(f"{path}: need at least 2 classes, got {len(np.unique(yi))}")
