@@ -100,6 +100,19 @@ Array import_foreign(const ForeignLayout& src, const std::function<DataPtr()>& a
     auto storage = std::make_shared<Storage>(adopt());
     return Array(std::move(storage), src.ptr, src.shape, std::move(st), src.dtype, !src.readonly);
   }
+  // Copy path. A native, element-aligned source is read through a temporary non-owning view
+  // by the (parallel, memcpy-based) cast kernel, converting in the same pass when a dtype was
+  // asked for; anything else is gathered byte-wise first.
+  const std::size_t isz = itemsize(src.dtype);
+  bool aligned = !src.byteswapped && reinterpret_cast<uintptr_t>(src.ptr) % isz == 0;
+  for (std::size_t k = 0; k < src.byte_strides.size() && aligned; ++k)
+    aligned = src.shape[k] <= 1 || src.byte_strides[k] % static_cast<int64_t>(isz) == 0;
+  if (aligned) {
+    Strides st(src.byte_strides.size());
+    for (std::size_t k = 0; k < st.size(); ++k) st[k] = src.byte_strides[k] / static_cast<int64_t>(isz);
+    Array view(nullptr, src.ptr, src.shape, std::move(st), src.dtype, false);
+    return ops::astype(view, dtype.value_or(src.dtype));
+  }
   Array out = gather(src);
   if (dtype && *dtype != out.dtype()) out = ops::astype(out, *dtype);
   return out;
