@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from .basic import Apply, Constant, Op, Variable, as_variable, is_python_scalar
+from .basic import Constant, Op, Variable, as_variable, is_python_scalar
 from .type import COMPUTE_DTYPES, TensorType, _fmt_shape, dtype_name, is_float, kind_of, np_dtype
 
 AxisError = np.exceptions.AxisError
@@ -845,10 +845,8 @@ class Reduce(Op):
         if g is None or not is_float(x.dtype) or self.name in ("all", "any", "argmax", "argmin"):
             return [None]
         axes = self._axes(x.ndim)
-        if self.keepdims or not axes:
-            gk, ok = g, out
-        else:
-            gk, ok = g, out
+        gk, ok = g, out  # gradient and result with the reduced axes kept (length 1)
+        if not self.keepdims:
             for a in axes:  # ascending: each insert lands where the axis was
                 gk = expand_dims(gk, a)
                 ok = expand_dims(ok, a)
@@ -1116,7 +1114,7 @@ def _as_shape(opname, shape):
     return tuple(int(d) for d in shape)
 
 
-def _reshape_out(shape, newshape, static):
+def _reshape_out(shape, newshape):
     neg = [i for i, d in enumerate(newshape) if d == -1]
     known_in = _b.all(d is not None for d in shape)
     size = _prod(shape) if known_in else None
@@ -1141,13 +1139,13 @@ class Reshape(Op):
         self.shape = shape
 
     def output_types(self, inputs):
-        return [TensorType(inputs[0].dtype, _reshape_out(inputs[0].shape, self.shape, True))]
+        return [TensorType(inputs[0].dtype, _reshape_out(inputs[0].shape, self.shape))]
 
     def perform(self, node, values):
         return [_k().reshape(values[0], self.shape)]
 
     def infer_shape(self, node, shapes):
-        return [_reshape_out(tuple(shapes[0]), self.shape, False)]
+        return [_reshape_out(tuple(shapes[0]), self.shape)]
 
     def program_op(self, node):
         return "reshape", {"shape": self.shape}
@@ -1308,7 +1306,7 @@ def broadcast_to(a, shape):
     return BroadcastTo(shape)(a)
 
 
-def _concat_shape(opname, shapes, axis, static, static_shapes=None):
+def _concat_shape(opname, shapes, axis, static):
     nd = len(shapes[0])
     for s in shapes:
         if len(s) != nd:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..graph.type import dtype_name
 from .linker import Linker
 from .reference import make_evaluator
 
