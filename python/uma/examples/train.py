@@ -9,9 +9,9 @@ The model is ``softmax(relu(x @ W1 + b1) @ W2 + b2)`` with the parameters in sha
 trained by minibatch SGD through ``uma.function(..., updates=...)`` on backend ``cpu`` (or
 ``--backend``); minibatches are slices (views) of the adopted arrays, visited in a new random
 order each epoch. Each epoch prints the mean training loss, the training accuracy of the model
-at the end of the epoch, and the seconds it took. Afterwards the test set is evaluated again by a function compiled for the
-``reference`` backend that reads the same shared variables: both backends' predictions must be
-identical (exit code 1 otherwise). A PNG of the loss curve is saved (matplotlib, Agg).
+at the end of the epoch, and the seconds it took. Afterwards the test set is evaluated again
+by a function compiled for the ``reference`` backend that reads the same shared variables: both
+backends' predictions must be identical (exit code 1 otherwise). A PNG of the loss curve is saved (matplotlib, Agg).
 
 Bad data (missing file, ragged rows, wrong shape, NaN labels, ...) ends with a one-line
 ``error: ...`` on stderr and exit code 2.
