@@ -350,6 +350,19 @@ def test_input_casting_rules(value, dtype, ok):
             f(value)
 
 
+def test_unsupported_input_objects_are_type_errors_naming_the_input():
+    x = sym.vector("xs")
+    f = uma.function([x], x * 2)
+    with pytest.raises(TypeError, match="xs"):
+        f(np.array(["a", "b"], dtype=object))
+    with pytest.raises(TypeError, match="xs"):
+        f(np.array(["a", "b"]))
+    with pytest.raises(TypeError, match="xs"):
+        f(object())
+    with pytest.raises(TypeError, match="xs"):
+        f(x)  # a symbolic variable is not a value
+
+
 def test_scalar_inputs_weak():
     s = sym.scalar("s", dtype="int8")
     f = uma.function([s], s.astype("int32"), backend="reference")

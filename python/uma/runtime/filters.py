@@ -92,7 +92,10 @@ def filter_host(value, type: TensorType, *, allow_downcast=False, what="value", 
             raise TypeError(f"{what}: cannot convert {type_name(value)} to an array ({e})") from None
         strong = True
     if strong:
-        src = dtype_name(arr.dtype)
+        try:
+            src = dtype_name(arr.dtype)
+        except TypeError:
+            raise TypeError(f"{what}: unsupported dtype {arr.dtype} (expected {dst})") from None
         if src != dst:
             if not allow_downcast and not can_cast_safe(src, dst):
                 raise TypeError(f"{what}: cannot cast {src} to {dst} safely (NumPy 'safe' casting); "
