@@ -936,23 +936,23 @@ EXPORT_LAYOUTS = ["contiguous", "transposed", "negative_stride", "strided", "bro
 
 
 def _uma_view(dtype, layout):
-    """A uma array in a layout, made with uma's own view machinery, and its NumPy twin."""
+    """(uma view in a layout made with uma's own view machinery, its NumPy twin, the uma base)."""
     dt = np_dtype(dtype)
     base_np = (np.arange(48, dtype=np.int64).reshape(6, 8) % 7).astype(dt)
     u = uma.asarray(base_np.copy())
     n = base_np.copy()
     if layout == "contiguous":
-        return u, n
+        return u, n, u
     if layout == "transposed":
-        return u.T, n.T
+        return u.T, n.T, u
     if layout == "negative_stride":
-        return u[::-1, ::-3], n[::-1, ::-3]
+        return u[::-1, ::-3], n[::-1, ::-3], u
     if layout == "strided":
-        return u[1::2, 2:7:2], n[1::2, 2:7:2]
+        return u[1::2, 2:7:2], n[1::2, 2:7:2], u
     if layout == "broadcast":
-        return uma.broadcast_to(u[2], (3, 8)), np.broadcast_to(n[2], (3, 8))
+        return uma.broadcast_to(u[2], (3, 8)), np.broadcast_to(n[2], (3, 8)), u
     if layout == "0d":
-        return u[1, 2, ...], n[1, 2, ...]  # a 0-d view (with Ellipsis NumPy returns an array too)
+        return u[1, 2, ...], n[1, 2, ...], u  # a 0-d view (with Ellipsis NumPy returns an array too)
     raise ValueError(layout)
 
 
@@ -968,10 +968,17 @@ def _assert_uma_numpy_alias(u, out):
         assert out[idx].item() == np.asarray(b).astype(out.dtype).item()
 
 
+def _assert_broadcast_alias(base, out):
+    """`out` exports the broadcast of base[2]: a write into base[2] shows in every row."""
+    for v in _two_values(out.dtype):
+        base[2, 7] = v
+        assert [row[7] for row in out.tolist()] == [np.asarray(v).astype(out.dtype).item()] * out.shape[0]
+
+
 @pytest.mark.parametrize("layout", EXPORT_LAYOUTS)
 @pytest.mark.parametrize("dtype", NUMPY_DTYPES)
 def test_np_asarray_shares(dtype, layout):
-    u, n = _uma_view(dtype, layout)
+    u, n, base = _uma_view(dtype, layout)
     out = np.asarray(u)
     assert out.dtype == n.dtype and out.shape == n.shape
     assert out.tolist() == n.tolist()
@@ -979,18 +986,22 @@ def test_np_asarray_shares(dtype, layout):
         assert out.strides == n.strides
     assert out.flags.writeable == u.writable
     _assert_uma_numpy_alias(u, out)
+    if layout == "broadcast":
+        _assert_broadcast_alias(base, out)
 
 
 @pytest.mark.parametrize("layout", EXPORT_LAYOUTS)
 @pytest.mark.parametrize("dtype", NUMPY_DTYPES)
 def test_np_from_dlpack_shares(dtype, layout):
-    u, n = _uma_view(dtype, layout)
+    u, n, base = _uma_view(dtype, layout)
     out = np.from_dlpack(u)
     assert out.dtype == n.dtype and out.shape == n.shape
     assert out.tolist() == n.tolist()
     if n.size:
         assert out.strides == n.strides
     _assert_uma_numpy_alias(u, out)
+    if layout == "broadcast":
+        _assert_broadcast_alias(base, out)
 
 
 def test_bfloat16_exports_to_numpy_as_ml_dtypes_zero_copy():
@@ -1033,7 +1044,7 @@ def test_read_only_uma_exports_read_only():
 
 
 def test_array_interface_contents():
-    u, n = _uma_view("float32", "negative_stride")
+    u, n, _ = _uma_view("float32", "negative_stride")
     ai = u.__array_interface__
     assert ai["version"] == 3
     assert tuple(ai["shape"]) == n.shape
@@ -1081,7 +1092,7 @@ def test_dunder_array():
 @pytest.mark.parametrize("layout", ["contiguous", "transposed", "negative_stride", "strided", "0d"])
 @pytest.mark.parametrize("dtype", NUMPY_DTYPES)
 def test_memoryview_export(dtype, layout):
-    u, n = _uma_view(dtype, layout)
+    u, n, _ = _uma_view(dtype, layout)
     mv = memoryview(u)
     assert mv.ndim == n.ndim and mv.shape == n.shape and mv.itemsize == n.itemsize
     assert mv.strides == n.strides
@@ -1094,9 +1105,9 @@ def test_memoryview_export(dtype, layout):
 
 
 def test_memoryview_tobytes_matches_numpy():
-    u, n = _uma_view("int16", "negative_stride")
+    u, n, _ = _uma_view("int16", "negative_stride")
     assert memoryview(u).tobytes() == n.tobytes()
-    u, n = _uma_view("float64", "transposed")
+    u, n, _ = _uma_view("float64", "transposed")
     assert memoryview(u).tobytes() == n.tobytes()
 
 
@@ -1237,7 +1248,7 @@ def test_dlpack_read_only_legacy_export_buffer_error():
 @pytest.mark.parametrize("layout", ["contiguous", "negative_stride", "transposed", "strided", "0d"])
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 def test_dlpack_versioned_struct_contents(dtype, layout):
-    u, n = _uma_view(dtype, layout)
+    u, n, _ = _uma_view(dtype, layout)
     t = P.read_versioned_capsule(u.__dlpack__(max_version=(1, 1)))
     assert t["version"][0] == 1
     assert not (t["flags"] & P.FLAG_READ_ONLY) and not (t["flags"] & P.FLAG_IS_COPIED)
@@ -1252,7 +1263,7 @@ def test_dlpack_versioned_struct_contents(dtype, layout):
 
 
 def test_dlpack_legacy_struct_contents():
-    u, n = _uma_view("int32", "negative_stride")
+    u, n, _ = _uma_view("int32", "negative_stride")
     t = P.read_legacy_capsule(u.__dlpack__())
     assert t["shape"] == n.shape and t["dtype"] == (P.KDL_INT, 32, 1) and t["device"] == (P.KDL_CPU, 0)
     assert tuple(s * 4 for s in t["strides"]) == n.strides
