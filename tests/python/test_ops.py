@@ -507,10 +507,11 @@ def test_reshape(src, dst, layout, rng):
         check_like_numpy(lambda: n.reshape(*dst), lambda: u.reshape(*dst))
 
 
-@pytest.mark.parametrize("dst", [(5,), (2, -1, -1), (-2, 6), (13,), (5, -1)])
+@pytest.mark.parametrize("dst", [(5,), (2, -1, -1), (2, -1, 5), (13,), (5, -1), (0, -1)])
 def test_reshape_errors(dst):
     n = np.ones((3, 4))
-    check_like_numpy(lambda: np.reshape(n, dst), lambda: uma.reshape(uma.asarray(n), dst))
+    with pytest.raises(ValueError):
+        np.reshape(n, dst)  # the oracle refuses
     with pytest.raises(ValueError):
         uma.reshape(uma.asarray(n), dst)
 
