@@ -5,6 +5,7 @@
 
 #include "kernels/cpu/elementwise_ops.h"
 #include "kernels/cpu/loops.h"
+#include "kernels/cpu/vmath.h"
 #include "kernels/kernels.h"
 
 namespace uma::kernels::cpu {
@@ -63,6 +64,8 @@ struct UnaryInner {
     if (s[0] == static_cast<int64_t>(sizeof(T)) && s[1] == static_cast<int64_t>(sizeof(O))) {
       const T* a = reinterpret_cast<const T*>(p[0]);
       O* o = reinterpret_cast<O*>(p[1]);
+      if constexpr (std::is_floating_point_v<T> && std::is_same_v<T, O>)
+        if (vmath_unary(OP, a, o, n)) return;
       for (int64_t i = 0; i < n; ++i) o[i] = apply_unary<T, OP>(a[i]);
       return;
     }

@@ -5,6 +5,7 @@
 
 #include "kernels/cpu/elementwise_ops.h"
 #include "kernels/cpu/loops.h"
+#include "kernels/cpu/vmath.h"
 #include "kernels/kernels.h"
 #include "ops/common.h"
 
@@ -34,6 +35,8 @@ void run_bin(T* d, const T* a, const T* b, int64_t n) {
 }
 template <class T, UnaryOp OP>
 void run_un(T* d, const T* a, int64_t n) {
+  if constexpr (std::is_floating_point_v<T>)
+    if (vmath_unary(OP, a, d, n)) return;  // the same routine as the unfused kernel
   for (int64_t j = 0; j < n; ++j) d[j] = static_cast<T>(apply_unary<T, OP>(a[j]));
 }
 
