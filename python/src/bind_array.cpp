@@ -110,26 +110,35 @@ void capsule_destructor_legacy(PyObject* cap) {
   }
 }
 
+// A (int, int) keyword of __dlpack__; anything else is a TypeError naming it (nanobind's
+// nb::cast would raise a bare RuntimeError "std::bad_cast").
+std::pair<long long, long long> dlpack_int_pair(nb::handle h, const char* what) {
+  const bool ok = PyTuple_Check(h.ptr()) && PyTuple_GET_SIZE(h.ptr()) == 2 && PyLong_Check(PyTuple_GET_ITEM(h.ptr(), 0)) &&
+                  PyLong_Check(PyTuple_GET_ITEM(h.ptr(), 1));
+  UMA_CHECK(ok, Type, "__dlpack__: ", what, " must be a tuple of two integers, got ", py_repr(h));
+  long long a = PyLong_AsLongLong(PyTuple_GET_ITEM(h.ptr(), 0)), b = PyLong_AsLongLong(PyTuple_GET_ITEM(h.ptr(), 1));
+  if (PyErr_Occurred()) throw nb::python_error();
+  return {a, b};
+}
+
 nb::object dlpack_export(const Array& self, nb::handle stream, nb::handle max_version, nb::handle dl_device,
                          nb::handle copy) {
   if (!stream.is_none()) {
     PyErr_SetString(PyExc_BufferError, "__dlpack__: stream must be None for CPU arrays (Array API standard)");
     throw nb::python_error();
   }
+  UMA_CHECK(copy.is_none() || PyBool_Check(copy.ptr()), Type, "__dlpack__: copy must be True, False or None, got ",
+            py_repr(copy));
   if (!dl_device.is_none()) {
-    auto [dt, id] = nb::cast<std::pair<int, int>>(dl_device);
+    auto [dt, id] = dlpack_int_pair(dl_device, "dl_device");
     if (!(dt == dlpack::kCPU && id == 0)) {
-      PyErr_Format(PyExc_BufferError, "__dlpack__: cannot export a cpu array to device (%d, %d)", dt, id);
+      PyErr_Format(PyExc_BufferError, "__dlpack__: cannot export a cpu array to device (%lld, %lld)", dt, id);
       throw nb::python_error();
     }
   }
-  const bool do_copy = !copy.is_none() && nb::cast<bool>(copy);
+  const bool do_copy = copy.ptr() == Py_True;
   bool versioned = false;
-  if (!max_version.is_none()) {
-    auto [major, minor] = nb::cast<std::pair<int, int>>(max_version);
-    (void)minor;
-    versioned = major >= 1;
-  }
+  if (!max_version.is_none()) versioned = dlpack_int_pair(max_version, "max_version").first >= 1;
   Array a = do_copy ? ops::copy(self) : self;
   if (versioned) {
     auto* mt = interop::export_versioned(a, do_copy);
@@ -189,6 +198,8 @@ IndexItem parse_item(nb::handle h) {
   return it;
 }
 
+}  // namespace
+
 std::vector<IndexItem> parse_index(nb::handle key) {
   std::vector<IndexItem> items;
   if (nb::isinstance<nb::tuple>(key)) {
@@ -198,6 +209,8 @@ std::vector<IndexItem> parse_index(nb::handle key) {
   }
   return items;
 }
+
+namespace {
 
 nb::object to_list(const Array& a, int64_t dim, char* p) {
   if (dim == a.ndim()) {

@@ -40,6 +40,12 @@ runtime::OpAttrs parse_attrs(const std::string& op, nb::handle attrs) {
       if (!v.is_none()) a.perm = nb::cast<std::vector<int64_t>>(v);
     } else if (key == "dtype") {
       a.dtype = to_dtype(v);
+    } else if (key == "index") {
+      a.index = parse_index(v);
+    } else if (key == "fill_value") {
+      nb::object pv = is_python_scalar(v) ? nb::borrow(v) : nb::object(v.attr("item")());  // NumPy scalars
+      UMA_CHECK(is_python_scalar(pv), Type, "Program: op '", op, "' needs a scalar fill_value");
+      a.fill_value = to_scalar(pv);
     } else if (key == "depth") {
       a.depth = nb::cast<int64_t>(v);
     } else {

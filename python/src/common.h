@@ -46,14 +46,23 @@ std::optional<Array> compare_out_of_range(BinaryOp op, nb::handle a, nb::handle 
 /// The NumPy array viewing `a` (shares memory; read-only if a is).
 nb::object to_numpy_view(const Array& a);
 nb::object scalar_to_python(const Array& a0d);
+/// A basic index (int, slice, None, Ellipsis or a tuple of them); IndexError otherwise.
+std::vector<IndexItem> parse_index(nb::handle key);
 
 /// str(h) / repr(h) as std::string (for error messages).
 std::string py_str(nb::handle h);
 std::string py_repr(nb::handle h);
 
+/// Imports obj through the Arrow PyCapsule interface (`__arrow_c_array__`); nullopt when obj
+/// has no such method (bind_arrow.cpp).
+std::optional<Array> import_arrow(nb::handle obj, std::optional<DType> dtype, std::optional<Device> device,
+                                  interop::CopyMode copy, const char* api);
+
 void bind_array(nb::module_& m);
+void bind_arrow(nb::module_& m);
 void bind_interop(nb::module_& m);
 void bind_ops(nb::module_& m);
 void bind_runtime(nb::module_& m);
+void bind_files(nb::module_& m);
 
 }  // namespace uma::py

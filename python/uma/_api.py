@@ -29,6 +29,8 @@ _OPS = [
     # linear algebra and shape
     "matmul", "dot", "reshape", "transpose", "broadcast_to", "concatenate", "stack",
     "expand_dims", "squeeze", "astype",
+    # creation from another array
+    "zeros_like", "ones_like", "empty_like", "full_like",
 ]
 
 __all__ = _OPS + ["promote_types", "result_type", "can_cast"]

@@ -49,6 +49,23 @@ const std::map<std::string, OpFn>& registry() {
       {"one_hot", [](const In& x, const OpAttrs& a) { return ops::one_hot(x[0], a.depth, a.dtype.value_or(DType::Float64)); }},
       {"astype", [](const In& x, const OpAttrs& a) { return ops::astype(x[0], a.dtype.value_or(x[0].dtype())); }},
       {"copy", [](const In& x, const OpAttrs&) { return ops::copy(x[0]); }},
+      // Ops whose result takes the run-time shape of another input (gradient helpers).
+      {"broadcast_like", [](const In& x, const OpAttrs&) { return ops::broadcast_to(x[0], x[1].shape()); }},
+      {"reshape_like", [](const In& x, const OpAttrs&) { return ops::reshape(x[0], x[1].shape()); }},
+      {"zeros_like", [](const In& x, const OpAttrs& a) { return ops::zeros(x[0].shape(), a.dtype.value_or(x[0].dtype())); }},
+      {"ones_like", [](const In& x, const OpAttrs& a) { return ops::ones(x[0].shape(), a.dtype.value_or(x[0].dtype())); }},
+      {"empty_like", [](const In& x, const OpAttrs& a) { return Array::empty(x[0].shape(), a.dtype.value_or(x[0].dtype())); }},
+      {"full_like", [](const In& x, const OpAttrs& a) {
+         UMA_CHECK(a.fill_value.has_value(), Value, "full_like: missing fill_value");
+         return ops::full(x[0].shape(), *a.fill_value, a.dtype.value_or(x[0].dtype()));
+       }},
+      {"getitem", [](const In& x, const OpAttrs& a) { return ops::getitem(x[0], a.index); }},
+      // Gradient of getitem: zeros shaped like input 1 with input 0 written at the index.
+      {"getitem_grad", [](const In& x, const OpAttrs& a) {
+         Array z = ops::zeros(x[1].shape(), a.dtype.value_or(x[1].dtype()));
+         ops::assign(ops::getitem(z, a.index), x[0]);
+         return z;
+       }},
   };
   return r;
 }

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import uma
+from uma.graph.basic import Op
 from conftest import assert_matches, numpy_quiet, random_data
 from uma import sym
 from uma.graph import MissingInputError
@@ -236,11 +237,32 @@ def test_cpu_elides_broadcasts_into_elementwise_ops(rng):
     assert_matches(f(a, b)[0], np.broadcast_to((b).sum(axis=1, keepdims=True), (3, 5)))
 
 
+class _Cube(Op):
+    """A test-only op that the C++ Program does not know (it runs in Python)."""
+
+    name = "test_cube"
+
+    def output_types(self, inputs):
+        return [inputs[0].type]
+
+    def perform(self, node, values):
+        return [values[0] * values[0] * values[0]]
+
+
 def test_cpu_falls_back_to_python_for_ops_without_program_support(rng):
     x = sym.matrix("x")
-    out = sym.exp(x[1:, ::-1]) + 1  # getitem is not a Program op
+    out = sym.exp(_Cube()(x)) + 1
     f = uma.function([x], out, backend="cpu")
-    assert "getitem" in CpuLinker.python_ops(f)
+    assert CpuLinker.python_ops(f) == ["test_cube"]
+    a = rng.normal(size=(3, 4))
+    assert_matches(f(a), np.exp(a ** 3) + 1)
+
+
+def test_cpu_runs_basic_indexing_in_the_program(rng):
+    x = sym.matrix("x")
+    out = sym.exp(x[1:, ::-1]) + 1
+    f = uma.function([x], out, backend="cpu")
+    assert CpuLinker.python_ops(f) == []
     a = rng.normal(size=(3, 4))
     assert_matches(f(a), np.exp(a[1:, ::-1]) + 1)
 

@@ -24,6 +24,8 @@ struct OpAttrs {
   std::optional<DType> dtype;                 // astype, one_hot
   int64_t depth = 0;                          // one_hot
   std::vector<FusedInstr> fused;              // fused elementwise chains (add_fused)
+  std::vector<IndexItem> index;               // getitem, getitem_grad
+  std::optional<Scalar> fill_value;           // full_like
 };
 
 using OpFn = Array (*)(const std::vector<Array>& inputs, const OpAttrs& attrs);

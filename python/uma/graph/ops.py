@@ -1623,6 +1623,9 @@ class GetItem(Op):
     def perform(self, node, values):
         return [values[0][self.index]]
 
+    def program_op(self, node):
+        return "getitem", {"index": self.index}
+
     def infer_shape(self, node, shapes):
         return [_index_shape(self.index, tuple(shapes[0]), True)]
 
@@ -1646,6 +1649,9 @@ class GetItemGrad(Op):
     def output_types(self, inputs):
         g, x = inputs
         return [TensorType(x.dtype, x.shape)]
+
+    def program_op(self, node):
+        return "getitem_grad", {"index": self.index, "dtype": node.outputs[0].dtype}
 
     def perform(self, node, values):
         g, x = values

@@ -15,7 +15,9 @@
 
 namespace uma::kernels::cpu {
 
-constexpr int64_t kParallelThreshold = 1 << 15;
+// Below this many elements a kernel runs on one thread: a parallel region costs a few
+// microseconds, and on a loaded machine a descheduled team member stalls the others.
+constexpr int64_t kParallelThreshold = 1 << 17;
 
 template <std::size_t K>
 struct Loop {
