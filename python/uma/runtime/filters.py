@@ -78,6 +78,18 @@ def filter_host(value, type: TensorType, *, allow_downcast=False, what="value", 
     if isinstance(value, Variable):
         raise TypeError(f"{what}: expected a value, got the symbolic variable {value!r}")
     copied = False
+    cls = value.__class__  # (`type` is this function's parameter)
+    if cls is np.ndarray or cls is uma.Array:
+        # Fast path (every call of a compiled function): share the array's memory, compare
+        # dtype names through uma's dtype objects (NumPy's dtype.name is slow to build).
+        try:
+            arr = value if cls is uma.Array else uma.asarray(value)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"{what}: unsupported dtype {value.dtype} (expected {dst}): {e}") from None
+        src = arr.dtype.name
+        if src == dst:
+            type.check_value_shape(arr.shape, what)
+            return uma.array(arr) if copy else arr
     if isinstance(value, (uma.Array, np.ndarray)) or isinstance(value, np.generic):
         arr = value if not isinstance(value, np.generic) else np.asarray(value)
         strong = True
