@@ -156,4 +156,5 @@ NB_MODULE(_core, m) {
   bind_interop(m);
   bind_ops(m);
   bind_runtime(m);
+  bind_files(m);
 }
