@@ -71,7 +71,7 @@ build_pkgs=("scikit-build-core>=0.10" "nanobind>=2.4" "cmake>=3.24" ninja)
 case "$profile" in
   demo) pkgs=("${demo_pkgs[@]}") ;;
   dev) pkgs=("${demo_pkgs[@]}" "${build_pkgs[@]}" pytest) ;;
-  test) pkgs=("${demo_pkgs[@]}" "${build_pkgs[@]}" pytest pytest-xdist ml_dtypes "torch==2.13.0") ;;
+  test) pkgs=("${demo_pkgs[@]}" "${build_pkgs[@]}" pytest pytest-xdist ml_dtypes safetensors "torch==2.13.0") ;;
   bench) pkgs=("${demo_pkgs[@]}" "torch==2.13.0" pytensor numba) ;;
   *) log "unknown profile '$profile'"; exit 2 ;;
 esac
