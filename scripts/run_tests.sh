@@ -119,15 +119,20 @@ phase_python() {
   run_pytest "$REPORTS/python.xml" "site-packages"
 }
 
+# ASAN + UBSAN build (UMA_SANITIZE adds -fsanitize=address,undefined
+# -fno-sanitize-recover=all); -O1 -g1: line-number stack traces, compiles faster than -O2 -g.
+asan_configure() {
+  cmake_configure build/asan -DUMA_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" >/dev/null
+}
+
 asan_env() {
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 }
 
 phase_asan_cpp() {
   banner "C++ tests under ASAN+UBSAN (build/asan)"
-  # -O1 -g: usable stack traces, and compiles faster than -O2.
-  cmake_configure build/asan -DUMA_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" || return 1
+  asan_configure || return 1
   cmake --build build/asan --target uma_tests || return 1
   asan_env
   ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1" \
@@ -136,8 +141,7 @@ phase_asan_cpp() {
 
 phase_asan_py() {
   banner "Python tests under ASAN+UBSAN (build/asan extension)"
-  [ -f build/asan/CMakeCache.txt ] || cmake_configure build/asan -DUMA_SANITIZE=ON \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" || return 1
+  asan_configure || return 1
   cmake --build build/asan --target _core || return 1
   local pkg="$ROOT/build/asan/pkg"
   rm -rf "$pkg" && mkdir -p "$pkg"
