@@ -4,17 +4,18 @@
 #   make test    set up .venv, run every test: C++ (ctest), Python (pytest on the installed
 #                package), and both again under ASAN+UBSAN
 #   make dev     fast in-tree build for developers: python/uma/_core*.so, so PYTHONPATH=python works
-#   make bench   the benchmark table (bench/bench_overview.py)
+#   make bench   the benchmark tables (bench/bench_overview.py; BENCH=bench/other.py for another)
 #   make clean   remove build/ and the in-tree extension (keeps .venv)
 #
 # Variables: PYTHON (interpreter that creates the venv, default python3), VENV (default .venv),
 # JOBS (parallel compile jobs, default 2), ARGS (extra arguments for the demo or benchmark),
-# PHASES (subset of "cpp python asan-cpp asan-py" for make test).
+# BENCH (the benchmark script), PHASES (subset of "cpp python asan-cpp asan-py" for make test).
 
 PYTHON ?= python3
 VENV ?= .venv
 JOBS ?= 2
 ARGS ?=
+BENCH ?= bench/bench_overview.py
 VPY := $(VENV)/bin/python
 export VENV PYTHON JOBS
 
@@ -23,7 +24,7 @@ export VENV PYTHON JOBS
 all: help
 
 help:
-	@sed -n '2,14p' Makefile
+	@awk '/^#/ { print; next } { exit }' Makefile
 
 env-demo env-test env-dev env-bench: env-%:
 	@bash scripts/setup_env.sh $*
@@ -47,7 +48,7 @@ dev: env-dev
 	@echo "built python/uma/$$(cd build/dev && ls _core*.so): use PYTHONPATH=python $(VPY) ..."
 
 bench: env-bench install
-	$(VPY) bench/bench_overview.py $(ARGS)
+	$(VPY) $(BENCH) $(ARGS)
 
 clean:
 	rm -rf build python/uma/_core*.so
