@@ -65,6 +65,11 @@ class Variable:
         """A new ownerless variable of the same type and name."""
         return Variable(self.type, name=self.name)
 
+    def __setstate__(self, state):
+        # pickle / deepcopy: a copy is a new variable of this process (a fresh id)
+        self.__dict__.update(state)
+        self.id = next(_ids)
+
     def __repr__(self):
         label = self.name if self.name is not None else (
             f"{self.owner.op}.out" if self.owner is not None else f"<var {self.id}>")
@@ -172,6 +177,12 @@ class Constant(Variable):
 
     def clone(self):
         return self  # constants are immutable and shared between graphs
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        if self.value.flags.writeable:
+            self.value = self.value.copy()
+            self.value.flags.writeable = False
 
     def __repr__(self):
         v = self.value

@@ -1172,9 +1172,10 @@ def reshape(a, shape):
 
 
 class ReshapeLike(Op):
-    """Reshape input 0 to the run-time shape of input 1 (gradient helper; reference only)."""
+    """Reshape input 0 to the run-time shape of input 1 (gradient helper). May be a view."""
 
     name = "reshape_like"
+    view_of = {0: 0}
 
     def output_types(self, inputs):
         return [TensorType(inputs[0].dtype, inputs[1].shape)]
