@@ -6,10 +6,13 @@ symbolic :class:`uma.graph.Variable` (``uma.exp(x)`` builds a node).
 from . import _api, sym
 from .graph import Variable, grad
 from .graph import ops as _graph_ops
-from .runtime import Linker, SharedVariable, backends, function, register_backend, shared
+from .graph.rewrite import Mode
+from .runtime import (Linker, SharedVariable, backends, dprint, function, register_backend, shared,
+                      verify_grad)
+from . import random  # noqa: E402  (uma.random.RandomStream)
 
 if hasattr(_api, "_set_symbolic"):
     _api._set_symbolic(Variable, _graph_ops)
 
 __all__ = ["sym", "grad", "shared", "function", "Linker", "register_backend", "backends",
-           "SharedVariable"]
+           "SharedVariable", "Mode", "dprint", "verify_grad", "random"]

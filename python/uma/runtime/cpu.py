@@ -1,15 +1,19 @@
 """The ``cpu`` linker: compiles a graph once into a ``uma._core.Program``.
 
-Compilation:
+Compilation (after the graph passes of the function's mode, :mod:`uma.graph.rewrite`):
 
-1. composite ops the Program does not know (softmax, log_softmax) are lowered to primitives;
-2. constant-only subgraphs are folded (evaluated once, at compile time);
+1. ``elide_broadcasts`` (a mode pass): drop broadcasts that an elementwise op does itself;
+2. composite ops the Program does not know (softmax, log_softmax) are lowered to primitives,
+   and constant-only subgraphs are folded again (``constant_folding``);
 3. every node becomes one Program op (``add_op(name, slots, attrs)``, the eager function's name
-   and keyword arguments). A call is then one ``Program.run`` with no per-op Python.
+   and keyword arguments), and ``fusion`` (a mode pass) turns each chain of elementwise ops
+   of one dtype into one ``add_fused`` loop. A call is then one ``Program.run`` (the GIL is
+   released) with no per-op Python.
 
 An op the Program does not support (which ops it supports is probed once per op name and
 attributes) is run in Python with its reference ``perform``, between Program segments;
-``CpuLinker.python_ops(fn)`` lists them for a compiled function.
+``CpuLinker.python_ops(fn)`` lists them for a compiled function. ``uma.dprint(fn)`` shows the
+Program's steps.
 """
 from __future__ import annotations
 
@@ -102,33 +106,31 @@ def elide_broadcasts(fgraph):
             for j, b in enumerate(node.inputs):
                 if j != k and b.ndim == x.ndim and all(
                         xd == 1 or bd != 1 for xd, bd in zip(x.shape, b.shape)):
-                    node.inputs[k] = a
+                    new_inputs = list(node.inputs)
+                    new_inputs[k] = a
+                    try:  # keep the graph valid: the node's static type must not change
+                        same = node.op.output_types(new_inputs) == [o.type for o in node.outputs]
+                    except (TypeError, ValueError):
+                        same = False
+                    if same:
+                        node.inputs[k] = a
                     break
     fgraph._order = None
 
 
 def fold_constants(fgraph):
-    """Evaluate nodes whose inputs are all constants once; replace them by constants."""
-    import numpy as np
-
-    from ..graph.basic import Constant
-    uma = _uma()
-    for node in list(fgraph.toposort()):
-        if node.inputs and all(isinstance(v, Constant) for v in node.inputs):
-            try:
-                results = node.op.perform(node, [uma.asarray(v.value) for v in node.inputs])
-            except Exception:
-                continue  # leave it: the error surfaces at call time, naming the op
-            for var, val in zip(node.outputs, results):
-                fgraph.replace(var, Constant(np.array(val, copy=True), dtype=var.type.dtype))
+    """Evaluate nodes whose inputs are all constants once; replace them by constants (the
+    ``constant_folding`` pass of :mod:`uma.graph.rewrite`)."""
+    from ..graph.rewrite import constant_folding
+    constant_folding(fgraph)
 
 
-def plan_steps(fgraph):
+def plan_steps(fgraph, fuse=True):
     """The linear plan of a (lowered, folded) graph: a list of steps, each
     ``("op", out_var, in_vars, name, attrs)``, ``("fused", out_var, in_vars, code, dtype)``
     or ``("py", node)`` (run in Python).
 
-    Fusion: a tree of elementwise nodes of one dtype D whose ops keep D (``_core._fusable``),
+    Fusion (``fuse=True``): a tree of elementwise nodes of one dtype D whose ops keep D (``_core._fusable``),
     where every inner result feeds exactly one node of the tree and is not a graph output,
     becomes one ``add_fused`` chain (one pass over memory, no intermediate arrays).
     """
@@ -144,7 +146,7 @@ def plan_steps(fgraph):
             consumers[v] = consumers.get(v, 0) + 1
 
     def dtype_if_fusable(n):
-        if fusable is None or not isinstance(n.op, Elemwise) or specs[n] is None:
+        if not fuse or fusable is None or not isinstance(n.op, Elemwise) or specs[n] is None:
             return None
         d = n.outputs[0].dtype
         if any(i.dtype != d for i in n.inputs) or not fusable(n.op.name, d):
@@ -243,16 +245,27 @@ class CpuLinker(Linker):
     residency = "cpu"
 
     def compile(self, fgraph):
+        from ..graph.rewrite import as_mode, check_pass, validation_enabled
         uma = _uma()
         core = getattr(uma, "_core", None)
         if core is None or not hasattr(core, "Program"):
             thunk = make_evaluator(fgraph)
             thunk.python_ops = [n.op.name for n in fgraph.toposort()]
-            return _Thunk(thunk, thunk.python_ops, 0)
-        elide_broadcasts(fgraph)
+            return _Thunk(thunk, thunk.python_ops, 0, [])
+        mode = as_mode(getattr(fgraph, "mode", None))
+        check = mode.validate or validation_enabled()
+        if mode.enabled("elide_broadcasts"):
+            elide_broadcasts(fgraph)
+            if check:
+                check_pass(fgraph, "elide_broadcasts")
         lower_composites(fgraph)
-        fold_constants(fgraph)
-        steps = plan_steps(fgraph)
+        if check:
+            check_pass(fgraph, "lower_composites")
+        if mode.enabled("constant_folding"):
+            fold_constants(fgraph)
+            if check:
+                check_pass(fgraph, "constant_folding")
+        steps = plan_steps(fgraph, fuse=mode.enabled("fusion"))
         python_ops = [st[1].op.name for st in steps if st[0] == "py"]
         n_fused = sum(1 for st in steps if st[0] == "fused")
         copies = fgraph.outputs_needing_copy()
@@ -261,7 +274,7 @@ class CpuLinker(Linker):
             run = self._single_program(core, uma, steps, inputs, outputs, copies)
         else:
             run = self._segmented(core, uma, steps, inputs, outputs, copies)
-        return _Thunk(run, python_ops, n_fused)
+        return _Thunk(run, python_ops, n_fused, _describe_steps(steps, inputs, copies, outputs))
 
     @staticmethod
     def _single_program(core, uma, steps, inputs, outputs, copies):
@@ -307,6 +320,8 @@ class CpuLinker(Linker):
                 consts.update((v, uma.asarray(v.value)) for v in step.inputs if isinstance(v, Constant))
         consts.update((o, uma.asarray(o.value)) for o in outputs if isinstance(o, Constant))
 
+        Array, asarray = uma.Array, uma.asarray
+
         def run(values):
             env = dict(consts)
             env.update(zip(inputs, values))
@@ -314,7 +329,9 @@ class CpuLinker(Linker):
                 if isinstance(step, _Segment):
                     env.update(zip(step.outputs, step.prog.run([env[v] for v in step.inputs])))
                 else:
-                    env.update(zip(step.outputs, step.op.perform(step, [env[v] for v in step.inputs])))
+                    results = step.op.perform(step, [env[v] for v in step.inputs])
+                    for var, val in zip(step.outputs, results):
+                        env[var] = val if isinstance(val, Array) else asarray(val, dtype=var.type.dtype)
             return [env[o].copy() if k in copies else env[o] for k, o in enumerate(outputs)]
 
         return run
@@ -330,12 +347,61 @@ class CpuLinker(Linker):
         return fn._thunk.n_fused
 
 
+def _describe_steps(steps, inputs, copies, outputs):
+    """Text lines for ``uma.dprint``: the Program's steps, fused chains spelled out."""
+    names = {v: f"in{k}" for k, v in enumerate(inputs)}
+
+    def nm(v):
+        from ..graph.basic import Constant
+        if v in names:
+            return names[v]
+        if isinstance(v, Constant):
+            return repr(v.value.item()) if v.value.ndim == 0 else f"const{tuple(v.value.shape)}"
+        names[v] = f"s{len(names) - len(inputs)}"
+        return names[v]
+
+    lines = [f"  cpu program: {len(steps)} step(s), "
+             f"{sum(1 for st in steps if st[0] == 'fused')} fused chain(s), "
+             f"{sum(1 for st in steps if st[0] == 'py')} Python op(s)"]
+    for st in steps:
+        if st[0] == "py":
+            node = st[1]
+            outs = ", ".join(nm(o) for o in node.outputs)
+            lines.append(f"    {outs} = [python] {node.op}({', '.join(nm(v) for v in node.inputs)})")
+        elif st[0] == "op":
+            _, out, ins, name, attrs = st
+            extra = ", ".join(f"{k}={v!r}" for k, v in attrs.items() if v is not None)
+            lines.append(f"    {nm(out)} = {name}({', '.join(nm(v) for v in ins)}"
+                         f"{', ' + extra if extra else ''})")
+        else:
+            _, out, ins, code, dtype = st
+            regs = [nm(v) for v in ins]
+            for op, a, b in code:
+                regs.append(f"{op}({regs[a]}{', ' + regs[b] if op_arity(op) == 2 else ''})")
+            lines.append(f"    {nm(out)} = fused[{dtype}] {regs[-1]}")
+    for k, o in enumerate(outputs):
+        lines.append(f"    out {k} = {nm(o)}{' (copied)' if k in copies else ''}")
+    return lines
+
+
+def op_arity(name):
+    from ..graph.ops import _elemwise
+    try:
+        return _elemwise(name).nin
+    except Exception:
+        return 2
+
+
 class _Thunk:
     """The callable a CpuLinker returns (``values -> outputs``), with what it compiled to."""
 
-    __slots__ = ("__call__", "python_ops", "n_fused")
+    __slots__ = ("__call__", "python_ops", "n_fused", "lines")
 
-    def __init__(self, run, python_ops, n_fused):
+    def __init__(self, run, python_ops, n_fused, lines):
         self.__call__ = run
         self.python_ops = python_ops
         self.n_fused = n_fused
+        self.lines = lines
+
+    def describe(self):
+        return list(self.lines)

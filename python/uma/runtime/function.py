@@ -1,16 +1,26 @@
-"""Compiled functions: :func:`function` and :class:`Function`."""
+"""Compiled functions: :func:`function` and :class:`Function`.
+
+Thread safety: a call locks the containers of the shared variables it reads or writes (one
+re-entrant lock per container, taken in the containers' creation order, so two calls can never
+wait for each other in a cycle), reads their values, then releases the containers it only
+reads; the containers it writes stay locked while it computes (the GIL is released inside a
+``cpu`` Program) until its updates are written. Calls touching the same variables therefore
+behave as if run one after the other in some order (two-phase locking); calls on disjoint
+variables run in parallel. ``get_value``/``set_value`` take the same locks.
+"""
 from __future__ import annotations
 
 import numpy as np
 
-from ..graph.basic import Constant, Variable, ancestors, as_variable
+from ..graph.basic import Constant, Variable, ancestors, as_variable, toposort
 from ..graph.fgraph import FunctionGraph, validate
+from ..graph.rewrite import as_mode, rewrite
 from ..graph.type import _fmt_shape
 from .filters import filter_host
-from .linker import get_linker
+from .linker import _BACKENDS, get_linker
 from .shared import SharedVariable
 
-__all__ = ["function", "Function"]
+__all__ = ["function", "Function", "dprint"]
 
 _SHAPE_CACHE_LIMIT = 64
 _MISSING = object()
@@ -61,10 +71,40 @@ def _normalize_updates(updates):
     return result
 
 
-class Function:
-    """A compiled function (see :func:`function`). Call it with one value per input."""
+def _default_updates(outputs, updates, inputs, no_default_updates):
+    """``(shared, default_update)`` pairs for the shared variables the graph reads that have
+    a ``default_update`` and no explicit update (PyTensor convention); repeated until no new
+    shared variable appears (an update expression may read more of them)."""
+    if no_default_updates is True:
+        return []
+    skip = set(no_default_updates or ())
+    have = {t for t, _ in updates}
+    extra = []
+    frontier = list(outputs) + [v for _, v in updates]
+    seen = set()
+    while frontier:
+        new = []
+        for v in ancestors(frontier, stop=inputs):
+            if (isinstance(v, SharedVariable) and v not in seen and v not in have and v not in skip
+                    and v.default_update is not None):
+                seen.add(v)
+                extra.append((v, v.default_update))
+                new.append(v.default_update)
+        frontier = new
+    return _normalize_updates(extra) if extra else []
 
-    def __init__(self, inputs, outputs, updates, linker, update_policy, allow_input_downcast):
+
+class Function:
+    """A compiled function (see :func:`function`). Call it with one value per input.
+
+    Attributes: ``inputs``, ``outputs``, ``updates`` (``[(shared, expression)]``, default
+    updates included), ``shared_variables``, ``fgraph`` (the graph after the rewrite passes:
+    what the linker compiled), ``mode``, ``backend``. :meth:`dprint` shows the compiled graph.
+    Functions pickle and deep-copy (see :meth:`__reduce__`).
+    """
+
+    def __init__(self, inputs, outputs, updates, linker, update_policy, allow_input_downcast,
+                 mode=None, no_default_updates=False):
         if not isinstance(inputs, (list, tuple)):
             raise TypeError(f"function: inputs must be a list of symbolic variables, got {inputs!r}")
         inputs = list(inputs)
@@ -87,6 +127,7 @@ class Function:
         else:
             out_list, self._single = [as_variable(outputs)], True
         upd = _normalize_updates(updates)
+        upd = upd + _default_updates(out_list, upd, inputs, no_default_updates)
         if update_policy not in ("lazy", "eager"):
             raise ValueError(f"function: update_policy must be 'lazy' or 'eager', got {update_policy!r}")
 
@@ -101,6 +142,9 @@ class Function:
         mapping = {n_out + k: n_in + shared.index(t) for k, (t, _) in enumerate(upd)}
         fgraph = FunctionGraph(inputs + shared, out_list + [v for _, v in upd], mapping)
         validate(fgraph)
+        self.mode = as_mode(mode)
+        fgraph.mode = self.mode
+        self.passes = rewrite(fgraph, self.mode)
 
         self.inputs = inputs
         self.outputs = out_list
@@ -117,8 +161,15 @@ class Function:
         self._names = {v.name: k for k, v in enumerate(inputs) if v.name is not None}
         self._containers = [s.container for s in shared]
         self._writes = [(shared[ii - n_in].container, oi) for oi, ii in sorted(mapping.items())]
+        written = {id(c) for c, _ in self._writes}
+        ordered = sorted(self._containers, key=lambda c: c.serial)
+        self._locks = [c.lock for c in ordered]
+        self._read_only_locks = [c.lock for c in ordered if id(c) not in written]
+        self._write_locks = [c.lock for c in ordered if id(c) in written]
         self._shapes_ok = set()
-        self._thunk = linker.compile(fgraph.clone())
+        compiled = fgraph.clone()
+        compiled.mode = self.mode
+        self._thunk = linker.compile(compiled)
 
     # ---- calling ------------------------------------------------------------------------
     def _bind(self, args, kwargs):
@@ -174,19 +225,34 @@ class Function:
                 h = filter_host(a, t, allow_downcast=self.allow_input_downcast, what=what,
                                 hint=" (or pass allow_input_downcast=True to uma.function)")
                 values.append(linker.input_filter(h, t))
-        for c in self._containers:
-            values.append(c.read(linker))
-        self._check_shapes(values)
-        outs = self._thunk(values)
-        # Every output is computed: now write all updates at once (they read old values).
-        if self._writes:
-            if self.update_policy == "eager":
-                hosts = [c.host_copy_of(linker, outs[oi]) for c, oi in self._writes]
-                for (c, oi), h in zip(self._writes, hosts):
-                    c.write(linker, outs[oi], h)
-            else:
-                for c, oi in self._writes:
-                    c.write(linker, outs[oi])
+        locks = self._locks
+        if not locks:
+            self._check_shapes(values)
+            outs = self._thunk(values)
+        else:
+            for lk in locks:  # the containers' global order: no lock cycles
+                lk.acquire()
+            held = locks
+            try:
+                for c in self._containers:
+                    values.append(c.read(linker))
+                for lk in self._read_only_locks:  # read: their values are immutable buffers
+                    lk.release()
+                held = self._write_locks
+                self._check_shapes(values)
+                outs = self._thunk(values)
+                # Every output is computed: now write all updates at once (they read old values).
+                if self._writes:
+                    if self.update_policy == "eager":
+                        hosts = [c.host_copy_of(linker, outs[oi]) for c, oi in self._writes]
+                        for (c, oi), h in zip(self._writes, hosts):
+                            c.write(linker, outs[oi], h)
+                    else:
+                        for c, oi in self._writes:
+                            c.write(linker, outs[oi])
+            finally:
+                for lk in held:
+                    lk.release()
         if self._single:
             return outs[0]
         return list(outs[:self._n_out])
@@ -195,9 +261,164 @@ class Function:
         return (f"<uma.Function inputs={self.inputs} outputs={len(self.outputs)} "
                 f"updates={len(self.updates)} backend={self.backend!r}>")
 
+    # ---- printing ----------------------------------------------------------------------
+    def dprint(self, file=None):
+        """Print the compiled graph (see :func:`dprint`)."""
+        return dprint(self, file=file)
+
+    # ---- pickling and deep copies ------------------------------------------------------
+    def __reduce__(self):
+        """Pickle / ``copy.deepcopy`` support: the graph (flat, so deep graphs need no deep
+        recursion), the shared variables (each with its current value, brought to the host
+        first), the backend (its registered name, or the linker object), the mode and the
+        options. Unpickling compiles again. Shared variables in one pickle stay shared; a
+        deep copy gets its own copies of them (with their current values)."""
+        return (_rebuild_function, (self._flat_state(),))
+
+    def _flat_state(self):
+        upd_values = [v for _, v in self.updates]
+        nodes = toposort(self.outputs + upd_values, stop=self.inputs)
+        index, table = {}, []
+
+        def ref(v):
+            k = index.get(v)
+            if k is None:
+                if isinstance(v, SharedVariable):
+                    d = ("shared", v)
+                elif isinstance(v, Constant):
+                    d = ("const", v)
+                else:
+                    d = ("input", v.type, v.name)
+                k = index[v] = len(table)
+                table.append(d)
+            return k
+
+        for v in self.inputs:
+            ref(v)
+        node_table = []
+        for n in nodes:
+            ins = [ref(v) for v in n.inputs]
+            node_table.append((n.op, ins, [o.name for o in n.outputs]))
+            for o in n.outputs:
+                index[o] = len(table)
+                table.append(("out", len(node_table) - 1, o.index))
+        linker = self.linker
+        backend = linker.name if _BACKENDS.get(linker.name) is linker else linker
+        return {
+            "table": table, "nodes": node_table,
+            "inputs": [index[v] for v in self.inputs],
+            "outputs": [ref(v) for v in self.outputs],
+            "updates": [(ref(t), ref(v)) for t, v in self.updates],
+            "single": self._single, "backend": backend, "update_policy": self.update_policy,
+            "allow_input_downcast": self.allow_input_downcast, "mode": self.mode,
+        }
+
+
+def _rebuild_function(state):
+    table = state["table"]
+    values = [None] * len(table)
+    nodes = []
+    for k, d in enumerate(table):
+        kind = d[0]
+        if kind == "input":
+            values[k] = Variable(d[1], name=d[2])
+        elif kind in ("shared", "const"):
+            values[k] = d[1]
+        else:
+            ni, oi = d[1], d[2]
+            while len(nodes) <= ni:
+                op, ins, names = state["nodes"][len(nodes)]
+                node = op.make_node(*[values[i] for i in ins])
+                for o, nm in zip(node.outputs, names):
+                    o.name = nm
+                nodes.append(node)
+            values[k] = nodes[ni].outputs[oi]
+    outputs = [values[k] for k in state["outputs"]]
+    outs = outputs[0] if state["single"] else outputs
+    updates = [(values[t], values[v]) for t, v in state["updates"]]
+    return function([values[k] for k in state["inputs"]], outs, updates=updates,
+                    backend=state["backend"], update_policy=state["update_policy"],
+                    allow_input_downcast=state["allow_input_downcast"], mode=state["mode"],
+                    no_default_updates=True)
+
+
+
+def dprint(obj, file=None):
+    """Print a compiled function's graph as text (PyTensor's ``debugprint``, linear form).
+
+    ``obj``: a :class:`Function` (its graph after the rewrite passes, then the linker's plan
+    when the linker describes one, e.g. the ``cpu`` Program with its fused chains), or a
+    Variable / list of Variables (the symbolic graph computing them). ``file``: None prints to
+    ``sys.stdout``; ``"str"`` returns the text instead; anything else with ``write`` gets it.
+    Returns the text for ``file="str"``, else ``file`` (``sys.stdout`` when None).
+    ``TypeError`` for another ``obj``.
+    """
+    import sys
+    if isinstance(obj, Function):
+        text = _describe_function(obj)
+    elif isinstance(obj, Variable) or (isinstance(obj, (list, tuple)) and obj
+                                       and all(isinstance(v, Variable) for v in obj)):
+        outs = [obj] if isinstance(obj, Variable) else list(obj)
+        text = _describe_graph([], outs, {})
+    else:
+        raise TypeError(f"dprint: expected a uma.Function or symbolic Variable(s), got {type(obj).__name__}")
+    if file == "str":
+        return text
+    out = sys.stdout if file is None else file
+    out.write(text + "\n")
+    return out
+
+
+def _tname(t):
+    return f"{t.dtype}{_fmt_shape(t.shape)}"
+
+
+def _describe_graph(inputs, outputs, roles):
+    """Lines ``%k = op(args) : type`` in execution order, and a function naming variables."""
+    names = {}
+    lines = []
+
+    def name(v):
+        n = names.get(v)
+        if n is not None:
+            return n
+        if isinstance(v, Constant):
+            val = v.value
+            return repr(val.item()) if val.ndim == 0 else f"const{_fmt_shape(val.shape)}"
+        n = f"%{len(names)}" if v.name is None else v.name
+        names[v] = n
+        return n
+
+    for k, v in enumerate(inputs):
+        lines.append(f"  in  {name(v)} : {_tname(v.type)}{roles.get(k, '')}")
+    for node in toposort(outputs, stop=inputs):
+        outs = ", ".join(name(o) for o in node.outputs)
+        args = ", ".join(name(v) for v in node.inputs)
+        lines.append(f"  {outs} = {node.op}({args}) : {', '.join(_tname(o.type) for o in node.outputs)}")
+    for k, o in enumerate(outputs):
+        lines.append(f"  out {k}: {name(o)}{roles.get(('out', k), '')}")
+    return lines
+
+
+def _describe_function(f):
+    fg = f.fgraph
+    n_in = len(f.inputs)
+    roles = {n_in + k: f" [shared {s.name or '#' + str(k)}]" for k, s in enumerate(f.shared_variables)}
+    for oi, ii in fg.update_mapping.items():
+        s = f.shared_variables[ii - n_in]
+        roles[("out", oi)] = f" -> update of {s.name or 'shared #' + str(ii - n_in)}"
+    linker_passes = [p for p in ("elide_broadcasts", "fusion") if f.mode.enabled(p)]
+    lines = [f"uma.Function backend={f.backend!r} graph passes=[{', '.join(f.passes)}] "
+             f"linker passes=[{', '.join(linker_passes)}]"]
+    lines += _describe_graph(fg.inputs, fg.outputs, roles)
+    describe = getattr(f._thunk, "describe", None)
+    if describe is not None:
+        lines += describe()
+    return "\n".join(lines)
+
 
 def function(inputs, outputs=None, *, updates=None, backend="cpu", update_policy="lazy",
-             allow_input_downcast=False):
+             allow_input_downcast=False, mode=None, no_default_updates=False):
     """Compile a function from symbolic ``inputs`` to ``outputs`` for ``backend``.
 
     - ``inputs``: a list of symbolic variables (not shared variables or constants: shared
@@ -211,9 +432,16 @@ def function(inputs, outputs=None, *, updates=None, backend="cpu", update_policy
     - ``updates``: a dict or list of ``(shared_variable, new_value)``; all are computed from
       the values before the call and written together after every output was computed
       (``{a: b, b: a}`` swaps; a failing call changes no shared variable).
-    - ``backend``: a registered name (``"cpu"``, ``"reference"``, see :func:`backends`) or a
-      :class:`Linker`. ``update_policy="lazy"`` leaves updated values in the backend's
-      residency; ``"eager"`` also refreshes the host copy every call.
+    - ``backend``: a registered name (``"cpu"``, ``"reference"``, ``"numpy"``, see
+      :func:`backends`) or a :class:`Linker`. ``update_policy="lazy"`` leaves updated values
+      in the backend's residency; ``"eager"`` also refreshes the host copy every call.
+    - default updates: a shared variable the graph reads that has a ``default_update`` (the
+      state of a :class:`uma.random.RandomStream`) gets that update unless ``updates`` gives
+      it one; ``no_default_updates=True`` turns this off (or a list: off for those variables).
+    - ``mode``: which rewrite passes run (:class:`uma.Mode`, a dict such as
+      ``{"exclude": ["fusion"]}``, or None for all; see :mod:`uma.graph.rewrite`).
+    - Calls are thread-safe (see the module documentation): concurrent calls that share
+      variables behave as some serial order of them.
 
     Errors at compile time: ``TypeError`` for a bad input/update (an update whose dtype or
     ndim differs from its shared variable's), ``MissingInputError`` (a ``ValueError``) when
@@ -223,4 +451,5 @@ def function(inputs, outputs=None, *, updates=None, backend="cpu", update_policy
     Convention: PyTensor's ``function``.
     """
     linker = get_linker(backend)
-    return Function(inputs, outputs, updates, linker, update_policy, allow_input_downcast)
+    return Function(inputs, outputs, updates, linker, update_policy, allow_input_downcast,
+                    mode=mode, no_default_updates=no_default_updates)

@@ -9,22 +9,76 @@ __all__ = ["Linker", "register_backend", "backends", "get_linker"]
 class Linker:
     """Compiles a :class:`~uma.graph.FunctionGraph` for one backend (DESIGN.md "Linkers").
 
-    Attributes:
-      ``name``: the backend name (``"cpu"``); ``residency``: where this backend's values live
-      (``"cpu"`` = host memory; a Python linker may use its own, e.g. ``"counting"``).
+    Subclass it to add a backend from Python, then ``uma.register_backend(name, linker)``;
+    ``uma.function(..., backend=name)`` compiles with it, and its functions share variables
+    with every other backend. :class:`uma.runtime.numpy_linker.NumpyLinker` (``"numpy"``) is
+    the complete worked example.
 
-    Methods a linker provides:
+    Attributes
+      ``name`` (str): the backend name, e.g. ``"numpy"``.
+      ``residency`` (str): where this backend's values live. ``"cpu"`` means host
+      ``uma.Array`` s (the host residency); any other string is a residency of its own (a
+      device, or another library's array type). A shared variable keeps one copy per
+      residency and knows which copies are current; it converts only through the filters
+      below, once per switch of residency.
+
+    Methods
       ``compile(fgraph) -> thunk``: ``thunk(values) -> outputs``, both lists in the order of
-      ``fgraph.inputs`` / ``fgraph.outputs``, values in this backend's native form. The thunk
-      must not write into its inputs, and the outputs listed by
-      ``fgraph.outputs_needing_copy()`` must be fresh copies (no output may alias an input, a
-      constant or another output).
+      ``fgraph.inputs`` / ``fgraph.outputs``, values in this backend's native form (what
+      ``input_filter`` returns). ``fgraph.toposort()`` gives the nodes in execution order;
+      ``node.op`` has the op's name and attributes, ``node.op.perform(node, values)`` its
+      reference semantics on ``uma.Array`` s. The thunk must not write into its inputs, and
+      the outputs listed by ``fgraph.outputs_needing_copy()`` must be fresh copies (no output
+      may alias an input, a constant or another output). ``fgraph.mode`` (a :class:`uma.Mode`)
+      says which linker passes are enabled. Raising from the thunk leaves every shared
+      variable unchanged.
       ``input_filter(value, type)``: a host ``uma.Array`` of ``type.dtype`` -> the native value
-      (a transfer when the residency is not the host; identity otherwise).
+      (a transfer when the residency is not the host, or a zero-copy view where memory is
+      shared). Called for arguments and for shared variables whose copy here is stale.
       ``output_filter(value, type)``: a native value -> a host array (``uma.Array`` or
-      anything ``uma.asarray`` accepts) of ``type.dtype``.
+      anything ``uma.asarray`` accepts) of ``type.dtype``. Called when another residency or
+      ``get_value`` needs a shared variable this backend wrote last.
       ``is_native(value, type)``: True when ``value`` already lives in this residency and can
-      be passed to the thunk as is (no conversion, no host round trip).
+      be passed to the thunk as is (no host filtering, no conversion).
+
+    A minimal backend that evaluates every node with its reference implementation and keeps
+    its values as NumPy arrays::
+
+        import numpy as np
+        import uma
+
+        class MyLinker(uma.Linker):
+            name, residency = "mine", "mine"
+
+            def input_filter(self, value, type):       # host uma.Array -> native
+                return np.array(value)                  # (a copy: like a device transfer)
+
+            def output_filter(self, value, type):      # native -> host
+                return uma.asarray(value)
+
+            def is_native(self, value, type):
+                return isinstance(value, np.ndarray) and value.dtype == type.dtype
+
+            def compile(self, fgraph):
+                order = fgraph.toposort()
+                copies = fgraph.outputs_needing_copy()
+
+                def thunk(values):
+                    env = dict(zip(fgraph.inputs, values))
+                    env.update((c, c.value) for c in fgraph.constants())
+                    for node in order:
+                        args = [uma.asarray(env[v]) for v in node.inputs]
+                        outs = node.op.perform(node, args)
+                        env.update(zip(node.outputs, (np.asarray(o) for o in outs)))
+                    return [np.array(env[o]) if k in copies else env[o]
+                            for k, o in enumerate(fgraph.outputs)]
+                return thunk
+
+        uma.register_backend("mine", MyLinker())
+        w = uma.shared(np.zeros(3))
+        step = uma.function([], [], updates={w: w + 1}, backend="mine")
+        step()                      # w's current copy is now the "mine" one
+        w.get_value()               # -> numpy.ndarray([1., 1., 1.]), via output_filter
     """
 
     name: str = "linker"
@@ -65,7 +119,8 @@ def register_backend(name: str, linker: Linker, *, replace: bool = False):
 
 
 def backends() -> list:
-    """Names of the registered backends, sorted."""
+    """Names of the registered backends, sorted (``["cpu", "numpy", "reference"]`` plus any
+    registered later)."""
     return sorted(_BACKENDS)
 
 

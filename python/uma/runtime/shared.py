@@ -13,8 +13,18 @@ others (their memory is released), so "current" = "present".
 
 Stored values are never written in place (updates write new buffers), which is why a view
 from ``get_value(borrow=True)`` never changes after it was taken.
+
+Each container has a re-entrant ``lock`` and a ``serial`` number (creation order): compiled
+functions take the locks of the containers they touch in ``serial`` order (see
+:mod:`uma.runtime.function`); ``get_value``/``set_value`` take the container's lock.
+
+Shared variables pickle and deep-copy with their current value (the host copy is brought up to
+date first), their name, static shape and ``default_update``; a copy has its own container.
 """
 from __future__ import annotations
+
+import itertools
+import threading
 
 import numpy as np
 
@@ -30,19 +40,26 @@ def _uma():
     return uma
 
 
+_serials = itertools.count()
+
+
 class Container:
     """The value of one shared variable across residencies.
 
     ``type``: the declared TensorType (dtype and ndim fixed; static lengths if declared).
     ``current``: the residencies holding a current copy (a frozenset).
+    ``lock``: a re-entrant lock held by whoever reads or writes ``_values`` (the methods below
+    expect their caller to hold it); ``serial``: the global order in which locks are taken.
     """
 
-    __slots__ = ("type", "name", "_values")
+    __slots__ = ("type", "name", "_values", "lock", "serial")
 
     def __init__(self, type: TensorType, host_value, name=None):
         self.type = type
         self.name = name
         self._values = {HOST: (host_value, None)}
+        self.lock = threading.RLock()
+        self.serial = next(_serials)
 
     @property
     def current(self) -> frozenset:
@@ -109,6 +126,10 @@ class SharedVariable(Variable):
     def __init__(self, container: Container, name=None):
         super().__init__(container.type, name=name)
         self.container = container
+        #: An expression every function reading this variable gets as its update unless it
+        #: has an explicit one (``no_default_updates=True`` turns it off); e.g. the state of a
+        #: :class:`uma.random.RandomStream`. None: no default update.
+        self.default_update = None
 
     def get_value(self, borrow=False):
         """The current value as a NumPy array of the declared dtype and the current shape.
@@ -119,7 +140,8 @@ class SharedVariable(Variable):
         buffers. Either form first brings the host copy up to date if another residency was
         written last (one conversion). Convention: PyTensor's ``get_value``.
         """
-        host = self.container.host()
+        with self.container.lock:
+            host = self.container.host()
         if borrow:
             view = np.asarray(host).view()
             view.flags.writeable = False
@@ -137,7 +159,20 @@ class SharedVariable(Variable):
         label = self.name if self.name is not None else "shared variable"
         new = filter_host(value, self.type, what=f"set_value of {label!r}", copy=not borrow,
                           hint="")
-        self.container.set_host(new)
+        with self.container.lock:
+            self.container.set_host(new)
+
+    def __reduce__(self):
+        """Pickle / deep copy: the current value (the host copy is brought up to date first,
+        one conversion if another residency was written last), name, static shape and
+        ``default_update``. The copy is a new shared variable with a container of its own."""
+        with self.container.lock:
+            value = np.array(self.container.host(), copy=True)
+        return (_rebuild_shared, (value, self.name, self.type.shape),
+                {"default_update": self.default_update})
+
+    def __setstate__(self, state):
+        self.default_update = state.get("default_update")
 
     def __repr__(self):
         label = self.name if self.name is not None else f"<shared {self.id}>"
@@ -145,6 +180,10 @@ class SharedVariable(Variable):
 
     def __str__(self):
         return self.name if self.name is not None else f"<shared {self.id}>"
+
+
+def _rebuild_shared(value, name, shape):
+    return shared(value, name, borrow=True, shape=shape)
 
 
 def shared(value, name=None, *, borrow=False, shape=None):
