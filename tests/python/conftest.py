@@ -240,3 +240,17 @@ def mem_baseline(request):
     after = stats()
     assert after["active_bytes"] == before["active_bytes"], (before, after)
     assert after["adopted_bytes"] == before["adopted_bytes"], (before, after)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def validate_graph_rewrites():
+    """Every rewrite pass of every compiled function is followed by ``uma.graph.validate`` in
+    the tests (a broken pass raises ``RewriteError`` naming it)."""
+    try:
+        from uma.graph import rewrite
+    except ImportError:  # pragma: no cover - a build without the compiled-function half
+        yield
+        return
+    old = rewrite.set_validation(True)
+    yield
+    rewrite.set_validation(old)

@@ -359,7 +359,7 @@ def dprint(obj, file=None):
     elif isinstance(obj, Variable) or (isinstance(obj, (list, tuple)) and obj
                                        and all(isinstance(v, Variable) for v in obj)):
         outs = [obj] if isinstance(obj, Variable) else list(obj)
-        text = _describe_graph([], outs, {})
+        text = "\n".join(_describe_graph([], outs, {}))
     else:
         raise TypeError(f"dprint: expected a uma.Function or symbolic Variable(s), got {type(obj).__name__}")
     if file == "str":
@@ -377,6 +377,7 @@ def _describe_graph(inputs, outputs, roles):
     """Lines ``%k = op(args) : type`` in execution order, and a function naming variables."""
     names = {}
     lines = []
+    counter = iter(range(1 << 62))
 
     def name(v):
         n = names.get(v)
@@ -385,7 +386,7 @@ def _describe_graph(inputs, outputs, roles):
         if isinstance(v, Constant):
             val = v.value
             return repr(val.item()) if val.ndim == 0 else f"const{_fmt_shape(val.shape)}"
-        n = f"%{len(names)}" if v.name is None else v.name
+        n = f"%{next(counter)}" if v.name is None else v.name
         names[v] = n
         return n
 
