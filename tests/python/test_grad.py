@@ -1,14 +1,16 @@
-"""uma.grad: every differentiable op checked against central finite differences, on the
-`reference` and `cpu` backends, plus the API contract (types, disconnected inputs, dtypes)."""
+"""uma.grad: every differentiable op checked against central finite differences with
+``uma.verify_grad`` on the `reference`, `cpu` and `numpy` backends, plus the API contract
+(types, disconnected inputs, dtypes) and verify_grad's own contract."""
 import numpy as np
 import pytest
 
 import uma
 from conftest import random_data
 from uma import sym
-from uma.graph import DisconnectedInputError
+from uma.graph import DisconnectedInputError, Op
+from uma.runtime.verify import GradientError
 
-BACKENDS = ["reference", "cpu"]
+BACKENDS = ["reference", "cpu", "numpy"]
 
 
 def _t(shape, domain="general", static=None, dtype="float64", diff=True):
@@ -90,51 +92,117 @@ case("mlp", [_t((4, 3)), _t((3, 5)), _t((5,)), _t((4,), "exponent", dtype="int64
      lambda x, w, b, y: -sym.mean(sym.sum(sym.one_hot(y, 5) * sym.log_softmax(sym.tanh(x @ w + b)), axis=1)))
 
 
-def _check(name, backend, rng, eps=1e-6, rtol=1e-5, atol=1e-7):
+def _inputs(name, rng):
     specs, build = CASES[name]
-    xs = [sym.tensor(f"in{k}", dtype=s["dtype"],
-                     shape=s["static"] if s["static"] is not None else (None,) * len(s["shape"]))
-          for k, s in enumerate(specs)]
+    shapes = [s["static"] if s["static"] is not None else (None,) * len(s["shape"]) for s in specs]
     data = [random_data(s["dtype"], s["shape"], rng, s["domain"]) for s in specs]
-    out = build(*xs)
-    out_shape = uma.function(xs, out, backend=backend)(*data).shape
-    w = sym.tensor("w", shape=(None,) * out.ndim)
-    weights = rng.normal(size=out_shape)
-    cost = sym.sum(out * w)
-    wrt = [x for x, s in zip(xs, specs) if s["diff"]]
-    grads = uma.grad(cost, wrt)
-    for x, g in zip(wrt, grads):
-        assert g.dtype == x.dtype and g.ndim == x.ndim
-    f_cost = uma.function(xs + [w], cost, backend=backend)
-    f_grad = uma.function(xs + [w], grads, backend=backend)
-    got = [np.asarray(g) for g in f_grad(*data, weights)]
-    k_wrt = [k for k, s in enumerate(specs) if s["diff"]]
-    for k, g in zip(k_wrt, got):
-        assert g.shape == data[k].shape, (name, k)
-        num = np.zeros_like(data[k])
-        for i in np.ndindex(data[k].shape):
-            plus = [d.copy() for d in data]
-            minus = [d.copy() for d in data]
-            plus[k][i] += eps
-            minus[k][i] -= eps
-            num[i] = (f_cost(*plus, weights).item() - f_cost(*minus, weights).item()) / (2 * eps)
-        np.testing.assert_allclose(g, num, rtol=rtol, atol=atol, err_msg=f"{name}: input {k}")
-    return got
+    return specs, build, shapes, data
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("name", list(CASES))
 def test_grad_matches_finite_differences(name, backend):
-    _check(name, backend, np.random.default_rng(7))
+    specs, build, shapes, data = _inputs(name, np.random.default_rng(7))
+    # float inputs are differentiated, int/bool ones held fixed (the specs' diff flags say so)
+    assert [s["diff"] for s in specs] == [np.dtype(s["dtype"]).kind == "f" for s in specs]
+    uma.verify_grad(build, data, rng=np.random.default_rng(8), backend=backend, input_shapes=shapes,
+                    abs_tol=1e-7, rel_tol=1e-5)
+
+
+def _gradients(name, backend, rng):
+    specs, build, shapes, data = _inputs(name, rng)
+    xs = [sym.tensor(f"in{k}", dtype=s["dtype"], shape=shape) for k, (s, shape) in enumerate(zip(specs, shapes))]
+    out = build(*xs)
+    cost = sym.sum(out * out)
+    grads = uma.grad(cost, [x for x, s in zip(xs, specs) if s["diff"]])
+    for x, g in zip(xs, grads):
+        assert g.dtype == x.dtype and g.ndim == x.ndim
+    return [np.asarray(g) for g in uma.function(xs, grads, backend=backend)(*data)]
 
 
 @pytest.mark.parametrize("name", ["mlp", "softmax", "matmul-(2, 1, 2, 3)-(4, 3, 2)", "concatenate",
                                   "getitem", "mean-None-False", "reshape-unknown-shape"])
-def test_cpu_and_reference_gradients_agree(name):
-    ref = _check(name, "reference", np.random.default_rng(3))
-    cpu = _check(name, "cpu", np.random.default_rng(3))
-    for r, c in zip(ref, cpu):
-        np.testing.assert_allclose(c, r, rtol=1e-12, atol=1e-14)
+def test_backends_gradients_agree(name):
+    ref = _gradients(name, "reference", np.random.default_rng(3))
+    for backend in ("cpu", "numpy"):
+        got = _gradients(name, backend, np.random.default_rng(3))
+        for r, c in zip(ref, got):
+            np.testing.assert_allclose(c, r, rtol=1e-12, atol=1e-14)
+
+
+# ---------------------------------------------------------------------------- verify_grad
+
+class _WrongSquareGrad(Op):
+    """x**2 whose gradient is wrong by ``delta`` at one entry (``where``)."""
+
+    name = "test_wrong_square"
+    props = ("where", "delta")
+
+    def __init__(self, where, delta):
+        self.where, self.delta = where, delta
+
+    def output_types(self, inputs):
+        return [inputs[0].type]
+
+    def perform(self, node, values):
+        return [values[0] * values[0]]
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        (x,) = node.inputs
+        bump = np.zeros(x.shape)
+        bump[self.where] = self.delta
+        return [g * (2 * x + bump)]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_verify_grad_reports_the_worst_entry(backend):
+    x0 = np.arange(1.0, 7.0).reshape(2, 3)
+    with pytest.raises(AssertionError) as info:
+        uma.verify_grad(lambda x: sym.sum(_WrongSquareGrad((1, 2), 0.5)(x)), [x0], backend=backend)
+    e = info.value
+    assert isinstance(e, GradientError)
+    assert (e.arg, e.index, e.n_bad) == (0, (1, 2), 1)
+    assert e.analytic == pytest.approx(2 * 6.0 + 0.5) and e.numeric == pytest.approx(12.0, rel=1e-8)
+    assert "input 0" in str(e) and "(1, 2)" in str(e) and "12.5" in str(e)
+    # a second input, a vector output (random projection) and a tiny error within tolerance
+    y0 = np.array([0.5, -1.0, 2.0])
+    uma.verify_grad(lambda a, b: _WrongSquareGrad((0,), 1e-9)(b) * sym.sum(a), [x0, y0], backend=backend)
+    with pytest.raises(GradientError) as info:
+        uma.verify_grad(lambda a, b: _WrongSquareGrad((2,), 1.0)(b) * sym.sum(a), [x0, y0],
+                        backend=backend)
+    assert (info.value.arg, info.value.index) == (1, (2,))
+
+
+def test_verify_grad_tolerances_eps_and_dtypes():
+    wrong = lambda x: sym.sum(_WrongSquareGrad((0,), 1e-2)(x))  # noqa: E731
+    x0 = np.array([3.0, 4.0])
+    with pytest.raises(GradientError):  # abs err 1e-2, rel err 1e-2 / 12: above float64's 1e-4
+        uma.verify_grad(wrong, [x0])
+    uma.verify_grad(wrong, [x0], rel_tol=1e-3)
+    uma.verify_grad(wrong, [x0], abs_tol=2e-2)
+    uma.verify_grad(wrong, [x0.astype(np.float32)])  # float32 tolerance is 1e-2
+    uma.verify_grad(lambda x: sym.sum(sym.exp(x)), [x0.astype(np.float32)], backend="cpu")
+    with pytest.raises(GradientError):  # a huge step ruins the finite differences of exp
+        uma.verify_grad(lambda x: sym.sum(sym.exp(x)), [x0], eps=0.5)
+    uma.verify_grad(lambda x, i: sym.sum(x * i), [x0, np.array([2, 3])])  # ints held fixed
+    uma.verify_grad(lambda x: sym.sum(x), [2.0])  # a Python scalar point
+    uma.verify_grad(lambda x, y: sym.sum(x * 2), [x0, x0])  # disconnected input: gradient 0
+    for rng in (None, 3, np.random.default_rng(1), np.random.RandomState(2)):
+        uma.verify_grad(lambda x: x * x, [x0], rng=rng)
+
+
+def test_verify_grad_errors():
+    with pytest.raises(TypeError, match="list"):
+        uma.verify_grad(lambda x: sym.sum(x), np.ones(2))
+    with pytest.raises(TypeError, match="no float input"):
+        uma.verify_grad(lambda i: sym.sum(i).astype("float64"), [np.array([1, 2])])
+    with pytest.raises(TypeError, match="float"):
+        uma.verify_grad(lambda x: sym.argmax(x), [np.ones(2)])
+    with pytest.raises(ValueError, match="not finite"):
+        uma.verify_grad(lambda x: sym.sum(sym.log(x)), [np.array([-1.0])])
+    with pytest.raises(TypeError):
+        uma.verify_grad(lambda x: sym.sum(x), [np.ones(2)], rng="seed")
 
 
 def test_astype_gradient():
