@@ -69,6 +69,28 @@ def test_options_and_json(tmp_path, backend):
         assert key in s
 
 
+@pytest.mark.parametrize("model,backend", [("mlp", "cpu"), ("logreg", "cpu"), ("logreg", "numpy")])
+def test_compare_numpy_trains_the_same_model_by_hand(tmp_path, model, backend):
+    proc = run("--model", model, "--backend", backend, "--compare", "numpy", "--epochs", "4",
+               "--json", "--plot", str(tmp_path / "c.png"))
+    s = summary(proc)
+    assert s["model"] == model and s["backend"] == backend
+    c = s["compare"]["numpy"]
+    assert len(c["epoch_seconds"]) == len(s["epoch_seconds"]) == 4
+    assert all(t > 0 for t in c["epoch_seconds"] + s["epoch_seconds"])
+    # the same arithmetic from the same start on the same minibatches: rounding apart
+    assert c["max_param_diff"] < 1e-10
+    np.testing.assert_allclose(c["train_loss"], s["train_loss"], rtol=1e-10)
+    assert abs(c["test_accuracy"] - s["test_accuracy"]) <= 1 / s["n_test"]
+    assert f"epoch time: uma ({backend})" in proc.stdout and "numpy" in proc.stdout
+
+
+def test_logreg_reaches_93_percent(tmp_path):
+    s = summary(run("--model", "logreg", "--json", "--plot", str(tmp_path / "l.png")))
+    assert s["test_accuracy"] >= 0.93 and s["predictions_identical"] is True
+    assert s["compare"] is None and len(s["epoch_seconds"]) == s["epochs"]
+
+
 def test_same_seed_same_result(tmp_path):
     a = summary(run("--epochs", "2", "--json", "--plot", str(tmp_path / "a.png")))
     b = summary(run("--epochs", "2", "--json", "--plot", str(tmp_path / "b.png")))
@@ -153,7 +175,8 @@ def test_bad_data_messages_say_what_is_wrong(tmp_path):
 
 
 def test_bad_options_exit_2():
-    for args in (["--epochs", "0"], ["--lr", "-1"], ["--backend", "nope"], ["--batch-size", "x"]):
+    for args in (["--epochs", "0"], ["--lr", "-1"], ["--backend", "nope"], ["--batch-size", "x"],
+                 ["--model", "cnn"], ["--compare", "torch"]):
         proc = run(*args)
         assert proc.returncode == 2, args
         assert "Traceback" not in proc.stderr

@@ -1,17 +1,25 @@
-"""python -m uma.examples.train — an MLP on the handwritten digits that scikit-learn ships.
+"""python -m uma.examples.train — an MLP (or softmax regression) on the handwritten digits that
+scikit-learn ships.
 
 The data (``sklearn/datasets/data/digits.csv.gz`` inside the installed scikit-learn package:
 1797 images of 8x8 pixels, label in the last column) is read with NumPy, split 80/20 with a
 fixed seed, and imported into uma without a copy (``uma.asarray`` adopts the NumPy buffers;
 the adopted and copied byte counts come from ``uma.memory_stats``).
 
-The model is ``softmax(relu(x @ W1 + b1) @ W2 + b2)`` with the parameters in shared variables,
-trained by minibatch SGD through ``uma.function(..., updates=...)`` on backend ``cpu`` (or
-``--backend``); minibatches are slices (views) of the adopted arrays, visited in a new random
-order each epoch. Each epoch prints the mean training loss, the training accuracy of the model
-at the end of the epoch, and the seconds it took. Afterwards the test set is evaluated again
-by a function compiled for the ``reference`` backend that reads the same shared variables: both
-backends' predictions must be identical (exit code 1 otherwise). A PNG of the loss curve is saved (matplotlib, Agg).
+The model (``--model``) is ``mlp``: ``softmax(relu(x @ W1 + b1) @ W2 + b2)``, or ``logreg``:
+``softmax(x @ W + b)``, with the parameters in shared variables, trained on the mean
+cross-entropy by minibatch SGD through ``uma.function(..., updates=...)`` on backend ``cpu`` (or
+``--backend``: any registered one, e.g. ``numpy``); minibatches are slices (views) of the adopted
+arrays, visited in a new random order each epoch. Each epoch prints the mean training loss, the
+training accuracy of the model at the end of the epoch, and the seconds it took. Afterwards the
+test set is evaluated again by a function compiled for the ``reference`` backend that reads the
+same shared variables: both backends' predictions must be identical (exit code 1 otherwise). A
+PNG of the loss curve is saved (matplotlib, Agg).
+
+``--compare numpy`` also runs a hand-written NumPy implementation of the same training loop
+(same initial parameters, same minibatch order, gradients written out by hand) in the same
+process, and prints both mean epoch times, their ratio and how far the two models' final
+parameters are apart (they compute the same arithmetic, so the difference is rounding only).
 
 Bad data (missing file, ragged rows, wrong shape, NaN labels, ...) ends with a one-line
 ``error: ...`` on stderr and exit code 2.
@@ -127,20 +135,32 @@ def split(X, y):
             np.ascontiguousarray(Xs[test]), np.ascontiguousarray(y[test]))
 
 
-def build_model(uma, n_in, n_hidden, n_classes, lr, seed, dtype, backend):
+def init_params(model, n_in, n_hidden, n_classes, seed, dtype):
+    """The initial parameters (NumPy arrays), shared by the uma model and the NumPy one."""
+    rng = np.random.default_rng(seed)
+    if model == "logreg":
+        return [np.zeros((n_in, n_classes), dtype), np.zeros(n_classes, dtype)]
+    return [rng.normal(0, 1 / np.sqrt(n_in), (n_in, n_hidden)).astype(dtype),
+            np.zeros(n_hidden, dtype),
+            rng.normal(0, 1 / np.sqrt(n_hidden), (n_hidden, n_classes)).astype(dtype),
+            np.zeros(n_classes, dtype)]
+
+
+def build_model(uma, n_in, n_hidden, n_classes, lr, seed, dtype, backend, model="mlp"):
     """Shared parameters and the compiled train / predict functions."""
     sym = uma.sym
-    rng = np.random.default_rng(seed)
-    W1 = uma.shared(rng.normal(0, 1 / np.sqrt(n_in), (n_in, n_hidden)).astype(dtype), "W1")
-    b1 = uma.shared(np.zeros(n_hidden, dtype), "b1")
-    W2 = uma.shared(rng.normal(0, 1 / np.sqrt(n_hidden), (n_hidden, n_classes)).astype(dtype), "W2")
-    b2 = uma.shared(np.zeros(n_classes, dtype), "b2")
-    params = [W1, b1, W2, b2]
+    names = ["W", "b"] if model == "logreg" else ["W1", "b1", "W2", "b2"]
+    params = [uma.shared(v, n) for v, n in zip(init_params(model, n_in, n_hidden, n_classes, seed, dtype), names)]
 
     x = sym.matrix("x", dtype=dtype, shape=(None, n_in))
     y = sym.vector("y", dtype="int64")
-    hidden = sym.relu(x @ W1 + b1)
-    logits = hidden @ W2 + b2
+    if model == "logreg":
+        W, b = params
+        logits = x @ W + b
+    else:
+        W1, b1, W2, b2 = params
+        hidden = sym.relu(x @ W1 + b1)
+        logits = hidden @ W2 + b2
     logp = sym.log_softmax(logits, axis=1)
     loss = -sym.mean(sym.sum(sym.one_hot(y, n_classes, dtype=dtype) * logp, axis=1))
     pred = sym.argmax(logits, axis=1)
@@ -151,6 +171,79 @@ def build_model(uma, n_in, n_hidden, n_classes, lr, seed, dtype, backend):
     predict = uma.function([x], pred, backend=backend)
     predict_ref = uma.function([x], pred, backend="reference")
     return params, train, predict, predict_ref
+
+
+class NumpyModel:
+    """The same model and SGD step written by hand in NumPy (the ``--compare numpy`` peer).
+
+    The gradient of the mean cross-entropy through log_softmax is ``(softmax - onehot) / n``;
+    ReLU passes the gradient where its input is ``>= 0`` (uma's ``maximum`` convention)."""
+
+    def __init__(self, model, params, lr, n_classes):
+        self.model, self.params, self.lr, self.n_classes = model, [p.copy() for p in params], lr, n_classes
+
+    def _forward(self, x):
+        if self.model == "logreg":
+            W, b = self.params
+            return x @ W + b, None
+        W1, b1, W2, b2 = self.params
+        pre = x @ W1 + b1
+        h = np.maximum(pre, 0)
+        return h @ W2 + b2, (pre, h)
+
+    def step(self, x, y):
+        logits, hidden = self._forward(x)
+        n = x.shape[0]
+        z = logits - logits.max(axis=1, keepdims=True)
+        logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+        rows = np.arange(n)
+        loss = -logp[rows, y].mean()
+        d = np.exp(logp)
+        d[rows, y] -= 1
+        d /= n
+        lr = self.lr
+        if self.model == "logreg":
+            W, b = self.params
+            W -= lr * (x.T @ d)
+            b -= lr * d.sum(axis=0)
+        else:
+            W1, b1, W2, b2 = self.params
+            pre, h = hidden
+            dh = d @ W2.T
+            dh[pre < 0] = 0
+            W2 -= lr * (h.T @ d)
+            b2 -= lr * d.sum(axis=0)
+            W1 -= lr * (x.T @ dh)
+            b1 -= lr * dh.sum(axis=0)
+        return loss
+
+    def predict(self, x):
+        return self._forward(x)[0].argmax(axis=1)
+
+
+def train_loop(step, predict, Xtr, ytr, ytr_np, bs, epochs, seed, report=None):
+    """SGD epochs: ``step(x, y) -> loss`` on minibatches (slices of ``Xtr``/``ytr``, views)
+    in a new random order each epoch (``numpy.random.default_rng(seed + 1)``), then the
+    training accuracy of ``predict``. ``report(epoch, loss, acc, seconds)`` after each epoch.
+    Returns (mean losses, training accuracies, epoch seconds)."""
+    n_train = ytr_np.shape[0]
+    starts = list(range(0, n_train, bs))
+    rng = np.random.default_rng(seed + 1)
+    losses, accs, secs = [], [], []
+    for epoch in range(1, epochs + 1):
+        t0 = time.perf_counter()
+        total = 0.0
+        for s in rng.permutation(len(starts)):
+            lo = starts[s]
+            hi = min(lo + bs, n_train)
+            loss = step(Xtr[lo:hi], ytr[lo:hi])
+            total += float(loss.item()) * (hi - lo)
+        losses.append(total / n_train)
+        accs.append(float((np.asarray(predict(Xtr)) == ytr_np).mean()))  # after the epoch
+        secs.append(time.perf_counter() - t0)
+        if report is not None:
+            report(epoch, losses[-1], accs[-1], secs[-1])
+    return losses, accs, secs
 
 
 def save_plot(path, losses):
@@ -166,7 +259,7 @@ def save_plot(path, losses):
     ax.plot(range(1, len(losses) + 1), losses, marker="o")
     ax.set_xlabel("epoch")
     ax.set_ylabel("mean training loss (cross-entropy)")
-    ax.set_title("uma digits MLP")
+    ax.set_title("uma digits")
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
@@ -183,7 +276,12 @@ def parse_args(argv, backends):
     p.add_argument("--lr", type=float, default=0.3)
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--seed", type=int, default=0, help="initialisation and batch order")
+    p.add_argument("--model", default="mlp", choices=["mlp", "logreg"],
+                   help="mlp (one ReLU hidden layer) or logreg (softmax regression)")
     p.add_argument("--backend", default="cpu", choices=backends)
+    p.add_argument("--compare", choices=["numpy"], default=None,
+                   help="also train a hand-written NumPy implementation of the same loop in this "
+                        "process and report both epoch times")
     p.add_argument("--dtype", default="float64", choices=["float32", "float64"])
     p.add_argument("--plot", default=os.path.join("out", "digits_loss.png"),
                    help="where to save the loss curve PNG (default: out/digits_loss.png)")
@@ -220,32 +318,43 @@ def main(argv=None) -> int:
     copied = after["active_bytes"] - before["active_bytes"]
 
     params, train, predict, predict_ref = build_model(
-        uma, X.shape[1], args.hidden, n_classes, args.lr, args.seed, args.dtype, args.backend)
+        uma, X.shape[1], args.hidden, n_classes, args.lr, args.seed, args.dtype, args.backend,
+        args.model)
 
     n_train, bs = Xtr_np.shape[0], args.batch_size
-    starts = list(range(0, n_train, bs))
-    rng = np.random.default_rng(args.seed + 1)
-    print(f"uma digits MLP: {path}")
+    what = "MLP" if args.model == "mlp" else "softmax regression"
+    print(f"uma digits {what}: {path}")
     print(f"data: {n_train} train / {Xte_np.shape[0]} test samples, {X.shape[1]} features, "
-          f"{n_classes} classes; backend {args.backend}, hidden {args.hidden}, lr {args.lr}, "
+          f"{n_classes} classes; backend {args.backend}, model {args.model}"
+          f"{f', hidden {args.hidden}' if args.model == 'mlp' else ''}, lr {args.lr}, "
           f"batch {bs}, {args.dtype}")
     print(f"import into uma: {adopted} bytes adopted, {copied} bytes copied (uma.memory_stats)")
-    losses, train_accs = [], []
+
+    def report(epoch, loss, acc, seconds):
+        print(f"epoch {epoch:3d}  loss {loss:.4f}  train_acc {acc:.4f}  {seconds:.3f}s", flush=True)
+
     t_train = time.perf_counter()
-    for epoch in range(1, args.epochs + 1):
-        t0 = time.perf_counter()
-        total = 0.0
-        for s in rng.permutation(len(starts)):
-            lo = starts[s]
-            hi = min(lo + bs, n_train)
-            loss = train(Xtr[lo:hi], ytr[lo:hi])  # slices of the adopted arrays: views, no copy
-            total += float(loss.item()) * (hi - lo)
-        losses.append(total / n_train)
-        train_acc = float((np.asarray(predict(Xtr)) == ytr_np).mean())  # after the epoch
-        train_accs.append(train_acc)
-        print(f"epoch {epoch:3d}  loss {losses[-1]:.4f}  train_acc {train_acc:.4f}  "
-              f"{time.perf_counter() - t0:.3f}s", flush=True)
+    # minibatches are slices of the adopted uma arrays: views, no copy
+    losses, train_accs, epoch_secs = train_loop(train, predict, Xtr, ytr, ytr_np, bs, args.epochs,
+                                                args.seed, report)
     train_seconds = time.perf_counter() - t_train
+
+    compare = None
+    if args.compare == "numpy":
+        ref = NumpyModel(args.model, init_params(args.model, X.shape[1], args.hidden, n_classes,
+                                                 args.seed, args.dtype), args.lr, n_classes)
+        np_losses, np_accs, np_secs = train_loop(ref.step, ref.predict, Xtr_np, ytr_np, ytr_np, bs,
+                                                 args.epochs, args.seed)
+        np_acc = float((ref.predict(Xte_np) == yte_np).mean())
+        diff = max(float(np.max(np.abs(p.get_value() - q))) for p, q in zip(params, ref.params))
+        uma_mean, np_mean = float(np.mean(epoch_secs)), float(np.mean(np_secs))
+        print(f"numpy (hand-written, same loop): final loss {np_losses[-1]:.4f}, "
+              f"test accuracy {np_acc:.4f}; max |parameter difference| {diff:.2e}")
+        print(f"epoch time: uma ({args.backend}) {uma_mean * 1e3:.2f} ms, numpy {np_mean * 1e3:.2f} ms "
+              f"(mean of {args.epochs} epochs; numpy/uma = {np_mean / uma_mean:.2f}x)")
+        compare = {"numpy": {"epoch_seconds": np_secs, "train_loss": np_losses,
+                             "train_accuracy": np_accs, "test_accuracy": np_acc,
+                             "max_param_diff": diff}}
 
     yte_host = np.asarray(yte)
     pred = np.asarray(predict(Xte))
@@ -265,7 +374,9 @@ def main(argv=None) -> int:
             "test_accuracy": acc, "reference_test_accuracy": acc_ref,
             "predictions_identical": identical, "backend": args.backend, "epochs": args.epochs,
             "hidden": args.hidden, "lr": args.lr, "batch_size": bs, "seed": args.seed,
-            "dtype": args.dtype, "train_loss": losses, "train_accuracy": train_accs, "n_train": n_train, "n_test": int(Xte_np.shape[0]),
+            "dtype": args.dtype, "model": args.model, "train_loss": losses,
+            "train_accuracy": train_accs, "epoch_seconds": epoch_secs, "compare": compare,
+            "n_train": n_train, "n_test": int(Xte_np.shape[0]),
             "adopted_bytes": int(adopted), "copied_bytes": int(copied),
             "train_seconds": train_seconds, "seconds": seconds, "plot": plot, "data": path,
         }))
