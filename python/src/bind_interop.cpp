@@ -355,6 +355,7 @@ Array asarray(nb::handle obj, std::optional<DType> dtype, std::optional<Device> 
     const bool has_alternative = nb::hasattr(obj, "__array_interface__") || nb::hasattr(obj, "__array__");
     if (auto a = import_buffer(obj, dtype, device, copy, api, has_alternative)) return *a;
   }
+  if (auto a = import_arrow(obj, dtype, device, copy, api)) return *a;
   if (nb::hasattr(obj, "__array_interface__") && !PyType_Check(obj.ptr()))
     return import_array_interface(obj, obj.attr("__array_interface__"), dtype, device, copy, api);
   if (nb::hasattr(obj, "__array__") && !PyType_Check(obj.ptr())) {

@@ -153,6 +153,7 @@ NB_MODULE(_core, m) {
       }, nb::arg("nbytes"), "Largest number of bytes the host allocator keeps cached (default 1 GiB; 0 disables caching).");
 
   bind_array(m);
+  bind_arrow(m);
   bind_interop(m);
   bind_ops(m);
   bind_runtime(m);
