@@ -304,3 +304,11 @@ def test_dprint_shows_the_compiled_graph(capsys):
     assert "cpu program" not in ref and "tanh" in ref
     with pytest.raises(TypeError):
         uma.dprint(3)
+
+
+def test_cse_does_not_merge_ops_whose_attributes_differ_in_sign_of_zero():
+    x = sym.vector("x")
+    f = uma.function([x], [sym.full_like(x, 0.0), sym.full_like(x, -0.0), sym.full_like(x, 0.0)])
+    assert len(f.fgraph.toposort()) == 2  # the two +0.0 fills merged, the -0.0 one kept
+    a, b, c = (np.asarray(v) for v in f(np.ones(2)))
+    assert not np.signbit(a).any() and np.signbit(b).all() and not np.signbit(c).any()

@@ -295,6 +295,10 @@ def _freeze(v):
         return tuple(_freeze(x) for x in v)
     if v is Ellipsis:
         return "..."
+    if isinstance(v, (float, np.floating)):  # by bits: -0.0 is not 0.0, NaN equals NaN
+        return ("float", float(v).hex())
+    if isinstance(v, (complex, np.complexfloating)):
+        return ("complex", complex(v).real.hex(), complex(v).imag.hex())
     return v
 
 
