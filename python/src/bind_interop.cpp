@@ -90,34 +90,110 @@ std::pair<DType, bool> parse_typestr(const std::string& ts, nb::handle descr_own
   return {*t, swapped && itemsize(*t) > 1};
 }
 
+// Note [Hand-made array interfaces]: __array_interface__ dicts come from any Python code, so
+// every field is checked and a malformed one raises TypeError/ValueError naming it (NumPy's
+// wording where it has one) instead of nanobind's bare "std::bad_cast". `data` may be a
+// (pointer, read-only) tuple or, per the spec, a buffer object (None: obj itself): then the
+// buffer's length is known and a view reaching outside it is refused (NumPy reads past it).
+// `offset` only applies to buffer data (spec); a `mask` is refused rather than ignored.
+namespace {
+const char* iface_type_name(nb::handle h) { return Py_TYPE(h.ptr())->tp_name; }
+int64_t iface_int(nb::handle h, const char* what, const char* api) {
+  UMA_CHECK(PyIndex_Check(h.ptr()), Type, api, ": __array_interface__ ", what, " must be an integer, got ", iface_type_name(h));
+  nb::object i = nb::steal(PyNumber_Index(h.ptr()));
+  if (!i.is_valid()) throw nb::python_error();
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+  UMA_CHECK(!overflow, Value, api, ": __array_interface__ ", what, " ", py_str(i), " is out of range for int64");
+  return v;
+}
+std::vector<int64_t> iface_ints(nb::handle h, const char* what, const char* api) {
+  UMA_CHECK(PyTuple_Check(h.ptr()), Type, api, ": __array_interface__ ", what, " must be a tuple, got ", iface_type_name(h));
+  std::vector<int64_t> out;
+  for (nb::handle e : nb::borrow<nb::tuple>(h)) out.push_back(iface_int(e, what, api));
+  return out;
+}
+}  // namespace
+
 Array import_array_interface(nb::handle obj, nb::handle iface, std::optional<DType> dtype, std::optional<Device> device,
                              CopyMode copy, const char* api) {
+  UMA_CHECK(PyDict_Check(iface.ptr()), Value, api, ": __array_interface__ must be a dict, got ", iface_type_name(iface));
   nb::dict d = nb::borrow<nb::dict>(iface);
+  auto field = [&](const char* k) -> nb::object {
+    PyObject* v = PyDict_GetItemString(d.ptr(), k);  // borrowed; NULL when missing
+    return v ? nb::borrow(v) : nb::none();
+  };
   ForeignLayout f;
-  auto [t, sw] = parse_typestr(nb::cast<std::string>(d["typestr"]), obj);
+  nb::object typestr = field("typestr");
+  UMA_CHECK(!typestr.is_none(), Value, api, ": __array_interface__ has no typestr");
+  UMA_CHECK(PyUnicode_Check(typestr.ptr()), Type, api, ": __array_interface__ typestr must be a string, got ",
+            iface_type_name(typestr));
+  auto [t, sw] = parse_typestr(nb::cast<std::string>(typestr), obj);
   f.dtype = t;
   f.byteswapped = sw;
-  f.shape = nb::cast<Shape>(d["shape"]);
+  f.shape = iface_ints(field("shape"), "shape", api);
   for (int64_t s : f.shape) UMA_CHECK(s >= 0, Value, api, ": negative dimension in shape ", shape_str(f.shape));
+  UMA_CHECK(field("mask").is_none(), Value, api, ": __array_interface__ with a mask is not supported");
   const int64_t isz = static_cast<int64_t>(itemsize(t));
-  nb::object strides = d.contains("strides") ? nb::object(d["strides"]) : nb::none();
+  nb::object strides = field("strides");
   if (strides.is_none()) {
     Strides c = contiguous_strides(f.shape);
     for (int64_t s : c) f.byte_strides.push_back(s * isz);
   } else {
-    f.byte_strides = nb::cast<std::vector<int64_t>>(strides);
+    f.byte_strides = iface_ints(strides, "strides", api);
   }
-  nb::object data = d.contains("data") ? nb::object(d["data"]) : nb::none();
-  UMA_CHECK(nb::isinstance<nb::tuple>(data), Type, api, ": __array_interface__ without a (pointer, read-only) data tuple is not supported");
-  auto [ptr, ro] = nb::cast<std::pair<uintptr_t, bool>>(data);
-  int64_t offset = d.contains("offset") ? nb::cast<int64_t>(d["offset"]) : 0;
-  f.ptr = ptr ? reinterpret_cast<char*>(ptr) + offset : nullptr;
-  f.readonly = ro;
-  UMA_CHECK(f.ptr != nullptr || checked_size(f.shape) == 0, Value, api, ": __array_interface__ has a NULL data pointer");
-  return interop::import_foreign(f, [&]() {
-    Py_INCREF(obj.ptr());
-    return adopt(f.ptr, static_cast<std::size_t>(extent_bytes(f)), Device::cpu(), &release_pyobject, obj.ptr());
-  }, dtype, device, copy, api);
+  auto [lo, hi] = interop::byte_extent(f.shape, f.byte_strides, isz);  // validates; [lo, hi) relative to ptr
+  nb::object data = field("data");
+  const int64_t offset = field("offset").is_none() ? 0 : iface_int(field("offset"), "offset", api);
+  if (PyTuple_Check(data.ptr())) {
+    UMA_CHECK(PyTuple_GET_SIZE(data.ptr()) == 2, Type, api, ": __array_interface__ data must be a (pointer, read-only) tuple");
+    nb::handle p = PyTuple_GET_ITEM(data.ptr(), 0);
+    UMA_CHECK(PyLong_Check(p.ptr()), Type, api, ": __array_interface__ data pointer must be an integer, got ", iface_type_name(p));
+    unsigned long long addr = PyLong_AsUnsignedLongLong(p.ptr());
+    if (addr == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
+      PyErr_Clear();
+      UMA_FAIL(Value, api, ": __array_interface__ data pointer ", py_str(p), " is not a valid address");
+    }
+    const int ro = PyObject_IsTrue(PyTuple_GET_ITEM(data.ptr(), 1));
+    if (ro < 0) throw nb::python_error();
+    UMA_CHECK(offset == 0, Value, api, ": __array_interface__ offset applies only to buffer data, not to a (pointer, read-only) tuple");
+    f.ptr = reinterpret_cast<void*>(static_cast<uintptr_t>(addr));
+    f.readonly = ro != 0;
+    UMA_CHECK(f.ptr != nullptr || checked_size(f.shape) == 0, Value, api, ": __array_interface__ has a NULL data pointer");
+    return interop::import_foreign(f, [&]() {
+      Py_INCREF(obj.ptr());
+      return adopt(f.ptr, static_cast<std::size_t>(extent_bytes(f)), Device::cpu(), &release_pyobject, obj.ptr());
+    }, dtype, device, copy, api);
+  }
+  // Buffer data (None: obj itself exports the buffer).
+  nb::handle src = data.is_none() ? obj : nb::handle(data);
+  auto hb = std::make_unique<HeldBuffer>();
+  if (PyObject_GetBuffer(src.ptr(), &hb->view, PyBUF_SIMPLE) != 0) {
+    PyErr_Clear();
+    UMA_FAIL(Type, api, ": __array_interface__ data must be a (pointer, read-only) tuple or an object with the buffer "
+             "protocol, got ", iface_type_name(src));
+  }
+  bool adopted = false;
+  try {
+    const int64_t len = static_cast<int64_t>(hb->view.len);
+    UMA_CHECK(offset >= 0 && offset <= len, Value, api, ": __array_interface__ offset ", offset,
+              " is outside its data buffer of ", len, " bytes");
+    UMA_CHECK(checked_size(f.shape) == 0 || (offset + lo >= 0 && offset + hi <= len), Value, api, ": shape ",
+              shape_str(f.shape), " with strides ", shape_str(f.byte_strides), " at offset ", offset,
+              " reaches outside its data buffer of ", len, " bytes");
+    f.ptr = static_cast<char*>(hb->view.buf) + offset;
+    f.readonly = hb->view.readonly != 0;
+    Array out = interop::import_foreign(f, [&]() {
+      adopted = true;
+      HeldBuffer* raw = hb.release();
+      return adopt(f.ptr, static_cast<std::size_t>(extent_bytes(f)), Device::cpu(), &release_buffer, raw);
+    }, dtype, device, copy, api);
+    if (!adopted) PyBuffer_Release(&hb->view);
+    return out;
+  } catch (...) {
+    if (!adopted) PyBuffer_Release(&hb->view);
+    throw;
+  }
 }
 
 // PEP 3118 format -> dtype (single item formats only).
@@ -147,8 +223,9 @@ std::pair<DType, bool> parse_format(const char* fmt, Py_ssize_t itemsize_) {
   else if (code == "L") t = int_of(false, standard ? 4 : static_cast<int>(sizeof(long)));
   else if (code == "q") t = DType::Int64;
   else if (code == "Q") t = DType::UInt64;
-  else if (code == "n") t = int_of(true, static_cast<int>(sizeof(Py_ssize_t)));
-  else if (code == "N") t = int_of(false, static_cast<int>(sizeof(size_t)));
+  // ssize_t / size_t exist only with native sizes ('<n' is not a format, as in struct and NumPy).
+  else if (code == "n" && !standard) t = int_of(true, static_cast<int>(sizeof(Py_ssize_t)));
+  else if (code == "N" && !standard) t = int_of(false, static_cast<int>(sizeof(size_t)));
   else if (code == "e") t = DType::Float16;
   else if (code == "f") t = DType::Float32;
   else if (code == "d") t = DType::Float64;
@@ -189,6 +266,11 @@ std::optional<Array> import_buffer(nb::handle obj, std::optional<DType> dtype, s
       for (int d = 0; d < v.ndim; ++d) f.byte_strides[d] = c[d] * v.itemsize;
     }
     UMA_CHECK(v.suboffsets == nullptr, Type, api, ": buffers with suboffsets are not supported");
+    // PEP 3118: len == product(shape) * itemsize. An exporter whose elements need more than
+    // `len` bytes lies about its memory; refuse it rather than read past the end.
+    const int64_t n = checked_size(f.shape);
+    UMA_CHECK(v.itemsize > 0 && n <= static_cast<int64_t>(v.len) / v.itemsize, Value, api, ": buffer of shape ",
+              shape_str(f.shape), " and itemsize ", v.itemsize, " needs more than its len of ", v.len, " bytes");
   } catch (...) {
     PyBuffer_Release(&v);
     throw;
@@ -216,8 +298,11 @@ Array import_dlpack(nb::handle obj, std::optional<DType> dtype, std::optional<De
     try {
       cap = fn(nb::arg("max_version") = nb::make_tuple(dlpack::kMajor, dlpack::kMinor));
     } catch (nb::python_error& e) {
-      if (!e.matches(PyExc_TypeError)) throw;
-      cap = fn();  // producers that predate max_version (NumPy < 2.1, PyTorch < 2.9)
+      // Only a plain TypeError means "unknown keyword" (producers that predate max_version:
+      // NumPy < 2.1, PyTorch < 2.9). Subclasses are real refusals (pyarrow's ArrowTypeError
+      // for bit-packed or nullable columns) and propagate.
+      if (e.type().ptr() != PyExc_TypeError) throw;
+      cap = fn();
     }
   }
   PyObject* c = cap.ptr();
@@ -348,7 +433,18 @@ Array asarray(nb::handle obj, std::optional<DType> dtype, std::optional<Device> 
     if (auto a = import_buffer(obj, dtype, device, copy, api, /*fallback=*/true)) return *a;
     return import_array_interface(obj, obj.attr("__array_interface__"), dtype, device, copy, api);
   }
-  if (nb::hasattr(obj, "__dlpack__") && !PyType_Check(obj.ptr())) return import_dlpack(obj, dtype, device, copy, api);
+  if (nb::hasattr(obj, "__dlpack__") && !PyType_Check(obj.ptr())) {
+    // A producer that also speaks the Arrow PyCapsule interface may refuse DLPack for what
+    // only Arrow can describe (bit-packed booleans, columns with nulls): then the Arrow
+    // importer decides (unpacking booleans, or a ValueError naming the null count).
+    if (!nb::hasattr(obj, "__arrow_c_array__")) return import_dlpack(obj, dtype, device, copy, api);
+    try {
+      return import_dlpack(obj, dtype, device, copy, api);
+    } catch (nb::python_error& e) {
+      if (!e.matches(PyExc_TypeError) && !e.matches(PyExc_BufferError) && !e.matches(PyExc_ValueError)) throw;
+      if (e.matches(copy_error_type())) throw;
+    }
+  }
   if (PyObject_CheckBuffer(obj.ptr())) {
     // Exporters that refuse a strided, formatted request (e.g. NumPy scalars of ml_dtypes
     // types) fall through to the array interface and __array__.

@@ -13,9 +13,9 @@ import importlib.util as _ilu
 from . import _core
 from ._core import (
     Array, CopyError, array, asarray, from_dlpack, memory_stats, clear_cache, set_cache_limit,
-    zeros, ones, empty, full, zeros_like, ones_like, empty_like, full_like, arange, eye,
+    zeros, ones, empty, full, arange, eye,
 )
-from ._core import load, save
+from ._core import load, save, from_arrow
 from ._dtypes import dtype
 from ._device import Device, _from_code as _device_from_code
 from . import _api

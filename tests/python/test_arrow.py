@@ -205,8 +205,6 @@ def test_import_bool_from_hand_made_bitmap_ignores_padding_bits():
     assert (prod.schema_releases, prod.array_releases) == (1, 1)
 
 
-@pytest.mark.xfail(strict=True, reason="uma.asarray tries __dlpack__ before __arrow_c_array__ (DESIGN.md order) and "
-                   "pyarrow's __dlpack__ refuses booleans; needs the lead's decision on the protocol order")
 def test_asarray_on_pyarrow_bool_array_unpacks():
     np.testing.assert_array_equal(np.asarray(uma.asarray(pa.array([True, False]))), [True, False])
 
@@ -268,8 +266,6 @@ def test_import_zero_null_count_ignores_bitmap():
     np.testing.assert_array_equal(np.asarray(u), n)
 
 
-@pytest.mark.xfail(strict=True, reason="uma.asarray tries __dlpack__ before __arrow_c_array__ (DESIGN.md order) and "
-                   "pyarrow's __dlpack__ raises its own TypeError for nulls; needs the lead's decision")
 def test_asarray_on_pyarrow_array_with_nulls_names_count():
     with pytest.raises(ValueError, match="1 null"):
         uma.asarray(pa.array([1, None]))
