@@ -11,7 +11,8 @@
 # PROFILE is one of:
 #   demo   numpy, scikit-learn, matplotlib (the package itself is installed by the Makefile)
 #   dev    + the build tools (scikit-build-core, nanobind, cmake, ninja) and pytest
-#   test   + pytest, ml_dtypes, pyarrow, torch==2.13.0 (the CPU build on disk), pytest-xdist
+#   test   + pytest, ml_dtypes, pyarrow, torch==2.13.0 (the CPU build on disk), pytest-xdist,
+#          jax[cpu], and mlx[cpu] if it installs here (the interop matrix)
 #   bench  demo + torch==2.13.0, pytensor (+ numba), and mlx[cpu] if it installs here
 set -euo pipefail
 
@@ -71,19 +72,19 @@ build_pkgs=("scikit-build-core>=0.10" "nanobind>=2.4" "cmake>=3.24" ninja)
 case "$profile" in
   demo) pkgs=("${demo_pkgs[@]}") ;;
   dev) pkgs=("${demo_pkgs[@]}" "${build_pkgs[@]}" pytest) ;;
-  test) pkgs=("${demo_pkgs[@]}" "${build_pkgs[@]}" pytest pytest-xdist ml_dtypes pyarrow safetensors "torch==2.13.0") ;;
+  test) pkgs=("${demo_pkgs[@]}" "${build_pkgs[@]}" pytest pytest-xdist ml_dtypes pyarrow safetensors "torch==2.13.0" "jax[cpu]") ;;
   bench) pkgs=("${demo_pkgs[@]}" "torch==2.13.0" pytensor numba) ;;
   *) log "unknown profile '$profile'"; exit 2 ;;
 esac
 log "pip: ${pkgs[*]}"
 "${PIP[@]}" "${pkgs[@]}"
 
-if [ "$profile" = bench ]; then
+if [ "$profile" = bench ] || [ "$profile" = test ]; then  # test: the interop matrix's MLX rows
   if "$VENV/bin/python" -c 'import mlx.core' >/dev/null 2>&1; then
     log "mlx present"
   elif "${PIP[@]}" "mlx[cpu]" >/dev/null 2>&1 && "$VENV/bin/python" -c 'import mlx.core' >/dev/null 2>&1; then
     log "installed mlx[cpu]"
   else
-    log "mlx[cpu] does not install/import on this machine: the benchmark skips its row"
+    log "mlx[cpu] does not install/import on this machine: the benchmark and the matrix skip its rows"
   fi
 fi
