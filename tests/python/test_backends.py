@@ -135,6 +135,9 @@ def test_numpy_native_input_is_not_copied_or_written():
     xv = np.arange(3.0)
     f(xv)
     assert seen[0] is xv  # an ndarray of the declared dtype goes in as is (is_native)
+    m = np.ma.masked_array([1.0, 2.0], mask=[True, False])
+    f(m)  # a subclass is filtered like any other array: a plain ndarray reaches the ops
+    assert type(seen[1]) is np.ndarray
 
 
 class _TimesThree(Op):

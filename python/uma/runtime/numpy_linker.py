@@ -238,7 +238,7 @@ class NumpyLinker(Linker):
     residency = "numpy"
 
     def is_native(self, value, type):
-        return (isinstance(value, np.ndarray) and value.dtype == numpy_dtype(type.dtype)
+        return (value.__class__ is np.ndarray and value.dtype == numpy_dtype(type.dtype)
                 and type.is_compatible_shape(value.shape))
 
     def input_filter(self, value, type):
