@@ -10,6 +10,7 @@
 import copy
 import pickle
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -345,3 +346,30 @@ def test_get_value_and_set_value_race_with_calls_without_torn_state():
     assert not bad
     v = a.get_value()
     assert np.all(v == v[0]) and 1 <= v[0] <= 30 * (N_THREADS - 2)
+
+
+def test_the_gil_is_released_while_a_cpu_function_computes():
+    rng = np.random.default_rng(0)
+    A = uma.shared(rng.normal(size=(700, 700)), "A")
+    f = uma.function([], sym.sum(sym.tanh(A @ A) @ A), backend="cpu")
+    f()  # warm up
+    started, spans = threading.Event(), []
+
+    def worker():
+        started.set()
+        t0 = time.perf_counter()
+        f()
+        f()
+        spans.append(time.perf_counter() - t0)
+
+    t = threading.Thread(target=worker)
+    t.start()
+    started.wait()
+    stamps = []
+    while t.is_alive():  # Python work on this thread while the other one computes
+        stamps.append(time.perf_counter())
+    t.join()
+    assert len(stamps) > 1, "this thread never ran while the other one computed"
+    covered, gap = stamps[-1] - stamps[0], float(np.diff(stamps).max())
+    # holding the GIL through Program.run would stall this loop for whole calls
+    assert covered > spans[0] / 2 and gap < spans[0] / 4, (covered, gap, spans[0])
