@@ -130,5 +130,15 @@ def _repr(a):
     return f"uma.array({body})" if default else f"uma.array({body}, dtype={name})"
 
 
+def _rebuild(values, dtype_name):
+    return _core.array(values, dtype=dtype_name)
+
+
+def _reduce(a):
+    """Pickle support: an Array pickles as a copy of its values (dtype and shape kept)."""
+    return (_rebuild, (np.array(np.asarray(a), copy=True), a.dtype.name))
+
+
 Array.__repr__ = _repr
+Array.__reduce__ = _reduce
 Array.__str__ = lambda a: str(np.asarray(a)) if a.dtype.name != "bfloat16" else str(np.asarray(a.astype("float32")))

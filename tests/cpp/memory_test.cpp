@@ -263,12 +263,24 @@ TEST(CachingAllocator, MostRecentlyFreedFirst) {
 TEST(CachingAllocator, CacheLimitSendsExtraBlocksBackToTheSystem) {
   CachingAllocator alloc(/*cache_limit=*/256);
   DataPtr a = alloc.allocate(128), b = alloc.allocate(128), c = alloc.allocate(128);
+  void* pc = c.get();
   a.reset();
   b.reset();
-  c.reset();  // would make 384 cached: freed to the system instead
+  c.reset();  // would make 384 cached: an older block goes back to the system instead
   MemoryStats s = alloc.stats();
   EXPECT_EQ(s.cached_bytes, 256);
   EXPECT_EQ(s.active_bytes, 0);
+  DataPtr d = alloc.allocate(128);  // the block freed last was kept
+  EXPECT_EQ(d.get(), pc);
+}
+
+TEST(CachingAllocator, BlockLargerThanTheLimitIsNeverCached) {
+  CachingAllocator alloc(/*cache_limit=*/1024);
+  DataPtr small = alloc.allocate(512);
+  small.reset();
+  DataPtr big = alloc.allocate(4096);
+  big.reset();
+  EXPECT_EQ(alloc.stats().cached_bytes, 512);  // the big block went back; the small one stayed
 }
 
 TEST(CachingAllocator, ZeroLimitDisablesCaching) {

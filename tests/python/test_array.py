@@ -639,3 +639,15 @@ def test_repr_of_large_array_is_summarized_like_numpy():
     r = repr(uma.asarray(n))
     assert "..." in repr(n) and "..." in r
     assert len(r) < 4 * len(repr(n)), r
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float64", "bool", "complex64"])
+def test_pickle_and_deepcopy_round_trip_values_dtype_and_shape(dtype):
+    import copy
+    import pickle
+    n = np.arange(6).reshape(2, 3).T.astype(dtype)
+    u = uma.asarray(n)
+    for v in (pickle.loads(pickle.dumps(u)), copy.deepcopy(u)):
+        assert v.dtype == u.dtype and v.shape == u.shape
+        np.testing.assert_array_equal(np.asarray(v), n)
+        assert not np.shares_memory(np.asarray(v), n)

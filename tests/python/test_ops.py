@@ -955,3 +955,12 @@ def test_numpy_scalars_are_strongly_typed(dtype, scalar, rng):
     check_like_numpy(lambda: np.add(n, scalar), lambda: uma.add(u, scalar))
     check_like_numpy(lambda: np.multiply(scalar, n), lambda: uma.multiply(scalar, u))
     check_like_numpy(lambda: np.less(n, scalar), lambda: uma.less(u, scalar))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_negative_flips_the_sign_of_zero(dtype):
+    """IEEE negation: -(+0.0) is -0.0 (NumPy), which assert_allclose cannot see."""
+    n = np.array([0.0, -0.0, 1.5], dtype=dtype)
+    u = uma.asarray(n)
+    for got in (uma.negative(u), -u):
+        np.testing.assert_array_equal(np.signbit(np.asarray(got)), np.signbit(np.negative(n)))

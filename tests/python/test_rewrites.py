@@ -129,16 +129,10 @@ def _float_cases():
     }
 
 
-_NEGATIVE_ZERO_BUG = pytest.mark.xfail(
-    strict=True, reason="core: uma.negative(+0.0) returns +0.0 (NumPy: -0.0), so the unrewritten "
-                        "-(-x) is wrong for x = -0.0; the rewritten x is right")
-
-
 def _float_params():
     for case in _float_cases():
         for backend in BACKENDS:
-            marks = [_NEGATIVE_ZERO_BUG] if case == "--x" and backend != "numpy" else []
-            yield pytest.param(case, backend, marks=marks, id=f"{case}-{backend}")
+            yield pytest.param(case, backend, id=f"{case}-{backend}")
 
 
 @pytest.mark.parametrize("case,backend", list(_float_params()))

@@ -5,9 +5,13 @@
 //      n <= 1 MiB : the next power of two, at least 64 bytes;
 //      n >  1 MiB : n rounded up to a multiple of 1 MiB.
 //    A zero-byte request gets a 64-byte block, so every array has a real address.
-//  * What is cached. A freed block goes to the free list of its class if the cached total
-//    stays within the cache limit; otherwise it goes straight back to the system. A new
-//    request first takes a free block of exactly its class (most recently freed first).
+//  * What is cached. A freed block no larger than the cache limit is always cached: if the
+//    cached total would exceed the limit, other cached blocks are returned to the system
+//    first (the block freed last is the likeliest to be asked for again). A block larger
+//    than the limit goes straight back. A new request first takes a free block of exactly
+//    its class (most recently freed first).
+//  * System memory. Blocks of 4 MiB and more are 2 MiB-aligned and advised for transparent
+//    huge pages (madvise MADV_HUGEPAGE), so first touch costs one fault per 2 MiB.
 //    Only Pooled memory is ever cached: Adopted memory never reaches this allocator
 //    (Note [Adopted buffers] in data_ptr.h).
 //  * Limits. cache_limit defaults to 1 GiB (set_cache_limit; 0 disables caching). Lowering

@@ -99,7 +99,10 @@ inline auto apply_binary(T a, T b) {
 template <class T, UnaryOp OP>
 inline auto apply_unary(T x) {
   if constexpr (std::is_same_v<T, bool> && (OP == UnaryOp::Negative || OP == UnaryOp::Square)) return x;
-  else if constexpr (OP == UnaryOp::Negative) return wrap_sub<T>(T(0), x);
+  else if constexpr (OP == UnaryOp::Negative) {
+    if constexpr (std::is_floating_point_v<T>) return -x;  // -(+0.0) is -0.0 (IEEE), unlike 0 - x
+    else return wrap_sub<T>(T(0), x);
+  }
   else if constexpr (OP == UnaryOp::Abs) {
     if constexpr (std::is_same_v<T, bool>) return x;
     else if constexpr (std::is_floating_point_v<T>) return std::fabs(x);
