@@ -7,9 +7,10 @@
 #pragma once
 #include <cstdio>
 #include <cstdlib>
-#include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <type_traits>
 
 namespace uma {
 
@@ -26,11 +27,31 @@ class Error : public std::runtime_error {
 };
 
 namespace detail {
+// Message building without iostreams: no locale machinery on the error path (a module built
+// with hidden visibility against one libstdc++ and loaded beside another crashed inside
+// std::ostream's num_put on the GPU machine). Integers print as numbers (int8/uint8 too).
+inline void append(std::string& s, const std::string& v) { s += v; }
+inline void append(std::string& s, std::string_view v) { s += v; }
+inline void append(std::string& s, const char* v) { s += v ? v : "(null)"; }
+inline void append(std::string& s, char v) { s += v; }
+inline void append(std::string& s, bool v) { s += v ? "true" : "false"; }
+template <class T>
+  requires(std::is_integral_v<T> && !std::is_same_v<T, bool> && !std::is_same_v<T, char>)
+inline void append(std::string& s, T v) {
+  s += std::to_string(v);
+}
+template <class T>
+  requires std::is_floating_point_v<T>
+inline void append(std::string& s, T v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", static_cast<double>(v));
+  s += buf;
+}
 template <class... Args>
 std::string cat(const Args&... args) {
-  std::ostringstream os;
-  (os << ... << args);
-  return os.str();
+  std::string s;
+  (append(s, args), ...);
+  return s;
 }
 [[noreturn]] inline void assert_fail(const char* expr, const char* file, int line) {
   std::fprintf(stderr, "uma internal error: %s at %s:%d\n", expr, file, line);
