@@ -87,9 +87,16 @@ run_pytest() {  # junit path, expected package dir substring, [PYTHONPATH, [extr
     echo "cannot import uma: $where"; return 1; }
   echo "testing the uma package at: $where"
   case "$where" in *"$expect"*) ;; *) echo "expected the package under $expect"; return 1 ;; esac
+  # With pytest-xdist (installed by setup_env.sh), JOBS workers share the tests; a worker
+  # that a sanitizer stops is reported as a failure of the test it was running, and the
+  # others go on. PYTEST_ARGS="-p no:xdist" turns it off.
+  local par=()
+  if [ "$JOBS" -gt 1 ] && "$PY" -c 'import xdist' 2>/dev/null && [[ " $PYTEST_ARGS " != *" -p no:xdist "* ]]; then
+    par=(-n "$JOBS")
+  fi
   # Default (prepend) import mode puts tests/python on sys.path, never python/, so the
   # tests import the package selected above and not the source tree.
-  PYTHONPATH="$pp" "$VENV/bin/pytest" tests/python -p no:cacheprovider -q -ra \
+  PYTHONPATH="$pp" "$VENV/bin/pytest" tests/python -p no:cacheprovider -q -ra "${par[@]}" \
     --junitxml="$xml" $extra $PYTEST_ARGS
   local rc=$?
   [ $rc -eq 5 ] && echo "pytest collected no tests (exit 5): counted as a failure"
