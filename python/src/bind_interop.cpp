@@ -9,6 +9,7 @@
 
 #include "common.h"
 #include "uma/error.h"
+#include "uma/interop/buffer_desc.h"
 #include "uma/interop/dlpack_io.h"
 
 namespace uma::py {
@@ -60,34 +61,14 @@ bool is_ndarray(nb::handle h) {
   return PyObject_TypeCheck(h.ptr(), reinterpret_cast<PyTypeObject*>(g_ndarray_type.ptr()));
 }
 
-// Parses an __array_interface__ typestr ("<f4", "|b1", ">i8", "<c16") into a dtype.
+// Parses an __array_interface__ typestr ("<f4", "|b1", ">i8", "<c16") into a dtype
+// (interop::dtype_from_typestr); ml_dtypes.bfloat16 arrays report '<V2' and are recognised
+// by their dtype name.
 std::pair<DType, bool> parse_typestr(const std::string& ts, nb::handle descr_owner) {
-  UMA_CHECK(ts.size() >= 3, Type, "unsupported __array_interface__ typestr '", ts, "'");
-  const char order = ts[0], kind = ts[1];
-  int size = 0;
-  for (std::size_t i = 2; i < ts.size(); ++i) {
-    UMA_CHECK(ts[i] >= '0' && ts[i] <= '9' && size < 1000, Type, "unsupported __array_interface__ typestr '", ts, "'");
-    size = size * 10 + (ts[i] - '0');
-  }
-  const bool swapped = order == '>';  // little-endian host
-  UMA_CHECK(order == '<' || order == '>' || order == '|' || order == '=', Type, "unsupported byte order in typestr '", ts, "'");
-  std::optional<DType> t;
-  switch (kind) {
-    case 'b': if (size == 1) t = DType::Bool; break;
-    case 'i': t = size == 1 ? DType::Int8 : size == 2 ? DType::Int16 : size == 4 ? DType::Int32 : size == 8 ? DType::Int64 : std::optional<DType>{}; break;
-    case 'u': t = size == 1 ? DType::UInt8 : size == 2 ? DType::UInt16 : size == 4 ? DType::UInt32 : size == 8 ? DType::UInt64 : std::optional<DType>{}; break;
-    case 'f': t = size == 2 ? DType::Float16 : size == 4 ? DType::Float32 : size == 8 ? DType::Float64 : std::optional<DType>{}; break;
-    case 'c': t = size == 8 ? DType::Complex64 : size == 16 ? DType::Complex128 : std::optional<DType>{}; break;
-    case 'V':
-      // ml_dtypes.bfloat16 arrays report '<V2'; recognise them by their dtype name.
-      if (size == 2 && descr_owner.is_valid() && nb::hasattr(descr_owner, "dtype") &&
-          py_str((descr_owner.attr("dtype").attr("name"))) == "bfloat16")
-        t = DType::BFloat16;
-      break;
-    default: break;
-  }
-  UMA_CHECK(t.has_value(), Type, "dtype with typestr '", ts, "' has no uma equivalent");
-  return {*t, swapped && itemsize(*t) > 1};
+  return interop::dtype_from_typestr(ts, [&] {
+    return descr_owner.is_valid() && nb::hasattr(descr_owner, "dtype") &&
+           py_str(descr_owner.attr("dtype").attr("name")) == "bfloat16";
+  });
 }
 
 // Note [Hand-made array interfaces]: __array_interface__ dicts come from any Python code, so
@@ -123,26 +104,19 @@ Array import_array_interface(nb::handle obj, nb::handle iface, std::optional<DTy
     PyObject* v = PyDict_GetItemString(d.ptr(), k);  // borrowed; NULL when missing
     return v ? nb::borrow(v) : nb::none();
   };
-  ForeignLayout f;
   nb::object typestr = field("typestr");
   UMA_CHECK(!typestr.is_none(), Value, api, ": __array_interface__ has no typestr");
   UMA_CHECK(PyUnicode_Check(typestr.ptr()), Type, api, ": __array_interface__ typestr must be a string, got ",
             iface_type_name(typestr));
   auto [t, sw] = parse_typestr(nb::cast<std::string>(typestr), obj);
-  f.dtype = t;
-  f.byteswapped = sw;
-  f.shape = iface_ints(field("shape"), "shape", api);
-  for (int64_t s : f.shape) UMA_CHECK(s >= 0, Value, api, ": negative dimension in shape ", shape_str(f.shape));
+  const Shape shape = iface_ints(field("shape"), "shape", api);
+  for (int64_t s : shape) UMA_CHECK(s >= 0, Value, api, ": negative dimension in shape ", shape_str(shape));
   UMA_CHECK(field("mask").is_none(), Value, api, ": __array_interface__ with a mask is not supported");
-  const int64_t isz = static_cast<int64_t>(itemsize(t));
   nb::object strides = field("strides");
-  if (strides.is_none()) {
-    Strides c = contiguous_strides(f.shape);
-    for (int64_t s : c) f.byte_strides.push_back(s * isz);
-  } else {
-    f.byte_strides = iface_ints(strides, "strides", api);
-  }
-  auto [lo, hi] = interop::byte_extent(f.shape, f.byte_strides, isz);  // validates; [lo, hi) relative to ptr
+  std::optional<std::vector<int64_t>> byte_strides;
+  if (!strides.is_none()) byte_strides = iface_ints(strides, "strides", api);
+  // Validated geometry (interop/buffer_desc.h, fuzzed by fuzz/fuzz_descriptor.cpp).
+  ForeignLayout f = interop::layout_of_interface(t, sw, shape, byte_strides, api);
   nb::object data = field("data");
   const int64_t offset = field("offset").is_none() ? 0 : iface_int(field("offset"), "offset", api);
   if (PyTuple_Check(data.ptr())) {
@@ -175,14 +149,9 @@ Array import_array_interface(nb::handle obj, nb::handle iface, std::optional<DTy
   }
   bool adopted = false;
   try {
-    const int64_t len = static_cast<int64_t>(hb->view.len);
-    UMA_CHECK(offset >= 0 && offset <= len, Value, api, ": __array_interface__ offset ", offset,
-              " is outside its data buffer of ", len, " bytes");
-    UMA_CHECK(checked_size(f.shape) == 0 || (offset + lo >= 0 && offset + hi <= len), Value, api, ": shape ",
-              shape_str(f.shape), " with strides ", shape_str(f.byte_strides), " at offset ", offset,
-              " reaches outside its data buffer of ", len, " bytes");
-    f.ptr = static_cast<char*>(hb->view.buf) + offset;
-    f.readonly = hb->view.readonly != 0;
+    // Every element inside the buffer's len bytes (offset included), or ValueError.
+    f = interop::layout_of_interface_buffer(t, sw, shape, byte_strides, hb->view.buf,
+                                            static_cast<int64_t>(hb->view.len), offset, hb->view.readonly != 0, api);
     Array out = interop::import_foreign(f, [&]() {
       adopted = true;
       HeldBuffer* raw = hb.release();
@@ -196,47 +165,6 @@ Array import_array_interface(nb::handle obj, nb::handle iface, std::optional<DTy
   }
 }
 
-// PEP 3118 format -> dtype (single item formats only).
-std::pair<DType, bool> parse_format(const char* fmt, Py_ssize_t itemsize_) {
-  std::string s = fmt ? fmt : "B";
-  bool standard = false, swapped = false;
-  std::size_t i = 0;
-  if (!s.empty() && (s[0] == '@' || s[0] == '=' || s[0] == '<' || s[0] == '>' || s[0] == '!')) {
-    standard = s[0] != '@';
-    swapped = s[0] == '>' || s[0] == '!';
-    i = 1;
-  }
-  std::string code = s.substr(i);
-  std::optional<DType> t;
-  auto int_of = [](bool sgn, int size) {
-    if (sgn) return size == 1 ? DType::Int8 : size == 2 ? DType::Int16 : size == 4 ? DType::Int32 : DType::Int64;
-    return size == 1 ? DType::UInt8 : size == 2 ? DType::UInt16 : size == 4 ? DType::UInt32 : DType::UInt64;
-  };
-  if (code == "?") t = DType::Bool;
-  else if (code == "b") t = DType::Int8;
-  else if (code == "B") t = DType::UInt8;
-  else if (code == "h") t = DType::Int16;
-  else if (code == "H") t = DType::UInt16;
-  else if (code == "i") t = DType::Int32;
-  else if (code == "I") t = DType::UInt32;
-  else if (code == "l") t = int_of(true, standard ? 4 : static_cast<int>(sizeof(long)));
-  else if (code == "L") t = int_of(false, standard ? 4 : static_cast<int>(sizeof(long)));
-  else if (code == "q") t = DType::Int64;
-  else if (code == "Q") t = DType::UInt64;
-  // ssize_t / size_t exist only with native sizes ('<n' is not a format, as in struct and NumPy).
-  else if (code == "n" && !standard) t = int_of(true, static_cast<int>(sizeof(Py_ssize_t)));
-  else if (code == "N" && !standard) t = int_of(false, static_cast<int>(sizeof(size_t)));
-  else if (code == "e") t = DType::Float16;
-  else if (code == "f") t = DType::Float32;
-  else if (code == "d") t = DType::Float64;
-  else if (code == "Zf") t = DType::Complex64;
-  else if (code == "Zd") t = DType::Complex128;
-  UMA_CHECK(t.has_value(), Type, "buffer format '", s, "' has no uma equivalent");
-  UMA_CHECK(static_cast<Py_ssize_t>(itemsize(*t)) == itemsize_, Type, "buffer format '", s, "' does not match its itemsize ",
-            itemsize_);
-  return {*t, swapped && itemsize(*t) > 1};
-}
-
 // Imports through the buffer protocol. A PyBUF_RECORDS_RO request is served by writable and
 // read-only exporters alike; view.readonly then says which (PEP 3118). When `fallback` is
 // set and the exporter refuses (e.g. NumPy arrays of ml_dtypes.bfloat16), returns nullopt.
@@ -248,29 +176,24 @@ std::optional<Array> import_buffer(nb::handle obj, std::optional<DType> dtype, s
     PyErr_Clear();
     return std::nullopt;
   }
-  const bool readonly = false;
   Py_buffer& v = hb->view;
   ForeignLayout f;
   try {
-    auto [t, sw] = parse_format(v.format, v.itemsize);
-    f.dtype = t;
-    f.byteswapped = sw;
-    f.readonly = readonly || v.readonly;
-    f.ptr = v.buf;
-    for (int d = 0; d < v.ndim; ++d) {
-      f.shape.push_back(v.shape ? v.shape[d] : v.len / v.itemsize);
-      f.byte_strides.push_back(v.strides ? v.strides[d] : 0);
-    }
-    if (!v.strides) {
-      Strides c = contiguous_strides(f.shape);
-      for (int d = 0; d < v.ndim; ++d) f.byte_strides[d] = c[d] * v.itemsize;
-    }
-    UMA_CHECK(v.suboffsets == nullptr, Type, api, ": buffers with suboffsets are not supported");
-    // PEP 3118: len == product(shape) * itemsize. An exporter whose elements need more than
-    // `len` bytes lies about its memory; refuse it rather than read past the end.
-    const int64_t n = checked_size(f.shape);
-    UMA_CHECK(v.itemsize > 0 && n <= static_cast<int64_t>(v.len) / v.itemsize, Value, api, ": buffer of shape ",
-              shape_str(f.shape), " and itemsize ", v.itemsize, " needs more than its len of ", v.len, " bytes");
+    // Format, suboffsets, shape vs len, strides: interop::layout_of_buffer (fuzzed by
+    // fuzz/fuzz_descriptor.cpp). PEP 3118: len == product(shape) * itemsize; an exporter whose
+    // elements need more than `len` bytes lies about its memory and is refused.
+    static_assert(std::is_same_v<Py_ssize_t, int64_t>, "Py_buffer's shape/strides are read as int64_t");
+    interop::BufferView bv;
+    bv.buf = v.buf;
+    bv.len = v.len;
+    bv.itemsize = v.itemsize;
+    bv.format = v.format;
+    bv.ndim = v.ndim;
+    bv.shape = v.shape;
+    bv.strides = v.strides;
+    bv.has_suboffsets = v.suboffsets != nullptr;
+    bv.readonly = v.readonly != 0;
+    f = interop::layout_of_buffer(bv, api);
   } catch (...) {
     PyBuffer_Release(&v);
     throw;
