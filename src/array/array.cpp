@@ -1,5 +1,7 @@
 #include "uma/array.h"
 
+#include <algorithm>
+
 #include "uma/error.h"
 
 namespace uma {
@@ -15,13 +17,20 @@ Strides contiguous_strides(const Shape& shape) {
 }
 
 int64_t checked_size(const Shape& shape) {
+  // As NumPy: the product of the non-zero dimensions must fit too, so that contiguous strides
+  // (and the size) of a size-0 array such as (0, 2**62, 2**62) never overflow.
   int64_t n = 1;
+  bool zero = false;
   for (int64_t d : shape) {
     UMA_CHECK(d >= 0, Value, "negative dimensions are not allowed: shape ", shape_str(shape));
-    if (d != 0 && n > INT64_MAX / d) UMA_FAIL(Value, "array is too big: shape ", shape_str(shape));
+    if (d == 0) {
+      zero = true;
+      continue;
+    }
+    if (n > INT64_MAX / d) UMA_FAIL(Value, "array is too big: shape ", shape_str(shape));
     n *= d;
   }
-  return n;
+  return zero ? 0 : n;
 }
 
 std::string shape_str(const Shape& shape) {
@@ -39,7 +48,8 @@ Array::Array(std::shared_ptr<Storage> storage, void* data, Shape shape, Strides 
       dtype_(dtype), writable_(writable) {
   UMA_ASSERT(shape_.size() == strides_.size());
   size_ = 1;
-  for (int64_t d : shape_) size_ *= d;
+  if (std::find(shape_.begin(), shape_.end(), 0) != shape_.end()) size_ = 0;  // (2**62, 2**62, 0): no overflow
+  else for (int64_t d : shape_) size_ *= d;
 }
 
 Array Array::empty(const Shape& shape, DType dtype, Device device) {

@@ -110,6 +110,14 @@ Array import_foreign(const ForeignLayout& src, const std::function<DataPtr()>& a
   if (aligned) {
     Strides st(src.byte_strides.size());
     for (std::size_t k = 0; k < st.size(); ++k) st[k] = src.byte_strides[k] / static_cast<int64_t>(isz);
+    if (src.dtype == DType::Bool) {
+      // A foreign bool byte may hold any value (a producer's uint8 reinterpreted as bool);
+      // loading it as a C++ bool is undefined unless it is 0 or 1. Read the bytes as uint8
+      // and convert: any non-zero byte is true (as NumPy's astype(bool) of the bytes).
+      Array bytes(nullptr, src.ptr, src.shape, std::move(st), DType::UInt8, false);
+      Array b = ops::astype(bytes, DType::Bool);
+      return dtype && *dtype != DType::Bool ? ops::astype(b, *dtype) : b;
+    }
     Array view(nullptr, src.ptr, src.shape, std::move(st), src.dtype, false);
     return ops::astype(view, dtype.value_or(src.dtype));
   }

@@ -119,8 +119,10 @@ ForeignLayout layout_of(const DLTensor& t, bool readonly) {
       f.byte_strides[d] = t.strides[d] * isz;
     }
   } else {
-    Strides c = contiguous_strides(f.shape);
-    for (int32_t d = 0; d < t.ndim; ++d) f.byte_strides[d] = c[d] * isz;
+    Strides c = contiguous_strides(f.shape);  // no overflow: checked_size passed
+    for (int32_t d = 0; d < t.ndim; ++d)
+      UMA_CHECK(!__builtin_mul_overflow(c[d], isz, &f.byte_strides[d]), Value, "DLPack tensor of shape ",
+                shape_str(f.shape), " is too large");
   }
   UMA_CHECK(n == 0 || t.data != nullptr, Value, "DLPack tensor of size ", n, " has a NULL data pointer");
   UMA_CHECK(t.byte_offset <= static_cast<uint64_t>(INT64_MAX), Value, "DLPack byte_offset ", t.byte_offset, " overflows");

@@ -53,6 +53,7 @@ Array transpose(const Array& a, const std::vector<int64_t>& axes0) {
 
 Array broadcast_to(const Array& a, const Shape& shape) {
   for (int64_t d : shape) UMA_CHECK(d >= 0, Value, "broadcast_to: negative dimensions are not allowed");
+  checked_size(shape);  // ValueError when the view's size would overflow
   UMA_CHECK(static_cast<int64_t>(shape.size()) >= a.ndim() && broadcast_shapes(a.shape(), shape, "broadcast_to") == shape,
             Value, "broadcast_to: cannot broadcast an array of shape ", shape_str(a.shape()), " to shape ",
             shape_str(shape));
@@ -157,6 +158,7 @@ Array getitem(const Array& a, const std::vector<IndexItem>& index) {
     } else {
       int64_t step = it.step.value_or(1);
       UMA_CHECK(step != 0, Value, "slice step cannot be zero");
+      if (step < -INT64_MAX) step = -INT64_MAX;  // as CPython's PySlice_Unpack: -step must not overflow
       int64_t start, stop;
       // CPython's PySlice_AdjustIndices.
       if (step > 0) {
@@ -183,7 +185,9 @@ Array getitem(const Array& a, const std::vector<IndexItem>& index) {
       if (step < 0 && stop < start) len = (start - stop - 1) / (-step) + 1;
       if (len > 0) p += start * stride * isz;
       s.push_back(len);
-      st.push_back(stride * step);
+      // len > 1 bounds |step| by n, so the product fits; a shorter axis keeps its stride
+      // (any stride is valid for it, and stride * step may overflow: a[::2**62]).
+      st.push_back(len > 1 ? stride * step : stride);
     }
     ++d;
   };

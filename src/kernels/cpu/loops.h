@@ -30,6 +30,13 @@ struct Loop {
 template <std::size_t K>
 Loop<K> make_loop(const Shape& shape, const std::array<const Array*, K>& ops) {
   Loop<K> L;
+  // An empty array's strides are never used and may be anything (a producer's (0, 2**60)
+  // tensor with huge strides is valid): size 0, nothing to build, no stride arithmetic.
+  for (int64_t d : shape)
+    if (d == 0) {
+      L.size = 0;
+      return L;
+    }
   for (std::size_t d = 0; d < shape.size(); ++d) {
     L.size *= shape[d];
     if (shape[d] == 1) continue;
