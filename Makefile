@@ -2,14 +2,17 @@
 #
 #   make demo    set up .venv, install uma (`pip install .`), train the digits MLP
 #   make test    set up .venv, run every test: C++ (ctest), Python (pytest on the installed
-#                package), and both again under ASAN+UBSAN
+#                package), both again under ASAN+UBSAN, the memory tests under TSAN, and
+#                each fuzz target for 30 s
 #   make dev     fast in-tree build for developers: python/uma/_core*.so, so PYTHONPATH=python works
 #   make bench   the benchmark tables (bench/bench_overview.py; BENCH=bench/other.py for another)
+#   make fuzz    build the libFuzzer targets of fuzz/ and run each FUZZ_SECONDS seconds (default 30)
 #   make clean   remove build/ and the in-tree extension (keeps .venv)
 #
 # Variables: PYTHON (interpreter that creates the venv, default python3), VENV (default .venv),
 # JOBS (parallel compile jobs, default 2), ARGS (extra arguments for the demo or benchmark),
-# BENCH (the benchmark script), PHASES (subset of "cpp python asan-cpp asan-py" for make test).
+# BENCH (the benchmark script), PHASES (subset of "cpp python asan-cpp asan-py tsan fuzz" for
+# make test), FUZZ_SECONDS (per fuzz target, for make fuzz and the fuzz phase).
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -19,14 +22,14 @@ BENCH ?= bench/bench_overview.py
 VPY := $(VENV)/bin/python
 export VENV PYTHON JOBS
 
-.PHONY: all demo test dev bench clean env-demo env-test env-dev env-bench install help
+.PHONY: all demo test dev bench fuzz clean env-demo env-test env-dev env-bench env-fuzz install help
 
 all: help
 
 help:
 	@awk '/^#/ { print; next } { exit }' Makefile
 
-env-demo env-test env-dev env-bench: env-%:
+env-demo env-test env-dev env-bench env-fuzz: env-%:
 	@bash scripts/setup_env.sh $*
 
 # `pip install .` builds with scikit-build-core + nanobind (from pyproject's build requirements).
@@ -46,6 +49,9 @@ dev: env-dev
 	rm -f python/uma/_core*.so
 	cp build/dev/_core*.so python/uma/
 	@echo "built python/uma/$$(cd build/dev && ls _core*.so): use PYTHONPATH=python $(VPY) ..."
+
+fuzz: env-fuzz
+	FUZZ_SECONDS=$(or $(FUZZ_SECONDS),30) bash scripts/fuzz.sh
 
 bench: env-bench install
 	$(VPY) $(BENCH) $(ARGS)

@@ -10,9 +10,14 @@
 #   asan-py    the extension from build/asan next to a copy of python/uma in build/asan/pkg,
 #              pytest with the ASAN runtime preloaded (detect_leaks=0: CPython itself
 #              "leaks" at exit; the Python tests prove no leaks with uma.memory_stats)
+#   tsan       the allocator, adoption and thread tests (tests/cpp/{threads,memory}_test.cpp,
+#              target uma_tsan_tests) built with -DUMA_TSAN=ON (ThreadSanitizer) in build/tsan
+#   fuzz       scripts/fuzz.sh: every libFuzzer target of fuzz/ for FUZZ_SECONDS (default 30)
+#              seconds from its corpus (clang, ASAN + UBSAN, build/fuzz)
 #
 # Environment: VENV (default .venv), JOBS (default 2), PHASES (default "cpp python asan-cpp
-# asan-py"), PYTEST_ARGS (extra pytest arguments). Exits non-zero when any phase fails.
+# asan-py tsan fuzz"), PYTEST_ARGS (extra pytest arguments), FUZZ_SECONDS (per fuzz target,
+# default 30). Exits non-zero when any phase fails.
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -21,7 +26,7 @@ VENV="${VENV:-.venv}"
 PY="$ROOT/$VENV/bin/python"
 [ -x "$PY" ] || PY="$VENV/bin/python"
 JOBS="${JOBS:-2}"
-PHASES="${PHASES:-cpp python asan-cpp asan-py}"
+PHASES="${PHASES:-cpp python asan-cpp asan-py tsan fuzz}"
 PYTEST_ARGS="${PYTEST_ARGS:-}"
 REPORTS="$ROOT/build/reports"
 mkdir -p "$REPORTS"
@@ -174,6 +179,22 @@ phase_asan_py() {
   return $rc
 }
 
+# ThreadSanitizer build of the memory layer's tests only (a few minutes on 2 cores); one
+# OpenMP thread (libgomp is not instrumented: its barriers would be reported as races).
+phase_tsan() {
+  banner "allocator/adoption/thread tests under TSAN (build/tsan)"
+  cmake_configure build/tsan -DUMA_TSAN=ON -DUMA_BUILD_PYTHON=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" >/dev/null || return 1
+  cmake --build build/tsan --target uma_tsan_tests || return 1
+  OMP_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
+    build/tsan/uma_tsan_tests --gtest_output="xml:$REPORTS/tsan.xml"
+}
+
+phase_fuzz() {
+  banner "libFuzzer targets, ${FUZZ_SECONDS:-30}s each (build/fuzz)"
+  FUZZ_SECONDS="${FUZZ_SECONDS:-30}" FUZZ_JUNIT="$REPORTS/fuzz.xml" bash scripts/fuzz.sh
+}
+
 for ph in $PHASES; do
   t=$SECONDS
   case "$ph" in
@@ -181,6 +202,8 @@ for ph in $PHASES; do
     python) phase_python; rc=$?; xml="$REPORTS/python.xml" ;;
     asan-cpp) phase_asan_cpp; rc=$?; xml="$REPORTS/asan-cpp.xml" ;;
     asan-py) phase_asan_py; rc=$?; xml="$REPORTS/asan-py.xml" ;;
+    tsan) phase_tsan; rc=$?; xml="$REPORTS/tsan.xml" ;;
+    fuzz) phase_fuzz; rc=$?; xml="$REPORTS/fuzz.xml" ;;
     *) echo "unknown phase $ph"; rc=2; xml=/nonexistent ;;
   esac
   if [ -f "$xml" ]; then detail="$(describe "$xml")"; else detail="(no test report: build or set-up failed)"; fi

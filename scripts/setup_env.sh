@@ -14,9 +14,13 @@
 #   test   + pytest, ml_dtypes, pyarrow, torch==2.13.0 (the CPU build on disk), pytest-xdist,
 #          jax[cpu], and mlx[cpu] if it installs here (the interop matrix)
 #   bench  demo + torch==2.13.0, pytensor (+ numba), and mlx[cpu] if it installs here
+#   fuzz   cmake and ninja only (make fuzz)
+# Profiles test and fuzz also get clang with its libFuzzer and OpenMP runtimes from Debian
+# (clang-19 libclang-rt-19-dev libomp-19-dev: the fuzz targets; Debian 12's default clang 14
+# has no _Float16 on x86-64).
 set -euo pipefail
 
-profile="${1:?usage: setup_env.sh demo|dev|test|bench}"
+profile="${1:?usage: setup_env.sh demo|dev|test|bench|fuzz}"
 VENV="${VENV:-.venv}"
 PYTHON="${PYTHON:-python3}"
 
@@ -28,6 +32,11 @@ have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok
 for p in libopenblas-dev libgtest-dev pkg-config; do
   have_pkg "$p" || need+=("$p")
 done
+if [ "$profile" = test ] || [ "$profile" = fuzz ]; then
+  for p in clang-19 libclang-rt-19-dev libomp-19-dev; do
+    have_pkg "$p" || need+=("$p")
+  done
+fi
 command -v g++ >/dev/null 2>&1 || need+=(g++)
 command -v make >/dev/null 2>&1 || need+=(make)
 command -v git >/dev/null 2>&1 || need+=(git)
@@ -74,6 +83,7 @@ case "$profile" in
   dev) pkgs=("${demo_pkgs[@]}" "${build_pkgs[@]}" pytest) ;;
   test) pkgs=("${demo_pkgs[@]}" "${build_pkgs[@]}" pytest pytest-xdist ml_dtypes pyarrow safetensors "torch==2.13.0" "jax[cpu]") ;;
   bench) pkgs=("${demo_pkgs[@]}" "torch==2.13.0" pytensor numba) ;;
+  fuzz) pkgs=("cmake>=3.24" ninja) ;;
   *) log "unknown profile '$profile'"; exit 2 ;;
 esac
 log "pip: ${pkgs[*]}"

@@ -1,0 +1,164 @@
+// fuzz_dlpack — DLPack import from random descriptors (interop::layout_of + import_foreign,
+// the path of uma.from_dlpack).
+//
+// Input: a DLTensor description (dtype code/bits/lanes, device, ndim, shape, strides or NULL,
+// data position, byte_offset, flags) followed by the bytes of the producer's buffer. The
+// tensor points into a heap copy of exactly those bytes, so ASAN flags any read outside it.
+// A DLTensor carries no buffer size, so the importer cannot detect a descriptor that lies
+// about its memory; the target therefore imports data only when its own 128-bit reference
+// extent says the descriptor stays inside the buffer, and then checks that uma agrees:
+//   * layout_of accepts a tensor of size > 0 only with a non-NULL data pointer;
+//   * the accepted layout's ptr is data + byte_offset and byte_extent equals the reference;
+//   * a copy (copy=Always) reads every element (ASAN), a shared import is a view inside the
+//     buffer whose deleter runs exactly once, and adopted_bytes returns to its baseline;
+//   * exporting the result and describing it again gives the same layout.
+// Descriptors that do not fit the buffer still go through layout_of and byte_extent (pure
+// arithmetic: overflow checks) but their data is never touched.
+#include <memory>
+#include <optional>
+
+#include "fuzz_common.h"
+#include "uma/interop/dlpack_io.h"
+
+using namespace uma;
+using namespace uma::interop;
+namespace dl = uma::dlpack;
+
+namespace {
+
+struct Producer {
+  int deleted = 0;
+};
+void producer_deleter(void* ctx, void*, std::size_t) noexcept { ++static_cast<Producer*>(ctx)->deleted; }
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
+  fuzz::init_once();
+  fuzz::Reader r{data, size};
+  dl::DLTensor t{};
+  t.dtype.code = r.u8();
+  t.dtype.bits = r.u8();
+  t.dtype.lanes = r.u16();
+  const uint8_t dev = r.u8();
+  t.device.device_type = dev < 0x80 ? (dev % 4 == 0 ? dl::kCPU : dev % 4 == 1 ? dl::kCUDAHost : dev % 4 == 2 ? dl::kCUDA : dev)
+                                    : static_cast<int32_t>(r.u32());
+  t.device.device_id = 0;
+  const int8_t nd_raw = static_cast<int8_t>(r.u8());
+  t.ndim = nd_raw >= 0 && nd_raw < 96 ? nd_raw % 9 : nd_raw;  // mostly 0..8; also 96..127 and negative
+  const uint8_t flags = r.u8();
+  const bool null_strides = flags & 1, null_data = flags & 2, readonly = flags & 4;
+  const CopyMode copy = (flags >> 3) % 3 == 0 ? CopyMode::IfNeeded : (flags >> 3) % 3 == 1 ? CopyMode::Never : CopyMode::Always;
+  const bool want_dtype = flags & 0x20;
+  const bool huge_offset = flags & 0x40;  // (flags & 0x80: NULL shape, below)
+  const std::size_t nd = t.ndim > 0 ? static_cast<std::size_t>(t.ndim) : 0;
+  std::vector<int64_t> shape(nd), strides(nd);
+  for (auto& d : shape) d = r.dim();
+  for (auto& s : strides) s = r.stride();
+  const uint32_t pos_raw = r.u32();
+  t.byte_offset = huge_offset ? r.u64() : r.u16() % 64;
+  const DType asked = fuzz::dtype_at(r.u8());
+  const std::vector<uint8_t> bytes = r.rest();
+
+  // The producer's buffer: exactly bytes.size() bytes on the heap.
+  std::unique_ptr<uint8_t[]> buf(new uint8_t[bytes.size()]);
+  if (!bytes.empty()) std::memcpy(buf.get(), bytes.data(), bytes.size());
+  const uint64_t pos = bytes.empty() ? 0 : pos_raw % (bytes.size() + 1);
+  t.data = null_data ? nullptr : buf.get() + pos;
+  t.shape = (flags & 0x80) ? nullptr : shape.data();  // NULL shape: must be refused when ndim > 0
+  t.strides = null_strides ? nullptr : strides.data();
+
+  ForeignLayout f;
+  if (!fuzz::accepts([&] { f = layout_of(t, readonly); })) return 0;
+
+  // ---- the reference: what the descriptor addresses, in 128-bit arithmetic ----
+  const std::size_t isz = itemsize(f.dtype);
+  FUZZ_CHECK(f.shape == shape);
+  bool zero = false;
+  for (int64_t d : shape) zero = zero || d == 0;
+  std::vector<__int128> bs(nd);
+  if (null_strides) {  // C-contiguous
+    __int128 acc = isz;
+    for (std::size_t k = nd; k-- > 0;) {
+      bs[k] = acc;
+      if (shape[k] > 0 && acc < (static_cast<__int128>(1) << 100)) acc *= shape[k];
+    }
+  } else {
+    for (std::size_t k = 0; k < nd; ++k) bs[k] = static_cast<__int128>(strides[k]) * isz;
+  }
+  bool fits = true;  // every addressed byte lies inside buf
+  fuzz::Extent ref;
+  if (!zero) {
+    FUZZ_CHECK(t.data != nullptr);  // layout_of refuses size > 0 with NULL data
+    for (std::size_t k = 0; k < nd; ++k)  // bounded magnitudes keep the reference exact
+      if (shape[k] > 1 && (bs[k] > static_cast<__int128>(1) << 40 || bs[k] < -(static_cast<__int128>(1) << 40) ||
+                           shape[k] > (int64_t(1) << 40)))
+        fits = false;
+    if (fits) {
+      ref = fuzz::reference_extent(shape, bs, isz);
+      const __int128 at = static_cast<__int128>(pos) + t.byte_offset;
+      fits = at + ref.lo >= 0 && at + ref.hi <= static_cast<__int128>(bytes.size());
+    }
+  }
+
+  std::pair<int64_t, int64_t> ext{0, 0};
+  const bool ext_ok = fuzz::accepts([&] { ext = byte_extent(f.shape, f.byte_strides, isz); });
+  if (!fits) {
+    // Not inside the buffer: arithmetic only (decide_copy never reads data).
+    fuzz::accepts([&] { decide_copy(f, want_dtype ? std::optional<DType>(asked) : std::nullopt, std::nullopt, copy, "fuzz"); });
+    return 0;
+  }
+  FUZZ_CHECK(ext_ok);
+  if (!zero) {
+    FUZZ_CHECK(f.ptr == static_cast<char*>(t.data) + t.byte_offset);
+    FUZZ_CHECK(ext.first == static_cast<int64_t>(ref.lo) && ext.second == static_cast<int64_t>(ref.hi));
+  } else {
+    FUZZ_CHECK(ext.first == 0 && ext.second == 0);
+  }
+
+  if (!fuzz::small_enough_to_copy(f)) return 0;
+  const int64_t adopted0 = memory_stats(Device::cpu()).adopted_bytes;
+  // copy=Always: a fresh writable array; reads every element of the source.
+  fuzz::accepts([&] {
+    Array a = import_foreign(f, [&]() -> DataPtr { std::abort(); }, std::nullopt, std::nullopt, CopyMode::Always, "fuzz");
+    FUZZ_CHECK(a.shape() == shape && a.writable() && !a.is_adopted() && a.is_c_contiguous());
+  });
+
+  // The fuzzed copy mode and dtype, with an adopt callback like the binding's.
+  Producer prod;
+  int adopted = 0;
+  fuzz::accepts([&] {
+    Array a = import_foreign(
+        f,
+        [&]() {
+          ++adopted;
+          return adopt(f.ptr, static_cast<std::size_t>(ext.second - ext.first), Device::cpu(), &producer_deleter, &prod);
+        },
+        want_dtype ? std::optional<DType>(asked) : std::nullopt, std::nullopt, copy, "fuzz");
+    FUZZ_CHECK(a.shape() == shape);
+    if (a.is_adopted()) {
+      FUZZ_CHECK(a.data() == f.ptr && a.writable() == !readonly && a.dtype() == f.dtype);
+      if (a.size() > 0) {  // the view's elements are exactly the descriptor's
+        fuzz::Extent e;
+        std::vector<__int128> vs;
+        for (int64_t s : a.strides()) vs.push_back(static_cast<__int128>(s) * isz);
+        e = fuzz::reference_extent(a.shape(), vs, isz);
+        FUZZ_CHECK(e.lo == ref.lo && e.hi == ref.hi);
+      }
+    } else {
+      FUZZ_CHECK(a.writable() && a.is_c_contiguous());
+    }
+    fuzz::touch(a);
+    // Export and describe again: the same layout.
+    dl::DLManagedTensorVersioned* m = export_versioned(a, false);
+    fuzz::accepts([&] {
+      ForeignLayout g = layout_of(m->dl_tensor, (m->flags & dl::kFlagReadOnly) != 0);
+      FUZZ_CHECK(g.shape == a.shape() && g.dtype == a.dtype() && g.readonly == !a.writable());
+      if (a.size() > 0) FUZZ_CHECK(g.ptr == a.data());
+    });
+    m->deleter(m);
+  });
+  FUZZ_CHECK(adopted <= 1 && prod.deleted == adopted);
+  FUZZ_CHECK(memory_stats(Device::cpu()).adopted_bytes == adopted0);
+  return 0;
+}

@@ -1,0 +1,224 @@
+// Thread-safety of the memory layer (include/uma/memory/caching_allocator.h, "Threads"; Note
+// [Adopted buffers]): the caching allocator and adoption hammered from many threads, and arrays
+// (copies, views) released on threads other than the one that made them. These tests run in
+// every build; the tsan phase of scripts/run_tests.sh runs them under ThreadSanitizer
+// (-DUMA_TSAN=ON, target uma_tsan_tests), which reports any data race in uma's code.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "uma/array.h"
+#include "uma/memory/allocator.h"
+#include "uma/memory/caching_allocator.h"
+#include "uma/ops.h"
+
+namespace uma {
+namespace {
+
+constexpr int kThreads = 8;
+
+// A small blocking queue: producers push, consumers pop until closed and drained.
+template <class T>
+class Queue {
+ public:
+  void push(T v) {
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      q_.push_back(std::move(v));
+    }
+    cv_.notify_one();
+  }
+  bool pop(T& out) {
+    std::unique_lock<std::mutex> g(mu_);
+    cv_.wait(g, [&] { return !q_.empty() || closed_; });
+    if (q_.empty()) return false;
+    out = std::move(q_.front());
+    q_.pop_front();
+    return true;
+  }
+  void close() {
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      closed_ = true;
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<T> q_;
+  bool closed_ = false;
+};
+
+// ---- the caching allocator -------------------------------------------------------------------
+
+TEST(Threads, CachingAllocatorChurnWithConcurrentLimitChanges) {
+  constexpr std::size_t kLimit = 256 * 1024;
+  CachingAllocator alloc(kLimit);
+  std::atomic<bool> stop{false};
+  std::atomic<int> bad{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < kThreads; ++t) {
+    ts.emplace_back([&, t] {
+      std::mt19937 rng(1234 + t);
+      std::vector<std::pair<DataPtr, unsigned char>> held;
+      for (int i = 0; i < 4000; ++i) {
+        if (held.size() < 16 && (held.empty() || rng() % 3 != 0)) {
+          const std::size_t n = std::size_t(1) << (rng() % 14);  // 1 B .. 8 KiB: several classes
+          DataPtr p = alloc.allocate(n);
+          const auto tag = static_cast<unsigned char>(rng());
+          std::memset(p.get(), tag, p.nbytes());  // a block handed out twice would be overwritten
+          held.emplace_back(std::move(p), tag);
+        } else {
+          const std::size_t k = rng() % held.size();
+          const auto* b = static_cast<const unsigned char*>(held[k].first.get());
+          if (b[0] != held[k].second || b[held[k].first.nbytes() - 1] != held[k].second) ++bad;
+          held.erase(held.begin() + static_cast<std::ptrdiff_t>(k));  // frees on this thread
+        }
+      }
+    });
+  }
+  // Meanwhile: the limit moves, the cache is cleared, stats are read.
+  std::thread admin([&] {
+    std::size_t limits[] = {0, 4096, kLimit, 64 * 1024};
+    for (int i = 0; !stop.load(); ++i) {
+      alloc.set_cache_limit(limits[i % 4]);
+      MemoryStats s = alloc.stats();
+      if (s.active_bytes < 0 || s.cached_bytes < 0 || s.cached_bytes > static_cast<int64_t>(kLimit) ||
+          s.peak_bytes < s.active_bytes)
+        ++bad;
+      if (i % 7 == 0) alloc.clear_cache();
+      std::this_thread::yield();
+    }
+  });
+  for (auto& th : ts) th.join();
+  stop = true;
+  admin.join();
+  EXPECT_EQ(bad.load(), 0);
+  alloc.set_cache_limit(kLimit);
+  MemoryStats s = alloc.stats();
+  EXPECT_EQ(s.active_bytes, 0);  // every block came back, counted exactly once
+  EXPECT_LE(s.cached_bytes, static_cast<int64_t>(kLimit));
+  EXPECT_GT(s.peak_bytes, 0);
+  alloc.clear_cache();
+  EXPECT_EQ(alloc.stats().cached_bytes, 0);
+}
+
+TEST(Threads, BlocksFreedOnAnotherThreadReturnToTheirAllocator) {
+  CachingAllocator alloc(1 << 20);
+  Queue<DataPtr> q;
+  std::vector<std::thread> consumers;
+  for (int t = 0; t < kThreads / 2; ++t)
+    consumers.emplace_back([&] {
+      DataPtr p;
+      while (q.pop(p)) p.reset();  // released here, allocated elsewhere
+    });
+  std::vector<std::thread> producers;
+  for (int t = 0; t < kThreads / 2; ++t)
+    producers.emplace_back([&, t] {
+      for (int i = 0; i < 3000; ++i) q.push(alloc.allocate(64u << ((i + t) % 6)));
+    });
+  for (auto& th : producers) th.join();
+  q.close();
+  for (auto& th : consumers) th.join();
+  MemoryStats s = alloc.stats();
+  EXPECT_EQ(s.active_bytes, 0);
+  EXPECT_LE(s.cached_bytes, 1 << 20);
+}
+
+// ---- adoption --------------------------------------------------------------------------------
+
+struct Owner {
+  std::atomic<int> deleted{0};
+};
+void owner_deleter(void* ctx, void*, std::size_t) noexcept { static_cast<Owner*>(ctx)->deleted.fetch_add(1); }
+
+TEST(Threads, AdoptFromManyThreadsDeletesExactlyOnce) {
+  constexpr int kPerThread = 2000;
+  const int64_t adopted0 = memory_stats(Device::cpu()).adopted_bytes;
+  std::vector<Owner> owners(kThreads * kPerThread);
+  static char bytes[4096];
+  Queue<std::shared_ptr<Storage>> q;
+  std::vector<std::thread> consumers;
+  for (int t = 0; t < kThreads / 2; ++t)
+    consumers.emplace_back([&] {
+      std::shared_ptr<Storage> s;
+      while (q.pop(s)) s.reset();  // the last reference may die here or on the producer
+    });
+  std::vector<std::thread> producers;
+  for (int t = 0; t < kThreads; ++t)
+    producers.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        Owner& o = owners[t * kPerThread + i];
+        auto s = std::make_shared<Storage>(adopt(bytes + i % 64, 1 + i % 4000, Device::cpu(), &owner_deleter, &o));
+        if (i % 2) q.push(s);  // shared with a consumer: either side may release last
+        else q.push(std::move(s));
+      }
+    });
+  for (auto& th : producers) th.join();
+  q.close();
+  for (auto& th : consumers) th.join();
+  int wrong = 0;
+  for (const Owner& o : owners) wrong += o.deleted.load() != 1;
+  EXPECT_EQ(wrong, 0) << "every adoption's deleter runs exactly once";
+  EXPECT_EQ(memory_stats(Device::cpu()).adopted_bytes, adopted0);
+}
+
+// ---- arrays released on other threads -----------------------------------------------------
+
+TEST(Threads, ArrayCopiesAndViewsReleasedOnOtherThreads) {
+  const MemoryStats before = memory_stats(Device::cpu());
+  Owner owner;
+  static double foreign[64];
+  for (int i = 0; i < 64; ++i) foreign[i] = i;
+  {
+    // An adopted 8x8 array and a pooled one; every thread makes views and copies of both,
+    // reads them, and drops them.
+    auto st = std::make_shared<Storage>(adopt(foreign, sizeof foreign, Device::cpu(), &owner_deleter, &owner));
+    Array adopted(st, foreign, {8, 8}, {8, 1}, DType::Float64, /*writable=*/false);
+    st.reset();
+    Array pooled = ops::copy(adopted);
+    std::atomic<int> bad{0};
+    Queue<Array> handoff;
+    std::vector<std::thread> ts;
+    for (int t = 0; t < kThreads; ++t)
+      ts.emplace_back([&, t] {
+        for (int i = 0; i < 300; ++i) {
+          const Array& src = (i + t) % 2 ? adopted : pooled;
+          Array v = ops::getitem(src, {IndexItem{IndexItem::Slice, 0, std::nullopt, std::nullopt, -1}});
+          Array tv = ops::transpose(v, {});
+          Array c = ops::copy(tv);  // pooled, allocated on this thread
+          if (c.data_as<double>()[0] != 56.0) ++bad;  // element (0, 0): row 7, column 0
+          handoff.push(std::move(i % 2 ? tv : c));  // released by another thread
+        }
+      });
+    std::vector<std::thread> sinks;
+    for (int t = 0; t < 2; ++t)
+      sinks.emplace_back([&] {
+        Array a;
+        while (handoff.pop(a)) a = Array();
+      });
+    for (auto& th : ts) th.join();
+    handoff.close();
+    for (auto& th : sinks) th.join();
+    EXPECT_EQ(bad.load(), 0);
+    EXPECT_EQ(owner.deleted.load(), 0) << "the adopted array is still alive";
+  }
+  EXPECT_EQ(owner.deleted.load(), 1);
+  const MemoryStats after = memory_stats(Device::cpu());
+  EXPECT_EQ(after.active_bytes, before.active_bytes);
+  EXPECT_EQ(after.adopted_bytes, before.adopted_bytes);
+}
+
+}  // namespace
+}  // namespace uma
