@@ -101,6 +101,17 @@ bool is_fusable(UnaryOp op, DType t) noexcept;
 /// shapes that do not broadcast.
 Array fused_elementwise(const std::vector<Array>& inputs, const std::vector<FusedInstr>& code, DType dtype);
 
+// ---- neural-network helpers --------------------------------------------------------------
+/// Per-example softmax cross-entropy of logits (N, C) float32/float64 with integer labels
+/// (N,): log(sum_j exp(z_ij)) - z_{i, y_i}, shape (N,), the logits' dtype. ValueError for a
+/// label outside [0, C) or mismatched shapes; TypeError for non-float logits or non-integer
+/// labels. (TensorFlow's sparse_softmax_cross_entropy_with_logits; PyTorch's cross_entropy
+/// with reduction='none'.)
+Array softmax_cross_entropy(const Array& logits, const Array& labels);
+/// Its gradient with respect to the logits for an upstream gradient `grad` of shape (N,)
+/// (or broadcastable to it): grad_i * (softmax(z)_ij - [j == y_i]), shape (N, C).
+Array softmax_cross_entropy_grad(const Array& grad, const Array& logits, const Array& labels);
+
 // ---- reductions --------------------------------------------------------------------------
 /// Reduces over `axes` (nullopt: all axes). ArgMax/ArgMin accept one axis or none.
 Array reduce(ReduceOp op, const Array& a, const std::optional<std::vector<int64_t>>& axes, bool keepdims);

@@ -167,6 +167,21 @@ void bind_ops(nb::module_& m) {
       "One-hot encoding: shape indices.shape + (depth,), 1 where j == index, else 0 (indices outside\n"
       "[0, depth) give all-zero rows); dtype defaults to float64. TypeError for non-integer indices.");
 
+  m.def("softmax_cross_entropy", [](nb::handle z, nb::handle y) {
+        return ops::softmax_cross_entropy(operand(z, nullptr, "softmax_cross_entropy"), operand(y, nullptr, "softmax_cross_entropy"));
+      }, nb::arg("logits"), nb::arg("labels"),
+      "Per-example softmax cross-entropy: logits (N, C) float32/float64, integer labels (N,) ->\n"
+      "log(sum_j exp(logits[i, j])) - logits[i, labels[i]], shape (N,), computed stably in one pass\n"
+      "per row. ValueError for a label outside [0, C) or mismatched shapes; TypeError for other dtypes.\n"
+      "(TensorFlow sparse_softmax_cross_entropy_with_logits; PyTorch cross_entropy(reduction='none').)");
+  m.def("softmax_cross_entropy_grad", [](nb::handle g, nb::handle z, nb::handle y) {
+        return ops::softmax_cross_entropy_grad(operand(g, nullptr, "softmax_cross_entropy_grad"),
+                                               operand(z, nullptr, "softmax_cross_entropy_grad"),
+                                               operand(y, nullptr, "softmax_cross_entropy_grad"));
+      }, nb::arg("grad"), nb::arg("logits"), nb::arg("labels"),
+      "Gradient of softmax_cross_entropy with respect to the logits: grad[i] * (softmax(logits)[i, j] -\n"
+      "(j == labels[i])), shape (N, C).");
+
   // ---- reductions ----
 #define UMA_RED(name, OP)                                                                              \
   m.def(name, [](nb::handle a, nb::handle axis, bool keepdims) {                                       \

@@ -1,4 +1,6 @@
 // uma._core.Program: the executor the `cpu` linker compiles function graphs into.
+#include <nanobind/stl/pair.h>
+
 #include "common.h"
 #include "uma/error.h"
 #include "uma/runtime/program.h"
@@ -93,6 +95,11 @@ void bind_runtime(nb::module_& m) {
         nb::gil_scoped_release release;
         return p.run(inputs);
       }, "Runs the program on uma.Array inputs; returns a list of uma.Array. The GIL is released.")
+      .def("profile", [](const runtime::Program& p, const std::vector<Array>& inputs, int repeat) {
+        nb::gil_scoped_release release;
+        return p.profile(inputs, repeat);
+      }, nb::arg("inputs"), nb::arg("repeat") = 100,
+      "Runs the program `repeat` times; returns [(op name, mean ns per run)] per step (profiling aid).")
       .def_prop_ro("num_steps", &runtime::Program::num_steps);
   m.def("_program_ops", &runtime::op_names, "Names of the ops a Program can run.");
   m.def("_fusable", [](const std::string& name, nb::handle dtype) {

@@ -23,7 +23,7 @@ _OPS = [
     "remainder", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
     "logical_and", "logical_or", "negative", "abs", "exp", "log", "log1p", "expm1", "sqrt",
     "tanh", "sigmoid", "sign", "square", "logical_not", "sin", "cos", "floor", "ceil", "where",
-    "one_hot",
+    "one_hot", "softmax_cross_entropy",
     # reductions
     "sum", "mean", "max", "min", "prod", "argmax", "argmin", "all", "any",
     # linear algebra and shape

@@ -1,5 +1,6 @@
 #include "uma/runtime/program.h"
 
+#include <chrono>
 #include <map>
 
 #include "uma/error.h"
@@ -49,6 +50,9 @@ const std::map<std::string, OpFn>& registry() {
       {"one_hot", [](const In& x, const OpAttrs& a) { return ops::one_hot(x[0], a.depth, a.dtype.value_or(DType::Float64)); }},
       {"astype", [](const In& x, const OpAttrs& a) { return ops::astype(x[0], a.dtype.value_or(x[0].dtype())); }},
       {"copy", [](const In& x, const OpAttrs&) { return ops::copy(x[0]); }},
+      {"softmax_cross_entropy", [](const In& x, const OpAttrs&) { return ops::softmax_cross_entropy(x[0], x[1]); }},
+      {"softmax_cross_entropy_grad",
+       [](const In& x, const OpAttrs&) { return ops::softmax_cross_entropy_grad(x[0], x[1], x[2]); }},
       // Ops whose result takes the run-time shape of another input (gradient helpers).
       {"broadcast_like", [](const In& x, const OpAttrs&) { return ops::broadcast_to(x[0], x[1].shape()); }},
       {"reshape_like", [](const In& x, const OpAttrs&) { return ops::reshape(x[0], x[1].shape()); }},
@@ -128,6 +132,30 @@ void Program::plan_releases() {
   for (auto& st : steps_) st.release.clear();
   for (int s = 0; s < nslots_; ++s)
     if (last[s] >= 0 && last[s] != INT32_MAX) steps_[last[s]].release.push_back(s);
+}
+
+std::vector<std::pair<std::string, double>> Program::profile(const std::vector<Array>& inputs, int repeat) const {
+  UMA_CHECK(inputs.size() == inputs_.size(), Type, "Program expects ", inputs_.size(), " inputs, got ", inputs.size());
+  UMA_CHECK(repeat > 0, Value, "Program.profile: repeat must be positive, got ", repeat);
+  std::vector<double> ns(steps_.size(), 0.0);
+  std::vector<Array> args;
+  for (int r = 0; r < repeat; ++r) {
+    std::vector<Array> slots(nslots_);
+    for (std::size_t i = 0; i < inputs.size(); ++i) slots[inputs_[i]] = inputs[i];
+    for (const auto& [s, v] : constants_) slots[s] = v;
+    for (std::size_t k = 0; k < steps_.size(); ++k) {
+      const Step& st = steps_[k];
+      auto t0 = std::chrono::steady_clock::now();
+      args.clear();
+      for (int s : st.in) args.push_back(slots[s]);
+      slots[st.out] = st.fn(args, st.attrs);
+      for (int s : st.release) slots[s] = Array();
+      ns[k] += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+    }
+  }
+  std::vector<std::pair<std::string, double>> out;
+  for (std::size_t k = 0; k < steps_.size(); ++k) out.emplace_back(steps_[k].name, ns[k] / repeat);
+  return out;
 }
 
 std::vector<Array> Program::run(const std::vector<Array>& inputs) const {

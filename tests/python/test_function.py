@@ -534,3 +534,33 @@ def test_input_can_be_an_intermediate_variable():
     h = sym.exp(x)
     f = uma.function([h], h * 2)
     assert_matches(f([1.0, 2.0]), np.array([2.0, 4.0]))
+
+
+@pytest.mark.parametrize("backend", ["cpu", "reference"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_softmax_cross_entropy_matches_log_softmax_formulation(backend, dtype, rng):
+    """The fused op equals -sum(one_hot * log_softmax) (NumPy oracle), values and gradients."""
+    z = sym.matrix("z", dtype=dtype)
+    y = sym.vector("y", dtype="int64")
+    loss = sym.mean(sym.softmax_cross_entropy(z, y))
+    f = uma.function([z, y], [loss, uma.grad(loss, z)], backend=backend)
+    Z = rng.normal(size=(7, 5)).astype(dtype) * 4
+    Y = rng.integers(0, 5, size=7)
+    m = Z.max(axis=1, keepdims=True)
+    logp = Z - m - np.log(np.exp(Z - m).sum(axis=1, keepdims=True))
+    p = np.exp(logp)
+    p[np.arange(7), Y] -= 1.0
+    got_loss, got_grad = f(Z, Y)
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    assert_matches(got_loss, np.asarray(-logp[np.arange(7), Y].mean(), dtype=dtype), rtol=tol, atol=tol)
+    assert_matches(got_grad, (p / 7).astype(dtype), rtol=tol, atol=tol)
+
+
+def test_softmax_cross_entropy_bad_labels():
+    z = sym.matrix("z")
+    y = sym.vector("y", dtype="int64")
+    f = uma.function([z, y], sym.softmax_cross_entropy(z, y))
+    with pytest.raises(ValueError, match="label 5 at position 1 is out of range"):
+        f(np.zeros((2, 5)), np.array([0, 5]))
+    with pytest.raises(TypeError, match="labels must be a 1-d integer"):
+        sym.softmax_cross_entropy(z, sym.vector("yf"))

@@ -47,6 +47,9 @@ class Program {
   /// Runs the program; inputs in add_input order. TypeError on a wrong argument count.
   std::vector<Array> run(const std::vector<Array>& inputs) const;
   std::size_t num_steps() const { return steps_.size(); }
+  /// Runs the program `repeat` times and returns, per step, its name and the mean wall time
+  /// in nanoseconds (a profiling aid; same semantics as run()).
+  std::vector<std::pair<std::string, double>> profile(const std::vector<Array>& inputs, int repeat) const;
 
  private:
   struct Step {

@@ -161,8 +161,9 @@ def build_model(uma, n_in, n_hidden, n_classes, lr, seed, dtype, backend, model=
         W1, b1, W2, b2 = params
         hidden = sym.relu(x @ W1 + b1)
         logits = hidden @ W2 + b2
-    logp = sym.log_softmax(logits, axis=1)
-    loss = -sym.mean(sym.sum(sym.one_hot(y, n_classes, dtype=dtype) * logp, axis=1))
+    # Mean cross-entropy of softmax(logits) against the labels, as one fused op (its gradient,
+    # softmax - one_hot, is one op too): -mean(sum(one_hot(y) * log_softmax(logits), axis=1)).
+    loss = sym.mean(sym.softmax_cross_entropy(logits, y))
     pred = sym.argmax(logits, axis=1)
     grads = uma.grad(loss, params)
     updates = [(p, p - lr * g) for p, g in zip(params, grads)]

@@ -995,6 +995,77 @@ def log_softmax(x, axis=-1):
     return Softmax("log_softmax", _norm_axis("log_softmax", axis, x.ndim))(x)
 
 
+class SoftmaxCrossEntropy(Op):
+    """Per-example softmax cross-entropy of logits (N, C) with integer labels (N,)."""
+
+    name = "softmax_cross_entropy"
+
+    def output_types(self, inputs):
+        z, y = inputs
+        if z.ndim != 2 or z.dtype not in ("float32", "float64"):
+            raise TypeError(f"softmax_cross_entropy: logits must be a 2-d float32/float64 array, got "
+                            f"{z.dtype} with {z.ndim} dimension(s)")
+        if y.ndim != 1 or kind_of(y.dtype) not in "iu":
+            raise TypeError(f"softmax_cross_entropy: labels must be a 1-d integer array, got {y.dtype} "
+                            f"with {y.ndim} dimension(s)")
+        n = _bcast_static("softmax_cross_entropy", [(z.shape[0],), y.shape])
+        return [TensorType(z.dtype, n)]
+
+    def perform(self, node, values):
+        return [_k().softmax_cross_entropy(values[0], values[1])]
+
+    def infer_shape(self, node, shapes):
+        if shapes[0][0] != shapes[1][0]:
+            raise ValueError(f"softmax_cross_entropy: {shapes[1][0]} labels for {shapes[0][0]} rows of logits")
+        return [(shapes[0][0],)]
+
+    def program_op(self, node):
+        return "softmax_cross_entropy", {}
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        if g is None:
+            return [None, None]
+        z, y = node.inputs
+        return [SoftmaxCrossEntropyGrad()(g, z, y), None]
+
+
+class SoftmaxCrossEntropyGrad(Op):
+    """d softmax_cross_entropy / d logits, scaled by the upstream gradient (N,)."""
+
+    name = "softmax_cross_entropy_grad"
+
+    def output_types(self, inputs):
+        g, z, y = inputs
+        return [TensorType(z.dtype, z.shape)]
+
+    def perform(self, node, values):
+        return [_k().softmax_cross_entropy_grad(values[0], values[1], values[2])]
+
+    def infer_shape(self, node, shapes):
+        return [tuple(shapes[1])]
+
+    def program_op(self, node):
+        return "softmax_cross_entropy_grad", {}
+
+    def grad(self, node, output_grads):
+        raise NotImplementedError("softmax_cross_entropy: second derivatives are not implemented")
+
+
+def softmax_cross_entropy(logits, labels):
+    """Per-example cross-entropy of ``softmax(logits)`` against integer ``labels``.
+
+    ``logits``: (N, C) float32/float64; ``labels``: (N,) integers in [0, C). Returns (N,) of the
+    logits' dtype: ``logsumexp(logits[i]) - logits[i, labels[i]]``, computed in one stable pass
+    per row, with the gradient ``softmax(logits) - one_hot(labels)`` (scaled by the upstream
+    gradient) in one op. Equal to ``-sum(one_hot(labels) * log_softmax(logits), axis=1)``.
+    TensorFlow's ``sparse_softmax_cross_entropy_with_logits``; PyTorch's
+    ``cross_entropy(..., reduction="none")``. TypeError for other dtypes or ranks; ValueError
+    (at call time) for a label outside [0, C).
+    """
+    return SoftmaxCrossEntropy()(as_variable(logits), as_variable(labels))
+
+
 # ======================================================================================
 # linear algebra
 # ======================================================================================
@@ -1690,7 +1761,7 @@ __all__ = [
     "zeros", "ones", "empty", "full", "arange", "eye", "asarray", "array", "from_dlpack",
     "astype", "cast",
     "sum", "mean", "max", "min", "prod", "all", "any", "argmax", "argmin",
-    "softmax", "log_softmax", "matmul", "dot",
+    "softmax", "log_softmax", "softmax_cross_entropy", "matmul", "dot",
     "reshape", "transpose", "broadcast_to", "concatenate", "stack", "expand_dims", "squeeze",
     "getitem",
 ]

@@ -101,6 +101,17 @@ void unary_typed(UnaryOp op, const Array& a, const Array& out) {
 template <class T>
 struct WhereInner {
   void operator()(const std::array<char*, 4>& p, const std::array<int64_t, 4>& s, int64_t n) const {
+    constexpr int64_t ts = sizeof(T);
+    if (s[0] == 1 && s[3] == ts && (s[1] == ts || s[1] == 0) && (s[2] == ts || s[2] == 0)) {
+      // Contiguous output and condition; x and y contiguous or broadcast scalars.
+      const bool* c = reinterpret_cast<const bool*>(p[0]);
+      const T* x = reinterpret_cast<const T*>(p[1]);
+      const T* y = reinterpret_cast<const T*>(p[2]);
+      T* o = reinterpret_cast<T*>(p[3]);
+      const int64_t dx = s[1] ? 1 : 0, dy = s[2] ? 1 : 0;
+      for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? x[i * dx] : y[i * dy];
+      return;
+    }
     for (int64_t i = 0; i < n; ++i) {
       bool c = *reinterpret_cast<const bool*>(p[0] + i * s[0]);
       *reinterpret_cast<T*>(p[3] + i * s[3]) =

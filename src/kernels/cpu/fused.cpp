@@ -1,6 +1,7 @@
 // Fused elementwise chains for the cpu linker: one pass over memory, blocks in L1.
 #include <omp.h>
 
+#include <memory>
 #include <vector>
 
 #include "kernels/cpu/elementwise_ops.h"
@@ -92,35 +93,37 @@ void fused_typed(const std::vector<Array>& inputs, const std::vector<FusedInstr>
       loops[i] = make_loop<1>(out.shape(), {&views[i]});
     }
   }
-  const int64_t nblocks = (N + kBlock - 1) / kBlock;
+  const int64_t B = std::min(kBlock, N);  // register length (small arrays: one short block)
   auto work = [&](int64_t blo, int64_t bhi) {
-    std::vector<T> regs(static_cast<std::size_t>(nregs) * kBlock);
+    // Registers are scratch: default-initialised (not zeroed), one allocation per call.
+    std::unique_ptr<T[]> regs(new T[static_cast<std::size_t>(nregs) * B]);
     std::vector<const T*> ptr(nregs);
     for (int i = 0; i < nin; ++i)
       if (kind[i] == Scalar) {
         T v = *static_cast<const T*>(inputs[i].data());
-        for (int64_t j = 0; j < kBlock; ++j) regs[i * kBlock + j] = v;
-        ptr[i] = &regs[i * kBlock];
+        for (int64_t j = 0; j < B; ++j) regs[i * B + j] = v;
+        ptr[i] = &regs[i * B];
       }
     for (int64_t blk = blo; blk < bhi; ++blk) {
-      const int64_t b = blk * kBlock, n = std::min(kBlock, N - b);
+      const int64_t b = blk * B, n = std::min(B, N - b);
       for (int i = 0; i < nin; ++i) {
         if (kind[i] == Contig) {
           ptr[i] = static_cast<const T*>(views[i].data()) + b;
         } else if (kind[i] == Strided) {
-          Gather<T> g{&regs[i * kBlock]};
+          Gather<T> g{&regs[i * B]};
           run_range<1>(loops[i], {static_cast<char*>(views[i].data())}, b, b + n, g);
-          ptr[i] = &regs[i * kBlock];
+          ptr[i] = &regs[i * B];
         }
       }
       for (std::size_t k = 0; k < code.size(); ++k) {
         const int r = nin + static_cast<int>(k);
-        T* d = k + 1 == code.size() ? out.data_as<T>() + b : &regs[r * kBlock];
+        T* d = k + 1 == code.size() ? out.data_as<T>() + b : &regs[r * B];
         exec<T>(code[k], d, ptr[code[k].a], code[k].binary ? ptr[code[k].b] : nullptr, n);
         ptr[r] = d;
       }
     }
   };
+  const int64_t nblocks = (N + B - 1) / B;
   if (N >= kParallelThreshold && omp_get_max_threads() > 1 && !omp_in_parallel()) {
 #pragma omp parallel
     {

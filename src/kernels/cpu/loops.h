@@ -68,7 +68,11 @@ void run_range(const Loop<K>& L, const std::array<char*, K>& base, int64_t begin
     return;
   }
   for (std::size_t k = 0; k < K; ++k) in_str[k] = L.strides[k][nd - 1];
-  std::vector<int64_t> idx(nd);
+  // The multi-index lives on the stack for the usual ranks (no allocation per call: small
+  // reductions call this once per output element).
+  int64_t idx_small[16];
+  std::vector<int64_t> idx_big(nd > 16 ? nd : 0);
+  int64_t* idx = nd > 16 ? idx_big.data() : idx_small;
   int64_t rem = begin;
   for (int d = nd - 1; d >= 0; --d) {
     idx[d] = rem % L.shape[d];

@@ -7,6 +7,7 @@
 #include "kernels/cpu/convert.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/kernels.h"
+#include "uma/ops.h"
 
 namespace uma::kernels::cpu {
 
@@ -76,6 +77,21 @@ struct Reducer {
       }
     }
     for (int64_t i = 0; i < n; ++i) push(*reinterpret_cast<const T*>(p[0] + i * s[0]));
+  }
+};
+
+// acc[j] += a[j] over one run (integers wrap, as the other integer sums).
+template <class T, class Acc>
+struct AccumulateInner {
+  void operator()(const std::array<char*, 2>& p, const std::array<int64_t, 2>& s, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      Acc& dst = *reinterpret_cast<Acc*>(p[1] + i * s[1]);
+      const T v = *reinterpret_cast<const T*>(p[0] + i * s[0]);
+      if constexpr (std::is_integral_v<Acc>)
+        dst = static_cast<Acc>(static_cast<uint64_t>(dst) + static_cast<uint64_t>(static_cast<Acc>(v)));
+      else
+        dst += static_cast<Acc>(v);
+    }
   }
 };
 
@@ -159,6 +175,33 @@ void reduce_typed(const Array& a, const std::vector<bool>& mask, const Array& ou
     }
     finish(r, 0);
     return;
+  }
+
+  if constexpr (OP == ReduceOp::Sum || OP == ReduceOp::Mean) {
+    // The innermost axis is kept (e.g. a bias gradient, sum over axis 0): accumulate in the
+    // input's memory order into a buffer of the accumulator type, instead of walking each
+    // output's strided column.
+    if (!mask.empty() && !mask.back() && rsize > 1 && nout > 1) {
+      using Acc = typename Reducer<T, OP>::Acc;
+      Array acc = ops::zeros(kshape, std::is_floating_point_v<Acc> ? DType::Float64 : DType::Int64);
+      Strides ast(a.ndim(), 0);
+      for (int64_t d = 0, k = 0; d < a.ndim(); ++d)
+        if (!mask[d]) ast[d] = kcontig[k++];
+      Array accv = acc.view(acc.data(), a.shape(), ast);
+      auto L2 = make_loop<2>(a.shape(), {&a, &accv});
+      AccumulateInner<T, Acc> accumulate;
+      run_range<2>(L2, {static_cast<char*>(a.data()), static_cast<char*>(acc.data())}, 0, L2.size, accumulate);
+      const Acc* ap = acc.data_as<Acc>();
+      visit_dtype(out.dtype(), [&](auto d) {
+        using D = decltype(d);
+        D* dst = static_cast<D*>(out.data());
+        for (int64_t o = 0; o < nout; ++o) {
+          if constexpr (OP == ReduceOp::Mean) dst[o] = convert<D>(static_cast<double>(ap[o]) / static_cast<double>(rsize));
+          else dst[o] = convert<D>(ap[o]);
+        }
+      });
+      return;
+    }
   }
 
   auto body = [&](int64_t o) {

@@ -1,0 +1,101 @@
+// Neural-network helpers with fused kernels: softmax cross-entropy with integer labels.
+//
+// softmax_cross_entropy(z, y)[i] = log(sum_j exp(z_ij)) - z_{i,y_i}
+//                                = m_i + log(sum_j exp(z_ij - m_i)) - z_{i,y_i},  m_i = max_j z_ij
+// Its gradient with respect to z for an upstream gradient g (shape (N,)):
+//   d[i, j] = g_i * (softmax(z)_ij - [j == y_i])
+// One pass per row instead of the max/subtract/exp/sum/log/one-hot chain (and its gradient
+// graph) that the same loss takes when written with log_softmax.
+#include <cmath>
+
+#include "ops/common.h"
+
+namespace uma::ops {
+
+namespace {
+
+struct XentArgs {
+  Array z, y;  // contiguous logits (N, C) and int64 labels (N,)
+  int64_t n, c;
+};
+
+XentArgs check_xent(const char* op, const Array& logits, const Array& labels) {
+  UMA_CHECK(logits.ndim() == 2, Value, op, ": logits must be 2-d (batch, classes), got shape ",
+            shape_str(logits.shape()));
+  UMA_CHECK(logits.dtype() == DType::Float32 || logits.dtype() == DType::Float64, Type, op,
+            ": logits must be float32 or float64, got ", dtype_name(logits.dtype()));
+  UMA_CHECK(is_integer(labels.dtype()), Type, op, ": labels must have an integer dtype, got ",
+            dtype_name(labels.dtype()));
+  UMA_CHECK(labels.ndim() == 1 && labels.shape()[0] == logits.shape()[0], Value, op,
+            ": labels must have shape (", logits.shape()[0], ",) to match logits ", shape_str(logits.shape()),
+            ", got ", shape_str(labels.shape()));
+  XentArgs a{contiguous(logits), astype(labels, DType::Int64), logits.shape()[0], logits.shape()[1]};
+  const int64_t* y = a.y.data_as<int64_t>();
+  for (int64_t i = 0; i < a.n; ++i)
+    UMA_CHECK(y[i] >= 0 && y[i] < a.c, Value, op, ": label ", y[i], " at position ", i, " is out of range [0, ",
+              a.c, ")");
+  return a;
+}
+
+template <class T>
+void xent_forward(const XentArgs& a, T* out) {
+  const T* z = a.z.data_as<T>();
+  const int64_t* y = a.y.data_as<int64_t>();
+  for (int64_t i = 0; i < a.n; ++i) {
+    const T* row = z + i * a.c;
+    T m = row[0];
+    for (int64_t j = 1; j < a.c; ++j)
+      if (row[j] > m || row[j] != row[j]) m = row[j];
+    T s = 0;
+    for (int64_t j = 0; j < a.c; ++j) s += std::exp(row[j] - m);
+    out[i] = std::log(s) + m - row[y[i]];
+  }
+}
+
+template <class T>
+void xent_backward(const XentArgs& a, const T* g, int64_t gstride, T* out) {
+  const T* z = a.z.data_as<T>();
+  const int64_t* y = a.y.data_as<int64_t>();
+  for (int64_t i = 0; i < a.n; ++i) {
+    const T* row = z + i * a.c;
+    T* o = out + i * a.c;
+    T m = row[0];
+    for (int64_t j = 1; j < a.c; ++j)
+      if (row[j] > m || row[j] != row[j]) m = row[j];
+    T s = 0;
+    for (int64_t j = 0; j < a.c; ++j) {
+      o[j] = std::exp(row[j] - m);
+      s += o[j];
+    }
+    const T gi = g[i * gstride];
+    const T scale = gi / s;
+    for (int64_t j = 0; j < a.c; ++j) o[j] *= scale;
+    o[y[i]] -= gi;
+  }
+}
+
+}  // namespace
+
+Array softmax_cross_entropy(const Array& logits, const Array& labels) {
+  XentArgs a = check_xent("softmax_cross_entropy", logits, labels);
+  Array out = Array::empty({a.n}, logits.dtype());
+  if (logits.dtype() == DType::Float32) xent_forward<float>(a, out.data_as<float>());
+  else xent_forward<double>(a, out.data_as<double>());
+  return out;
+}
+
+Array softmax_cross_entropy_grad(const Array& grad, const Array& logits, const Array& labels) {
+  XentArgs a = check_xent("softmax_cross_entropy_grad", logits, labels);
+  const Shape gshape{a.n};
+  UMA_CHECK(grad.ndim() <= 1 && broadcast_shapes(grad.shape(), gshape, "softmax_cross_entropy_grad") == gshape,
+            Value, "softmax_cross_entropy_grad: gradient of shape ", shape_str(grad.shape()),
+            " does not broadcast to ", shape_str(gshape));
+  Array g = grad.dtype() == logits.dtype() ? grad : astype(grad, logits.dtype());
+  const int64_t gstride = g.ndim() == 0 || g.shape()[0] == 1 ? 0 : g.strides()[0];
+  Array out = Array::empty(logits.shape(), logits.dtype());
+  if (logits.dtype() == DType::Float32) xent_backward<float>(a, g.data_as<float>(), gstride, out.data_as<float>());
+  else xent_backward<double>(a, g.data_as<double>(), gstride, out.data_as<double>());
+  return out;
+}
+
+}  // namespace uma::ops
