@@ -185,7 +185,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
         });
         break;
       }
-      case 8:  // back to the base (or a fresh reversed view of it)
+      case 8:  // back to the base array (or stay)
         cur = (op & 0x10) ? base : cur;
         break;
       default:  // copy the current view and continue from the copy

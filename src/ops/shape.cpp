@@ -148,13 +148,17 @@ Array getitem(const Array& a, const std::vector<IndexItem>& index) {
   Strides st;
   char* p = static_cast<char*>(a.data());
   const int64_t isz = static_cast<int64_t>(a.itemsize());
+  // An empty array's strides may be anything (they address nothing): no offset or stride
+  // arithmetic on them, which could overflow (a size-0 (0, 2**60, 4) reshape, a producer's
+  // huge strides). Its views keep its data pointer and strides.
+  const bool empty = a.size() == 0;
   int64_t d = 0;
   auto take_dim = [&](const IndexItem& it) {
     const int64_t n = a.shape()[d], stride = a.strides()[d];
     if (it.kind == IndexItem::Int) {
       int64_t i = it.i < 0 ? it.i + n : it.i;
       UMA_CHECK(i >= 0 && i < n, Index, "index ", it.i, " is out of bounds for axis ", d, " with size ", n);
-      p += i * stride * isz;
+      if (!empty) p += i * stride * isz;
     } else {
       int64_t step = it.step.value_or(1);
       UMA_CHECK(step != 0, Value, "slice step cannot be zero");
@@ -183,11 +187,11 @@ Array getitem(const Array& a, const std::vector<IndexItem>& index) {
       int64_t len = 0;
       if (step > 0 && start < stop) len = (stop - start - 1) / step + 1;
       if (step < 0 && stop < start) len = (start - stop - 1) / (-step) + 1;
-      if (len > 0) p += start * stride * isz;
+      if (len > 0 && !empty) p += start * stride * isz;
       s.push_back(len);
-      // len > 1 bounds |step| by n, so the product fits; a shorter axis keeps its stride
-      // (any stride is valid for it, and stride * step may overflow: a[::2**62]).
-      st.push_back(len > 1 ? stride * step : stride);
+      // len > 1 bounds |step| by n, so the product fits (for a non-empty array); a shorter
+      // axis keeps its stride (any stride is valid for it; stride * step may overflow: a[::2**62]).
+      st.push_back(len > 1 && !empty ? stride * step : stride);
     }
     ++d;
   };
