@@ -168,10 +168,13 @@ phase_asan_py() {
   # C++ exception aborts the process. --capture=sys: pytest's default capture swallows file
   # descriptor 2, and with it the report of a sanitizer that stops the process (UBSAN ignores
   # log_path here), so fd 2 goes straight to this log; print() output is still captured.
+  # allocator_may_return_null=1: an impossible allocation (tests make NumPy try 80 GB as an
+  # oracle) returns NULL, i.e. MemoryError / uma's RuntimeError, as without ASAN, instead of
+  # ASAN aborting the worker.
   local preload
   preload="$(g++ -print-file-name=libasan.so) $(g++ -print-file-name=libstdc++.so)"
   LD_PRELOAD="$preload" \
-    ASAN_OPTIONS="detect_leaks=0:abort_on_error=0" \
+    ASAN_OPTIONS="detect_leaks=0:abort_on_error=0:allocator_may_return_null=1" \
     UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
     run_pytest "$REPORTS/asan-py.xml" "build/asan/pkg" "$pkg" "--capture=sys"
   local rc=$?

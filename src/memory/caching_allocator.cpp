@@ -40,8 +40,11 @@ constexpr std::size_t kHuge = std::size_t(2) << 20;
 // into new memory is otherwise dominated by page faults).
 void* system_alloc(std::size_t cls) noexcept {
   if (cls >= 2 * kHuge) {
-    void* p = std::aligned_alloc(kHuge, cls);
-    if (p) madvise(p, cls, MADV_HUGEPAGE);  // advisory: failure changes nothing
+    // posix_memalign, not aligned_alloc: the size (a multiple of 1 MiB) need not be a
+    // multiple of the 2 MiB alignment.
+    void* p = nullptr;
+    if (posix_memalign(&p, kHuge, cls) != 0) return nullptr;
+    madvise(p, cls, MADV_HUGEPAGE);  // advisory: failure changes nothing
     return p;
   }
   return std::aligned_alloc(kAlign, cls);

@@ -95,7 +95,7 @@ TEST(FuzzRegressions, IndexingAnEmptyArrayWithHugeStridesDoesNoArithmetic) {
   Array z = Array::empty({0}, DType::Float64);
   Array r = ops::reshape(z, {0, int64_t(1) << 60, 4});
   Array v = ops::getitem(r, {IndexItem{IndexItem::Slice, 0, std::nullopt, std::nullopt, std::nullopt},
-                             IndexItem{IndexItem::Int, (int64_t(1) << 60) - 1}});
+                             IndexItem{IndexItem::Int, (int64_t(1) << 60) - 1, std::nullopt, std::nullopt, std::nullopt}});
   EXPECT_EQ(v.shape(), (Shape{0, 4}));
   EXPECT_EQ(v.data(), r.data());
   Array w = ops::getitem(r, {IndexItem{IndexItem::Slice, 0, std::nullopt, std::nullopt, std::nullopt},

@@ -447,3 +447,16 @@ TEST(Adopt, AdoptedMemoryIsNeverRecycled) {
 
 }  // namespace
 }  // namespace uma
+
+
+TEST(CachingAllocator, LargeBlocksAre2MiBAlignedWhateverTheirSize) {
+  // 5 MiB is a 1 MiB multiple but not a 2 MiB one: the large-block path must still serve it
+  // (aligned_alloc would require size % alignment == 0; ASAN checks that).
+  uma::CachingAllocator alloc;
+  for (std::size_t mib : {4, 5, 7, 9}) {
+    uma::DataPtr p = alloc.allocate(mib << 20);
+    ASSERT_NE(p.get(), nullptr);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p.get()) % (std::size_t(2) << 20), 0u);
+    std::memset(p.get(), 1, mib << 20);  // writable over its whole size
+  }
+}
