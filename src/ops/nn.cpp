@@ -7,7 +7,9 @@
 // One pass per row instead of the max/subtract/exp/sum/log/one-hot chain (and its gradient
 // graph) that the same loss takes when written with log_softmax.
 #include <cmath>
+#include <memory>
 
+#include "kernels/cpu/vmath.h"
 #include "ops/common.h"
 
 namespace uma::ops {
@@ -29,7 +31,8 @@ XentArgs check_xent(const char* op, const Array& logits, const Array& labels) {
   UMA_CHECK(labels.ndim() == 1 && labels.shape()[0] == logits.shape()[0], Value, op,
             ": labels must have shape (", logits.shape()[0], ",) to match logits ", shape_str(logits.shape()),
             ", got ", shape_str(labels.shape()));
-  XentArgs a{contiguous(logits), astype(labels, DType::Int64), logits.shape()[0], logits.shape()[1]};
+  XentArgs a{contiguous(logits), labels.dtype() == DType::Int64 ? contiguous(labels) : astype(labels, DType::Int64),
+             logits.shape()[0], logits.shape()[1]};
   const int64_t* y = a.y.data_as<int64_t>();
   for (int64_t i = 0; i < a.n; ++i)
     UMA_CHECK(y[i] >= 0 && y[i] < a.c, Value, op, ": label ", y[i], " at position ", i, " is out of range [0, ",
@@ -37,36 +40,46 @@ XentArgs check_xent(const char* op, const Array& logits, const Array& labels) {
   return a;
 }
 
+// e[i, j] = exp(z[i, j] - m_i) for the whole (N, C) block in one vectorised pass; returns m.
+template <class T>
+std::vector<T> shifted_exp(const XentArgs& a, T* e) {
+  const T* z = a.z.data_as<T>();
+  std::vector<T> m(static_cast<std::size_t>(a.n));
+  for (int64_t i = 0; i < a.n; ++i) {
+    const T* row = z + i * a.c;
+    T mi = row[0];
+    for (int64_t j = 1; j < a.c; ++j)
+      if (row[j] > mi || row[j] != row[j]) mi = row[j];
+    m[i] = mi;
+    for (int64_t j = 0; j < a.c; ++j) e[i * a.c + j] = row[j] - mi;
+  }
+  const int64_t total = a.n * a.c;
+  if (!kernels::cpu::vmath_unary(UnaryOp::Exp, e, e, total))
+    for (int64_t k = 0; k < total; ++k) e[k] = std::exp(e[k]);
+  return m;
+}
+
 template <class T>
 void xent_forward(const XentArgs& a, T* out) {
   const T* z = a.z.data_as<T>();
   const int64_t* y = a.y.data_as<int64_t>();
+  std::unique_ptr<T[]> e(new T[static_cast<std::size_t>(a.n * a.c)]);
+  const std::vector<T> m = shifted_exp(a, e.get());
   for (int64_t i = 0; i < a.n; ++i) {
-    const T* row = z + i * a.c;
-    T m = row[0];
-    for (int64_t j = 1; j < a.c; ++j)
-      if (row[j] > m || row[j] != row[j]) m = row[j];
     T s = 0;
-    for (int64_t j = 0; j < a.c; ++j) s += std::exp(row[j] - m);
-    out[i] = std::log(s) + m - row[y[i]];
+    for (int64_t j = 0; j < a.c; ++j) s += e[i * a.c + j];
+    out[i] = std::log(s) + m[i] - z[i * a.c + y[i]];
   }
 }
 
 template <class T>
 void xent_backward(const XentArgs& a, const T* g, int64_t gstride, T* out) {
-  const T* z = a.z.data_as<T>();
   const int64_t* y = a.y.data_as<int64_t>();
+  shifted_exp(a, out);
   for (int64_t i = 0; i < a.n; ++i) {
-    const T* row = z + i * a.c;
     T* o = out + i * a.c;
-    T m = row[0];
-    for (int64_t j = 1; j < a.c; ++j)
-      if (row[j] > m || row[j] != row[j]) m = row[j];
     T s = 0;
-    for (int64_t j = 0; j < a.c; ++j) {
-      o[j] = std::exp(row[j] - m);
-      s += o[j];
-    }
+    for (int64_t j = 0; j < a.c; ++j) s += o[j];
     const T gi = g[i * gstride];
     const T scale = gi / s;
     for (int64_t j = 0; j < a.c; ++j) o[j] *= scale;

@@ -334,6 +334,9 @@ class BroadcastLike(Op):
     def perform(self, node, values):
         return [_k().broadcast_to(values[0], tuple(values[1].shape))]
 
+    def program_op(self, node):
+        return "broadcast_like", {}
+
     def infer_shape(self, node, shapes):
         out = _bcast_runtime("broadcast_like", [i.shape for i in node.inputs], shapes)
         if out != tuple(shapes[1]):
