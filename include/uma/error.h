@@ -2,7 +2,7 @@
 //
 // User errors: UMA_CHECK(cond, Kind, message parts...) throws uma::Error carrying an
 // ErrorKind that the Python layer maps to TypeError, ValueError, IndexError, CopyError,
-// OverflowError or RuntimeError. Messages name the op and the bad values.
+// OverflowError, RuntimeError or MemoryError. Messages name the op and the bad values.
 // Bugs: UMA_ASSERT(cond) aborts with the location; it is never used for user input.
 #pragma once
 #include <cstdio>
@@ -14,7 +14,7 @@
 
 namespace uma {
 
-enum class ErrorKind { Type, Value, Index, Copy, Overflow, Runtime };
+enum class ErrorKind { Type, Value, Index, Copy, Overflow, Runtime, Memory };
 
 /// A user-facing error; `kind` selects the Python exception type.
 class Error : public std::runtime_error {

@@ -99,8 +99,15 @@ NB_MODULE(_core, m) {
         case ErrorKind::Copy: t = g_copy_error; break;
         case ErrorKind::Overflow: t = PyExc_OverflowError; break;
         case ErrorKind::Runtime: t = PyExc_RuntimeError; break;
+        case ErrorKind::Memory: t = PyExc_MemoryError; break;
       }
       PyErr_SetString(t, e.what());
+    } catch (const nb::cast_error&) {
+      // An argument nanobind could not convert inside a binding (e.g. axis=1.0, a shape of
+      // strings): a TypeError, never a bare "std::bad_cast".
+      PyErr_SetString(PyExc_TypeError, "an argument has the wrong type (expected an int, a tuple of ints, or an array)");
+    } catch (const std::bad_alloc&) {
+      PyErr_SetString(PyExc_MemoryError, "out of memory");
     }
   });
 

@@ -139,6 +139,14 @@ def _reduce(a):
     return (_rebuild, (np.array(np.asarray(a), copy=True), a.dtype.name))
 
 
+def _iter(a):
+    """Iterates over the first axis (views), as NumPy; TypeError for a 0-d array."""
+    if a.ndim == 0:
+        raise TypeError("iteration over a 0-d array")
+    return (a[i] for i in range(a.shape[0]))
+
+
 Array.__repr__ = _repr
 Array.__reduce__ = _reduce
+Array.__iter__ = _iter
 Array.__str__ = lambda a: str(np.asarray(a)) if a.dtype.name != "bfloat16" else str(np.asarray(a.astype("float32")))

@@ -83,7 +83,7 @@ DataPtr CachingAllocator::allocate(std::size_t nbytes) {
       clear_cache();
       p = system_alloc(cls);
     }
-    UMA_CHECK(p != nullptr, Runtime, "out of host memory allocating ", nbytes, " bytes");
+    UMA_CHECK(p != nullptr, Memory, "out of host memory allocating ", nbytes, " bytes");
   }
   {
     std::lock_guard<std::mutex> g(mu_);

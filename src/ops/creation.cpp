@@ -72,11 +72,26 @@ Array scalar_array(const Scalar& v, DType dtype) {
       break;
     }
     case ScalarKind::Float: {
+      if (is_integer(dtype)) {
+        // NumPy 2: a Python float stored into an integer array must be finite and in range.
+        UMA_CHECK(!std::isnan(v.f), Value, "cannot convert float NaN to integer (", dtype_name(dtype), ")");
+        UMA_CHECK(!std::isinf(v.f), Overflow, "cannot convert float infinity to integer (", dtype_name(dtype), ")");
+        bool ok = visit_dtype(dtype, [&](auto t) {
+          using T = decltype(t);
+          if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+            return v.f > static_cast<double>(std::numeric_limits<T>::min()) - 1.0 &&
+                   v.f < static_cast<double>(std::numeric_limits<T>::max()) + 1.0;
+          return true;
+        });
+        UMA_CHECK(ok, Overflow, "Python float ", v.f, " out of bounds for ", dtype_name(dtype));
+      }
       src = Array::empty({}, DType::Float64);
       *src.data_as<double>() = v.f;
       break;
     }
     case ScalarKind::Complex: {
+      UMA_CHECK(is_complex(dtype), Type, "cannot store a Python complex ", v.c.real(), (v.c.imag() < 0 ? "" : "+"),
+                v.c.imag(), "j in an array of dtype ", dtype_name(dtype), " (NumPy 2 refuses to drop the imaginary part)");
       src = Array::empty({}, DType::Complex128);
       *src.data_as<complex128>() = v.c;
       break;

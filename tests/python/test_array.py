@@ -651,3 +651,49 @@ def test_pickle_and_deepcopy_round_trip_values_dtype_and_shape(dtype):
         assert v.dtype == u.dtype and v.shape == u.shape
         np.testing.assert_array_equal(np.asarray(v), n)
         assert not np.shares_memory(np.asarray(v), n)
+
+
+@pytest.mark.parametrize("value,exc", [(float("nan"), ValueError), (float("inf"), OverflowError),
+                                       (-float("inf"), OverflowError), (1e30, OverflowError)])
+def test_storing_non_integral_floats_into_int_arrays_raises_like_numpy(value, exc):
+    n = np.arange(3)
+    with pytest.raises(exc):
+        n[0] = value  # the oracle (NumPy 2)
+    u = uma.asarray(np.arange(3))
+    with pytest.raises(exc):
+        u[0] = value
+    np.testing.assert_array_equal(np.asarray(u), np.arange(3))  # nothing written
+    with pytest.raises(exc):
+        uma.full((2,), value, dtype="int64")
+
+
+def test_storing_complex_into_real_array_raises_type_error():
+    with pytest.raises(TypeError):
+        np.arange(3.0)[0] = 1 + 1j  # the oracle (NumPy 2)
+    u = uma.asarray(np.arange(3.0))
+    with pytest.raises(TypeError, match="complex"):
+        u[0] = 1 + 1j
+    np.testing.assert_array_equal(np.asarray(u), np.arange(3.0))
+
+
+def test_iteration_follows_numpy():
+    with pytest.raises(TypeError, match="0-d"):
+        list(uma.asarray(np.float64(1)))
+    n = np.arange(6).reshape(2, 3)
+    rows = list(uma.asarray(n))
+    assert len(rows) == 2
+    for r, e in zip(rows, n):
+        np.testing.assert_array_equal(np.asarray(r), e)
+
+
+def test_wrongly_typed_arguments_are_type_errors_not_internal_errors():
+    a = uma.arange(6)
+    for bad in (lambda: a.reshape(2.0, 3), lambda: a.reshape("a"), lambda: a.sum(axis=1.0),
+                lambda: a.sum(axis="x")):
+        with pytest.raises(TypeError):
+            bad()
+
+
+def test_impossible_allocation_is_memory_error():
+    with pytest.raises(MemoryError):
+        uma.zeros((2**45,))

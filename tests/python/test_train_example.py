@@ -187,3 +187,24 @@ def test_in_process_main(tmp_path, capsys):
     assert rc == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert json.loads(last)["epochs"] == 1
+
+
+@pytest.mark.parametrize("args,word", [
+    (["--seed", "-1"], "--seed"),
+    (["--plot", "."], "--plot"),
+    (["--hidden", "100000000000"], "MemoryError"),
+])
+def test_bad_options_exit_2_with_one_line(tmp_path, capsys, args, word):
+    with pytest.raises(SystemExit) if args[0] != "--hidden" else _nothing():
+        rc = train.main(["--epochs", "1", *args])
+        assert rc == 2
+    err = capsys.readouterr().err.strip()
+    assert word in err and "Traceback" not in err, err
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False

@@ -293,10 +293,23 @@ def parse_args(argv, backends):
             p.error(f"--{name.replace('_', '-')} must be >= 1")
     if not (a.lr > 0 and np.isfinite(a.lr)):
         p.error("--lr must be a positive number")
+    if a.seed < 0:
+        p.error(f"--seed must be >= 0, got {a.seed}")
+    if a.plot and os.path.isdir(a.plot):
+        p.error(f"--plot must name a PNG file, not the directory {a.plot!r}")
     return a
 
 
 def main(argv=None) -> int:
+    """Runs the job; bad input ends with a one-line ``error:`` and exit code 2."""
+    try:
+        return _main(argv)
+    except (MemoryError, OSError) as e:  # e.g. --hidden too large, an unwritable --plot path
+        print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
+        return 2
+
+
+def _main(argv=None) -> int:
     import uma
 
     args = parse_args(argv, uma.backends())
