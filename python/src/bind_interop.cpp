@@ -38,12 +38,10 @@ void release_buffer(void* ctx, void*, std::size_t) noexcept {
   delete hb;
 }
 
-void release_dlpack_versioned(void* ctx, void*, std::size_t) noexcept {
-  auto* m = static_cast<dlpack::DLManagedTensorVersioned*>(ctx);
-  if (m->deleter) m->deleter(m);
-}
-void release_dlpack_legacy(void* ctx, void*, std::size_t) noexcept {
-  auto* m = static_cast<dlpack::DLManagedTensor*>(ctx);
+// Runs a DLPack managed tensor's deleter (M: DLManagedTensor or DLManagedTensorVersioned).
+template <class M>
+void release_dlpack(void* ctx, void*, std::size_t) noexcept {
+  auto* m = static_cast<M*>(ctx);
   if (m->deleter) m->deleter(m);
 }
 
@@ -213,6 +211,27 @@ std::optional<Array> import_buffer(nb::handle obj, std::optional<DType> dtype, s
   }
 }
 
+// Imports a managed tensor whose capsule was just renamed "used_...": from here on we own m
+// and call its deleter exactly once — through the adopted DataPtr when memory is shared,
+// right away when the import copied or failed.
+template <class M>
+Array import_managed(M* m, bool readonly, std::optional<DType> dtype, std::optional<Device> device, CopyMode copy,
+                     const char* api) {
+  bool handed = false;
+  try {
+    ForeignLayout f = interop::layout_of(m->dl_tensor, readonly);
+    Array out = interop::import_foreign(f, [&]() {
+      handed = true;
+      return adopt(f.ptr, static_cast<std::size_t>(extent_bytes(f)), f.device, &release_dlpack<M>, m);
+    }, dtype, device, copy, api);
+    if (!handed && m->deleter) m->deleter(m);
+    return out;
+  } catch (...) {
+    if (!handed && m->deleter) m->deleter(m);
+    throw;
+  }
+}
+
 Array import_dlpack(nb::handle obj, std::optional<DType> dtype, std::optional<Device> device, CopyMode copy,
                     const char* api) {
   nb::object cap;
@@ -234,42 +253,21 @@ Array import_dlpack(nb::handle obj, std::optional<DType> dtype, std::optional<De
     UMA_CHECK(m != nullptr, Value, api, ": DLPack capsule holds a NULL pointer");
     if (PyCapsule_SetName(c, "used_dltensor_versioned") != 0) throw nb::python_error();
     // From here on we own m and must call its deleter exactly once.
-    bool handed = false;
-    try {
-      if (m->version.major != dlpack::kMajor) {
-        UMA_FAIL(Copy, api, ": DLPack major version ", m->version.major, " is not supported (expected ", dlpack::kMajor, ")");
-      }
-      UMA_CHECK(!(m->flags & dlpack::kFlagIsSubbytePadded), Type, api, ": sub-byte DLPack types are not supported");
-      ForeignLayout f = interop::layout_of(m->dl_tensor, (m->flags & dlpack::kFlagReadOnly) != 0);
-      Array out = interop::import_foreign(f, [&]() {
-        handed = true;
-        return adopt(f.ptr, static_cast<std::size_t>(extent_bytes(f)), f.device, &release_dlpack_versioned, m);
-      }, dtype, device, copy, api);
-      if (!handed && m->deleter) m->deleter(m);
-      return out;
-    } catch (...) {
-      if (!handed && m->deleter) m->deleter(m);
-      throw;
+    if (m->version.major != dlpack::kMajor || (m->flags & dlpack::kFlagIsSubbytePadded)) {
+      const uint32_t major = m->version.major;
+      if (m->deleter) m->deleter(m);
+      UMA_CHECK(major == dlpack::kMajor, Copy, api, ": DLPack major version ", major, " is not supported (expected ",
+                dlpack::kMajor, ")");
+      UMA_FAIL(Type, api, ": sub-byte DLPack types are not supported");
     }
+    return import_managed(m, (m->flags & dlpack::kFlagReadOnly) != 0, dtype, device, copy, api);
   }
   if (PyCapsule_IsValid(c, "dltensor")) {
     auto* m = static_cast<dlpack::DLManagedTensor*>(PyCapsule_GetPointer(c, "dltensor"));
     UMA_CHECK(m != nullptr, Value, api, ": DLPack capsule holds a NULL pointer");
     if (PyCapsule_SetName(c, "used_dltensor") != 0) throw nb::python_error();
-    bool handed = false;
-    try {
-      // A legacy capsule cannot say whether writing is allowed: import read-only (DESIGN.md).
-      ForeignLayout f = interop::layout_of(m->dl_tensor, true);
-      Array out = interop::import_foreign(f, [&]() {
-        handed = true;
-        return adopt(f.ptr, static_cast<std::size_t>(extent_bytes(f)), f.device, &release_dlpack_legacy, m);
-      }, dtype, device, copy, api);
-      if (!handed && m->deleter) m->deleter(m);
-      return out;
-    } catch (...) {
-      if (!handed && m->deleter) m->deleter(m);
-      throw;
-    }
+    // A legacy capsule cannot say whether writing is allowed: import read-only (DESIGN.md).
+    return import_managed(m, /*readonly=*/true, dtype, device, copy, api);
   }
   UMA_FAIL(Type, api, ": __dlpack__ did not return an unconsumed 'dltensor' or 'dltensor_versioned' capsule");
 }
