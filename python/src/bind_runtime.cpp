@@ -1,9 +1,18 @@
-// uma._core.Program: the executor the `cpu` linker compiles function graphs into.
+// uma._core.Program: the executor the `cpu` linker compiles function graphs into;
+// uma._core.SharedCell: the host residency of a shared variable (with its lock);
+// uma._core.Function: a cpu function's call path in C++ (python/uma/runtime/function.py).
+#include <nanobind/stl/function.h>
 #include <nanobind/stl/pair.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/tuple.h>
+
+#include <atomic>
 
 #include "common.h"
 #include "uma/error.h"
+#include "uma/runtime/function.h"
 #include "uma/runtime/program.h"
+#include "uma/runtime/shared_cell.h"
 
 namespace uma::py {
 
@@ -56,6 +65,72 @@ runtime::OpAttrs parse_attrs(const std::string& op, nb::handle attrs) {
   }
   return a;
 }
+
+// ---- SharedCell from Python ------------------------------------------------------------
+// Every Python-side acquisition that has to wait does so with the GIL released, so a thread
+// holding a cell lock may always take the GIL (the C++ call path and the Python call path
+// both hold cell locks while they need the GIL: the shape check, Python linkers).
+void acquire(runtime::SharedCell& c) {
+  if (c.try_lock()) return;
+  nb::gil_scoped_release release;
+  c.lock();
+}
+
+// Runs `f` with the cell locked (re-entrant: fine when the caller holds the lock already).
+template <class F>
+auto locked(runtime::SharedCell& c, F&& f) {
+  acquire(c);
+  struct Unlock {
+    runtime::SharedCell& c;
+    ~Unlock() { c.unlock(); }
+  } u{c};
+  return f();
+}
+
+Array host_array(nb::handle v) {
+  UMA_CHECK(nb::isinstance<Array>(v), Type, "SharedCell: the host value must be a uma.Array, got ",
+            py_str(nb::type_name(v.type())));
+  const Array& a = nb::cast<const Array&>(v);
+  UMA_CHECK(a.device().is_cpu(), Value, "SharedCell: the host value must be on the CPU");
+  return a;
+}
+
+// ---- Function from Python --------------------------------------------------------------
+// A runtime::Function plus what the Python call needs: the filter of arguments it does not
+// accept as they are (Python's filter_host: the exact errors and casting rules), whether it
+// returns one value or a list, and call counters (introspection for the tests).
+struct PyFunction {
+  runtime::Function fn;
+  nb::object filter;  // filter(k, value) -> uma.Array for input k
+  bool single;
+  std::atomic<uint64_t> calls{0};
+  std::atomic<uint64_t> stale{0};
+};
+
+PyTypeObject* ndarray_type() {
+  static nb::object t = nb::module_::import_("numpy").attr("ndarray");
+  return reinterpret_cast<PyTypeObject*>(t.ptr());
+}
+
+Array call_argument(const PyFunction& f, std::size_t k, nb::handle h) {
+  if (nb::isinstance<Array>(h)) {
+    const Array& a = nb::cast<const Array&>(h);
+    if (f.fn.accepts(k, a)) return a;
+  } else if (Py_TYPE(h.ptr()) == ndarray_type()) {
+    // Zero-copy import (the rules of uma.asarray); anything unusual goes to the filter.
+    std::optional<Array> a;
+    try {
+      a = asarray(h, std::nullopt, std::nullopt, interop::CopyMode::IfNeeded, "function");
+    } catch (const Error&) {
+    } catch (const nb::python_error&) {
+    }
+    if (a && f.fn.accepts(k, *a)) return std::move(*a);
+  }
+  nb::object r = f.filter(k, h);
+  UMA_CHECK(nb::isinstance<Array>(r), Type, "function: the input filter returned ", py_str(nb::type_name(r.type())),
+            ", not a uma.Array");
+  return nb::cast<Array>(r);
+}
 }  // namespace
 
 void bind_runtime(nb::module_& m) {
@@ -101,6 +176,92 @@ void bind_runtime(nb::module_& m) {
       }, nb::arg("inputs"), nb::arg("repeat") = 100,
       "Runs the program `repeat` times; returns [(op name, mean ns per run)] per step (profiling aid).")
       .def_prop_ro("num_steps", &runtime::Program::num_steps);
+
+  nb::class_<runtime::SharedCell>(m, "SharedCell",
+                                  "The host copy of a shared variable, whether it is current, and the variable's lock\n"
+                                  "(include/uma/runtime/shared_cell.h). Internal: used by uma.runtime.shared.Container.")
+      .def("__init__", [](runtime::SharedCell* self, nb::handle v) { new (self) runtime::SharedCell(host_array(v)); })
+      .def_prop_ro("serial", &runtime::SharedCell::serial, "Creation order: the order in which locks are taken.")
+      .def_prop_ro("host_current", [](runtime::SharedCell& c) { return locked(c, [&] { return c.host_current(); }); })
+      .def_prop_ro("epoch", [](runtime::SharedCell& c) { return locked(c, [&] { return c.epoch(); }); },
+                   "Changes whenever a write replaces the set of current copies.")
+      .def_prop_ro("host", [](runtime::SharedCell& c) { return locked(c, [&] { return c.host(); }); },
+                   "The host copy (RuntimeError when it is stale).")
+      .def("write_host", [](runtime::SharedCell& c, nb::handle v) {
+        Array a = host_array(v);
+        locked(c, [&] { c.write_host(std::move(a)); });
+      }, "The host copy `v` becomes the only current copy.")
+      .def("write_elsewhere", [](runtime::SharedCell& c) { locked(c, [&] { c.write_elsewhere(); }); },
+           "Another residency was written: the host copy is dropped.")
+      .def("refresh_host", [](runtime::SharedCell& c, nb::handle v) {
+        Array a = host_array(v);
+        locked(c, [&] { c.refresh_host(std::move(a)); });
+      }, "The host copy brought up to date (the other current copies stay current).")
+      .def("acquire", [](runtime::SharedCell& c) { acquire(c); return true; },
+           "Takes the lock (re-entrant), waiting with the GIL released.")
+      .def("release", [](runtime::SharedCell& c) { c.unlock(); },
+           "Releases the lock; RuntimeError when this thread does not hold it.")
+      .def("__enter__", [](runtime::SharedCell& c) { acquire(c); })
+      .def("__exit__", [](runtime::SharedCell& c, nb::handle, nb::handle, nb::handle) { c.unlock(); },
+           nb::arg().none(), nb::arg().none(), nb::arg().none());
+
+  nb::class_<PyFunction>(m, "Function",
+                         "A cpu function's call path in C++ (include/uma/runtime/function.h). Internal: made and\n"
+                         "called by uma.Function; a call returns `stale` (the object given) instead of\n"
+                         "computing when it cannot run here (wrong arity, a stale host copy).")
+      .def("__init__", [](PyFunction* self, std::shared_ptr<runtime::Program> program, nb::list specs,
+                          std::vector<std::shared_ptr<runtime::SharedCell>> cells, std::vector<int> updates,
+                          std::size_t n_outputs, bool allow_input_downcast, nb::object filter, nb::object shape_check,
+                          bool single) {
+        std::vector<runtime::InputSpec> in;
+        for (nb::handle item : specs) {
+          nb::tuple t = nb::borrow<nb::tuple>(item);
+          UMA_CHECK(nb::len(t) == 3, Value, "Function: each input spec is (dtype, static shape, label)");
+          runtime::InputSpec s;
+          s.dtype = *to_dtype(t[0]);
+          for (nb::handle d : nb::borrow<nb::tuple>(t[1])) s.shape.push_back(d.is_none() ? -1 : nb::cast<int64_t>(d));
+          s.label = nb::cast<std::string>(t[2]);
+          in.push_back(std::move(s));
+        }
+        auto* f = new (self) PyFunction{runtime::Function(std::move(program), std::move(in), std::move(cells),
+                                                          std::move(updates), n_outputs, allow_input_downcast),
+                                        std::move(filter), single};
+        if (!shape_check.is_none()) {
+          f->fn.set_shape_check([shape_check](const std::vector<Array>& values) {
+            nb::gil_scoped_acquire gil;
+            shape_check(nb::cast(values));
+          });
+        }
+      }, nb::arg("program"), nb::arg("specs"), nb::arg("cells"), nb::arg("updates"), nb::arg("n_outputs"),
+         nb::arg("allow_input_downcast"), nb::arg("filter"), nb::arg("shape_check").none(), nb::arg("single"))
+      .def("__call__", [](PyFunction& f, nb::tuple args, nb::handle stale) -> nb::object {
+        const std::size_t n = nb::len(args);
+        if (n != f.fn.num_inputs()) return nb::borrow(stale);
+        std::vector<Array> in;
+        in.reserve(n + f.fn.shared().size());
+        for (std::size_t k = 0; k < n; ++k) in.push_back(call_argument(f, k, args[k]));
+        std::vector<Array> out;
+        bool ok;
+        {
+          nb::gil_scoped_release release;
+          ok = f.fn.try_call(in, out);
+        }
+        if (!ok) {
+          f.stale.fetch_add(1, std::memory_order_relaxed);
+          return nb::borrow(stale);
+        }
+        f.calls.fetch_add(1, std::memory_order_relaxed);
+        if (f.single) return nb::cast(std::move(out[0]));
+        nb::list l;
+        for (Array& a : out) l.append(nb::cast(std::move(a)));
+        return l;
+      }, nb::arg("args"), nb::arg("stale"),
+      "Calls with the tuple `args`: the outputs (one value, or a list), or `stale` when this path\n"
+      "cannot run the call. The GIL is released while it computes.")
+      .def_prop_ro("calls", [](const PyFunction& f) { return f.calls.load(); }, "Calls computed here.")
+      .def_prop_ro("stale_calls", [](const PyFunction& f) { return f.stale.load(); },
+                   "Calls handed back because a shared variable's host copy was stale.");
+
   m.def("_program_ops", &runtime::op_names, "Names of the ops a Program can run.");
   m.def("_fusable", [](const std::string& name, nb::handle dtype) {
     DType t = *to_dtype(dtype);

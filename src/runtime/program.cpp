@@ -100,7 +100,7 @@ int Program::add_op(const std::string& name, const std::vector<int>& inputs, OpA
   OpFn fn = find_op(name);
   UMA_CHECK(fn != nullptr, Value, "Program: unknown op '", name, "'");
   for (int s : inputs) UMA_CHECK(s >= 0 && s < nslots_, Value, "Program: op '", name, "' reads undefined slot ", s);
-  steps_.push_back(Step{fn, name, inputs, nslots_, std::move(attrs), {}});
+  steps_.push_back(Step{fn, name, inputs, nslots_, std::move(attrs), {}, {}});
   plan_releases();
   return nslots_++;
 }
@@ -112,7 +112,7 @@ int Program::add_fused(const std::vector<int>& inputs, std::vector<FusedInstr> c
   a.dtype = dtype;
   a.fused = std::move(code);
   OpFn fn = [](const In& x, const OpAttrs& at) { return ops::fused_elementwise(x, at.fused, *at.dtype); };
-  steps_.push_back(Step{fn, "fused_elementwise", inputs, nslots_, std::move(a), {}});
+  steps_.push_back(Step{fn, "fused_elementwise", inputs, nslots_, std::move(a), {}, {}});
   plan_releases();
   return nslots_++;
 }
@@ -132,6 +132,23 @@ void Program::plan_releases() {
   for (auto& st : steps_) st.release.clear();
   for (int s = 0; s < nslots_; ++s)
     if (last[s] >= 0 && last[s] != INT32_MAX) steps_[last[s]].release.push_back(s);
+  // run_into moves a value into an op's arguments at its last read: the step that releases
+  // the slot, at the slot's last position among that step's inputs.
+  for (auto& st : steps_) {
+    st.take.assign(st.in.size(), 0);
+    for (int s : st.release)
+      for (std::size_t j = st.in.size(); j-- > 0;)
+        if (st.in[j] == s) {
+          st.take[j] = 1;
+          break;
+        }
+  }
+  take_output_.assign(outputs_.size(), 0);
+  for (std::size_t k = 0; k < outputs_.size(); ++k) {
+    bool later = false;
+    for (std::size_t j = k + 1; j < outputs_.size(); ++j) later = later || outputs_[j] == outputs_[k];
+    take_output_[k] = later ? 0 : 1;
+  }
 }
 
 std::vector<std::pair<std::string, double>> Program::profile(const std::vector<Array>& inputs, int repeat) const {
@@ -174,6 +191,56 @@ std::vector<Array> Program::run(const std::vector<Array>& inputs) const {
   out.reserve(outputs_.size());
   for (int s : outputs_) out.push_back(slots[s]);
   return out;
+}
+
+namespace {
+// Per-thread scratch of run_into; every element is reset before run_into returns or throws,
+// so the scratch never keeps an array alive between calls.
+struct Scratch {
+  std::vector<Array> slots, args;
+  std::size_t n = 0;
+};
+struct ScratchGuard {
+  Scratch& s;
+  ~ScratchGuard() {
+    for (std::size_t i = 0; i < s.n; ++i) s.slots[i] = Array();
+    s.args.clear();
+  }
+};
+}  // namespace
+
+void Program::run_into(std::vector<Array>& inputs, std::vector<Array>& out) const {
+  UMA_CHECK(inputs.size() == inputs_.size(), Type, "Program expects ", inputs_.size(), " inputs, got ", inputs.size());
+  thread_local Scratch scratch;
+  if (scratch.slots.size() < static_cast<std::size_t>(nslots_)) scratch.slots.resize(nslots_);
+  scratch.n = static_cast<std::size_t>(nslots_);
+  ScratchGuard guard{scratch};
+  std::vector<Array>& slots = scratch.slots;
+  std::vector<Array>& args = scratch.args;
+  for (std::size_t i = 0; i < inputs.size(); ++i) slots[inputs_[i]] = std::move(inputs[i]);
+  inputs.clear();
+  for (const auto& [s, v] : constants_) slots[s] = v;
+  for (const Step& st : steps_) {
+    args.clear();
+    for (std::size_t j = 0; j < st.in.size(); ++j) {
+      Array& v = slots[st.in[j]];
+      if (st.take[j])
+        args.push_back(std::move(v));
+      else
+        args.push_back(v);
+    }
+    slots[st.out] = st.fn(args, st.attrs);
+    args.clear();  // released values go back to the allocator before the next op
+    for (int s : st.release) slots[s] = Array();
+  }
+  out.resize(outputs_.size());
+  for (std::size_t k = 0; k < outputs_.size(); ++k) {
+    Array& v = slots[outputs_[k]];
+    if (take_output_[k])
+      out[k] = std::move(v);
+    else
+      out[k] = v;
+  }
 }
 
 }  // namespace uma::runtime

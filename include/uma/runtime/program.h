@@ -46,6 +46,12 @@ class Program {
   void set_outputs(std::vector<int> outputs);
   /// Runs the program; inputs in add_input order. TypeError on a wrong argument count.
   std::vector<Array> run(const std::vector<Array>& inputs) const;
+  /// run() without copying arrays: consumes `inputs` (left empty), writes the outputs into
+  /// `out` (resized). Scratch space is reused per thread, so a call allocates only what its
+  /// ops allocate. Several threads may run one Program at once.
+  void run_into(std::vector<Array>& inputs, std::vector<Array>& out) const;
+  std::size_t num_inputs() const { return inputs_.size(); }
+  std::size_t num_outputs() const { return outputs_.size(); }
   std::size_t num_steps() const { return steps_.size(); }
   /// Runs the program `repeat` times and returns, per step, its name and the mean wall time
   /// in nanoseconds (a profiling aid; same semantics as run()).
@@ -59,6 +65,7 @@ class Program {
     int out;
     OpAttrs attrs;
     std::vector<int> release;  // slots whose last use is this step
+    std::vector<char> take;    // per input: move the slot's value (its last read) instead of copying
   };
   void plan_releases();
   int nslots_ = 0;
@@ -66,6 +73,7 @@ class Program {
   std::vector<std::pair<int, Array>> constants_;
   std::vector<Step> steps_;
   std::vector<int> outputs_;
+  std::vector<char> take_output_;  // per output: the slot's last read among the outputs
 };
 
 }  // namespace uma::runtime

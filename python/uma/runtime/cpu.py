@@ -270,11 +270,14 @@ class CpuLinker(Linker):
         n_fused = sum(1 for st in steps if st[0] == "fused")
         copies = fgraph.outputs_needing_copy()
         inputs, outputs = list(fgraph.inputs), list(fgraph.outputs)
+        program = None
         if not python_ops:
-            run = self._single_program(core, uma, steps, inputs, outputs, copies)
+            program = self._single_program(core, uma, steps, inputs, outputs, copies)
+            run = program.run
         else:
             run = self._segmented(core, uma, steps, inputs, outputs, copies)
-        return _Thunk(run, python_ops, n_fused, _describe_steps(steps, inputs, copies, outputs))
+        return _Thunk(run, python_ops, n_fused, _describe_steps(steps, inputs, copies, outputs),
+                      program)
 
     @staticmethod
     def _single_program(core, uma, steps, inputs, outputs, copies):
@@ -290,7 +293,7 @@ class CpuLinker(Linker):
                 s = seg.prog.add_op("copy", [s], None)
             out_slots.append(s)
         seg.prog.set_outputs(out_slots)
-        return seg.prog.run
+        return seg.prog
 
     @staticmethod
     def _segmented(core, uma, steps, inputs, outputs, copies):
@@ -393,15 +396,18 @@ def op_arity(name):
 
 
 class _Thunk:
-    """The callable a CpuLinker returns (``values -> outputs``), with what it compiled to."""
+    """The callable a CpuLinker returns (``values -> outputs``), with what it compiled to:
+    ``program`` is the one ``uma._core.Program`` of the whole graph (None when some op runs in
+    Python between Program segments); :class:`uma.Function` calls it from C++."""
 
-    __slots__ = ("__call__", "python_ops", "n_fused", "lines")
+    __slots__ = ("__call__", "python_ops", "n_fused", "lines", "program")
 
-    def __init__(self, run, python_ops, n_fused, lines):
+    def __init__(self, run, python_ops, n_fused, lines, program=None):
         self.__call__ = run
         self.python_ops = python_ops
         self.n_fused = n_fused
         self.lines = lines
+        self.program = program
 
     def describe(self):
         return list(self.lines)

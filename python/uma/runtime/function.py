@@ -1,5 +1,16 @@
 """Compiled functions: :func:`function` and :class:`Function`.
 
+Two call paths with one semantics. A ``cpu`` function compiled to a single Program gets a C++
+call path (``uma._core.Function``, include/uma/runtime/function.h): one C++ call filters the
+arguments (``uma.Array`` and ``numpy.ndarray`` of the declared type as they are; anything
+else through :func:`~uma.runtime.filters.filter_host`), locks the shared variables, reads
+their host copies, runs the Program with the GIL released and writes the updates.
+When that path cannot run a call (keyword arguments, the wrong number of arguments, a shared
+variable whose host copy is stale because another backend wrote it last) it hands the call
+back untouched, and the general Python path below runs it (and brings the host copies up to
+date, so the next call runs in C++ again). Every other linker uses the Python path.
+:attr:`Function.fast_path` and :meth:`Function.call_counts` say which path ran.
+
 Thread safety: a call locks the containers of the shared variables it reads or writes (one
 re-entrant lock per container, taken in the containers' creation order, so two calls can never
 wait for each other in a cycle), reads their values, then releases the containers it only
@@ -19,6 +30,8 @@ from ..graph.type import _fmt_shape
 from .filters import filter_host
 from .linker import _BACKENDS, get_linker
 from .shared import SharedVariable
+
+_STALE = object()  # what the C++ call path returns for a call it hands back
 
 __all__ = ["function", "Function", "dprint"]
 
@@ -99,7 +112,9 @@ class Function:
 
     Attributes: ``inputs``, ``outputs``, ``updates`` (``[(shared, expression)]``, default
     updates included), ``shared_variables``, ``fgraph`` (the graph after the rewrite passes:
-    what the linker compiled), ``mode``, ``backend``. :meth:`dprint` shows the compiled graph.
+    what the linker compiled), ``mode``, ``backend``, ``fast_path`` (True when calls run in
+    C++; see the module documentation and :meth:`call_counts`). :meth:`dprint` shows the
+    compiled graph.
     Functions pickle and deep-copy (see :meth:`__reduce__`).
     """
 
@@ -170,6 +185,46 @@ class Function:
         compiled = fgraph.clone()
         compiled.mode = self.mode
         self._thunk = linker.compile(compiled)
+        self._general_calls = 0
+        self._fast = self._make_fast_path()
+
+    def _make_fast_path(self):
+        """The C++ call path (``uma._core.Function``) for a ``cpu`` function compiled to one
+        Program, else None. Its helpers close over what they need, not over ``self`` (the C++
+        object cannot take part in garbage collection: no reference cycles through it)."""
+        from .cpu import CpuLinker
+        program = getattr(self._thunk, "program", None)
+        core = getattr(_uma(), "_core", None)
+        if type(self.linker) is not CpuLinker or program is None or not hasattr(core, "Function"):
+            return None
+        in_types, what, downcast = self._in_types, self._what, self.allow_input_downcast
+        hint = " (or pass allow_input_downcast=True to uma.function)"
+
+        def filter_arg(k, value):
+            return filter_host(value, in_types[k], allow_downcast=downcast, what=what[k], hint=hint)
+
+        fgraph, shapes_ok = self.fgraph, set()
+
+        def check_shapes(values):
+            _check_shapes(fgraph, shapes_ok, values)
+
+        n_in = len(self.inputs)
+        specs = [(t.dtype, tuple(t.shape), w) for t, w in zip(in_types, what)]
+        updates = [ii - n_in for _, ii in sorted(self.fgraph.update_mapping.items())]
+        return core.Function(program, specs, [c.cell for c in self._containers], updates,
+                             self._n_out, self.allow_input_downcast, filter_arg, check_shapes,
+                             self._single)
+
+    @property
+    def fast_path(self) -> bool:
+        """True when calls run in C++ (a ``cpu`` function compiled to one Program)."""
+        return self._fast is not None
+
+    def call_counts(self) -> dict:
+        """``{"fast": n, "general": m}``: calls computed by the C++ path and by the Python
+        path so far (introspection for tests and benchmarks)."""
+        fast = self._fast.calls if self._fast is not None else 0
+        return {"fast": fast, "general": self._general_calls}
 
     # ---- calling ------------------------------------------------------------------------
     def _bind(self, args, kwargs):
@@ -195,26 +250,18 @@ class Function:
         return args
 
     def _check_shapes(self, values):
-        try:
-            key = tuple(tuple(v.shape) for v in values)
-        except (AttributeError, TypeError):
-            return
-        if key in self._shapes_ok:
-            return
-        env = dict(zip(self.fgraph.inputs, key))
-        for c in self.fgraph.constants():
-            env[c] = c.value.shape
-        for node in self.fgraph.toposort():
-            try:
-                shapes = node.op.infer_shape(node, [env[i] for i in node.inputs])
-            except NotImplementedError:
-                return
-            env.update(zip(node.outputs, shapes))
-        if len(self._shapes_ok) >= _SHAPE_CACHE_LIMIT:
-            self._shapes_ok.clear()
-        self._shapes_ok.add(key)
+        _check_shapes(self.fgraph, self._shapes_ok, values)
 
     def __call__(self, *args, **kwargs):
+        fast = self._fast
+        if fast is not None and not kwargs:
+            out = fast(args, _STALE)
+            if out is not _STALE:
+                return out
+        return self._general_call(args, kwargs)
+
+    def _general_call(self, args, kwargs):
+        self._general_calls += 1
         args = self._bind(args, kwargs)
         linker = self.linker
         values = []
@@ -312,6 +359,35 @@ class Function:
             "single": self._single, "backend": backend, "update_policy": self.update_policy,
             "allow_input_downcast": self.allow_input_downcast, "mode": self.mode,
         }
+
+
+def _check_shapes(fgraph, shapes_ok, values):
+    """Infer every node's output shape from the values' shapes, so that a shape mismatch is a
+    ``ValueError`` naming the op before anything runs; combinations that passed are
+    remembered in ``shapes_ok`` (at most _SHAPE_CACHE_LIMIT)."""
+    try:
+        key = tuple(tuple(v.shape) for v in values)
+    except (AttributeError, TypeError):
+        return
+    if key in shapes_ok:
+        return
+    env = dict(zip(fgraph.inputs, key))
+    for c in fgraph.constants():
+        env[c] = c.value.shape
+    for node in fgraph.toposort():
+        try:
+            shapes = node.op.infer_shape(node, [env[i] for i in node.inputs])
+        except NotImplementedError:
+            return
+        env.update(zip(node.outputs, shapes))
+    if len(shapes_ok) >= _SHAPE_CACHE_LIMIT:
+        shapes_ok.clear()
+    shapes_ok.add(key)
+
+
+def _uma():
+    import uma
+    return uma
 
 
 def _rebuild_function(state):

@@ -14,17 +14,20 @@ others (their memory is released), so "current" = "present".
 Stored values are never written in place (updates write new buffers), which is why a view
 from ``get_value(borrow=True)`` never changes after it was taken.
 
-Each container has a re-entrant ``lock`` and a ``serial`` number (creation order): compiled
-functions take the locks of the containers they touch in ``serial`` order (see
-:mod:`uma.runtime.function`); ``get_value``/``set_value`` take the container's lock.
+The host copy lives in C++ (``uma._core.SharedCell``, include/uma/runtime/shared_cell.h) so
+that a ``cpu`` function's call reads and writes it without Python (:mod:`uma.runtime.function`);
+the copies of the other residencies stay here, stamped with the cell's ``epoch`` (a write on the
+C++ path advances it, which drops them: the host copy is then the only current one).
+
+Each container has a re-entrant ``lock`` (the cell: ``acquire``/``release``/``with``, waiting
+with the GIL released) and a ``serial`` number (creation order): compiled functions take the
+locks of the containers they touch in ``serial`` order (see :mod:`uma.runtime.function`);
+``get_value``/``set_value`` take the container's lock.
 
 Shared variables pickle and deep-copy with their current value (the host copy is brought up to
 date first), their name, static shape and ``default_update``; a copy has its own container.
 """
 from __future__ import annotations
-
-import itertools
-import threading
 
 import numpy as np
 
@@ -40,26 +43,50 @@ def _uma():
     return uma
 
 
-_serials = itertools.count()
-
-
 class Container:
     """The value of one shared variable across residencies.
 
     ``type``: the declared TensorType (dtype and ndim fixed; static lengths if declared).
     ``current``: the residencies holding a current copy (a frozenset).
-    ``lock``: a re-entrant lock held by whoever reads or writes ``_values`` (the methods below
-    expect their caller to hold it); ``serial``: the global order in which locks are taken.
+    ``cell``: the ``uma._core.SharedCell`` holding the host copy; ``lock`` (the cell): a
+    re-entrant lock held by whoever reads or writes the value (the methods below expect their
+    caller to hold it); ``serial``: the global order in which locks are taken.
     """
 
-    __slots__ = ("type", "name", "_values", "lock", "serial")
+    __slots__ = ("type", "name", "cell", "_others", "_epoch")
 
     def __init__(self, type: TensorType, host_value, name=None):
         self.type = type
         self.name = name
-        self._values = {HOST: (host_value, None)}
-        self.lock = threading.RLock()
-        self.serial = next(_serials)
+        self.cell = _uma()._core.SharedCell(host_value)
+        self._others = {}  # residency -> (value, linker), valid while _epoch == cell.epoch
+        self._epoch = self.cell.epoch
+
+    @property
+    def lock(self):
+        return self.cell
+
+    @property
+    def serial(self) -> int:
+        return self.cell.serial
+
+    def _current_others(self):
+        """The copies in other residencies that are still current (a C++ call that wrote the
+        host copy since they were stored advanced the epoch: they are dropped)."""
+        epoch = self.cell.epoch
+        if epoch != self._epoch:
+            self._others = {}
+            self._epoch = epoch
+        return self._others
+
+    @property
+    def _values(self):
+        """``{residency: (value, linker)}`` of the current copies (linker None for the host)."""
+        with self.cell:
+            values = dict(self._current_others())
+            if self.cell.host_current:
+                values[HOST] = (self.cell.host, None)
+        return values
 
     @property
     def current(self) -> frozenset:
@@ -67,12 +94,12 @@ class Container:
 
     def host(self):
         """The current host copy (a ``uma.Array``), converting once if it is stale."""
-        entry = self._values.get(HOST)
-        if entry is not None:
-            return entry[0]
-        residency, (value, linker) = next(iter(self._values.items()))
+        cell = self.cell
+        if cell.host_current:
+            return cell.host
+        residency, (value, linker) = next(iter(self._current_others().items()))
         host = self._from_linker(linker, value)
-        self._values[HOST] = (host, None)
+        cell.refresh_host(host)
         return host
 
     def _from_linker(self, linker, value):
@@ -87,14 +114,15 @@ class Container:
 
     def read(self, linker):
         """The value in ``linker``'s residency, brought up to date (and cached) if stale."""
-        entry = self._values.get(linker.residency)
+        residency = linker.residency
+        if residency == HOST:
+            return self.host()
+        entry = self._current_others().get(residency)
         if entry is not None:
             return entry[0]
         host = self.host()
-        if linker.residency == HOST:
-            return host
         value = linker.input_filter(host, self.type)
-        self._values[linker.residency] = (value, linker)
+        self._current_others()[residency] = (value, linker)
         return value
 
     def host_copy_of(self, linker, value):
@@ -106,14 +134,20 @@ class Container:
     def write(self, linker, value, host_value=None):
         """Store ``value`` (native to ``linker``) as the only current copy (plus the host copy
         ``host_value`` when given)."""
-        values = {linker.residency: (value, linker if linker.residency != HOST else None)}
-        if host_value is not None and linker.residency != HOST:
-            values[HOST] = (host_value, None)
-        self._values = values
+        cell = self.cell
+        if linker.residency == HOST:
+            uma = _uma()
+            cell.write_host(value if isinstance(value, uma.Array) else uma.asarray(value))
+            return
+        cell.write_elsewhere()
+        self._others = {linker.residency: (value, linker)}
+        self._epoch = cell.epoch
+        if host_value is not None:
+            cell.refresh_host(host_value)
 
     def set_host(self, host_value):
         """Make ``host_value`` (a ``uma.Array`` of the declared dtype) the only current copy."""
-        self._values = {HOST: (host_value, None)}
+        self.cell.write_host(host_value)
 
 
 class SharedVariable(Variable):

@@ -1,0 +1,93 @@
+// uma/runtime/function.h — a compiled function's call path in C++ (DESIGN.md "Shared
+// variables": updates are written in one code path, Function::call).
+//
+// A Function holds a Program, the declared types of its explicit inputs and the SharedCells
+// of the shared variables it reads or writes. One call:
+//   1. filters the inputs into their declared types (filter_input);
+//   2. locks every cell in serial() order; if a cell's host copy is stale (another residency
+//      was written last) it unlocks them all and reports that (try_call returns false: the
+//      Python Function then takes its general path, which converts the value once);
+//   3. reads the host copies, unlocks the cells it only reads (their values are immutable
+//      buffers), runs the Program on (inputs..., shared values...);
+//   4. after every output was computed, writes every update at once (they all read the old
+//      values: {a: b, b: a} swaps) and unlocks. A call that throws writes nothing.
+// Calls touching the same cells are therefore serializable (two-phase locking); calls on
+// disjoint cells run in parallel. Returned values never alias a shared value or each other
+// (the cpu linker compiles copies into the Program where a graph output would).
+#pragma once
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "uma/array.h"
+#include "uma/runtime/program.h"
+#include "uma/runtime/shared_cell.h"
+
+namespace uma::runtime {
+
+/// The declared type of an explicit input: dtype, and per axis the static length or -1.
+struct InputSpec {
+  DType dtype = DType::Float64;
+  std::vector<int64_t> shape;  // size == ndim; -1: any length
+  std::string label;           // names the input in errors, e.g. "input 0 ('x')"
+};
+
+class Function {
+ public:
+  /// `program` reads the explicit inputs, then the shared values in `shared` order; it
+  /// returns `n_outputs` values, then one value per update: update k is written into
+  /// `shared[updates[k]]`. ValueError when these do not fit together.
+  Function(std::shared_ptr<const Program> program, std::vector<InputSpec> inputs,
+           std::vector<std::shared_ptr<SharedCell>> shared, std::vector<int> updates, std::size_t n_outputs,
+           bool allow_input_downcast = false);
+
+  /// Filters `inputs`, runs the function and returns its outputs. RuntimeError when a
+  /// shared variable's host copy is stale (only Python-side residencies make it so).
+  std::vector<Array> operator()(std::vector<Array> inputs) const;
+
+  /// The call on already filtered inputs (see accepts/filter_input), which it consumes
+  /// (`inputs` is left empty); the outputs go into `outputs` (resized). Returns false, having
+  /// changed nothing (`inputs` too), when a shared variable's host copy is stale. Errors of
+  /// the Program propagate and no update is written.
+  bool try_call(std::vector<Array>& inputs, std::vector<Array>& outputs) const;
+
+  /// True when `value` can be passed as input `k` as it is: the declared dtype and ndim, a
+  /// CPU array, and every static length matching.
+  bool accepts(std::size_t k, const Array& value) const noexcept;
+  /// `value` converted into input `k`'s type (DESIGN.md "casting into a declared dtype"):
+  /// converted when the cast is safe (np.can_cast "safe") or allow_input_downcast is set,
+  /// otherwise TypeError; TypeError for another ndim, ValueError for a static length that
+  /// differs, ValueError for an array that is not on the CPU.
+  Array filter_input(std::size_t k, const Array& value) const;
+
+  /// Called (with the cell locks held) with the Program's inputs the first time a
+  /// combination of input shapes is seen (up to 64 are remembered); it may throw a
+  /// clearer shape error than the op would. Set before the Function is shared by threads.
+  using ShapeCheck = std::function<void(const std::vector<Array>& values)>;
+  void set_shape_check(ShapeCheck check) { shape_check_ = std::move(check); }
+
+  std::size_t num_inputs() const noexcept { return inputs_.size(); }
+  std::size_t num_outputs() const noexcept { return n_outputs_; }
+  const std::vector<InputSpec>& input_specs() const noexcept { return inputs_; }
+  const std::vector<std::shared_ptr<SharedCell>>& shared() const noexcept { return shared_; }
+  const Program& program() const noexcept { return *program_; }
+
+ private:
+  void check_shapes(const std::vector<Array>& values) const;
+
+  std::shared_ptr<const Program> program_;
+  std::vector<InputSpec> inputs_;
+  std::vector<std::shared_ptr<SharedCell>> shared_;
+  std::vector<int> updates_;
+  std::size_t n_outputs_;
+  bool allow_input_downcast_;
+  std::vector<SharedCell*> lock_order_;   // distinct cells by serial()
+  std::vector<bool> lock_written_;        // per lock_order_ entry: an update target
+  ShapeCheck shape_check_;
+  mutable std::mutex shapes_mu_;
+  mutable std::vector<std::vector<int64_t>> shapes_ok_;  // flattened shape keys already checked
+};
+
+}  // namespace uma::runtime

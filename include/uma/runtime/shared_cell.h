@@ -1,0 +1,69 @@
+// uma/runtime/shared_cell.h — the host residency of a shared variable (DESIGN.md "Shared
+// variables: one value, many residencies"), in C++ so that a compiled function's call can read
+// and write shared state without Python.
+//
+// A SharedCell holds the host copy (a uma::Array on the CPU) and whether it is current, plus
+// an `epoch` that changes whenever a write replaces the set of current copies: the Python
+// Container keeps the copies of other residencies and drops them when the epoch it stamped
+// them with is no longer the cell's (a C++ call wrote the host copy meanwhile).
+//
+//   host_current() == false  <=>  another residency (kept by the Python Container) was written
+//                                 last and the host copy has not been brought up to date.
+//
+// Threads: every accessor below `lock()` expects its caller to hold the cell's lock. The lock
+// is re-entrant (like Python's RLock) and knows its owner: unlock() by another thread is a
+// RuntimeError, not undefined behaviour. Locks are taken in `serial()` order (creation order)
+// by every caller that holds more than one, so two calls never wait for each other in a cycle.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+
+#include "uma/array.h"
+
+namespace uma::runtime {
+
+class SharedCell {
+ public:
+  /// A cell whose host copy `host` (a CPU array) is the only current one.
+  explicit SharedCell(Array host);
+  SharedCell(const SharedCell&) = delete;
+  SharedCell& operator=(const SharedCell&) = delete;
+
+  /// Global creation order (the order in which callers take several cells' locks).
+  uint64_t serial() const noexcept { return serial_; }
+
+  // ---- the lock ------------------------------------------------------------------------
+  void lock();
+  bool try_lock();
+  /// RuntimeError when the calling thread does not hold the lock.
+  void unlock();
+  /// True when the calling thread holds the lock.
+  bool held_by_this_thread() const noexcept;
+
+  // ---- state (caller holds the lock) ----------------------------------------------------
+  bool host_current() const noexcept { return host_current_; }
+  /// The host copy; RuntimeError when it is stale (host_current() is false).
+  const Array& host() const;
+  /// Changes whenever a write replaces the set of current copies.
+  uint64_t epoch() const noexcept { return epoch_; }
+  /// A write on the host: `value` becomes the only current copy (epoch advances).
+  void write_host(Array value);
+  /// A write in another residency: that copy (kept by the caller) becomes the only current
+  /// one, the host copy is dropped (epoch advances).
+  void write_elsewhere();
+  /// The host copy brought up to date from the current copy elsewhere (epoch unchanged).
+  void refresh_host(Array value);
+
+ private:
+  std::mutex mu_;
+  std::atomic<std::thread::id> owner_{};
+  int depth_ = 0;  // re-entrant acquisitions by owner_
+  Array host_;
+  bool host_current_ = true;
+  uint64_t epoch_ = 0;
+  uint64_t serial_;
+};
+
+}  // namespace uma::runtime

@@ -1,0 +1,160 @@
+#include "uma/runtime/function.h"
+
+#include <algorithm>
+
+#include "uma/error.h"
+#include "uma/ops.h"
+
+namespace uma::runtime {
+
+namespace {
+std::string fmt_static(const std::vector<int64_t>& shape) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += shape[i] < 0 ? std::string("?") : std::to_string(shape[i]);
+  }
+  if (shape.size() == 1) s += ",";
+  return s + ")";
+}
+
+// Unlocks, on scope exit, the cells [first, last) of a lock order that are still held.
+class Unlocker {
+ public:
+  explicit Unlocker(const std::vector<SharedCell*>& cells) : cells_(cells), held_(cells.size(), 0) {}
+  Unlocker(const Unlocker&) = delete;
+  Unlocker& operator=(const Unlocker&) = delete;
+  void lock_all() {
+    for (std::size_t i = 0; i < cells_.size(); ++i) {
+      cells_[i]->lock();
+      held_[i] = 1;
+    }
+  }
+  void unlock(std::size_t i) {
+    if (held_[i]) {
+      held_[i] = 0;
+      cells_[i]->unlock();
+    }
+  }
+  ~Unlocker() {
+    for (std::size_t i = cells_.size(); i-- > 0;) unlock(i);
+  }
+
+ private:
+  const std::vector<SharedCell*>& cells_;
+  std::vector<char> held_;
+};
+}  // namespace
+
+Function::Function(std::shared_ptr<const Program> program, std::vector<InputSpec> inputs,
+                   std::vector<std::shared_ptr<SharedCell>> shared, std::vector<int> updates, std::size_t n_outputs,
+                   bool allow_input_downcast)
+    : program_(std::move(program)),
+      inputs_(std::move(inputs)),
+      shared_(std::move(shared)),
+      updates_(std::move(updates)),
+      n_outputs_(n_outputs),
+      allow_input_downcast_(allow_input_downcast) {
+  UMA_CHECK(program_ != nullptr, Value, "Function: no program");
+  UMA_CHECK(program_->num_inputs() == inputs_.size() + shared_.size(), Value, "Function: the program reads ",
+            program_->num_inputs(), " values, but there are ", inputs_.size(), " inputs and ", shared_.size(),
+            " shared variables");
+  UMA_CHECK(program_->num_outputs() == n_outputs_ + updates_.size(), Value, "Function: the program returns ",
+            program_->num_outputs(), " values, but there are ", n_outputs_, " outputs and ", updates_.size(),
+            " updates");
+  for (const auto& c : shared_) UMA_CHECK(c != nullptr, Value, "Function: a shared variable has no cell");
+  std::vector<char> target(shared_.size(), 0);
+  for (int u : updates_) {
+    UMA_CHECK(u >= 0 && static_cast<std::size_t>(u) < shared_.size(), Value, "Function: update target ", u,
+              " is not a shared variable index");
+    UMA_CHECK(!target[u], Value, "Function: shared variable ", u, " has more than one update");
+    target[u] = 1;
+  }
+  std::vector<std::pair<SharedCell*, bool>> cells;
+  for (std::size_t i = 0; i < shared_.size(); ++i) cells.emplace_back(shared_[i].get(), target[i] != 0);
+  std::sort(cells.begin(), cells.end(), [](const auto& a, const auto& b) { return a.first->serial() < b.first->serial(); });
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    if (!lock_order_.empty() && lock_order_.back() == cells[i].first) {  // one cell listed twice
+      lock_written_.back() = lock_written_.back() || cells[i].second;
+      continue;
+    }
+    lock_order_.push_back(cells[i].first);
+    lock_written_.push_back(cells[i].second);
+  }
+}
+
+bool Function::accepts(std::size_t k, const Array& v) const noexcept {
+  const InputSpec& s = inputs_[k];
+  if (v.dtype() != s.dtype || static_cast<std::size_t>(v.ndim()) != s.shape.size() || !v.device().is_cpu())
+    return false;
+  const Shape& shape = v.shape();
+  for (std::size_t i = 0; i < s.shape.size(); ++i)
+    if (s.shape[i] >= 0 && s.shape[i] != shape[i]) return false;
+  return true;
+}
+
+Array Function::filter_input(std::size_t k, const Array& v) const {
+  UMA_CHECK(k < inputs_.size(), Index, "Function: input ", k, " out of range (", inputs_.size(), " inputs)");
+  if (accepts(k, v)) return v;
+  const InputSpec& s = inputs_[k];
+  UMA_CHECK(v.defined(), Type, s.label, ": undefined array");
+  UMA_CHECK(v.device().is_cpu(), Value, s.label, ": expected an array on the CPU, got one on another device");
+  UMA_CHECK(static_cast<std::size_t>(v.ndim()) == s.shape.size(), Type, s.label, ": expected ", s.shape.size(),
+            "-d array, got ", v.ndim(), "-d array of shape ", shape_str(v.shape()));
+  for (std::size_t i = 0; i < s.shape.size(); ++i)
+    UMA_CHECK(s.shape[i] < 0 || s.shape[i] == v.shape()[i], Value, s.label, ": expected shape ", fmt_static(s.shape),
+              ", got ", shape_str(v.shape()), " (axis ", i, ")");
+  UMA_CHECK(allow_input_downcast_ || can_cast_safe(v.dtype(), s.dtype), Type, s.label, ": cannot cast ",
+            dtype_name(v.dtype()), " to ", dtype_name(s.dtype), " safely (NumPy 'safe' casting); cast the value first");
+  return ops::astype(v, s.dtype);
+}
+
+std::vector<Array> Function::operator()(std::vector<Array> inputs) const {
+  UMA_CHECK(inputs.size() == inputs_.size(), Type, "function takes ", inputs_.size(), " argument(s), got ",
+            inputs.size());
+  for (std::size_t k = 0; k < inputs.size(); ++k)
+    if (!accepts(k, inputs[k])) inputs[k] = filter_input(k, inputs[k]);
+  std::vector<Array> out;
+  UMA_CHECK(try_call(inputs, out), Runtime,
+            "Function: a shared variable's host copy is stale (another backend wrote it last); "
+            "call the function from Python, which brings it up to date");
+  return out;
+}
+
+void Function::check_shapes(const std::vector<Array>& values) const {
+  std::vector<int64_t> key;
+  for (const Array& v : values) {
+    key.push_back(v.ndim());
+    key.insert(key.end(), v.shape().begin(), v.shape().end());
+  }
+  {
+    std::lock_guard<std::mutex> g(shapes_mu_);
+    for (const auto& k : shapes_ok_)
+      if (k == key) return;
+  }
+  shape_check_(values);
+  std::lock_guard<std::mutex> g(shapes_mu_);
+  if (shapes_ok_.size() >= 64) shapes_ok_.clear();
+  shapes_ok_.push_back(std::move(key));
+}
+
+bool Function::try_call(std::vector<Array>& values, std::vector<Array>& outputs) const {
+  UMA_CHECK(values.size() == inputs_.size(), Type, "function takes ", inputs_.size(), " argument(s), got ",
+            values.size());
+  values.reserve(inputs_.size() + shared_.size());
+  Unlocker locks(lock_order_);
+  locks.lock_all();  // serial order: no lock cycles
+  for (const SharedCell* c : lock_order_)
+    if (!c->host_current()) return false;  // the Unlocker releases them; nothing changed
+  for (const auto& c : shared_) values.push_back(c->host());
+  for (std::size_t i = 0; i < lock_order_.size(); ++i)  // read: their values are immutable buffers
+    if (!lock_written_[i]) locks.unlock(i);
+  if (shape_check_) check_shapes(values);
+  program_->run_into(values, outputs);
+  // Every output is computed: now write all updates at once (they read the old values).
+  for (std::size_t k = 0; k < updates_.size(); ++k) shared_[updates_[k]]->write_host(std::move(outputs[n_outputs_ + k]));
+  outputs.resize(n_outputs_);
+  return true;
+}
+
+}  // namespace uma::runtime
