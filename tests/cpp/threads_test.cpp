@@ -1,4 +1,4 @@
-// Thread-safety of the memory layer (include/uma/memory/caching_allocator.h, "Threads"; Note
+// Thread-safety of the memory layer and of compiled functions' calls (include/uma/memory/caching_allocator.h, "Threads"; Note
 // [Adopted buffers]): the caching allocator and adoption hammered from many threads, and arrays
 // (copies, views) released on threads other than the one that made them. These tests run in
 // every build; the tsan phase of scripts/run_tests.sh runs them under ThreadSanitizer
@@ -20,6 +20,7 @@
 #include "uma/memory/allocator.h"
 #include "uma/memory/caching_allocator.h"
 #include "uma/ops.h"
+#include "uma/runtime/function.h"
 
 namespace uma {
 namespace {
@@ -218,6 +219,83 @@ TEST(Threads, ArrayCopiesAndViewsReleasedOnOtherThreads) {
   const MemoryStats after = memory_stats(Device::cpu());
   EXPECT_EQ(after.active_bytes, before.active_bytes);
   EXPECT_EQ(after.adopted_bytes, before.adopted_bytes);
+}
+
+// ---- compiled functions sharing variables (include/uma/runtime/function.h) -------------------
+
+// Functions sharing cells, called from 8 threads at once, leave the state of some serial order
+// of the calls: no lost update, no torn value (every element of a vector written by one call).
+TEST(Threads, FunctionsSharingVariablesActAsSomeSerialOrder) {
+  using runtime::Function;
+  using runtime::Program;
+  using runtime::SharedCell;
+  constexpr int64_t n = 4096;
+  auto full = [](double v) { return ops::full({n}, Scalar::from_float(v), DType::Float64); };
+  auto f64 = [](double v) { return ops::scalar_array(Scalar::from_float(v), DType::Float64); };
+  auto a = std::make_shared<SharedCell>(full(1000));
+  auto b = std::make_shared<SharedCell>(full(0));
+  auto counter = std::make_shared<SharedCell>(f64(0));
+
+  // move: {a: a - d, b: b + d, counter: counter + 1} with the cells listed in a given order
+  auto make_move = [&](double d, bool reversed) {
+    auto p = std::make_shared<Program>();
+    std::vector<std::shared_ptr<SharedCell>> cells =
+        reversed ? std::vector<std::shared_ptr<SharedCell>>{counter, b, a} : std::vector<std::shared_ptr<SharedCell>>{a, b, counter};
+    int s[3];
+    for (int& x : s) x = p->add_input();
+    const int ia = reversed ? 2 : 0, ib = 1, ic = reversed ? 0 : 2;
+    int dd = p->add_constant(f64(d)), one = p->add_constant(f64(1));
+    p->set_outputs({p->add_op("subtract", {s[ia], dd}, {}), p->add_op("add", {s[ib], dd}, {}),
+                    p->add_op("add", {s[ic], one}, {})});
+    return std::make_shared<Function>(p, std::vector<runtime::InputSpec>{}, cells, std::vector<int>{ia, ib, ic}, 0);
+  };
+  std::vector<std::shared_ptr<Function>> moves{make_move(1, false), make_move(0.5, true)};
+  auto rp = std::make_shared<Program>();
+  int ra = rp->add_input(), rb = rp->add_input();
+  rp->set_outputs({rp->add_op("add", {ra, rb}, {})});
+  Function read_sum(rp, {}, {b, a}, {}, 1);
+
+  std::atomic<int> torn{0}, errors{0};
+  std::vector<std::vector<int>> calls(kThreads);
+  std::vector<std::thread> ts;
+  for (int t = 0; t < kThreads; ++t)
+    ts.emplace_back([&, t] {
+      std::mt19937 rng(99 + t);
+      try {
+        for (int i = 0; i < 300; ++i) {
+          const int which = static_cast<int>(rng() % 2);
+          (*moves[which])({});
+          calls[t].push_back(which);
+          if (rng() % 4 == 0) {
+            Array s = read_sum({}).at(0);
+            const double* v = s.data_as<double>();
+            for (int64_t k = 0; k < n; ++k)
+              if (v[k] != 1000.0) {
+                ++torn;
+                break;
+              }
+          }
+        }
+      } catch (...) {
+        ++errors;
+      }
+    });
+  for (auto& th : ts) th.join();
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_EQ(torn.load(), 0);
+  double moved = 0, count = 0;
+  for (const auto& c : calls)
+    for (int w : c) {
+      moved += w == 0 ? 1.0 : 0.5;
+      count += 1;
+    }
+  std::lock_guard<SharedCell> ga(*a), gb(*b), gc(*counter);
+  EXPECT_EQ(*counter->host().data_as<double>(), count);  // no lost update
+  Array va = ops::copy(a->host()), vb = ops::copy(b->host());
+  for (int64_t k = 0; k < n; ++k) {
+    ASSERT_EQ(va.data_as<double>()[k], 1000.0 - moved) << k;
+    ASSERT_EQ(vb.data_as<double>()[k], moved) << k;
+  }
 }
 
 }  // namespace

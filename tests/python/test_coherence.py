@@ -313,6 +313,8 @@ def test_functions_sharing_variables_from_8_threads_act_as_some_serial_order():
     moved = sum(move[name][1] for name in done)
     counted = sum(move[name][2] for name in done)
     assert counter.get_value().item() == counted  # no lost update
+    for name in ("cpu", "cpu_b"):  # each call ran on one path: C++, or Python after a stale host copy
+        assert sum(move[name][0].call_counts().values()) == done.count(name)
     np.testing.assert_array_equal(a.get_value(), np.full(n, 1000.0 - moved))
     np.testing.assert_array_equal(b.get_value(), np.full(n, moved))
 

@@ -261,6 +261,40 @@ def test_cpu_falls_back_to_python_for_ops_without_program_support(rng):
     assert_matches(f(a), np.exp(a ** 3) + 1)
 
 
+def test_cpu_calls_run_in_cpp_other_backends_and_python_ops_in_python(rng):
+    x = sym.matrix("x")
+    a = rng.normal(size=(3, 4))
+    f = uma.function([x], sym.exp(x) + 1, backend="cpu")
+    assert f.fast_path
+    f(a)
+    f(x=a)  # keyword arguments: the Python path
+    assert f.call_counts() == {"fast": 1, "general": 1}
+    segmented = uma.function([x], sym.exp(_Cube()(x)), backend="cpu")  # a Python op between Programs
+    assert not segmented.fast_path
+    assert_matches(segmented(a), np.exp(a ** 3))
+    assert segmented.call_counts() == {"fast": 0, "general": 1}
+    for backend in ("reference", "numpy"):
+        g = uma.function([x], x + 1, backend=backend)
+        assert not g.fast_path
+        g(a)
+        assert g.call_counts() == {"fast": 0, "general": 1}
+
+
+def test_cpu_fast_path_filters_inputs_like_the_python_path():
+    x = sym.vector("x", dtype="float64")
+    f = uma.function([x], x * 2, backend="cpu")
+    for value in (np.arange(3.0), uma.asarray(np.arange(3.0)), np.arange(3, dtype=np.int32), [0, 1, 2],
+                  np.arange(6.0)[::2][:3]):
+        assert_matches(f(value), np.asarray(value, dtype=np.float64) * 2)
+    with pytest.raises(TypeError, match=r"input 0 \('x'\).*complex128 to float64"):
+        f(np.ones(3, np.complex128))
+    with pytest.raises(TypeError, match=r"input 0 \('x'\).*1-d.*2-d"):
+        f(np.ones((2, 2)))
+    with pytest.raises(TypeError, match="takes 1 argument"):
+        f()
+    assert f.call_counts()["fast"] == 5
+
+
 def test_cpu_runs_basic_indexing_in_the_program(rng):
     x = sym.matrix("x")
     out = sym.exp(x[1:, ::-1]) + 1

@@ -49,6 +49,7 @@ def test_updates_are_simultaneous_swap(backend):
     f()
     np.testing.assert_array_equal(a.get_value(), [1.0, 10.0])
     np.testing.assert_array_equal(b.get_value(), [2.0, 20.0])
+    assert f.call_counts()["fast"] == (2 if backend == "cpu" else 0)  # cpu: the C++ path swapped
 
 
 @pytest.mark.parametrize("backend", ALL_BACKENDS)
@@ -102,6 +103,18 @@ def test_a_failing_call_changes_no_shared_variable(backend):
     f(np.array([-1.0, -1.0]))
     np.testing.assert_array_equal(a.get_value(), [2.0, 3.0])
     np.testing.assert_array_equal(b.get_value(), [10.0])
+    if backend == "cpu":  # a C++ Program run that fails (a value-dependent error) writes nothing
+        k = sym.vector("k", dtype="int64")
+        c = uma.shared(np.array([1.0, 2.0]), "c")
+        h = uma.function([k], sym.sum(k ** k), updates={c: c + 1, a: a * 0}, backend="cpu")
+        assert h.fast_path
+        with pytest.raises(ValueError, match="negative integer powers"):
+            h(np.array([2, -1]))
+        np.testing.assert_array_equal(c.get_value(), [1.0, 2.0])
+        np.testing.assert_array_equal(a.get_value(), [2.0, 3.0])
+        assert h(np.array([2, 1])).item() == 5
+        np.testing.assert_array_equal(c.get_value(), [2.0, 3.0])
+        assert h.call_counts() == {"fast": 1, "general": 0}  # the failed call computed nothing
 
 
 @pytest.mark.parametrize("backend", ALL_BACKENDS)
@@ -317,6 +330,39 @@ def test_a_ping_pong_between_two_residencies_costs_one_conversion_per_switch():
     assert (lk.to_residency, lk.to_host) == (5, 5)
     assert a.get_value().item() == expected
     assert lk.conversions == 10  # the host copy was current: get_value converted nothing
+
+
+def test_cpu_calls_run_in_cpp_while_the_host_copy_is_current():
+    lk = counting()
+    a = uma.shared(np.array([0.0]), "a")
+    on_cpu = uma.function([], [], updates={a: a + 1}, backend="cpu")
+    on_counting = uma.function([], [], updates={a: a * 2}, backend=lk)
+    assert on_cpu.fast_path and not on_counting.fast_path
+    for _ in range(3):
+        on_cpu()
+    assert on_cpu.call_counts() == {"fast": 3, "general": 0}
+    on_counting()  # the host copy is now stale
+    assert a.container.current == {"counting"}
+    on_cpu()  # handed back to the Python path, which converts once
+    assert on_cpu.call_counts() == {"fast": 3, "general": 1}
+    assert (lk.to_residency, lk.to_host) == (1, 1)
+    on_cpu()  # the host copy is current again: C++
+    assert on_cpu.call_counts() == {"fast": 4, "general": 1}
+    assert a.get_value().item() == 8.0
+
+
+def test_a_cpp_call_drops_the_copies_of_other_residencies():
+    lk = counting()
+    a = uma.shared(np.array([1.0, 2.0]), "a")
+    read_counting = uma.function([], a * 1, backend=lk)  # reads only: both copies current
+    bump = uma.function([], [], updates={a: a + 10}, backend="cpu")
+    np.testing.assert_array_equal(value_of(read_counting()), [1.0, 2.0])
+    assert a.container.current == {"counting", HOST}
+    bump()
+    assert bump.call_counts() == {"fast": 1, "general": 0}
+    assert a.container.current == {HOST}  # the counting copy is stale: dropped
+    np.testing.assert_array_equal(value_of(read_counting()), [11.0, 12.0])  # not the stale copy
+    assert lk.to_residency == 2
 
 
 def test_a_ping_pong_between_two_device_residencies():

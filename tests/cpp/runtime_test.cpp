@@ -1,0 +1,278 @@
+// The runtime layer: Program::run_into (include/uma/runtime/program.h), SharedCell
+// (shared_cell.h) and the C++ call path runtime::Function (function.h). The 8-thread
+// serializability test of Function is in threads_test.cpp (it also runs under TSAN).
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "uma/error.h"
+#include "uma/ops.h"
+#include "uma/runtime/function.h"
+
+namespace uma::runtime {
+namespace {
+
+Array f64(double v) { return ops::scalar_array(Scalar::from_float(v), DType::Float64); }
+Array vec(std::vector<double> v) {
+  Array a = Array::empty({static_cast<int64_t>(v.size())}, DType::Float64);
+  for (std::size_t i = 0; i < v.size(); ++i) a.data_as<double>()[i] = v[i];
+  return a;
+}
+std::vector<double> values(const Array& a) {
+  Array c = ops::copy(a);
+  return std::vector<double>(c.data_as<double>(), c.data_as<double>() + c.size());
+}
+double host_value(SharedCell& c) {
+  std::lock_guard<SharedCell> g(c);
+  return values(c.host()).at(0);
+}
+std::vector<double> host_values(SharedCell& c) {
+  std::lock_guard<SharedCell> g(c);
+  return values(c.host());
+}
+ErrorKind kind_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.kind();
+  }
+  ADD_FAILURE() << "no uma::Error thrown";
+  return ErrorKind::Runtime;
+}
+
+// c <- c + 1 on a float64 scalar (uma.function([], [], updates={c: c + 1})).
+struct Counter {
+  std::shared_ptr<Program> prog = std::make_shared<Program>();
+  std::shared_ptr<SharedCell> cell;
+  std::unique_ptr<Function> fn;
+  explicit Counter(double start = 0.0) : cell(std::make_shared<SharedCell>(f64(start))) {
+    int c = prog->add_input();
+    int one = prog->add_constant(f64(1.0));
+    prog->set_outputs({prog->add_op("add", {c, one}, {})});
+    fn = std::make_unique<Function>(prog, std::vector<InputSpec>{}, std::vector<std::shared_ptr<SharedCell>>{cell},
+                                    std::vector<int>{0}, 0);
+  }
+};
+
+// ---- Program::run_into -------------------------------------------------------------------
+
+TEST(Program, RunIntoMatchesRunWhenASlotIsReadTwiceAndAnOutputRepeats) {
+  Program p;
+  int x = p.add_input();
+  int sq = p.add_op("multiply", {x, x}, {});  // the same slot twice in one step
+  int s = p.add_op("add", {sq, x}, {});
+  p.set_outputs({s, sq, s});
+  std::vector<Array> in{vec({1, 2, 3})};
+  std::vector<Array> expect = p.run(in);
+  std::vector<Array> got;
+  p.run_into(in, got);
+  EXPECT_TRUE(in.empty());  // consumed
+  ASSERT_EQ(got.size(), 3u);
+  for (std::size_t k = 0; k < 3; ++k) EXPECT_EQ(values(got[k]), values(expect[k]));
+  EXPECT_EQ(values(got[0]), (std::vector<double>{2, 6, 12}));
+}
+
+TEST(Program, RunIntoLeavesInputsAndConstantsIntact) {
+  Program p;
+  int x = p.add_input();
+  int k = p.add_constant(vec({10, 20}));
+  p.set_outputs({p.add_op("add", {x, k}, {}), k});
+  Array keep = vec({1, 2});
+  for (int rep = 0; rep < 3; ++rep) {  // constants survive every run
+    std::vector<Array> in{keep}, out;
+    p.run_into(in, out);
+    EXPECT_EQ(values(out[0]), (std::vector<double>{11, 22}));
+    EXPECT_EQ(values(out[1]), (std::vector<double>{10, 20}));
+  }
+  EXPECT_EQ(values(keep), (std::vector<double>{1, 2}));
+}
+
+TEST(Program, RunIntoWrongArityIsATypeError) {
+  Program p;
+  p.set_outputs({p.add_input()});
+  std::vector<Array> in, out;
+  EXPECT_EQ(kind_of([&] { p.run_into(in, out); }), ErrorKind::Type);
+}
+
+// ---- SharedCell --------------------------------------------------------------------------
+
+TEST(SharedCell, EpochMovesOnWritesNotOnRefresh) {
+  SharedCell c(f64(1));
+  std::lock_guard<SharedCell> g(c);
+  const uint64_t e0 = c.epoch();
+  EXPECT_TRUE(c.host_current());
+  c.write_elsewhere();
+  EXPECT_FALSE(c.host_current());
+  EXPECT_EQ(kind_of([&] { c.host(); }), ErrorKind::Runtime);
+  const uint64_t e1 = c.epoch();
+  EXPECT_NE(e1, e0);
+  c.refresh_host(f64(2));
+  EXPECT_TRUE(c.host_current());
+  EXPECT_EQ(c.epoch(), e1);
+  EXPECT_EQ(values(c.host()), std::vector<double>{2});
+  c.write_host(f64(3));
+  EXPECT_NE(c.epoch(), e1);
+  EXPECT_EQ(values(c.host()), std::vector<double>{3});
+}
+
+TEST(SharedCell, SerialsFollowCreationOrder) {
+  SharedCell a(f64(0)), b(f64(0));
+  EXPECT_LT(a.serial(), b.serial());
+}
+
+TEST(SharedCell, LockIsReentrantAndOwned) {
+  SharedCell c(f64(0));
+  c.lock();
+  EXPECT_TRUE(c.try_lock());  // re-entrant
+  EXPECT_TRUE(c.held_by_this_thread());
+  bool other_got_it = true, other_unlock_failed = false;
+  std::thread t([&] {
+    other_got_it = c.try_lock();
+    other_unlock_failed = kind_of([&] { c.unlock(); }) == ErrorKind::Runtime;
+  });
+  t.join();
+  EXPECT_FALSE(other_got_it);
+  EXPECT_TRUE(other_unlock_failed);
+  c.unlock();
+  EXPECT_TRUE(c.held_by_this_thread());  // still held once
+  c.unlock();
+  EXPECT_FALSE(c.held_by_this_thread());
+  std::thread t2([&] {
+    other_got_it = c.try_lock();
+    if (other_got_it) c.unlock();
+  });
+  t2.join();
+  EXPECT_TRUE(other_got_it);
+}
+
+TEST(SharedCell, RejectsAnUndefinedValue) {
+  EXPECT_EQ(kind_of([] { SharedCell c{Array()}; }), ErrorKind::Value);
+}
+
+// ---- Function ----------------------------------------------------------------------------
+
+TEST(Function, CounterUpdatesItsCell) {
+  Counter k(5);
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE((*k.fn)({}).empty());
+  EXPECT_EQ(host_value(*k.cell), 8.0);
+}
+
+TEST(Function, UpdatesReadOldValuesSoTheyCanSwap) {
+  auto p = std::make_shared<Program>();
+  int a = p->add_input(), b = p->add_input();
+  p->set_outputs({b, a});  // {a: b, b: a}
+  auto ca = std::make_shared<SharedCell>(f64(1)), cb = std::make_shared<SharedCell>(f64(2));
+  Function f(p, {}, {ca, cb}, {0, 1}, 0);
+  f({});
+  EXPECT_EQ(host_value(*ca), 2.0);
+  EXPECT_EQ(host_value(*cb), 1.0);
+  f({});
+  EXPECT_EQ(host_value(*ca), 1.0);
+  EXPECT_EQ(host_value(*cb), 2.0);
+}
+
+TEST(Function, AFailingCallChangesNoSharedVariable) {
+  // outputs: a + x (fails when x has another length), then updates b <- b + 1, a <- a + x
+  auto p = std::make_shared<Program>();
+  int x = p->add_input(), a = p->add_input(), b = p->add_input();
+  int one = p->add_constant(f64(1));
+  int bb = p->add_op("add", {b, one}, {});  // computed before the failing op
+  int ax = p->add_op("add", {a, x}, {});
+  p->set_outputs({bb, ax});
+  auto ca = std::make_shared<SharedCell>(vec({1, 2, 3})), cb = std::make_shared<SharedCell>(f64(7));
+  Function f(p, {InputSpec{DType::Float64, {-1}, "input 0 ('x')"}}, {ca, cb}, {1, 0}, 0);
+  EXPECT_EQ(kind_of([&] { f({vec({1, 2})}); }), ErrorKind::Value);
+  EXPECT_EQ(host_values(*ca), (std::vector<double>{1, 2, 3}));
+  EXPECT_EQ(host_value(*cb), 7.0);
+  f({vec({1, 1, 1})});
+  EXPECT_EQ(host_values(*ca), (std::vector<double>{2, 3, 4}));
+  EXPECT_EQ(host_value(*cb), 8.0);
+}
+
+TEST(Function, AStaleHostCopyHandsTheCallBackUnchanged) {
+  Counter k(1);
+  {
+    std::lock_guard<SharedCell> g(*k.cell);
+    k.cell->write_elsewhere();
+  }
+  std::vector<Array> in, out;
+  EXPECT_FALSE(k.fn->try_call(in, out));
+  EXPECT_EQ(kind_of([&] { (*k.fn)({}); }), ErrorKind::Runtime);
+  EXPECT_FALSE(k.cell->held_by_this_thread());  // every lock was released
+  {
+    std::lock_guard<SharedCell> g(*k.cell);
+    k.cell->refresh_host(f64(10));
+  }
+  EXPECT_TRUE(k.fn->try_call(in, out));
+  EXPECT_EQ(host_value(*k.cell), 11.0);
+}
+
+TEST(Function, OutputsNeverAliasSharedStorageOrEachOther) {
+  // f = function([], [a, a], updates={a: a * 2}): the linker compiles copies for the outputs
+  auto p = std::make_shared<Program>();
+  int a = p->add_input();
+  int two = p->add_constant(f64(2));
+  p->set_outputs({p->add_op("copy", {a}, {}), p->add_op("copy", {a}, {}), p->add_op("multiply", {a, two}, {})});
+  auto ca = std::make_shared<SharedCell>(vec({1, 2}));
+  Function f(p, {}, {ca}, {0}, 2);
+  std::vector<Array> out = f({});
+  ASSERT_EQ(out.size(), 2u);
+  std::lock_guard<SharedCell> g(*ca);
+  EXPECT_NE(out[0].data(), out[1].data());
+  EXPECT_NE(out[0].data(), ca->host().data());
+  EXPECT_EQ(values(out[0]), (std::vector<double>{1, 2}));
+  EXPECT_EQ(values(ca->host()), (std::vector<double>{2, 4}));
+}
+
+TEST(Function, InputsFollowTheCastingRules) {
+  auto p = std::make_shared<Program>();
+  int x = p->add_input();
+  p->set_outputs({p->add_op("copy", {x}, {})});
+  Function f(p, {InputSpec{DType::Float64, {2}, "input 0 ('x')"}}, {}, {}, 1);
+  Array i32 = ops::astype(vec({1, 2}), DType::Int32);
+  EXPECT_FALSE(f.accepts(0, i32));
+  Array conv = f({i32}).at(0);  // int32 -> float64 is safe
+  EXPECT_EQ(conv.dtype(), DType::Float64);
+  EXPECT_EQ(values(conv), (std::vector<double>{1, 2}));
+  EXPECT_TRUE(f.accepts(0, vec({1, 2})));
+  EXPECT_EQ(kind_of([&] { f({vec({1, 2, 3})}); }), ErrorKind::Value);  // static length 2
+  EXPECT_EQ(kind_of([&] { f({f64(1)}); }), ErrorKind::Type);           // ndim
+  EXPECT_EQ(kind_of([&] { f({}); }), ErrorKind::Type);                 // arity
+
+  Function g(p, {InputSpec{DType::Int32, {-1}, "input 0 ('n')"}}, {}, {}, 1);
+  EXPECT_EQ(kind_of([&] { g({vec({1.5})}); }), ErrorKind::Type);  // float64 -> int32 is unsafe
+  Function h(p, {InputSpec{DType::Int32, {-1}, "input 0 ('n')"}}, {}, {}, 1, /*allow_input_downcast=*/true);
+  Array down = h({vec({1.0, 2.0})}).at(0);
+  EXPECT_EQ(down.dtype(), DType::Int32);
+}
+
+TEST(Function, ShapeCheckRunsOncePerShapeCombination) {
+  auto p = std::make_shared<Program>();
+  int x = p->add_input();
+  p->set_outputs({p->add_op("copy", {x}, {})});
+  Function f(p, {InputSpec{DType::Float64, {-1}, "x"}}, {}, {}, 1);
+  int checks = 0;
+  f.set_shape_check([&](const std::vector<Array>& v) {
+    ++checks;
+    UMA_CHECK(v.at(0).shape()[0] != 5, Value, "length 5 refused");
+  });
+  f({vec({1, 2})});
+  f({vec({3, 4})});
+  f({vec({1, 2, 3})});
+  EXPECT_EQ(checks, 2);
+  EXPECT_EQ(kind_of([&] { f({vec({1, 2, 3, 4, 5})}); }), ErrorKind::Value);
+}
+
+TEST(Function, ConstructorChecksThatProgramAndSpecsFit) {
+  Counter k;
+  auto cell = std::make_shared<SharedCell>(f64(0));
+  EXPECT_EQ(kind_of([&] { Function(k.prog, {}, {}, {}, 0); }), ErrorKind::Value);            // reads 1, gets 0
+  EXPECT_EQ(kind_of([&] { Function(k.prog, {}, {cell}, {}, 0); }), ErrorKind::Value);        // returns 1, 0 used
+  EXPECT_EQ(kind_of([&] { Function(k.prog, {}, {cell}, {3}, 0); }), ErrorKind::Value);       // bad target
+  EXPECT_EQ(kind_of([&] { Function(nullptr, {}, {cell}, {0}, 0); }), ErrorKind::Value);
+}
+
+}  // namespace
+}  // namespace uma::runtime
