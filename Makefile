@@ -5,20 +5,21 @@
 #                package), both again under ASAN+UBSAN, the memory tests under TSAN, and
 #                each fuzz target for 30 s
 #   make dev     fast in-tree build for developers: python/uma/_core*.so, so PYTHONPATH=python works
-#   make bench   the benchmark tables (bench/bench_overview.py; BENCH=bench/other.py for another)
+#   make bench   the benchmark tables (bench/bench_overview.py and bench/bench_call.py;
+#                BENCH=bench/other.py for another)
 #   make fuzz    build the libFuzzer targets of fuzz/ and run each FUZZ_SECONDS seconds (default 30)
 #   make clean   remove build/ and the in-tree extension (keeps .venv)
 #
 # Variables: PYTHON (interpreter that creates the venv, default python3), VENV (default .venv),
 # JOBS (parallel compile jobs, default 2), ARGS (extra arguments for the demo or benchmark),
-# BENCH (the benchmark script), PHASES (subset of "cpp python asan-cpp asan-py tsan fuzz" for
+# BENCH (the benchmark scripts, run in turn), PHASES (subset of "cpp python asan-cpp asan-py tsan fuzz" for
 # make test), FUZZ_SECONDS (per fuzz target, for make fuzz and the fuzz phase).
 
 PYTHON ?= python3
 VENV ?= .venv
 JOBS ?= 2
 ARGS ?=
-BENCH ?= bench/bench_overview.py
+BENCH ?= bench/bench_overview.py bench/bench_call.py
 VPY := $(VENV)/bin/python
 export VENV PYTHON JOBS
 
@@ -54,7 +55,7 @@ fuzz: env-fuzz
 	FUZZ_SECONDS=$(or $(FUZZ_SECONDS),30) bash scripts/fuzz.sh
 
 bench: env-bench install
-	$(VPY) $(BENCH) $(ARGS)
+	set -e; for b in $(BENCH); do $(VPY) $$b $(ARGS); done
 
 clean:
 	rm -rf build python/uma/_core*.so

@@ -13,7 +13,7 @@
 #   dev    + the build tools (scikit-build-core, nanobind, cmake, ninja) and pytest
 #   test   + pytest, ml_dtypes, pyarrow, torch==2.13.0 (the CPU build on disk), pytest-xdist,
 #          jax[cpu], and mlx[cpu] if it installs here (the interop matrix)
-#   bench  demo + torch==2.13.0, pytensor (+ numba), and mlx[cpu] if it installs here
+#   bench  demo + torch==2.13.0, jax[cpu], pytensor (+ numba), and mlx[cpu] if it installs here
 #   fuzz   cmake and ninja only (make fuzz)
 # Profiles test and fuzz also get clang with its libFuzzer and OpenMP runtimes from Debian
 # (clang-19 libclang-rt-19-dev libomp-19-dev: the fuzz targets; Debian 12's default clang 14
@@ -82,7 +82,7 @@ case "$profile" in
   demo) pkgs=("${demo_pkgs[@]}") ;;
   dev) pkgs=("${demo_pkgs[@]}" "${build_pkgs[@]}" pytest) ;;
   test) pkgs=("${demo_pkgs[@]}" "${build_pkgs[@]}" pytest pytest-xdist ml_dtypes pyarrow safetensors "torch==2.13.0" "jax[cpu]") ;;
-  bench) pkgs=("${demo_pkgs[@]}" "torch==2.13.0" pytensor numba) ;;
+  bench) pkgs=("${demo_pkgs[@]}" "torch==2.13.0" "jax[cpu]" pytensor numba) ;;
   fuzz) pkgs=("cmake>=3.24" ninja) ;;
   *) log "unknown profile '$profile'"; exit 2 ;;
 esac

@@ -1,0 +1,297 @@
+"""uma call-overhead benchmark: what a compiled function costs per call beyond its compute,
+against peers measured in the same process (issue 4, "Call overhead").
+
+    make bench BENCH=bench/bench_call.py          # sets up the venv, installs uma, runs this
+    .venv/bin/python bench/bench_call.py [--quick] [--json PATH] [--only counter,three,mlp]
+
+Table 1 — ``f = function([], [], updates={c: c + 1})`` on a float64 scalar shared variable:
+uma ``cpu`` (the C++ call path of :mod:`uma.runtime.function`) and ``reference`` (for scale),
+PyTensor default (C VM) and NUMBA modes.
+
+Table 2 — a 3-input/2-update function, ``f = function([x, y, z], [], updates={a: a + x * y,
+b: b + z})`` on float64 scalars, called with 0-d NumPy arrays (and, for uma, with 0-d
+``uma.Array`` s, which need no import).
+
+Table 3 — one training step of the digits MLP of ``uma.examples.train`` (batch 64, 64 hidden,
+ReLU, softmax cross-entropy, SGD, float64; the model of bench/bench_overview.py): uma ``cpu``,
+a hand-written NumPy step, PyTorch eager on the CPU (autograd, in-place SGD; with torch's
+default thread count and with one thread, the better setting for a batch this small), JAX ``jit`` on the
+CPU (``jax_enable_x64``; parameters passed in and returned) and PyTensor C/NUMBA. Each starts
+from the same parameters; the first-step losses are cross-checked (a mismatch is printed).
+Inputs are each library's natural form: NumPy arrays for uma, NumPy and PyTensor, tensors
+made once for PyTorch, device arrays made once for JAX.
+
+The same calls through the C++ API: bench/bench_call.cpp (see its header for the command).
+
+Timing: ``timeit``, median and best of the repeats, µs per call (bench_overview.measure).
+Peers that are not installed are skipped with a note. The machine's load matters: on a
+shared machine run it twice.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_overview import (NumpyStep, init_params, load_digits, measure, print_table,  # noqa: E402
+                            pytensor_step, try_import, uma_step)
+
+PT_MODES = ((None, "PyTensor default (C VM)"), ("NUMBA", "PyTensor NUMBA"))
+
+
+def _pytensor_functions(kind):
+    """PyTensor versions of the small functions (kind: "counter" or "three"), per mode."""
+    pytensor = try_import("pytensor")
+    if isinstance(pytensor, Exception):
+        return [], [f"pytensor not available ({pytensor})"]
+    import pytensor.tensor as pt
+    out, notes = [], []
+    for mode, label in PT_MODES:
+        try:
+            if kind == "counter":
+                c = pytensor.shared(np.array(0.0), name="c")
+                f = pytensor.function([], [], updates={c: c + 1}, mode=mode)
+                out.append((label, f, lambda c=c: float(c.get_value())))
+            else:
+                a = pytensor.shared(np.array(0.0), name="a")
+                b = pytensor.shared(np.array(0.0), name="b")
+                x, y, z = pt.dscalar("x"), pt.dscalar("y"), pt.dscalar("z")
+                f = pytensor.function([x, y, z], [], updates={a: a + x * y, b: b + z}, mode=mode)
+                out.append((label, f, lambda a=a, b=b: (float(a.get_value()), float(b.get_value()))))
+        except Exception as e:  # noqa: BLE001 - a peer that fails is reported, not fatal
+            notes.append(f"{label} failed: {type(e).__name__}: {e}")
+    return out, notes
+
+
+def bench_counter(uma, repeat):
+    rows, notes = [], []
+    cands = []
+    for backend in ("cpu", "reference"):
+        c = uma.shared(np.array(0.0), "c")
+        f = uma.function([], [], updates={c: c + 1}, backend=backend)
+        cands.append((f"uma backend={backend}", f, lambda c=c: float(c.get_value()), f))
+    pts, n = _pytensor_functions("counter")
+    notes += n
+    cands += [(label, f, get, None) for label, f, get in pts]
+    results = {}
+    for name, f, get, uf in cands:
+        before = get()
+        f()
+        if get() != before + 1:
+            notes.append(f"{name}: one call moved the counter from {before} to {get()}")
+        med, best, number = measure(f, repeat=repeat)
+        results[name] = med
+        rows.append((name, med, best, number, _path_note(uf)))
+    return rows, notes, results
+
+
+def bench_three(uma, repeat):
+    rows, notes = [], []
+    sym = uma.sym
+    xs = [np.array(v) for v in (2.0, 3.0, 4.0)]
+    cands = []
+    for backend in ("cpu", "reference"):
+        a = uma.shared(np.array(0.0), "a")
+        b = uma.shared(np.array(0.0), "b")
+        x, y, z = sym.scalar("x"), sym.scalar("y"), sym.scalar("z")
+        f = uma.function([x, y, z], [], updates={a: a + x * y, b: b + z}, backend=backend)
+        get = (lambda a=a, b=b: (float(a.get_value()), float(b.get_value())))
+        cands.append((f"uma backend={backend} (NumPy 0-d inputs)", lambda f=f: f(*xs), get, f))
+        if backend == "cpu":
+            us = [uma.asarray(v) for v in xs]
+            cands.append((f"uma backend={backend} (uma 0-d inputs)", lambda f=f, us=us: f(*us), get, f))
+    pts, n = _pytensor_functions("three")
+    notes += n
+    cands += [(label + " (NumPy 0-d inputs)", lambda f=f: f(*xs), get, None) for label, f, get in pts]
+    results = {}
+    for name, fn, get, uf in cands:
+        a0, b0 = get()
+        fn()
+        a1, b1 = get()
+        if (a1 - a0, b1 - b0) != (6.0, 4.0):
+            notes.append(f"{name}: one call changed (a, b) by {(a1 - a0, b1 - b0)}, expected (6, 4)")
+        med, best, number = measure(fn, repeat=repeat)
+        results[name] = med
+        rows.append((name, med, best, number, _path_note(uf)))
+    return rows, notes, results
+
+
+def _path_note(f):
+    if f is None or not hasattr(f, "call_counts"):
+        return ""
+    c = f.call_counts()
+    return "C++ call path" if c["general"] == 0 and c["fast"] else f"calls {c}"
+
+
+# ----------------------------------------------------------------------------- MLP peers
+
+
+class TorchStep:
+    """PyTorch eager: forward, autograd backward, in-place SGD (CPU, float64)."""
+
+    def __init__(self, torch, params, lr, threads):
+        self.torch = torch
+        self.threads = threads  # torch.set_num_threads before this row is measured
+        self.p = [torch.tensor(params[k], dtype=torch.float64, requires_grad=True) for k in ("W1", "b1", "W2", "b2")]
+        self.lr = lr
+
+    def __call__(self, X, y):
+        torch = self.torch
+        W1, b1, W2, b2 = self.p
+        h = torch.relu(X @ W1 + b1)
+        loss = torch.nn.functional.cross_entropy(h @ W2 + b2, y)
+        grads = torch.autograd.grad(loss, self.p)
+        with torch.no_grad():
+            for p, g in zip(self.p, grads):
+                p.sub_(self.lr * g)
+        return loss.detach()
+
+
+class JaxStep:
+    """JAX ``jit`` of the whole step (value_and_grad + SGD) on the CPU, parameters threaded
+    through the calls (JAX arrays are immutable)."""
+
+    def __init__(self, jax, params, lr):
+        jnp = jax.numpy
+        self.jax = jax
+        self.p = tuple(jnp.asarray(params[k]) for k in ("W1", "b1", "W2", "b2"))
+
+        def loss_fn(p, X, y):
+            W1, b1, W2, b2 = p
+            h = jnp.maximum(X @ W1 + b1, 0.0)
+            logp = jax.nn.log_softmax(h @ W2 + b2, axis=1)
+            return -jnp.mean(jnp.take_along_axis(logp, y[:, None], axis=1))
+
+        @jax.jit
+        def step(p, X, y):
+            loss, g = jax.value_and_grad(loss_fn)(p, X, y)
+            return tuple(w - lr * gw for w, gw in zip(p, g)), loss
+
+        self.step = step
+
+    def __call__(self, X, y):
+        self.p, loss = self.step(self.p, X, y)
+        return loss.block_until_ready()
+
+
+def bench_mlp(uma, repeat, batch=64, hidden=64, lr=0.1, seed=0):
+    rows, notes = [], []
+    X, y = load_digits()
+    n_out = 10
+    params = init_params(X.shape[1], hidden, n_out, seed)
+    Xb = np.ascontiguousarray(X[:batch])
+    yb = np.ascontiguousarray(y[:batch])
+
+    impls = [("NumPy, hand-written", NumpyStep(params, lr, n_out), (Xb, yb), None)]
+    try:
+        f = uma_step(uma, params, lr, n_out, "cpu", seed)
+        impls.append(("uma backend=cpu", f, (Xb, yb), f))
+    except Exception as e:  # noqa: BLE001
+        notes.append(f"uma backend=cpu failed to compile: {type(e).__name__}: {e}")
+    torch = try_import("torch")
+    if isinstance(torch, Exception):
+        notes.append(f"torch not available ({torch})")
+    else:
+        targs = (torch.from_numpy(Xb), torch.from_numpy(yb))
+        default_threads = torch.get_num_threads()
+        for t in sorted({default_threads, 1}, reverse=True):
+            impls.append((f"PyTorch eager (CPU, {t} thread{'s' if t > 1 else ''})", TorchStep(torch, params, lr, t),
+                          targs, None))
+    jax = try_import("jax")
+    if isinstance(jax, Exception):
+        notes.append(f"jax not available ({jax})")
+    else:
+        try:
+            jax.config.update("jax_enable_x64", True)
+            cpu = jax.devices("cpu")[0]
+            impls.append(("JAX jit (CPU)", JaxStep(jax, params, lr),
+                          (jax.device_put(Xb, cpu), jax.device_put(yb, cpu)), None))
+        except Exception as e:  # noqa: BLE001
+            notes.append(f"JAX failed: {type(e).__name__}: {e}")
+    pytensor = try_import("pytensor")
+    if isinstance(pytensor, Exception):
+        notes.append(f"pytensor not available ({pytensor})")
+    else:
+        for mode, label in PT_MODES:
+            try:
+                impls.append((label, pytensor_step(pytensor, params, lr, n_out, mode), (Xb, yb), None))
+            except Exception as e:  # noqa: BLE001
+                notes.append(f"{label} failed: {type(e).__name__}: {e}")
+
+    def setup(fn):
+        if isinstance(fn, TorchStep):
+            fn.torch.set_num_threads(fn.threads)
+
+    first = {}
+    for name, fn, args, _ in impls:
+        setup(fn)
+        out = fn(*args)
+        if isinstance(out, (list, tuple)):
+            out = out[0]
+        first[name] = float(np.asarray(out))
+    ref = first["NumPy, hand-written"]
+    bad = [f"{k} {v!r}" for k, v in first.items() if not np.isclose(v, ref, rtol=1e-9, atol=1e-12)]
+    notes.append(f"first-step losses agree with NumPy's ({ref:.9f}) to 1e-9" if not bad else
+                 f"first-step loss MISMATCH vs NumPy {ref!r}: {', '.join(bad)}")
+
+    results = {}
+    for name, fn, args, uf in impls:
+        setup(fn)
+        med, best, number = measure(lambda fn=fn, args=args: fn(*args), repeat=repeat)
+        results[name] = med
+        rows.append((name, med, best, number, _path_note(uf)))
+    base = results["NumPy, hand-written"]
+    rows = [(r[0], r[1], r[2], r[3], f"{base / r[1]:.2f}x NumPy" + (f"; {r[4]}" if r[4] else "")) for r in rows]
+    return rows, notes, results
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--repeat", type=int, default=7, help="timeit repeats (default 7)")
+    ap.add_argument("--quick", action="store_true", help="3 repeats (a smoke run)")
+    ap.add_argument("--only", default="counter,three,mlp", help="comma-separated tables to run")
+    ap.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    args = ap.parse_args(argv)
+    repeat = 3 if args.quick else args.repeat
+    only = set(args.only.split(","))
+    unknown = only - {"counter", "three", "mlp"}
+    if unknown:
+        ap.error(f"--only: unknown table(s) {sorted(unknown)}")
+
+    import uma
+
+    print(f"uma call-overhead benchmark — Python {platform.python_version()}, NumPy {np.__version__}, "
+          f"{platform.machine()}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
+    vers = []
+    for mod in ("pytensor", "numba", "torch", "jax"):
+        m = try_import(mod)
+        vers.append(f"{mod} {getattr(m, '__version__', 'n/a') if not isinstance(m, Exception) else 'missing'}")
+    print("peers: " + ", ".join(vers))
+
+    out = {}
+    if "counter" in only:
+        rows, notes, res = bench_counter(uma, repeat)
+        print_table("f = function([], [], updates={c: c + 1}), float64 scalar (µs per call)", rows, notes)
+        out["counter"] = {"rows": rows, "notes": notes}
+    if "three" in only:
+        rows, notes, res = bench_three(uma, repeat)
+        print_table("f = function([x, y, z], [], updates={a: a + x*y, b: b + z}), float64 scalars "
+                    "(µs per call)", rows, notes)
+        out["three"] = {"rows": rows, "notes": notes}
+    if "mlp" in only:
+        rows, notes, res = bench_mlp(uma, repeat)
+        print_table("Digits MLP training step, batch 64, 64 hidden, float64 (µs per step)", rows, notes)
+        out["mlp"] = {"rows": rows, "notes": notes}
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
