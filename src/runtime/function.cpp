@@ -18,21 +18,24 @@ std::string fmt_static(const std::vector<int64_t>& shape) {
   return s + ")";
 }
 
-// Unlocks, on scope exit, the cells [first, last) of a lock order that are still held.
+// Unlocks, on scope exit, the cells of a lock order that are still held (no allocation for
+// up to 64 cells: a call's fixed cost matters).
 class Unlocker {
  public:
-  explicit Unlocker(const std::vector<SharedCell*>& cells) : cells_(cells), held_(cells.size(), 0) {}
+  explicit Unlocker(const std::vector<SharedCell*>& cells) : cells_(cells) {
+    if (cells.size() > 64) big_.assign(cells.size(), 0);
+  }
   Unlocker(const Unlocker&) = delete;
   Unlocker& operator=(const Unlocker&) = delete;
   void lock_all() {
     for (std::size_t i = 0; i < cells_.size(); ++i) {
       cells_[i]->lock();
-      held_[i] = 1;
+      set(i, true);
     }
   }
   void unlock(std::size_t i) {
-    if (held_[i]) {
-      held_[i] = 0;
+    if (held(i)) {
+      set(i, false);
       cells_[i]->unlock();
     }
   }
@@ -41,8 +44,16 @@ class Unlocker {
   }
 
  private:
+  bool held(std::size_t i) const { return big_.empty() ? (small_ >> i) & 1u : big_[i] != 0; }
+  void set(std::size_t i, bool v) {
+    if (big_.empty())
+      small_ = v ? small_ | (uint64_t{1} << i) : small_ & ~(uint64_t{1} << i);
+    else
+      big_[i] = v;
+  }
   const std::vector<SharedCell*>& cells_;
-  std::vector<char> held_;
+  uint64_t small_ = 0;
+  std::vector<char> big_;
 };
 }  // namespace
 
