@@ -137,5 +137,61 @@ Array squeeze(const Array& a, const std::vector<int64_t>& axes);
 /// Basic indexing (ints, slices, None, Ellipsis): always a view.
 Array getitem(const Array& a, const std::vector<IndexItem>& index);
 
+// ---- reductions, linear algebra, shape, indexing and nn helpers on every dtype ------------
+// (reduce-linalg block: NumPy 2 semantics; errors name the op and the bad value.)
+
+/// Result dtype of a reduction (NumPy 2): sum/prod of bool and signed ints -> int64, of
+/// unsigned ints -> uint64; mean of bool/ints -> float64; max/min keep the dtype; argmax/
+/// argmin -> int64; all/any -> bool.
+DType reduce_result_dtype(ReduceOp op, DType t) noexcept;
+/// Variance over `axes` (nullopt: all) with NumPy's ddof: sum(|x - mean|^2) / max(n - ddof, 0).
+/// Result: float64 for bool/ints, the real dtype of complex inputs, else the input's dtype.
+Array var(const Array& a, const std::optional<std::vector<int64_t>>& axes, double ddof, bool keepdims);
+/// sqrt(var(...)), same dtype rule.
+Array std_dev(const Array& a, const std::optional<std::vector<int64_t>>& axes, double ddof, bool keepdims);
+/// log(sum(exp(a))) over `axes`, computed stably (scipy.special.logsumexp). Real inputs:
+/// float64 for bool/ints, else the input's float dtype; TypeError for complex.
+Array logsumexp(const Array& a, const std::optional<std::vector<int64_t>>& axes, bool keepdims);
+/// Cumulative sum/product along `axis` (nullopt: of the flattened array), dtype as sum's.
+Array cumsum(const Array& a, std::optional<int64_t> axis);
+Array cumprod(const Array& a, std::optional<int64_t> axis);
+
+/// Outer product of the flattened inputs: out[i, j] = a[i] * b[j] (promoted dtype).
+Array outer(const Array& a, const Array& b);
+/// 1-D v -> 2-D array with v on diagonal k; 2-D -> a copy of its diagonal k (NumPy diag).
+/// ValueError for other ranks.
+Array diag(const Array& a, int64_t k);
+/// View of the diagonal `offset` of the axes axis1/axis2, appended as the last axis (NumPy
+/// diagonal; read-only). ValueError if ndim < 2 or axis1 == axis2.
+Array diagonal(const Array& a, int64_t offset, int64_t axis1, int64_t axis2);
+/// sum(diagonal(a, offset, axis1, axis2), axis=-1) (NumPy trace; dtype as sum's).
+Array trace(const Array& a, int64_t offset, int64_t axis1, int64_t axis2);
+
+/// np.split with split points `indices` (clamped like slices): views of `a` along `axis`.
+std::vector<Array> split_at(const Array& a, const std::vector<int64_t>& indices, int64_t axis);
+/// np.split into `sections` equal parts; ValueError when the axis does not divide equally.
+std::vector<Array> split_sections(const Array& a, int64_t sections, int64_t axis);
+
+/// np.take: elements of `a` at integer `indices` along `axis` (nullopt: of the flattened
+/// array); negative indices count from the end. IndexError naming the bad index; TypeError
+/// for non-integer indices. Shape a.shape[:axis] + indices.shape + a.shape[axis+1:].
+Array take(const Array& a, const Array& indices, std::optional<int64_t> axis);
+/// a[mask] for a bool mask whose shape equals a.shape[:mask.ndim]: shape (count,) +
+/// a.shape[mask.ndim:], C order. IndexError on a shape mismatch, TypeError for non-bool masks.
+Array mask_select(const Array& a, const Array& mask);
+/// Functional updates (PyTensor's set_subtensor / inc_subtensor): a copy of x with the region
+/// x[index] replaced by y (inc: incremented by y; repeated integer indices accumulate, as
+/// np.add.at). y broadcasts to the region's shape (ValueError otherwise) and is converted to
+/// x's dtype (TypeError unless the cast is same_kind).
+Array update_basic(const Array& x, const std::vector<IndexItem>& index, const Array& y, bool inc);
+Array update_take(const Array& x, const Array& indices, int64_t axis, const Array& y, bool inc);
+Array update_mask(const Array& x, const Array& mask, const Array& y, bool inc);
+
+/// softmax (log_softmax when `log`) along `axis`, stable (the maximum is subtracted);
+/// float16/bfloat16 are computed in float32. TypeError for non-float inputs.
+Array softmax(const Array& x, int64_t axis, bool log);
+/// maximum(x, 0) (NaN propagates); float16/bfloat16 computed in float32.
+Array relu(const Array& x);
+
 }  // namespace ops
 }  // namespace uma

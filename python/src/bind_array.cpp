@@ -345,7 +345,7 @@ void bind_array(nb::module_& m) {
         if (axes.size() == 1 && axes[0].is_none()) return ops::transpose(a, {});
         return ops::transpose(a, nb::cast<std::vector<int64_t>>(axes));
       })
-      .def("__getitem__", [](const Array& a, nb::handle key) { return ops::getitem(a, parse_index(key)); },
+      .def("__getitem__", [](const Array& a, nb::handle key) { return getitem_any(a, key); },
            nb::arg("key").none())
       .def("__setitem__", [](Array& a, nb::handle key, nb::handle value) {
         Array dst = ops::getitem(a, parse_index(key));

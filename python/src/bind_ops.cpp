@@ -68,6 +68,113 @@ std::vector<Array> array_list(nb::handle seq, const char* op) {
   return v;
 }
 
+
+// ---- advanced indices (reduce-linalg) ----------------------------------------------------
+
+// An index item that is an array (NumPy: a list, an ndarray or a uma.Array of ndim >= 1).
+bool is_index_array(nb::handle h) {
+  if (nb::isinstance<nb::list>(h)) return true;
+  if (nb::isinstance<Array>(h)) return nb::cast<const Array&>(h).ndim() > 0;
+  if (PyBool_Check(h.ptr()) || PyLong_Check(h.ptr()) || PySlice_Check(h.ptr()) || h.is_none() || h.ptr() == Py_Ellipsis)
+    return false;
+  if (nb::hasattr(h, "__array_interface__") && nb::hasattr(h, "ndim")) return nb::cast<int64_t>(h.attr("ndim")) > 0;
+  return false;
+}
+
+// NumPy's ufunc reductions (sum, max, argmax, cumsum, ...) accept an int axis of 0 or -1 on a
+// 0-d array and treat it as None (mean/var/std do not).
+std::optional<std::vector<int64_t>> ufunc_axes(const Array& a, nb::handle axis) {
+  if (a.ndim() == 0 && !axis.is_none() && PyIndex_Check(axis.ptr()) && !nb::isinstance<Array>(axis)) {
+    const int64_t v = nb::cast<int64_t>(axis);
+    if (v == 0 || v == -1) return std::nullopt;
+  }
+  return axes_of(axis);
+}
+
+std::optional<int64_t> ufunc_axis(const Array& a, std::optional<int64_t> axis) {
+  if (a.ndim() == 0 && axis && (*axis == 0 || *axis == -1)) return std::nullopt;
+  return axis;
+}
+
+bool is_full_slice(nb::handle h) {
+  return PySlice_Check(h.ptr()) && h.attr("start").is_none() && h.attr("stop").is_none() && h.attr("step").is_none();
+}
+
+// Optional ddof / Array-API correction of var and std (NumPy: both given is a ValueError).
+double ddof_of(const char* op, nb::handle ddof, nb::handle correction) {
+  if (correction.is_none()) return nb::cast<double>(ddof);
+  UMA_CHECK(nb::cast<double>(ddof) == 0, Value, op, ": ddof and correction can't be provided simultaneously");
+  return nb::cast<double>(correction);
+}
+
+}  // namespace
+
+AnyIndex parse_any_index(nb::handle key) {
+  AnyIndex r;
+  std::vector<nb::handle> items;
+  const bool tuple = nb::isinstance<nb::tuple>(key);
+  if (tuple) for (nb::handle h : nb::borrow<nb::tuple>(key)) items.push_back(h);
+  else items.push_back(key);
+  int64_t pos = -1, count = 0;
+  for (std::size_t k = 0; k < items.size(); ++k)
+    if (is_index_array(items[k])) {
+      pos = static_cast<int64_t>(k);
+      ++count;
+    }
+  if (count == 0) {
+    r.basic = parse_index(key);
+    return r;
+  }
+  bool simple = count == 1;
+  for (std::size_t k = 0; k < items.size() && simple; ++k)
+    if (static_cast<int64_t>(k) != pos) simple = is_full_slice(items[k]);
+  UMA_CHECK(simple, Index, "only one integer or boolean array, with nothing but full slices (':') before and after "
+            "it (x[idx], x[:, idx], x[mask]), is supported as an advanced index, got ", py_repr(key));
+  Array arr = asarray(items[pos], std::nullopt, std::nullopt, interop::CopyMode::IfNeeded, "index");
+  if (arr.dtype() == DType::Bool) {
+    UMA_CHECK(pos == 0, Index, "a boolean mask is supported as the first index only (x[mask]), got ", py_repr(key));
+    r.kind = AnyIndex::Mask;
+  } else {
+    UMA_CHECK(is_integer(arr.dtype()) || arr.size() == 0, Index,
+              "arrays used as indices must be of integer (or boolean) type, got ", dtype_name(arr.dtype()));
+    if (!is_integer(arr.dtype())) arr = ops::astype(arr, DType::Int64);  // [] is float64 in NumPy too
+    r.kind = AnyIndex::Take;
+  }
+  r.array = arr;
+  r.axis = pos;
+  return r;
+}
+
+Array getitem_any(const Array& a, nb::handle key) {
+  AnyIndex ix = parse_any_index(key);
+  switch (ix.kind) {
+    case AnyIndex::Basic: return ops::getitem(a, ix.basic);
+    case AnyIndex::Mask: return ops::mask_select(a, ix.array);
+    case AnyIndex::Take:
+      UMA_CHECK(ix.axis < a.ndim(), Index, "too many indices for array: array is ", a.ndim(), "-dimensional, but ",
+                ix.axis + 1, " were indexed");
+      return ops::take(a, ix.array, ix.axis);
+  }
+  return Array();
+}
+
+namespace {
+
+Array update_any(const char* op, nb::handle x, nb::handle key, nb::handle y, bool inc) {
+  Array X = operand(x, nullptr, op);
+  Array Y = operand(y, &X, op);
+  AnyIndex ix = parse_any_index(key);
+  switch (ix.kind) {
+    case AnyIndex::Basic: return ops::update_basic(X, ix.basic, Y, inc);
+    case AnyIndex::Mask: return ops::update_mask(X, ix.array, Y, inc);
+    case AnyIndex::Take:
+      UMA_CHECK(ix.axis < X.ndim(), Index, op, ": too many indices for array: array is ", X.ndim(),
+                "-dimensional, but ", ix.axis + 1, " were indexed");
+      return ops::update_take(X, ix.array, ix.axis, Y, inc);
+  }
+  return Array();
+}
+
 }  // namespace
 
 void bind_ops(nb::module_& m) {
@@ -186,11 +293,17 @@ void bind_ops(nb::module_& m) {
 #define UMA_RED(name, OP)                                                                              \
   m.def(name, [](nb::handle a, nb::handle axis, bool keepdims) {                                       \
     check_arg_axis(ReduceOp::OP, axis);                                                                \
-    return ops::reduce(ReduceOp::OP, operand(a, nullptr, name), axes_of(axis), keepdims);             \
+    Array A = operand(a, nullptr, name);                                                               \
+    return ops::reduce(ReduceOp::OP, A, ufunc_axes(A, axis), keepdims);                               \
   }, nb::arg("a"), nb::arg("axis").none() = nb::none(), nb::arg("keepdims") = false,                          \
   "Reduction " name " over axis (None: all; int or tuple), NumPy 2 result dtypes. IndexError for a\n" \
   "bad axis.");
-  UMA_RED("sum", Sum) UMA_RED("mean", Mean) UMA_RED("max", Max) UMA_RED("min", Min) UMA_RED("prod", Prod)
+  UMA_RED("sum", Sum)
+  m.def("mean", [](nb::handle a, nb::handle axis, bool keepdims) {  // mean: no 0-d axis quirk (NumPy)
+    return ops::reduce(ReduceOp::Mean, operand(a, nullptr, "mean"), axes_of(axis), keepdims);
+  }, nb::arg("a"), nb::arg("axis").none() = nb::none(), nb::arg("keepdims") = false,
+  "Arithmetic mean over axis (None: all; int or tuple): float64 for bool/ints, else the input's dtype.");
+  UMA_RED("max", Max) UMA_RED("min", Min) UMA_RED("prod", Prod)
   UMA_RED("argmax", ArgMax) UMA_RED("argmin", ArgMin) UMA_RED("all", All) UMA_RED("any", Any)
 #undef UMA_RED
 
@@ -232,6 +345,81 @@ void bind_ops(nb::module_& m) {
         return ops::astype(A, t);
       }, nb::arg("x"), nb::arg("dtype"), nb::kw_only(), nb::arg("copy") = true,
       "Values converted to dtype (Array API astype); never reinterprets bits.");
+
+  // ---- reduce-linalg: statistics, cumulative ops, linear algebra, split, indexing, nn ----
+#define UMA_STAT(name, FN)                                                                               \
+  m.def(name, [](nb::handle a, nb::handle axis, double ddof, bool keepdims, nb::handle correction) {      \
+    return ops::FN(operand(a, nullptr, name), axes_of(axis), ddof_of(name, nb::float_(ddof), correction), keepdims); \
+  }, nb::arg("a"), nb::arg("axis").none() = nb::none(), nb::arg("ddof") = 0.0, nb::arg("keepdims") = false,      \
+  nb::kw_only(), nb::arg("correction").none() = nb::none(),                                              \
+  "NumPy " name " over axis (None: all; int or tuple) with ddof (or the Array API's correction):\n"       \
+  "var = sum(|x - mean|**2) / max(n - ddof, 0), std = sqrt(var). Result float64 for bool/ints, the\n"     \
+  "real dtype for complex inputs, else the input's dtype. IndexError for a bad axis; ValueError if\n"    \
+  "both ddof and correction are given.");
+  UMA_STAT("var", var) UMA_STAT("std", std_dev)
+#undef UMA_STAT
+  m.def("logsumexp", [](nb::handle a, nb::handle axis, bool keepdims) {
+        Array A = operand(a, nullptr, "logsumexp");
+        return ops::logsumexp(A, ufunc_axes(A, axis), keepdims);
+      }, nb::arg("a"), nb::arg("axis").none() = nb::none(), nb::arg("keepdims") = false,
+      "log(sum(exp(a), axis)) computed stably (scipy.special.logsumexp): float64 for bool/ints, else\n"
+      "the input's float dtype (float16/bfloat16 computed in double and rounded). TypeError for complex.");
+  m.def("cumsum", [](nb::handle a, std::optional<int64_t> axis) { Array A = operand(a, nullptr, "cumsum");
+        return ops::cumsum(A, ufunc_axis(A, axis)); },
+        nb::arg("a"), nb::arg("axis").none() = nb::none(),
+        "Cumulative sum along axis (None: of the flattened array), NumPy's dtype rule (bool/small ints\n"
+        "-> int64, unsigned -> uint64).");
+  m.def("cumprod", [](nb::handle a, std::optional<int64_t> axis) { Array A = operand(a, nullptr, "cumprod");
+        return ops::cumprod(A, ufunc_axis(A, axis)); },
+        nb::arg("a"), nb::arg("axis").none() = nb::none(), "Cumulative product along axis (as cumsum).");
+  m.def("outer", [](nb::handle a, nb::handle b) {
+        auto [A, B] = operands(a, b, "outer");
+        return ops::outer(A, B);
+      }, nb::arg("a"), nb::arg("b"), "Outer product of the flattened inputs, shape (a.size, b.size) (NumPy outer).");
+  m.def("diag", [](nb::handle v, int64_t k) { return ops::diag(operand(v, nullptr, "diag"), k); },
+        nb::arg("v"), nb::arg("k") = 0,
+        "NumPy diag: 1-d v -> 2-d array with v on diagonal k; 2-d v -> a copy of its diagonal k.\n"
+        "ValueError for other ranks.");
+  m.def("diagonal", [](nb::handle a, int64_t offset, int64_t axis1, int64_t axis2) {
+        return ops::diagonal(operand(a, nullptr, "diagonal"), offset, axis1, axis2);
+      }, nb::arg("a"), nb::arg("offset") = 0, nb::arg("axis1") = 0, nb::arg("axis2") = 1,
+      "Read-only view of a diagonal, appended as the last axis (NumPy diagonal).");
+  m.def("trace", [](nb::handle a, int64_t offset, int64_t axis1, int64_t axis2) {
+        return ops::trace(operand(a, nullptr, "trace"), offset, axis1, axis2);
+      }, nb::arg("a"), nb::arg("offset") = 0, nb::arg("axis1") = 0, nb::arg("axis2") = 1,
+      "Sum along a diagonal (NumPy trace); dtype as sum's. ValueError if ndim < 2.");
+  m.def("split", [](nb::handle a, nb::handle ios, int64_t axis) {
+        Array A = operand(a, nullptr, "split");
+        if (PyIndex_Check(ios.ptr()) && !PyBool_Check(ios.ptr()) && !nb::isinstance<Array>(ios))
+          return ops::split_sections(A, nb::cast<int64_t>(ios), axis);
+        return ops::split_at(A, nb::cast<std::vector<int64_t>>(ios), axis);
+      }, nb::arg("ary"), nb::arg("indices_or_sections"), nb::arg("axis") = 0,
+      "NumPy split: an int N gives N equal views along axis (ValueError if the axis does not divide);\n"
+      "a sequence of split points gives len+1 views (points clamp like slice bounds).");
+  m.def("take", [](nb::handle a, nb::handle indices, std::optional<int64_t> axis) {
+        Array idx = asarray(indices, std::nullopt, std::nullopt, interop::CopyMode::IfNeeded, "take");
+        if (idx.size() == 0 && !is_integer(idx.dtype())) idx = ops::astype(idx, DType::Int64);  // [] as NumPy's intp
+        return ops::take(operand(a, nullptr, "take"), idx, axis);
+      }, nb::arg("a"), nb::arg("indices"), nb::arg("axis").none() = nb::none(),
+      "NumPy take: elements at integer indices along axis (None: of the flattened array), shape\n"
+      "a.shape[:axis] + indices.shape + a.shape[axis+1:]. IndexError naming an out-of-bounds index.");
+  m.def("set_subtensor", [](nb::handle x, nb::handle index, nb::handle y) { return update_any("set_subtensor", x, index, y, false); },
+        nb::arg("x"), nb::arg("index").none(), nb::arg("y"),
+        "Functional update (PyTensor's set_subtensor, eager three-argument form): a copy of x with x[index]\n"
+        "replaced by y. index: basic (ints, slices, None, ...), one integer array after full slices, or a\n"
+        "boolean mask. y broadcasts to x[index] and is cast to x's dtype (TypeError unless same_kind).");
+  m.def("inc_subtensor", [](nb::handle x, nb::handle index, nb::handle y) { return update_any("inc_subtensor", x, index, y, true); },
+        nb::arg("x"), nb::arg("index").none(), nb::arg("y"),
+        "Functional increment (PyTensor's inc_subtensor): a copy of x with y added at x[index]; repeated\n"
+        "integer indices accumulate (np.add.at).");
+  m.def("softmax", [](nb::handle x, int64_t axis) { return ops::softmax(operand(x, nullptr, "softmax"), axis, false); },
+        nb::arg("x"), nb::arg("axis") = -1,
+        "exp(x) / sum(exp(x), axis), stable; float inputs only (float16/bfloat16 computed in float32).");
+  m.def("log_softmax", [](nb::handle x, int64_t axis) { return ops::softmax(operand(x, nullptr, "log_softmax"), axis, true); },
+        nb::arg("x"), nb::arg("axis") = -1, "x - logsumexp(x, axis), stable; float inputs only.");
+  m.def("relu", [](nb::handle x) { return ops::relu(operand(x, nullptr, "relu")); }, nb::arg("x"),
+        "maximum(x, 0) (NaN propagates; float16/bfloat16 computed in float32).");
+
   m.def("_op_result_dtype", [](const std::string& op, int a, int b) {
         static const std::pair<const char*, BinaryOp> table[] = {
             {"add", BinaryOp::Add}, {"subtract", BinaryOp::Subtract}, {"multiply", BinaryOp::Multiply},

@@ -59,6 +59,14 @@ runtime::OpAttrs parse_attrs(const std::string& op, nb::handle attrs) {
       a.fill_value = to_scalar(pv);
     } else if (key == "depth") {
       a.depth = nb::cast<int64_t>(v);
+    } else if (key == "ddof") {  // reduce-linalg attributes
+      a.ddof = nb::cast<double>(v);
+    } else if (key == "k" || key == "offset") {
+      a.offset = nb::cast<int64_t>(v);
+    } else if (key == "axis1") {
+      a.axis1 = nb::cast<int64_t>(v);
+    } else if (key == "axis2") {
+      a.axis2 = nb::cast<int64_t>(v);
     } else {
       UMA_FAIL(Value, "Program: op '", op, "' got an unknown attribute '", key, "'");
     }

@@ -49,6 +49,20 @@ nb::object scalar_to_python(const Array& a0d);
 /// A basic index (int, slice, None, Ellipsis or a tuple of them); IndexError otherwise.
 std::vector<IndexItem> parse_index(nb::handle key);
 
+// ---- advanced indices (bind_ops.cpp; reduce-linalg) ----
+/// An index that may hold one integer or boolean array: basic items, an integer array taken
+/// along `axis` (x[idx], x[:, idx]: only full slices before it and after it), or a boolean
+/// mask over the leading axes (x[mask]). IndexError for any other combination.
+struct AnyIndex {
+  enum Kind { Basic, Take, Mask } kind = Basic;
+  std::vector<IndexItem> basic;
+  Array array;  // the indices (Take) or the mask (Mask)
+  int64_t axis = 0;
+};
+AnyIndex parse_any_index(nb::handle key);
+/// a[key] for any index parse_any_index accepts (a view for basic indices, else a copy).
+Array getitem_any(const Array& a, nb::handle key);
+
 /// str(h) / repr(h) as std::string (for error messages).
 std::string py_str(nb::handle h);
 std::string py_repr(nb::handle h);

@@ -31,6 +31,9 @@ _OPS = [
     "expand_dims", "squeeze", "astype",
     # creation from another array
     "zeros_like", "ones_like", "empty_like", "full_like",
+    # ---- reduce-linalg: statistics, cumulative ops, linear algebra, split, indexing, nn ----
+    "var", "std", "logsumexp", "cumsum", "cumprod", "outer", "diag", "diagonal", "trace",
+    "split", "take", "set_subtensor", "inc_subtensor", "softmax", "log_softmax", "relu",
 ]
 
 __all__ = _OPS + ["promote_types", "result_type", "can_cast"]

@@ -28,4 +28,21 @@ void fused(const std::vector<Array>& inputs, const std::vector<FusedInstr>& code
 /// out[m, n] = a[m, k] @ b[k, n] for one matrix (2-D views), out C-contiguous.
 void gemm(const Array& a, const Array& b, const Array& out);
 
+// ---- reductions, linear algebra and indexing on every dtype (reduce-linalg) ----------
+/// out = variance of `a` over the masked axes with `ddof` (sqrt of it when take_sqrt);
+/// out is a C-contiguous real float array of the kept axes' shape.
+void var(const Array& a, const std::vector<bool>& reduce_mask, double ddof, bool take_sqrt, const Array& out);
+/// out = log(sum(exp(a))) over the masked axes (real inputs; out a real float array).
+void logsumexp(const Array& a, const std::vector<bool>& reduce_mask, const Array& out);
+/// out = cumulative sum (product) of `a` along `axis`; out C-contiguous, a's shape, dtype as sum's.
+void cumulate(const Array& a, int64_t axis, bool product, const Array& out);
+/// out = a gathered along `axis` at int64 indices `idx` (in range, non-negative); a, idx and
+/// out C-contiguous, out shape a.shape[:axis] + (idx.size,) + a.shape[axis+1:].
+void take(const Array& a, const Array& idx, int64_t axis, const Array& out);
+/// dst[.., idx[j], ..] = src[.., j, ..] (or += when accumulate; repeated indices add up, as
+/// np.add.at). dst, src, idx C-contiguous; src has dst's dtype.
+void scatter(const Array& dst, const Array& idx, int64_t axis, const Array& src, bool accumulate);
+/// dst += src elementwise (same dtype and shape; any layouts; NumPy's add per dtype).
+void add_into(const Array& dst, const Array& src);
+
 }  // namespace uma::kernels::cpu

@@ -1,5 +1,9 @@
-// matmul with NumPy semantics: 1-D operands are promoted to matrices and the added axis
-// removed from the result; leading (batch) axes broadcast.
+// Linear algebra with NumPy semantics on every dtype. matmul: 1-D operands are promoted to
+// matrices and the added axis removed from the result; leading (batch) axes broadcast; the
+// result has the promoted dtype (integers wrap); float16/bfloat16 are multiplied in float32
+// (BLAS) and rounded once to the dtype. outer, diag, diagonal, trace.
+#include <algorithm>
+
 #include "kernels/kernels.h"
 #include "ops/common.h"
 
@@ -9,7 +13,8 @@ Array matmul(const Array& a0, const Array& b0) {
   UMA_CHECK(a0.ndim() > 0 && b0.ndim() > 0, Value, "matmul: input operand ", a0.ndim() == 0 ? 0 : 1,
             " does not have enough dimensions (has 0, requires at least 1)");
   const DType t = promote_types(a0.dtype(), b0.dtype());
-  detail::check_compute("matmul", t);
+  if (t == DType::Float16 || t == DType::BFloat16)
+    return astype(matmul(astype(a0, DType::Float32), astype(b0, DType::Float32)), t);
   Array a = a0.dtype() == t ? a0 : astype(a0, t);
   Array b = b0.dtype() == t ? b0 : astype(b0, t);
   const bool a1 = a.ndim() == 1, b1 = b.ndim() == 1;
@@ -48,6 +53,56 @@ Array matmul(const Array& a0, const Array& b0) {
   if (!a1) res.push_back(M);
   if (!b1) res.push_back(N);
   return out.view(out.data(), res, contiguous_strides(res));
+}
+
+
+Array outer(const Array& a, const Array& b) {
+  Array A = reshape(a, {a.size(), 1});
+  Array B = reshape(b, {1, b.size()});
+  return matmul(A, B);
+}
+
+Array diagonal(const Array& a, int64_t offset, int64_t axis1, int64_t axis2) {
+  UMA_CHECK(a.ndim() >= 2, Value, "diagonal: diag requires an array of at least two dimensions, got shape ",
+            shape_str(a.shape()));
+  const int64_t d1 = normalize_axis(axis1, a.ndim(), "diagonal"), d2 = normalize_axis(axis2, a.ndim(), "diagonal");
+  UMA_CHECK(d1 != d2, Value, "diagonal: axis1 and axis2 cannot be the same (both are ", d1, ")");
+  const int64_t n1 = a.shape()[d1], n2 = a.shape()[d2];
+  int64_t len = 0;
+  if (offset >= 0) len = std::max<int64_t>(0, std::min(n1, n2 - std::min(offset, n2)));
+  else len = std::max<int64_t>(0, std::min(n1 - std::min(-offset, n1), n2));
+  Shape s;
+  Strides st;
+  for (int64_t d = 0; d < a.ndim(); ++d)
+    if (d != d1 && d != d2) {
+      s.push_back(a.shape()[d]);
+      st.push_back(a.strides()[d]);
+    }
+  char* p = static_cast<char*>(a.data());
+  const bool empty = len == 0 || a.size() == 0;  // an empty view's strides address nothing
+  if (!empty) p += (offset >= 0 ? offset * a.strides()[d2] : -offset * a.strides()[d1]) * static_cast<int64_t>(a.itemsize());
+  s.push_back(len);
+  st.push_back(empty ? 1 : a.strides()[d1] + a.strides()[d2]);
+  return a.view(p, s, st).as_readonly();
+}
+
+Array diag(const Array& a, int64_t k) {
+  if (a.ndim() == 2) return copy(diagonal(a, k, 0, 1));
+  UMA_CHECK(a.ndim() == 1, Value, "diag: input must be 1-d or 2-d, got shape ", shape_str(a.shape()));
+  const int64_t n = a.shape()[0], ak = k < 0 ? -k : k;
+  UMA_CHECK(n <= INT64_MAX / 2 - ak, Value, "diag: offset ", k, " is too large");
+  const int64_t m = n + ak;
+  Array out = zeros({m, m}, a.dtype());
+  if (n > 0)
+    assign(out.view(static_cast<char*>(out.data()) + (k >= 0 ? k : -k * m) * static_cast<int64_t>(out.itemsize()), {n},
+                    {m + 1}),
+           a);
+  return out;
+}
+
+Array trace(const Array& a, int64_t offset, int64_t axis1, int64_t axis2) {
+  Array d = diagonal(a, offset, axis1, axis2);
+  return reduce(ReduceOp::Sum, d, std::vector<int64_t>{d.ndim() - 1}, false);
 }
 
 }  // namespace uma::ops

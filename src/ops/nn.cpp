@@ -25,7 +25,7 @@ XentArgs check_xent(const char* op, const Array& logits, const Array& labels) {
   UMA_CHECK(logits.ndim() == 2, Value, op, ": logits must be 2-d (batch, classes), got shape ",
             shape_str(logits.shape()));
   UMA_CHECK(logits.dtype() == DType::Float32 || logits.dtype() == DType::Float64, Type, op,
-            ": logits must be float32 or float64, got ", dtype_name(logits.dtype()));
+            ": logits must be float16, bfloat16, float32 or float64, got ", dtype_name(logits.dtype()));
   UMA_CHECK(is_integer(labels.dtype()), Type, op, ": labels must have an integer dtype, got ",
             dtype_name(labels.dtype()));
   UMA_CHECK(labels.ndim() == 1 && labels.shape()[0] == logits.shape()[0], Value, op,
@@ -90,6 +90,8 @@ void xent_backward(const XentArgs& a, const T* g, int64_t gstride, T* out) {
 }  // namespace
 
 Array softmax_cross_entropy(const Array& logits, const Array& labels) {
+  if (logits.dtype() == DType::Float16 || logits.dtype() == DType::BFloat16)  // computed in float32
+    return astype(softmax_cross_entropy(astype(logits, DType::Float32), labels), logits.dtype());
   XentArgs a = check_xent("softmax_cross_entropy", logits, labels);
   Array out = Array::empty({a.n}, logits.dtype());
   if (logits.dtype() == DType::Float32) xent_forward<float>(a, out.data_as<float>());
@@ -98,6 +100,9 @@ Array softmax_cross_entropy(const Array& logits, const Array& labels) {
 }
 
 Array softmax_cross_entropy_grad(const Array& grad, const Array& logits, const Array& labels) {
+  if (logits.dtype() == DType::Float16 || logits.dtype() == DType::BFloat16)
+    return astype(softmax_cross_entropy_grad(astype(grad, DType::Float32), astype(logits, DType::Float32), labels),
+                  logits.dtype());
   XentArgs a = check_xent("softmax_cross_entropy_grad", logits, labels);
   const Shape gshape{a.n};
   UMA_CHECK(grad.ndim() <= 1 && broadcast_shapes(grad.shape(), gshape, "softmax_cross_entropy_grad") == gshape,
@@ -109,6 +114,28 @@ Array softmax_cross_entropy_grad(const Array& grad, const Array& logits, const A
   if (logits.dtype() == DType::Float32) xent_backward<float>(a, g.data_as<float>(), gstride, out.data_as<float>());
   else xent_backward<double>(a, g.data_as<double>(), gstride, out.data_as<double>());
   return out;
+}
+
+// ---- softmax, log_softmax, relu on every float dtype (reduce-linalg) -----------------------
+
+Array softmax(const Array& x, int64_t axis, bool log) {
+  const char* name = log ? "log_softmax" : "softmax";
+  const DType t = x.dtype();
+  UMA_CHECK(is_float(t), Type, name, ": needs a float input, got ", dtype_name(t));
+  UMA_CHECK(x.ndim() > 0, Value, name, ": needs at least 1 dimension");
+  axis = normalize_axis(axis, x.ndim(), name);
+  if (t == DType::Float16 || t == DType::BFloat16) return astype(softmax(astype(x, DType::Float32), axis, log), t);
+  const std::vector<int64_t> ax{axis};
+  Array z = binary(BinaryOp::Subtract, x, reduce(ReduceOp::Max, x, ax, true));
+  Array e = unary(UnaryOp::Exp, z);
+  Array s = reduce(ReduceOp::Sum, e, ax, true);
+  return log ? binary(BinaryOp::Subtract, z, unary(UnaryOp::Log, s)) : binary(BinaryOp::Divide, e, s);
+}
+
+Array relu(const Array& x) {
+  const DType t = x.dtype();
+  if (t == DType::Float16 || t == DType::BFloat16) return astype(relu(astype(x, DType::Float32)), t);
+  return binary(BinaryOp::Maximum, x, zeros({}, t));
 }
 
 }  // namespace uma::ops

@@ -1,6 +1,7 @@
-// Reduction op definitions. Result dtypes follow NumPy 2: sum/prod of bool and signed ints
-// narrower than 64 bits give int64; mean of bool/ints gives float64; max/min keep the dtype;
-// argmax/argmin give int64; all/any give bool.
+// Reduction op definitions on every dtype. Result dtypes follow NumPy 2: sum/prod of bool and
+// signed ints give int64, of unsigned ints uint64; mean of bool/ints gives float64; max/min
+// keep the dtype; argmax/argmin give int64; all/any give bool; var/std give float64 for
+// bool/ints and the real dtype of complex inputs; cumsum/cumprod follow sum.
 #include <algorithm>
 
 #include "kernels/kernels.h"
@@ -29,53 +30,118 @@ int64_t normalize_axis(int64_t axis, int64_t ndim, const char* op) {
   return axis < 0 ? axis + ndim : axis;
 }
 
-Array reduce(ReduceOp op, const Array& a, const std::optional<std::vector<int64_t>>& axes, bool keepdims) {
-  const char* name = op_name(op);
-  detail::check_compute(name, a.dtype());
+DType reduce_result_dtype(ReduceOp op, DType t) noexcept {
+  switch (op) {
+    case ReduceOp::Sum: case ReduceOp::Prod:
+      if (t == DType::Bool || dtype_kind(t) == 'i') return DType::Int64;
+      if (dtype_kind(t) == 'u') return DType::UInt64;
+      return t;
+    case ReduceOp::Mean: return is_float(t) || is_complex(t) ? t : DType::Float64;
+    case ReduceOp::ArgMax: case ReduceOp::ArgMin: return DType::Int64;
+    case ReduceOp::All: case ReduceOp::Any: return DType::Bool;
+    default: return t;
+  }
+}
+
+namespace {
+
+// The axes to reduce and the result shapes.
+struct Plan {
+  std::vector<bool> mask;
+  Shape out_shape, kept_shape;
+  int64_t rsize = 1, nout = 1;
+};
+
+Plan plan_reduce(const char* name, const Array& a, const std::optional<std::vector<int64_t>>& axes, bool keepdims) {
   const int64_t nd = a.ndim();
-  std::vector<bool> mask(nd, !axes.has_value());
+  Plan p;
+  p.mask.assign(nd, !axes.has_value());
   if (axes) {
     for (int64_t ax : *axes) {
       int64_t d = normalize_axis(ax, nd, name);
-      UMA_CHECK(!mask[d], Value, name, ": duplicate value in 'axis'");
-      mask[d] = true;
+      UMA_CHECK(!p.mask[d], Value, name, ": duplicate value in 'axis'");
+      p.mask[d] = true;
     }
   }
-  const bool arg = op == ReduceOp::ArgMax || op == ReduceOp::ArgMin;
-  if (arg) UMA_CHECK(!axes || axes->size() == 1, Type, name, ": axis must be an integer or None");
-  int64_t rsize = 1;
-  Shape out_shape, kept_shape;
   for (int64_t d = 0; d < nd; ++d) {
-    if (mask[d]) {
-      rsize *= a.shape()[d];
-      if (keepdims) out_shape.push_back(1);
+    if (p.mask[d]) {
+      p.rsize *= a.shape()[d];
+      if (keepdims) p.out_shape.push_back(1);
     } else {
-      out_shape.push_back(a.shape()[d]);
-      kept_shape.push_back(a.shape()[d]);
+      p.out_shape.push_back(a.shape()[d]);
+      p.kept_shape.push_back(a.shape()[d]);
     }
   }
-  const int64_t nout = checked_size(kept_shape);
-  if (rsize == 0 && nout > 0) {
-    UMA_CHECK(!(op == ReduceOp::Max || op == ReduceOp::Min), Value, "zero-size array to reduction operation ",
-              op == ReduceOp::Max ? "maximum" : "minimum", " which has no identity");
-    UMA_CHECK(!arg, Value, "attempt to get ", name, " of an empty sequence");
-  }
-  DType t = a.dtype(), rt = t;
-  switch (op) {
-    case ReduceOp::Sum: case ReduceOp::Prod:
-      if (t == DType::Bool || t == DType::Int32) rt = DType::Int64;
-      break;
-    case ReduceOp::Mean:
-      if (!is_float(t)) rt = DType::Float64;
-      break;
-    case ReduceOp::ArgMax: case ReduceOp::ArgMin: rt = DType::Int64; break;
-    case ReduceOp::All: case ReduceOp::Any: rt = DType::Bool; break;
-    default: break;
-  }
-  Array out = Array::empty(kept_shape, rt);
-  kernels::cpu::reduce(op, a, mask, out);
-  if (keepdims) out = out.view(out.data(), out_shape, contiguous_strides(out_shape));
+  p.nout = checked_size(p.kept_shape);
+  return p;
+}
+
+Array finish(Array out, const Plan& p, bool keepdims) {
+  if (keepdims) out = out.view(out.data(), p.out_shape, contiguous_strides(p.out_shape));
   return out;
 }
+
+DType stat_dtype(DType t) {
+  switch (t) {
+    case DType::Complex64: return DType::Float32;
+    case DType::Complex128: return DType::Float64;
+    default: return is_float(t) ? t : DType::Float64;
+  }
+}
+
+Array var_impl(const char* name, const Array& a, const std::optional<std::vector<int64_t>>& axes, double ddof,
+               bool keepdims, bool take_sqrt) {
+  Plan p = plan_reduce(name, a, axes, keepdims);
+  Array out = Array::empty(p.kept_shape, stat_dtype(a.dtype()));
+  kernels::cpu::var(a, p.mask, ddof, take_sqrt, out);
+  return finish(out, p, keepdims);
+}
+
+Array cumulate(const char* name, const Array& a0, std::optional<int64_t> axis0, bool product) {
+  Array a = a0;
+  int64_t axis = 0;
+  if (!axis0) a = reshape(a0, {a0.size()});
+  else axis = normalize_axis(*axis0, a.ndim(), name);
+  Array out = Array::empty(a.shape(), reduce_result_dtype(ReduceOp::Sum, a.dtype()));
+  kernels::cpu::cumulate(a, axis, product, out);
+  return out;
+}
+
+}  // namespace
+
+Array reduce(ReduceOp op, const Array& a, const std::optional<std::vector<int64_t>>& axes, bool keepdims) {
+  const char* name = op_name(op);
+  const bool arg = op == ReduceOp::ArgMax || op == ReduceOp::ArgMin;
+  if (arg) UMA_CHECK(!axes || axes->size() == 1, Type, name, ": axis must be an integer or None");
+  Plan p = plan_reduce(name, a, axes, keepdims);
+  if (p.rsize == 0 && p.nout > 0) {
+    UMA_CHECK(!(op == ReduceOp::Max || op == ReduceOp::Min), Value, name, ": zero-size array to reduction operation ",
+              op == ReduceOp::Max ? "maximum" : "minimum", " which has no identity");
+    UMA_CHECK(!arg, Value, name, ": attempt to get ", name, " of an empty sequence");
+  }
+  Array out = Array::empty(p.kept_shape, reduce_result_dtype(op, a.dtype()));
+  kernels::cpu::reduce(op, a, p.mask, out);
+  return finish(out, p, keepdims);
+}
+
+Array var(const Array& a, const std::optional<std::vector<int64_t>>& axes, double ddof, bool keepdims) {
+  return var_impl("var", a, axes, ddof, keepdims, false);
+}
+
+Array std_dev(const Array& a, const std::optional<std::vector<int64_t>>& axes, double ddof, bool keepdims) {
+  return var_impl("std", a, axes, ddof, keepdims, true);
+}
+
+Array logsumexp(const Array& a, const std::optional<std::vector<int64_t>>& axes, bool keepdims) {
+  UMA_CHECK(!is_complex(a.dtype()), Type, "logsumexp: complex input (", dtype_name(a.dtype()),
+            ") is not supported");
+  Plan p = plan_reduce("logsumexp", a, axes, keepdims);
+  Array out = Array::empty(p.kept_shape, stat_dtype(a.dtype()));
+  kernels::cpu::logsumexp(a, p.mask, out);
+  return finish(out, p, keepdims);
+}
+
+Array cumsum(const Array& a, std::optional<int64_t> axis) { return cumulate("cumsum", a, axis, false); }
+Array cumprod(const Array& a, std::optional<int64_t> axis) { return cumulate("cumprod", a, axis, true); }
 
 }  // namespace uma::ops

@@ -1,4 +1,5 @@
-// Shape ops: reshape, transpose, broadcast_to, concatenate, stack, expand_dims, squeeze.
+// Shape ops: reshape, transpose, broadcast_to, concatenate, stack, expand_dims, squeeze, split.
+// All of them are views or copies, so they work on every dtype.
 #include <algorithm>
 
 #include "ops/common.h"
@@ -218,6 +219,36 @@ Array getitem(const Array& a, const std::vector<IndexItem>& index) {
     st.push_back(a.strides()[d]);
   }
   return a.view(p, s, st);
+}
+
+// ---- split (reduce-linalg) ------------------------------------------------------------------
+
+std::vector<Array> split_at(const Array& a, const std::vector<int64_t>& indices, int64_t axis) {
+  axis = normalize_axis(axis, a.ndim(), "split");
+  std::vector<Array> parts;
+  parts.reserve(indices.size() + 1);
+  std::vector<IndexItem> index(static_cast<std::size_t>(axis) + 1);
+  for (auto& it : index) it.kind = IndexItem::Slice;
+  std::optional<int64_t> start;  // None: the start of the axis
+  for (std::size_t k = 0; k <= indices.size(); ++k) {
+    IndexItem& it = index.back();
+    it.start = start;
+    it.stop = k < indices.size() ? std::optional<int64_t>(indices[k]) : std::nullopt;
+    parts.push_back(getitem(a, index));
+    start = it.stop;
+  }
+  return parts;
+}
+
+std::vector<Array> split_sections(const Array& a, int64_t sections, int64_t axis) {
+  UMA_CHECK(sections > 0, Value, "split: number sections must be larger than 0, got ", sections);
+  axis = normalize_axis(axis, a.ndim(), "split");
+  const int64_t n = a.shape()[axis];
+  UMA_CHECK(n % sections == 0, Value, "split: array split does not result in an equal division (axis ", axis,
+            " has length ", n, ", ", sections, " sections)");
+  std::vector<int64_t> idx;
+  for (int64_t k = 1; k < sections; ++k) idx.push_back(k * (n / sections));
+  return split_at(a, idx, axis);
 }
 
 }  // namespace uma::ops

@@ -64,6 +64,27 @@ const std::map<std::string, OpFn>& registry() {
          return ops::full(x[0].shape(), *a.fill_value, a.dtype.value_or(x[0].dtype()));
        }},
       {"getitem", [](const In& x, const OpAttrs& a) { return ops::getitem(x[0], a.index); }},
+      // ---- reduce-linalg ops ----
+      {"var", [](const In& x, const OpAttrs& a) { return ops::var(x[0], a.axes, a.ddof, a.keepdims); }},
+      {"std", [](const In& x, const OpAttrs& a) { return ops::std_dev(x[0], a.axes, a.ddof, a.keepdims); }},
+      {"logsumexp", [](const In& x, const OpAttrs& a) { return ops::logsumexp(x[0], a.axes, a.keepdims); }},
+      {"cumsum", [](const In& x, const OpAttrs& a) { return ops::cumsum(x[0], a.axes ? std::optional<int64_t>(a.axis) : std::nullopt); }},
+      {"cumprod", [](const In& x, const OpAttrs& a) { return ops::cumprod(x[0], a.axes ? std::optional<int64_t>(a.axis) : std::nullopt); }},
+      {"outer", [](const In& x, const OpAttrs&) { return ops::outer(x[0], x[1]); }},
+      {"diag", [](const In& x, const OpAttrs& a) { return ops::diag(x[0], a.offset); }},
+      {"trace", [](const In& x, const OpAttrs& a) { return ops::trace(x[0], a.offset, a.axis1, a.axis2); }},
+      {"diagonal", [](const In& x, const OpAttrs& a) { return ops::diagonal(x[0], a.offset, a.axis1, a.axis2); }},
+      {"take", [](const In& x, const OpAttrs& a) { return ops::take(x[0], x[1], a.axes ? std::optional<int64_t>(a.axis) : std::nullopt); }},
+      {"mask_select", [](const In& x, const OpAttrs&) { return ops::mask_select(x[0], x[1]); }},
+      {"set_subtensor", [](const In& x, const OpAttrs& a) { return ops::update_basic(x[0], a.index, x[1], false); }},
+      {"inc_subtensor", [](const In& x, const OpAttrs& a) { return ops::update_basic(x[0], a.index, x[1], true); }},
+      {"set_subtensor_take", [](const In& x, const OpAttrs& a) { return ops::update_take(x[0], x[2], a.axis, x[1], false); }},
+      {"inc_subtensor_take", [](const In& x, const OpAttrs& a) { return ops::update_take(x[0], x[2], a.axis, x[1], true); }},
+      {"set_subtensor_mask", [](const In& x, const OpAttrs&) { return ops::update_mask(x[0], x[2], x[1], false); }},
+      {"inc_subtensor_mask", [](const In& x, const OpAttrs&) { return ops::update_mask(x[0], x[2], x[1], true); }},
+      {"softmax", [](const In& x, const OpAttrs& a) { return ops::softmax(x[0], a.axis, false); }},
+      {"log_softmax", [](const In& x, const OpAttrs& a) { return ops::softmax(x[0], a.axis, true); }},
+      {"relu", [](const In& x, const OpAttrs&) { return ops::relu(x[0]); }},
       // Gradient of getitem: zeros shaped like input 1 with input 0 written at the index.
       {"getitem_grad", [](const In& x, const OpAttrs& a) {
          Array z = ops::zeros(x[1].shape(), a.dtype.value_or(x[1].dtype()));

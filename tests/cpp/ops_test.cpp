@@ -345,5 +345,90 @@ TEST(Memory, OpsReturnTheirBytes) {
   EXPECT_EQ(memory_stats(Device::cpu()).active_bytes, before);
 }
 
+// ---- reductions, linear algebra and indexing on every dtype (reduce-linalg) -------------------
+
+TEST(ReduceAllDtypes, SmallIntSumsToInt64AndUnsignedToUInt64) {
+  Array a = make<int8_t>({100, 100, 100, -1}, {2, 2});
+  EXPECT_EQ(values<int64_t>(ops::reduce(ReduceOp::Sum, a, std::vector<int64_t>{0}, false)),
+            (std::vector<int64_t>{200, 99}));
+  Array u = make<uint16_t>({65535, 1}, {2});
+  EXPECT_EQ(values<uint64_t>(ops::reduce(ReduceOp::Sum, u, std::nullopt, false)), (std::vector<uint64_t>{65536}));
+  EXPECT_EQ(ops::reduce(ReduceOp::Mean, u, std::nullopt, false).dtype(), DType::Float64);
+}
+
+TEST(ReduceAllDtypes, ComplexMaxIsLexicographicAndNaNPropagates) {
+  Array c = make<complex128>({{1, 5}, {2, -1}, {2, 0}}, {3});
+  EXPECT_EQ(values<complex128>(ops::reduce(ReduceOp::Max, c, std::nullopt, false))[0], complex128(2, 0));
+  EXPECT_EQ(values<int64_t>(ops::reduce(ReduceOp::ArgMin, c, std::nullopt, false))[0], 0);
+  Array h = make<float16>({float16(1), float16(NAN), float16(3)}, {3});
+  EXPECT_TRUE(std::isnan(static_cast<float>(values<float16>(ops::reduce(ReduceOp::Max, h, std::nullopt, false))[0])));
+  EXPECT_EQ(error_kind([] { ops::reduce(ReduceOp::Max, Array::empty({0}, DType::Int8), std::nullopt, false); }),
+            ErrorKind::Value);
+}
+
+TEST(ReduceAllDtypes, VarStdLogsumexpCumsum) {
+  Array a = make<int32_t>({1, 2, 3, 4}, {4});
+  EXPECT_DOUBLE_EQ(values<double>(ops::var(a, std::nullopt, 1, false))[0], 5.0 / 3.0);
+  EXPECT_DOUBLE_EQ(values<double>(ops::std_dev(a, std::nullopt, 0, false))[0], std::sqrt(1.25));
+  Array f = make<float>({0, 0}, {2});
+  EXPECT_FLOAT_EQ(values<float>(ops::logsumexp(f, std::nullopt, false))[0], std::log(2.0f));
+  Array b = make<bool>({true, true, false, true}, {2, 2});
+  EXPECT_EQ(values<int64_t>(ops::cumsum(b, std::nullopt)), (std::vector<int64_t>{1, 2, 2, 3}));
+  EXPECT_EQ(values<int64_t>(ops::cumsum(b, 0)), (std::vector<int64_t>{1, 1, 1, 2}));
+}
+
+TEST(LinalgAllDtypes, MatmulComplexIntAndHalf) {
+  Array c = make<complex64>({{0, 1}, {1, 0}}, {1, 2});
+  Array d = make<complex64>({{0, 1}, {2, 0}}, {2, 1});
+  EXPECT_EQ(values<complex64>(ops::matmul(c, d))[0], complex64(1, 0));  // i*i + 1*2
+  Array i8 = make<int8_t>({100, 100}, {1, 2});
+  EXPECT_EQ(values<int8_t>(ops::matmul(i8, ops::transpose(i8, {})))[0], static_cast<int8_t>(20000 % 256));
+  Array h = make<float16>({float16(1.5), float16(2)}, {2});
+  Array r = ops::matmul(h, h);
+  EXPECT_EQ(r.dtype(), DType::Float16);
+  EXPECT_EQ(static_cast<float>(values<float16>(r)[0]), 6.25f);
+}
+
+TEST(LinalgAllDtypes, OuterDiagTrace) {
+  Array v = make<uint8_t>({1, 2}, {2});
+  EXPECT_EQ(values<uint8_t>(ops::outer(v, v)), (std::vector<uint8_t>{1, 2, 2, 4}));
+  EXPECT_EQ(values<uint8_t>(ops::diag(v, 1)), (std::vector<uint8_t>{0, 1, 0, 0, 0, 2, 0, 0, 0}));
+  Array m = make<int16_t>({1, 2, 3, 4, 5, 6}, {2, 3});
+  EXPECT_EQ(values<int16_t>(ops::diag(m, 1)), (std::vector<int16_t>{2, 6}));
+  EXPECT_EQ(values<int64_t>(ops::trace(m, 0, 0, 1)), (std::vector<int64_t>{6}));
+  EXPECT_EQ(error_kind([&] { ops::diagonal(m, 0, 1, -1); }), ErrorKind::Value);
+}
+
+TEST(IndexingAllDtypes, TakeMaskAndUpdates) {
+  Array a = make<bfloat16>({bfloat16::from_float(1), bfloat16::from_float(2), bfloat16::from_float(3)}, {3});
+  Array idx = make<int64_t>({2, -3, 2}, {3});
+  Array t = ops::take(a, idx, std::nullopt);
+  EXPECT_EQ(values<bfloat16>(t)[0].to_float(), 3.0f);
+  EXPECT_EQ(values<bfloat16>(t)[1].to_float(), 1.0f);
+  EXPECT_EQ(error_kind([&] { ops::take(a, make<int64_t>({3}, {1}), 0); }), ErrorKind::Index);
+  Array mask = make<bool>({true, false, true}, {3});
+  EXPECT_EQ(ops::mask_select(a, mask).shape(), (Shape{2}));
+  EXPECT_EQ(error_kind([&] { ops::mask_select(a, make<bool>({true}, {1})); }), ErrorKind::Index);
+  Array x = make<int32_t>({0, 0, 0}, {3});
+  Array inc = ops::update_take(x, make<int64_t>({1, 1, 2}, {3}), 0, make<int32_t>({5}, {1}), true);
+  EXPECT_EQ(values<int32_t>(inc), (std::vector<int32_t>{0, 10, 5}));  // repeated indices accumulate
+  EXPECT_EQ(values<int32_t>(x), (std::vector<int32_t>{0, 0, 0}));     // x itself unchanged
+  Array set = ops::update_mask(x, mask, make<int32_t>({7}, {1}), false);
+  EXPECT_EQ(values<int32_t>(set), (std::vector<int32_t>{7, 0, 7}));
+  EXPECT_EQ(error_kind([&] { ops::update_take(x, idx, 0, make<double>({1.5}, {1}), false); }), ErrorKind::Type);
+}
+
+TEST(ShapeAllDtypes, SplitSectionsAndPoints) {
+  Array a = make<uint64_t>({1, 2, 3, 4, 5, 6}, {6});
+  auto parts = ops::split_sections(a, 3, 0);
+  ASSERT_EQ(parts.size(), 3u);
+  EXPECT_EQ(values<uint64_t>(parts[2]), (std::vector<uint64_t>{5, 6}));
+  auto pts = ops::split_at(a, {1, 10}, -1);
+  ASSERT_EQ(pts.size(), 3u);
+  EXPECT_EQ(pts[1].size(), 5);
+  EXPECT_EQ(pts[2].size(), 0);
+  EXPECT_EQ(error_kind([&] { ops::split_sections(a, 4, 0); }), ErrorKind::Value);
+}
+
 }  // namespace
 }  // namespace uma

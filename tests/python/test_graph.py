@@ -130,8 +130,7 @@ def test_non_compute_dtype_rejected_naming_op():
     x = sym.vector(dtype="uint8")
     with pytest.raises(TypeError, match="exp.*uint8"):
         sym.exp(x)
-    with pytest.raises(TypeError, match="sum.*uint8"):
-        x.sum()
+    assert x.sum().dtype == "uint64"  # reductions cover every dtype (NumPy 2: uint8 sums to uint64)
     assert x.astype("float32").dtype == "float32"  # astype works on every dtype
 
 
@@ -275,7 +274,7 @@ def test_getitem_errors():
     with pytest.raises(IndexError):
         x[0, 0, 0]
     with pytest.raises(IndexError):
-        x[[0, 1]]
+        x[[0, 1], [1, 2]]  # one advanced index at most
     with pytest.raises(TypeError):
         x[sym.scalar(dtype="int64")]
     with pytest.raises(ValueError):

@@ -26,6 +26,10 @@ struct OpAttrs {
   std::vector<FusedInstr> fused;              // fused elementwise chains (add_fused)
   std::vector<IndexItem> index;               // getitem, getitem_grad
   std::optional<Scalar> fill_value;           // full_like
+  // reduce-linalg attributes
+  double ddof = 0;                            // var, std
+  int64_t offset = 0;                         // diag ("k"), trace ("offset")
+  int64_t axis1 = 0, axis2 = 1;               // trace
 };
 
 using OpFn = Array (*)(const std::vector<Array>& inputs, const OpAttrs& attrs);

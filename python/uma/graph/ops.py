@@ -536,7 +536,11 @@ def ceil(x):
 
 
 def relu(x):
-    """``maximum(x, 0)`` (the 0 takes x's dtype)."""
+    """``maximum(x, 0)`` (the 0 takes x's dtype; float16/bfloat16 computed in float32, exact).
+    Gradient: 1 where x >= 0 (maximum's rule)."""
+    x = as_variable(x)
+    if x.dtype in ("float16", "bfloat16"):
+        return astype(maximum(astype(x, "float32"), 0), x.dtype)
     return maximum(x, 0)
 
 
@@ -785,14 +789,33 @@ cast = astype
 # reductions
 # ======================================================================================
 
-_REDUCE_NP = {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "prod": np.prod,
-              "all": np.all, "any": np.any, "argmax": np.argmax, "argmin": np.argmin}
+def _sum_dtype(dt):
+    """NumPy 2's accumulator dtype of sum/prod/cumsum: bool and signed ints -> int64, unsigned
+    ints -> uint64, floats and complex keep theirs."""
+    k = kind_of(dt)
+    return "int64" if k in "bi" else "uint64" if k == "u" else dt
 
 
-@functools.lru_cache(maxsize=None)
+def _stat_dtype(dt):
+    """var/std/logsumexp (and mean for non-complex): float64 for bool/ints, the real dtype of a
+    complex dtype, else the float dtype itself."""
+    k = kind_of(dt)
+    if k == "c":
+        return "float32" if dt == "complex64" else "float64"
+    return dt if k == "f" else "float64"
+
+
 def _reduce_dtype(name, dt):
-    with np.errstate(all="ignore"):
-        return np.asarray(_REDUCE_NP[name](np.ones(2, dtype=np_dtype(dt)))).dtype.name
+    """Result dtype of a reduction on ``dt`` (NumPy 2; every dtype)."""
+    if name in ("sum", "prod"):
+        return _sum_dtype(dt)
+    if name == "mean":
+        return dt if kind_of(dt) in "fc" else "float64"
+    if name in ("argmax", "argmin"):
+        return "int64"
+    if name in ("all", "any"):
+        return "bool"
+    return dt
 
 
 class Reduce(Op):
@@ -822,7 +845,6 @@ class Reduce(Op):
 
     def output_types(self, inputs):
         (x,) = inputs
-        _check_compute(self.name, x)
         self._check_empty(x.shape)
         return [TensorType(_reduce_dtype(self.name, x.dtype), self._out_shape(x.shape))]
 
@@ -865,14 +887,23 @@ class Reduce(Op):
         elif self.name in ("max", "min"):
             gx = where(equal(x, ok), gk, 0)
         elif self.name == "prod":
-            gx = gk * ok / x
+            gx = _prod_grad(gk, x, axes)
         else:  # pragma: no cover
             return [None]
         return [_unbroadcast(gx, x) if gx.shape != x.shape or gx.dtype != x.dtype else gx]
 
 
+def _ufunc_axis(a, axis):
+    """NumPy's ufunc reductions accept an int axis 0 or -1 on a 0-d array (as None)."""
+    if a.ndim == 0 and isinstance(axis, (int, np.integer)) and not isinstance(axis, bool) and axis in (0, -1):
+        return None
+    return axis
+
+
 def _reduce(name, a, axis, keepdims):
     a = as_variable(a)
+    if name not in ("mean",):
+        axis = _ufunc_axis(a, axis)
     if name in ("argmax", "argmin"):
         if axis is not None and isinstance(axis, (tuple, list)):
             raise TypeError(f"{name}: axis must be an int or None, got {axis!r}")
@@ -895,7 +926,8 @@ def mean(a, axis=None, keepdims=False):
 
 
 def max(a, axis=None, keepdims=False):  # noqa: A001
-    """Maximum over ``axis``; gradient to every maximal element (PyTensor convention)."""
+    """Maximum over ``axis`` (NaN propagates; complex: lexicographic). Gradient: each element
+    equal to the maximum gets the full upstream gradient (ties all receive it; PyTensor's rule)."""
     return _reduce("max", a, axis, keepdims)
 
 
@@ -905,7 +937,8 @@ def min(a, axis=None, keepdims=False):  # noqa: A001
 
 
 def prod(a, axis=None, keepdims=False):
-    """Product over ``axis`` (gradient ``g * prod / a``: undefined where ``a == 0``)."""
+    """Product over ``axis``; ints/bool give int64 (unsigned: uint64), as NumPy. The gradient is
+    the product of the other elements, exact where ``a`` has zeros."""
     return _reduce("prod", a, axis, keepdims)
 
 
@@ -945,17 +978,10 @@ class Softmax(Op):
         (x,) = inputs
         if not is_float(x.dtype):
             raise TypeError(f"{self.name}: needs a float input, got {x.dtype}")
-        _check_compute(self.name, x)
         return [TensorType(x.dtype, x.shape)]
 
     def perform(self, node, values):
-        u = _k()
-        x = values[0]
-        z = u.subtract(x, u.max(x, axis=self.axis, keepdims=True))
-        if self.name == "softmax":
-            e = u.exp(z)
-            return [u.divide(e, u.sum(e, axis=self.axis, keepdims=True))]
-        return [u.subtract(z, u.log(u.sum(u.exp(z), axis=self.axis, keepdims=True)))]
+        return [getattr(_k(), self.name)(values[0], axis=self.axis)]
 
     def program_op(self, node):
         return self.name, {"axis": self.axis}
@@ -963,6 +989,10 @@ class Softmax(Op):
     def lower(self, node):
         """The same computation from primitive ops (for linkers without this op)."""
         x = node.inputs[0]
+        if x.dtype in ("float16", "bfloat16"):  # computed in float32, as the kernel does
+            x = astype(x, "float32")
+            return [astype(v, node.inputs[0].dtype) for v in Softmax(self.name, self.axis).lower(
+                Softmax(self.name, self.axis).make_node(x))]
         z = x - max(x, axis=self.axis, keepdims=True)
         if self.name == "softmax":
             e = exp(z)
@@ -977,9 +1007,14 @@ class Softmax(Op):
         if g is None:
             return [None]
         out = node.outputs[0]
+        dt = out.dtype
+        if dt in ("float16", "bfloat16"):  # the gradient in float32 too
+            out, g = astype(out, "float32"), astype(g, "float32")
         if self.name == "softmax":
-            return [out * (g - sum(g * out, axis=self.axis, keepdims=True))]
-        return [g - exp(out) * sum(g, axis=self.axis, keepdims=True)]
+            r = out * (g - sum(g * out, axis=self.axis, keepdims=True))
+        else:
+            r = g - exp(out) * sum(g, axis=self.axis, keepdims=True)
+        return [astype(r, dt)]
 
 
 def softmax(x, axis=-1):
@@ -1005,8 +1040,8 @@ class SoftmaxCrossEntropy(Op):
 
     def output_types(self, inputs):
         z, y = inputs
-        if z.ndim != 2 or z.dtype not in ("float32", "float64"):
-            raise TypeError(f"softmax_cross_entropy: logits must be a 2-d float32/float64 array, got "
+        if z.ndim != 2 or not is_float(z.dtype):
+            raise TypeError(f"softmax_cross_entropy: logits must be a 2-d float array, got "
                             f"{z.dtype} with {z.ndim} dimension(s)")
         if y.ndim != 1 or kind_of(y.dtype) not in "iu":
             raise TypeError(f"softmax_cross_entropy: labels must be a 1-d integer array, got {y.dtype} "
@@ -1074,11 +1109,17 @@ def softmax_cross_entropy(logits, labels):
 # ======================================================================================
 
 @functools.lru_cache(maxsize=None)
+def _promote(*dts):
+    """NumPy 2 promotion of dtype names (bfloat16 as ml_dtypes promotes it)."""
+    u = _uma()
+    r = dts[0]
+    for d in dts[1:]:
+        r = u.promote_types(r, d).name
+    return r
+
+
 def _matmul_dtype(a, b):
-    try:
-        return np.matmul(np.ones((1, 1), np_dtype(a)), np.ones((1, 1), np_dtype(b))).dtype.name
-    except TypeError as e:
-        raise TypeError(f"matmul: not supported for dtypes {a}, {b} ({e})") from None
+    return _promote(a, b)
 
 
 def _matmul_shape(a, b, static, sa=None, sb=None):
@@ -1110,7 +1151,6 @@ class MatMul(Op):
 
     def output_types(self, inputs):
         a, b = inputs
-        _check_compute("matmul", a, b)
         return [TensorType(_matmul_dtype(a.dtype, b.dtype), _matmul_shape(a.shape, b.shape, True))]
 
     def perform(self, node, values):
@@ -1409,8 +1449,7 @@ class Concatenate(Op):
         self.axis = axis
 
     def output_types(self, inputs):
-        _check_compute("concatenate", *inputs)
-        dt = np.result_type(*[np_dtype(i.dtype) for i in inputs]).name
+        dt = _promote(*[i.dtype for i in inputs])
         return [TensorType(dt, _concat_shape("concatenate", [i.shape for i in inputs], self.axis, True))]
 
     def perform(self, node, values):
@@ -1507,8 +1546,7 @@ class Stack(Op):
         return tuple(merged[:self.axis]) + (len(shapes),) + tuple(merged[self.axis:])
 
     def output_types(self, inputs):
-        _check_compute("stack", *inputs)
-        dt = np.result_type(*[np_dtype(i.dtype) for i in inputs]).name
+        dt = _promote(*[i.dtype for i in inputs])
         return [TensorType(dt, self._shape([i.shape for i in inputs], True))]
 
     def perform(self, node, values):
@@ -1743,15 +1781,709 @@ class GetItemGrad(Op):
 
 
 def getitem(a, index):
-    """Basic indexing ``a[index]`` (ints, slices with any step, None, ...): a view.
+    """Basic indexing ``a[index]`` (ints, slices with any step, None, ...): a view. Advanced
+    indices: one integer array (list, array or integer Variable) with only full slices around
+    it (``a[idx]``, ``a[:, idx]``: :func:`take` along that axis) or a bool mask over the leading
+    axes (``a[mask]``: shape ``(count,) + a.shape[mask.ndim:]``).
 
     ``IndexError`` for an out-of-range int (when the length is static), too many indices or
     a non-basic index; ``TypeError`` for a symbolic index."""
     a = as_variable(a)
+    adv = _split_advanced("getitem", index, a.ndim)
+    if adv is not None:  # x[int_array], x[:, int_array], x[mask] (reduce-linalg)
+        kind, axis, v = adv
+        return MaskSelect()(a, v) if kind == "mask" else Take(axis)(a, v)
     idx = _norm_index(index, a.ndim)
     if _b.all(isinstance(it, slice) and it == slice(None) for it in idx):
         return a
     return GetItem(idx)(a)
+
+
+# ======================================================================================
+# reduce-linalg: statistics, cumulative ops, linear algebra, split, advanced indexing,
+# functional updates (every dtype; gradients for float inputs)
+# ======================================================================================
+
+def _prod_grad(gk, x, axes):
+    """d prod(x) / dx for the upstream gradient ``gk`` (reduced axes kept, length 1): the
+    product of the other elements of each group, exact with zeros (one zero: only that entry
+    gets a gradient; two or more: none)."""
+    zero = equal(x, 0)
+    nz = where(zero, 1, x)
+    p_nz = prod(nz, axis=axes, keepdims=True)
+    n_zero = sum(zero, axis=axes, keepdims=True)
+    none = equal(n_zero, 0)
+    one = logical_and(equal(n_zero, 1), zero)
+    return gk * where(none, p_nz / nz, where(one, p_nz, 0))
+
+
+def _keep_axes(v, axes, keepdims):
+    """``v`` with the reduced ``axes`` re-inserted as length-1 axes (when not kept)."""
+    if not keepdims:
+        for a in axes:
+            v = expand_dims(v, a)
+    return v
+
+
+def _group_count(x, axes, dtype):
+    """Number of elements per reduced group (a Python float when static, else a variable)."""
+    dims = [x.shape[a] for a in axes]
+    if _b.all(d is not None for d in dims):
+        return float(_prod(dims))
+    return sum(ones_like(x, dtype=dtype), axis=axes, keepdims=True)
+
+
+class Stat(Op):
+    """var / std over ``axis`` (sorted tuple or None) with NumPy's ``ddof``."""
+
+    props = ("name", "axis", "ddof", "keepdims")
+
+    def __init__(self, name, axis, ddof, keepdims):
+        self.name, self.axis, self.ddof, self.keepdims = name, axis, ddof, keepdims
+
+    _axes = Reduce._axes
+    _out_shape = Reduce._out_shape
+    _eager_axis = Reduce._eager_axis
+
+    def output_types(self, inputs):
+        (x,) = inputs
+        return [TensorType(_stat_dtype(x.dtype), self._out_shape(x.shape))]
+
+    def perform(self, node, values):
+        return [getattr(_k(), self.name)(values[0], axis=self._eager_axis(), ddof=self.ddof, keepdims=self.keepdims)]
+
+    def infer_shape(self, node, shapes):
+        return [self._out_shape(tuple(shapes[0]))]
+
+    def program_op(self, node):
+        return self.name, {"axis": self._eager_axis(), "ddof": float(self.ddof), "keepdims": self.keepdims}
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        x = node.inputs[0]
+        if g is None or not is_float(x.dtype):
+            return [None]
+        axes = self._axes(x.ndim)
+        gk = _keep_axes(g, axes, self.keepdims)
+        n = _group_count(x, axes, x.dtype)
+        d = x - mean(x, axis=axes, keepdims=True)
+        gx = gk * d * (2.0 / (n - self.ddof))
+        if self.name == "std":
+            gx = gx / (2.0 * _keep_axes(node.outputs[0], axes, self.keepdims))
+        return [_unbroadcast(gx, x) if gx.shape != x.shape or gx.dtype != x.dtype else gx]
+
+
+def _ddof(name, ddof, correction):
+    if correction is not None:
+        if ddof != 0:
+            raise ValueError(f"{name}: ddof and correction can't be provided simultaneously")
+        ddof = correction
+    if isinstance(ddof, (bool, np.bool_)) or not isinstance(ddof, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name}: ddof must be a number, got {ddof!r}")
+    return float(ddof)
+
+
+def _stat(name, a, axis, ddof, keepdims, correction):
+    a = as_variable(a)
+    ax = _norm_axes(name, axis, a.ndim)
+    if ax is not None and len(ax) == a.ndim:
+        ax = None
+    return Stat(name, ax, _ddof(name, ddof, correction), bool(keepdims))(a)
+
+
+def var(a, axis=None, ddof=0, keepdims=False, *, correction=None):
+    """Variance over ``axis`` with NumPy's ``ddof`` (or the Array API's ``correction``):
+    ``sum(|x - mean|**2) / max(n - ddof, 0)``. float64 for bool/ints, the real dtype for
+    complex, else x's dtype. Gradient ``2 (x - mean) / (n - ddof)``."""
+    return _stat("var", a, axis, ddof, keepdims, correction)
+
+
+def std(a, axis=None, ddof=0, keepdims=False, *, correction=None):
+    """``sqrt(var(a, axis, ddof))`` (same dtype rule as :func:`var`)."""
+    return _stat("std", a, axis, ddof, keepdims, correction)
+
+
+class LogSumExp(Op):
+    """log(sum(exp(x))) over ``axis``, computed stably (scipy.special.logsumexp)."""
+
+    name = "logsumexp"
+    props = ("axis", "keepdims")
+
+    def __init__(self, axis, keepdims):
+        self.axis, self.keepdims = axis, keepdims
+
+    _axes = Reduce._axes
+    _out_shape = Reduce._out_shape
+    _eager_axis = Reduce._eager_axis
+
+    def output_types(self, inputs):
+        (x,) = inputs
+        if kind_of(x.dtype) == "c":
+            raise TypeError(f"logsumexp: complex input ({x.dtype}) is not supported")
+        return [TensorType(_stat_dtype(x.dtype), self._out_shape(x.shape))]
+
+    def perform(self, node, values):
+        return [_k().logsumexp(values[0], axis=self._eager_axis(), keepdims=self.keepdims)]
+
+    def infer_shape(self, node, shapes):
+        return [self._out_shape(tuple(shapes[0]))]
+
+    def program_op(self, node):
+        return "logsumexp", {"axis": self._eager_axis(), "keepdims": self.keepdims}
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        x = node.inputs[0]
+        if g is None or not is_float(x.dtype):
+            return [None]
+        axes = self._axes(x.ndim)
+        gk = _keep_axes(g, axes, self.keepdims)
+        ok = _keep_axes(node.outputs[0], axes, self.keepdims)
+        if x.dtype in ("float16", "bfloat16"):
+            gx = astype(astype(gk, "float32") * exp(astype(x, "float32") - astype(ok, "float32")), x.dtype)
+        else:
+            gx = gk * exp(x - ok)
+        return [gx]
+
+
+def logsumexp(a, axis=None, keepdims=False):
+    """``log(sum(exp(a), axis))`` computed stably; float64 for bool/ints, else a's float dtype
+    (``TypeError`` for complex). Gradient ``softmax(a)`` along ``axis``."""
+    a = as_variable(a)
+    ax = _norm_axes("logsumexp", _ufunc_axis(a, axis), a.ndim)
+    if ax is not None and len(ax) == a.ndim:
+        ax = None
+    return LogSumExp(ax, bool(keepdims))(a)
+
+
+def _flip(v, axis):
+    return getitem(v, (slice(None),) * axis + (slice(None, None, -1),))
+
+
+class Cumulate(Op):
+    """cumsum / cumprod along ``axis`` (None: of the flattened array)."""
+
+    props = ("name", "axis")
+
+    def __init__(self, name, axis):
+        self.name, self.axis = name, axis
+
+    def _shape(self, shape):
+        if self.axis is None:
+            return (None if _b.any(d is None for d in shape) else _prod(shape),)
+        return tuple(shape)
+
+    def output_types(self, inputs):
+        (x,) = inputs
+        return [TensorType(_sum_dtype(x.dtype), self._shape(x.shape))]
+
+    def perform(self, node, values):
+        return [getattr(_k(), self.name)(values[0], axis=self.axis)]
+
+    def infer_shape(self, node, shapes):
+        return [self._shape(tuple(shapes[0]))]
+
+    def program_op(self, node):
+        return self.name, {"axis": self.axis}
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        x = node.inputs[0]
+        if g is None or not is_float(x.dtype):
+            return [None]
+        ax = 0 if self.axis is None else self.axis
+        if self.name == "cumsum":
+            gx = _flip(cumsum(_flip(g, ax), axis=ax), ax)
+        else:  # d cumprod: reverse cumsum of g * out, divided by x (undefined where x == 0)
+            gx = _flip(cumsum(_flip(g * node.outputs[0], ax), axis=ax), ax) / (
+                reshape(x, (-1,)) if self.axis is None else x)
+        if self.axis is None:
+            gx = _reshape_like(gx, x)
+        return [gx]
+
+
+def cumsum(a, axis=None):
+    """Cumulative sum along ``axis`` (None: of the flattened array); dtype as :func:`sum`'s."""
+    a = as_variable(a)
+    axis = _ufunc_axis(a, axis)
+    ax = None if axis is None else _norm_axis("cumsum", axis, a.ndim)
+    return Cumulate("cumsum", ax)(a)
+
+
+def cumprod(a, axis=None):
+    """Cumulative product along ``axis``; the gradient divides by ``a`` (undefined at zeros)."""
+    a = as_variable(a)
+    axis = _ufunc_axis(a, axis)
+    ax = None if axis is None else _norm_axis("cumprod", axis, a.ndim)
+    return Cumulate("cumprod", ax)(a)
+
+
+# ---- linear algebra ---------------------------------------------------------------------
+
+class Outer(Op):
+    name = "outer"
+
+    def output_types(self, inputs):
+        a, b = inputs
+        size = lambda s: None if _b.any(d is None for d in s) else _prod(s)  # noqa: E731
+        return [TensorType(_promote(a.dtype, b.dtype), (size(a.shape), size(b.shape)))]
+
+    def perform(self, node, values):
+        return [_k().outer(*values)]
+
+    def infer_shape(self, node, shapes):
+        return [(_prod(shapes[0]), _prod(shapes[1]))]
+
+    def program_op(self, node):
+        return "outer", {}
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        a, b = node.inputs
+        if g is None or not is_float(node.outputs[0].dtype):
+            return [None, None]
+        af, bf = reshape(a, (-1,)), reshape(b, (-1,))
+        ga = _reshape_like(astype(matmul(g, astype(bf, g.dtype)), a.dtype), a) if is_float(a.dtype) else None
+        gb = _reshape_like(astype(matmul(astype(af, g.dtype), g), b.dtype), b) if is_float(b.dtype) else None
+        return [ga, gb]
+
+
+def outer(a, b):
+    """Outer product of the flattened inputs, shape ``(a.size, b.size)`` (NumPy ``outer``)."""
+    a, b = _as_inputs("outer", (a, b))
+    return Outer()(a, b)
+
+
+def _diag_len(n1, n2, offset):
+    if n1 is None or n2 is None:
+        return None
+    if offset >= 0:
+        return _b.max(0, _b.min(n1, n2 - _b.min(offset, n2)))
+    return _b.max(0, _b.min(n1 - _b.min(-offset, n1), n2))
+
+
+class Diagonal(Op):
+    """The diagonal ``offset`` of axes ``axis1``/``axis2`` appended as the last axis (a view)."""
+
+    name = "diagonal"
+    props = ("offset", "axis1", "axis2")
+    view_of = {0: 0}
+
+    def __init__(self, offset, axis1, axis2):
+        self.offset, self.axis1, self.axis2 = offset, axis1, axis2
+
+    def _shape(self, shape):
+        rest = tuple(d for i, d in enumerate(shape) if i not in (self.axis1, self.axis2))
+        return rest + (_diag_len(shape[self.axis1], shape[self.axis2], self.offset),)
+
+    def output_types(self, inputs):
+        (x,) = inputs
+        return [TensorType(x.dtype, self._shape(x.shape))]
+
+    def perform(self, node, values):
+        return [_k().diagonal(values[0], self.offset, self.axis1, self.axis2)]
+
+    def program_op(self, node):
+        return "diagonal", {"offset": self.offset, "axis1": self.axis1, "axis2": self.axis2}
+
+    def infer_shape(self, node, shapes):
+        return [self._shape(tuple(shapes[0]))]
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        x = node.inputs[0]
+        if g is None or not is_float(x.dtype):
+            return [None]
+        return [DiagonalEmbed(self.offset, self.axis1, self.axis2)(astype(g, x.dtype), x)]
+
+
+class DiagonalEmbed(Op):
+    """Zeros shaped like input 1 with input 0 written on the diagonal (gradient of
+    :class:`Diagonal`); built from uma's eager take-updates."""
+
+    name = "diagonal_embed"
+    props = ("offset", "axis1", "axis2")
+
+    def __init__(self, offset, axis1, axis2):
+        self.offset, self.axis1, self.axis2 = offset, axis1, axis2
+
+    def output_types(self, inputs):
+        g, x = inputs
+        return [TensorType(x.dtype, x.shape)]
+
+    def infer_shape(self, node, shapes):
+        return [tuple(shapes[1])]
+
+    def perform(self, node, values):
+        u = _k()
+        g, x = values
+        nd = x.ndim
+        rest = [i for i in range(nd) if i not in (self.axis1, self.axis2)]
+        perm = rest + [self.axis1, self.axis2]
+        shape = [x.shape[i] for i in perm]
+        n1, n2 = shape[-2], shape[-1]
+        length = _diag_len(n1, n2, self.offset)
+        r0, c0 = _b.max(0, -self.offset), _b.max(0, self.offset)
+        pos = u.asarray(np.arange(length, dtype=np.int64) * (n2 + 1) + (r0 * n2 + c0))
+        z = u.zeros((_prod(shape[:-2]), n1 * n2), dtype=x.dtype)
+        z = u.set_subtensor(z, (slice(None), pos), u.reshape(g, (_prod(shape[:-2]), length)))
+        z = u.reshape(z, tuple(shape))
+        inv = tuple(int(i) for i in np.argsort(perm))
+        return [u.transpose(z, inv).copy()]
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        return [None if g is None else Diagonal(self.offset, self.axis1, self.axis2)(g), None]
+
+
+def diagonal(a, offset=0, axis1=0, axis2=1):
+    """The diagonal ``offset`` of axes ``axis1``/``axis2``, appended as the last axis (NumPy
+    ``diagonal``; a read-only view). ``ValueError`` if ``a.ndim < 2`` or the axes are equal."""
+    a = as_variable(a)
+    if a.ndim < 2:
+        raise ValueError(f"diagonal: diag requires an array of at least two dimensions, got {a.ndim}")
+    a1, a2 = _norm_axis("diagonal", axis1, a.ndim), _norm_axis("diagonal", axis2, a.ndim)
+    if a1 == a2:
+        raise ValueError(f"diagonal: axis1 and axis2 cannot be the same (both are {a1})")
+    return Diagonal(int(offset), a1, a2)(a)
+
+
+class Diag(Op):
+    """1-d ``v`` -> 2-d array with ``v`` on diagonal ``k`` (NumPy ``diag`` of a vector)."""
+
+    name = "diag"
+    props = ("k",)
+
+    def __init__(self, k):
+        self.k = k
+
+    def _shape(self, shape):
+        n = shape[0]
+        m = None if n is None else n + _b.abs(self.k)
+        return (m, m)
+
+    def output_types(self, inputs):
+        (v,) = inputs
+        return [TensorType(v.dtype, self._shape(v.shape))]
+
+    def perform(self, node, values):
+        return [_k().diag(values[0], self.k)]
+
+    def infer_shape(self, node, shapes):
+        return [self._shape(tuple(shapes[0]))]
+
+    def program_op(self, node):
+        return "diag", {"k": self.k}
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        if g is None or not is_float(node.inputs[0].dtype):
+            return [None]
+        return [Diagonal(self.k, 0, 1)(g)]
+
+
+def diag(v, k=0):
+    """NumPy ``diag``: a 1-d ``v`` gives the 2-d array with ``v`` on diagonal ``k``; a 2-d ``v``
+    gives its diagonal ``k`` (1-d). ``ValueError`` for other ranks."""
+    v = as_variable(v)
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
+        raise TypeError(f"diag: k must be an int, got {k!r}")
+    if v.ndim == 1:
+        return Diag(int(k))(v)
+    if v.ndim == 2:
+        return Diagonal(int(k), 0, 1)(v)
+    raise ValueError(f"diag: input must be 1-d or 2-d, got {v.ndim}-d")
+
+
+def trace(a, offset=0, axis1=0, axis2=1):
+    """Sum along a diagonal (NumPy ``trace``): ``sum(diagonal(a, offset, axis1, axis2), -1)``;
+    dtype as :func:`sum`'s."""
+    d = diagonal(a, offset, axis1, axis2)
+    return sum(d, axis=-1)
+
+
+# ---- split ---------------------------------------------------------------------------------
+
+def split(ary, indices_or_sections, axis=0):
+    """NumPy ``split``: a list of views of ``ary`` along ``axis``. An int N gives N equal parts
+    (``ValueError`` if the axis length, which must be static, is not divisible); a sequence
+    of split points gives ``len + 1`` parts (points clamp like slice bounds). Gradients flow
+    through the slices."""
+    a = as_variable(ary)
+    ax = _norm_axis("split", axis, a.ndim)
+    ios = indices_or_sections
+    if isinstance(ios, (int, np.integer)) and not isinstance(ios, (bool, np.bool_)):
+        n = int(ios)
+        if n <= 0:
+            raise ValueError(f"split: number sections must be larger than 0, got {n}")
+        length = a.shape[ax]
+        if length is None:
+            raise ValueError("split: the length of the split axis is unknown when the graph is built; "
+                             "give split points instead of a number of sections")
+        if length % n:
+            raise ValueError(f"split: array split does not result in an equal division (axis {ax} has "
+                             f"length {length}, {n} sections)")
+        points = [k * (length // n) for k in range(1, n)]
+    else:
+        points = [int(p) for p in ios]
+    bounds = [None] + points + [None]
+    return [getitem(a, (slice(None),) * ax + (slice(lo, hi),)) for lo, hi in zip(bounds[:-1], bounds[1:])]
+
+
+# ---- advanced indexing -----------------------------------------------------------------------
+
+def _index_var(opname, idx):
+    if isinstance(idx, (list, tuple)) and len(idx) == 0:
+        return Constant(np.zeros(0, np.int64))
+    v = as_variable(idx)
+    if kind_of(v.dtype) not in "iub":
+        if isinstance(idx, (list, tuple)) and len(idx) == 0:
+            return Constant(np.zeros(0, np.int64))
+        raise IndexError(f"{opname}: arrays used as indices must be of integer (or boolean) type, got {v.dtype}")
+    return v
+
+
+class Take(Op):
+    """np.take along ``axis`` (None: of the flattened array) at integer indices (input 1)."""
+
+    name = "take"
+    props = ("axis",)
+
+    def __init__(self, axis):
+        self.axis = axis
+
+    def _shape(self, xs, ishape):
+        if self.axis is None:
+            return tuple(ishape)
+        return tuple(xs[:self.axis]) + tuple(ishape) + tuple(xs[self.axis + 1:])
+
+    def output_types(self, inputs):
+        x, idx = inputs
+        if kind_of(idx.dtype) not in "iu":
+            raise TypeError(f"take: indices must be integers, got dtype {idx.dtype}")
+        return [TensorType(x.dtype, self._shape(x.shape, idx.shape))]
+
+    def perform(self, node, values):
+        return [_k().take(values[0], values[1], axis=self.axis)]
+
+    def infer_shape(self, node, shapes):
+        return [self._shape(shapes[0], shapes[1])]
+
+    def program_op(self, node):
+        return "take", {"axis": self.axis}
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        x, idx = node.inputs
+        if g is None or not is_float(x.dtype):
+            return [None, None]
+        g = astype(g, x.dtype)
+        if self.axis is None:
+            flat = reshape(x, (-1,))
+            return [_reshape_like(UpdateSubtensor("take", True, 0)(zeros_like(flat), g, idx), x), None]
+        return [UpdateSubtensor("take", True, self.axis)(zeros_like(x), g, idx), None]
+
+
+def take(a, indices, axis=None):
+    """np.take: elements of ``a`` at integer ``indices`` along ``axis`` (None: of the flattened
+    array); shape ``a.shape[:axis] + indices.shape + a.shape[axis+1:]``. ``IndexError`` (when
+    the function runs) naming an out-of-bounds index. Gradient: scatter-add (np.add.at)."""
+    a = as_variable(a)
+    idx = _index_var("take", indices)
+    ax = None if axis is None else _norm_axis("take", axis, a.ndim)
+    return Take(ax)(a, idx)
+
+
+class MaskSelect(Op):
+    """``x[mask]`` for a bool mask over x's leading axes: shape (count,) + x.shape[mask.ndim:]."""
+
+    name = "mask_select"
+
+    def output_types(self, inputs):
+        x, m = inputs
+        if m.dtype != "bool":
+            raise TypeError(f"getitem: a boolean mask must have dtype bool, got {m.dtype}")
+        if m.ndim == 0 or m.ndim > x.ndim:
+            raise IndexError(f"getitem: a boolean mask of {m.ndim} dimension(s) cannot index an array of "
+                             f"{x.ndim} dimension(s) (0-d masks are not supported)")
+        for ax, (dm, dx) in enumerate(zip(m.shape, x.shape)):
+            if dm is not None and dx is not None and dm != dx:
+                raise IndexError(f"getitem: boolean index did not match indexed array along axis {ax}; size of "
+                                 f"axis is {dx} but size of corresponding boolean axis is {dm}")
+        return [TensorType(x.dtype, (None,) + tuple(x.shape[m.ndim:]))]
+
+    def perform(self, node, values):
+        return [values[0][values[1]]]
+
+    def infer_shape(self, node, shapes):
+        raise NotImplementedError("mask_select: the result's length depends on the mask's values")
+
+    def program_op(self, node):
+        return "mask_select", {}
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        x, m = node.inputs
+        if g is None or not is_float(x.dtype):
+            return [None, None]
+        return [UpdateSubtensor("mask", True, None)(zeros_like(x), astype(g, x.dtype), m), None]
+
+
+def _is_index_array(it):
+    if isinstance(it, Variable):
+        return it.ndim > 0 or kind_of(it.dtype) == "b"
+    if isinstance(it, list):
+        return True
+    if isinstance(it, (bool, int, slice, type(None), type(Ellipsis), np.integer, np.bool_)):
+        return False
+    return getattr(it, "ndim", 0) > 0
+
+
+def _split_advanced(opname, index, ndim):
+    """None for a basic index; else ("take", axis, indices) or ("mask", None, mask) for one
+    integer/bool array with nothing but full slices around it. ``IndexError`` otherwise."""
+    items = index if isinstance(index, tuple) else (index,)
+    pos = [k for k, it in enumerate(items) if _is_index_array(it)]
+    if not pos:
+        return None
+    full = slice(None)
+    if len(pos) > 1 or _b.any(k != pos[0] and not (isinstance(it, slice) and it == full)
+                               for k, it in enumerate(items)):
+        raise IndexError(f"{opname}: only one integer or boolean array, with nothing but full slices (':') "
+                         f"before and after it (x[idx], x[:, idx], x[mask]), is supported as an advanced index")
+    k = pos[0]
+    v = _index_var(opname, items[k])
+    if v.dtype == "bool":
+        if k != 0:
+            raise IndexError(f"{opname}: a boolean mask is supported as the first index only (x[mask])")
+        return ("mask", None, v)
+    if k >= ndim:
+        raise IndexError(f"{opname}: too many indices for array: array is {ndim}-dimensional, but {k + 1} "
+                         f"were indexed")
+    return ("take", k, v)
+
+
+class UpdateSubtensor(Op):
+    """Functional update of ``x`` (input 0) at an index by ``y`` (input 1): ``kind`` "basic"
+    (``index`` a normalised basic index), "take" (``index`` the axis; input 2 the integer
+    indices) or "mask" (input 2 the bool mask); ``inc`` adds (np.add.at) instead of setting."""
+
+    props = ("kind", "inc", "index")
+
+    def __init__(self, kind, inc, index):
+        self.kind, self.inc, self.index = kind, inc, index
+        self.name = "inc_subtensor" if inc else "set_subtensor"
+
+    def output_types(self, inputs):
+        x, y = inputs[0], inputs[1]
+        if not _uma().can_cast(y.dtype, x.dtype, "same_kind"):
+            raise TypeError(f"{self.name}: cannot cast the update of dtype {y.dtype} to the array's dtype "
+                            f"{x.dtype} with casting rule 'same_kind'")
+        return [TensorType(x.dtype, x.shape)]
+
+    def perform(self, node, values):
+        x, y = values[0], values[1]
+        u = _k()
+        fn = u.inc_subtensor if self.inc else u.set_subtensor
+        if self.kind == "basic":
+            return [fn(x, self.index, y)]
+        if self.kind == "mask":
+            return [fn(x, values[2], y)]
+        return [fn(x, (slice(None),) * self.index + (values[2],), y)]
+
+    def infer_shape(self, node, shapes):
+        return [tuple(shapes[0])]
+
+    def program_op(self, node):
+        if self.kind == "basic":
+            return self.name, {"index": self.index}
+        if self.kind == "take":
+            return self.name + "_take", {"axis": self.index}
+        return self.name + "_mask", {}
+
+    def _read(self, v, node):
+        if self.kind == "basic":
+            return getitem(v, self.index)
+        if self.kind == "take":
+            return Take(self.index)(v, node.inputs[2])
+        return MaskSelect()(v, node.inputs[2])
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        x, y = node.inputs[0], node.inputs[1]
+        rest = [None] * (len(node.inputs) - 2)
+        if g is None:
+            return [None, None] + rest
+        gx = gy = None
+        if is_float(x.dtype):
+            gx = g if self.inc else UpdateSubtensor(self.kind, False, self.index)(
+                g, Constant(np.zeros((), dtype=np.float16)), *node.inputs[2:])
+        if is_float(y.dtype):
+            gy = self._read(g, node)
+            gy = _unbroadcast_to(gy, y)
+        return [gx, gy] + rest
+
+
+def _unbroadcast_to(g, y):
+    """Sum ``g`` (the region's shape) down to y's ndim and static length-1 axes; y's dtype."""
+    lead = g.ndim - y.ndim
+    if lead > 0:
+        g = sum(g, axis=tuple(range(lead)))
+    axes = tuple(i for i in range(y.ndim) if y.shape[i] == 1 and g.shape[i] != 1)
+    if axes:
+        g = sum(g, axis=axes, keepdims=True)
+    return astype(g, y.dtype) if g.dtype != y.dtype else g
+
+
+def _update(name, inc, args):
+    if len(args) == 2:  # PyTensor's form: set_subtensor(x[index], y)
+        sub, y = args
+        if not isinstance(sub, Variable) or sub.owner is None or not isinstance(
+                sub.owner.op, (GetItem, Take, MaskSelect)):
+            raise TypeError(f"{name}: the two-argument form needs a symbolic subtensor x[index] as its first "
+                            f"argument (PyTensor's convention); use {name}(x, index, y) otherwise")
+        op = sub.owner.op
+        if isinstance(op, GetItem):
+            x, kind, index, extra = sub.owner.inputs[0], "basic", op.index, []
+        elif isinstance(op, Take):
+            if op.axis is None:
+                raise TypeError(f"{name}: take(x, idx) without an axis cannot be updated; use x[idx]")
+            x, kind, index, extra = sub.owner.inputs[0], "take", op.axis, [sub.owner.inputs[1]]
+        else:
+            x, kind, index, extra = sub.owner.inputs[0], "mask", None, [sub.owner.inputs[1]]
+    elif len(args) == 3:
+        x, idx, y = args
+        x = as_variable(x)
+        adv = _split_advanced(name, idx, x.ndim)
+        if adv is None:
+            kind, index, extra = "basic", _norm_index(idx, x.ndim), []
+            _index_shape(index, x.shape, False)  # IndexError for a known out-of-range int
+        else:
+            kind, index, v = adv
+            extra = [v]
+    else:
+        raise TypeError(f"{name}: expected (x[index], y) or (x, index, y), got {len(args)} arguments")
+    if is_python_scalar(y):
+        y = _weak_constant(name, y, np_dtype(x.dtype) if x.dtype != "bfloat16" else np.dtype(np.float32))
+    y = as_variable(y)
+    return UpdateSubtensor(kind, inc, index)(x, y, *extra)
+
+
+def set_subtensor(*args):
+    """Functional update (PyTensor's ``set_subtensor``): ``set_subtensor(x[index], y)`` or
+    ``set_subtensor(x, index, y)`` is a new variable equal to ``x`` with ``x[index]`` replaced
+    by ``y`` (broadcast to the region; converted to x's dtype, ``TypeError`` unless
+    same_kind). ``index``: basic (ints, slices, None, ...), one integer array after full slices
+    (``x[:, idx]``) or a bool mask (``x[mask]``). Gradients: x gets ``g`` with the region zeroed,
+    y gets ``g[index]`` (with repeated indices every copy is credited). Eager arrays take only
+    the three-argument form (a view does not know its base)."""
+    return _update("set_subtensor", False, args)
+
+
+def inc_subtensor(*args):
+    """Like :func:`set_subtensor` but adds ``y`` at ``index``; repeated integer indices
+    accumulate (np.add.at). Gradients: x gets ``g``, y gets ``g[index]``."""
+    return _update("inc_subtensor", True, args)
 
 
 __all__ = [
@@ -1767,4 +2499,7 @@ __all__ = [
     "softmax", "log_softmax", "softmax_cross_entropy", "matmul", "dot",
     "reshape", "transpose", "broadcast_to", "concatenate", "stack", "expand_dims", "squeeze",
     "getitem",
+    # reduce-linalg
+    "var", "std", "logsumexp", "cumsum", "cumprod", "outer", "diag", "diagonal", "trace", "split",
+    "take", "set_subtensor", "inc_subtensor",
 ]

@@ -154,6 +154,105 @@ def _table():
         o.Squeeze: lambda n, v: [np.squeeze(v[0], axis=n.op.axis)],
         o.GetItem: lambda n, v: [v[0][n.op.index]],
         o.GetItemGrad: _getitem_grad,
+        **_reduce_linalg_table(o),
+    }
+
+
+# ---- reduce-linalg: reductions, linear algebra, indexing on every dtype ------------------------
+# NumPy computes float16 in float16 and has no bfloat16 arithmetic of its own (ml_dtypes'
+# results may come back as float32); like uma's kernels, these impls compute both in float32
+# and return the dtype the graph inferred.
+
+def _as_out(node, r, k=0):
+    return np.asarray(r).astype(numpy_dtype(node.outputs[k].dtype), copy=False)
+
+
+def _wide(x):
+    return x.astype(np.float32) if x.dtype.name in ("float16", "bfloat16") else x
+
+
+def _reduce_any(node, v):
+    op = node.op
+    x = v[0]
+    if op.name in ("argmax", "argmin"):
+        axis = None if op.axis is None else op.axis[0]
+        return [getattr(np, op.name)(_wide(x), axis=axis, keepdims=op.keepdims)]
+    if op.name in ("sum", "prod", "mean") and x.dtype.name in ("float16", "bfloat16"):
+        x = _wide(x)
+    return [_as_out(node, getattr(np, op.name)(x, axis=op.axis, keepdims=op.keepdims))]
+
+
+def _stat(node, v):
+    op = node.op
+    return [_as_out(node, getattr(np, op.name)(_wide(v[0]), axis=op.axis, ddof=op.ddof, keepdims=op.keepdims))]
+
+
+def _logsumexp(node, v):
+    op = node.op
+    x = _wide(v[0]).astype(np.float64)
+    m = np.max(x, axis=op.axis, keepdims=True) if x.size else np.zeros([1] * x.ndim)
+    m = np.where(np.isfinite(m), m, 0)
+    r = np.log(np.sum(np.exp(x - m), axis=op.axis, keepdims=True)) + m
+    if not op.keepdims:
+        r = np.squeeze(r, axis=op.axis)
+    return [_as_out(node, r)]
+
+
+def _cumulate(node, v):
+    x = _wide(v[0])
+    return [_as_out(node, getattr(np, node.op.name)(x, axis=node.op.axis))]
+
+
+def _take_impl(node, v):
+    return [np.take(v[0], v[1], axis=node.op.axis)]
+
+
+def _diagonal_embed(node, v):
+    g, x = v
+    op = node.op
+    z = np.zeros(x.shape, dtype=numpy_dtype(node.outputs[0].dtype))
+    zt = np.moveaxis(z, (op.axis1, op.axis2), (-2, -1))  # a writable view
+    n = g.shape[-1]
+    r0, c0 = max(0, -op.offset), max(0, op.offset)
+    zt[..., np.arange(n) + r0, np.arange(n) + c0] = g
+    return [z]
+
+
+def _update_impl(node, v):
+    op = node.op
+    x, y = v[0], v[1]
+    out = np.array(x, copy=True)
+    if op.kind == "basic":
+        index = op.index
+    elif op.kind == "mask":
+        index = v[2]
+    else:
+        index = (slice(None),) * op.index + (v[2],)
+    y = np.asarray(y).astype(out.dtype)
+    if not op.inc:
+        out[index] = y
+    elif op.kind == "basic":
+        out[index] += y
+    else:
+        np.add.at(out, index, y)
+    return [out]
+
+
+def _reduce_linalg_table(o):
+    return {
+        o.Reduce: _reduce_any,
+        o.Stat: _stat,
+        o.LogSumExp: _logsumexp,
+        o.Cumulate: _cumulate,
+        o.MatMul: lambda n, v: [_as_out(n, np.matmul(_wide(v[0]), _wide(v[1])))],
+        o.Outer: lambda n, v: [_as_out(n, np.outer(_wide(v[0]), _wide(v[1])))],
+        o.Diagonal: lambda n, v: [np.diagonal(v[0], n.op.offset, n.op.axis1, n.op.axis2)],
+        o.DiagonalEmbed: _diagonal_embed,
+        o.Diag: lambda n, v: [np.diag(v[0], n.op.k)],
+        o.Take: _take_impl,
+        o.MaskSelect: lambda n, v: [v[0][v[1]]],
+        o.UpdateSubtensor: _update_impl,
+        o.Softmax: lambda n, v: [_as_out(n, _softmax(n, [_wide(v[0])])[0])],
     }
 
 

@@ -1,4 +1,6 @@
-// CPU matrix product: OpenBLAS gemm for float32/float64, plain loops for bool/int32/int64.
+// CPU matrix product: OpenBLAS gemm for float32/float64/complex64/complex128, plain loops for
+// bool and the integer dtypes (integers wrap, as NumPy; bool is or-of-ands). float16/bfloat16
+// are computed by the ops layer in float32 (ops/linalg.cpp).
 #include <cblas.h>
 
 #include <cstring>
@@ -41,9 +43,8 @@ void gemm_loops(const Array& a, const Array& b, const Array& out) {
         for (int64_t k = 0; k < K && !acc; ++k) acc = A[i * as0 + k * as1] && B[k * bs0 + j * bs1];
         C[i * N + j] = acc;
       } else {
-        using UT = std::make_unsigned_t<T>;
-        UT acc = 0;
-        for (int64_t k = 0; k < K; ++k) acc += static_cast<UT>(A[i * as0 + k * as1]) * static_cast<UT>(B[k * bs0 + j * bs1]);
+        uint64_t acc = 0;  // unsigned: wraps instead of overflowing
+        for (int64_t k = 0; k < K; ++k) acc += static_cast<uint64_t>(A[i * as0 + k * as1]) * static_cast<uint64_t>(B[k * bs0 + j * bs1]);
         C[i * N + j] = static_cast<T>(acc);
       }
     }
@@ -59,7 +60,7 @@ void gemm(const Array& a0, const Array& b0, const Array& out) {
     std::memset(out.data(), 0, static_cast<std::size_t>(M * N) * out.itemsize());
     return;
   }
-  if (t == DType::Float32 || t == DType::Float64) {
+  if (t == DType::Float32 || t == DType::Float64 || t == DType::Complex64 || t == DType::Complex128) {
     CBLAS_TRANSPOSE ta, tb;
     int64_t lda, ldb;
     Array a = a0, b = b0;
@@ -74,15 +75,28 @@ void gemm(const Array& a0, const Array& b0, const Array& out) {
     if (t == DType::Float32)
       cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, 1.0f, a.data_as<float>(), lda, b.data_as<float>(), ldb, 0.0f,
                   out.data_as<float>(), N);
-    else
+    else if (t == DType::Float64)
       cblas_dgemm(CblasRowMajor, ta, tb, M, N, K, 1.0, a.data_as<double>(), lda, b.data_as<double>(), ldb, 0.0,
                   out.data_as<double>(), N);
+    else if (t == DType::Complex64) {
+      const complex64 one(1, 0), zero(0, 0);
+      cblas_cgemm(CblasRowMajor, ta, tb, M, N, K, &one, a.data(), lda, b.data(), ldb, &zero, out.data(), N);
+    } else {
+      const complex128 one(1, 0), zero(0, 0);
+      cblas_zgemm(CblasRowMajor, ta, tb, M, N, K, &one, a.data(), lda, b.data(), ldb, &zero, out.data(), N);
+    }
     return;
   }
   switch (t) {
     case DType::Bool: gemm_loops<bool>(a0, b0, out); return;
+    case DType::Int8: gemm_loops<int8_t>(a0, b0, out); return;
+    case DType::Int16: gemm_loops<int16_t>(a0, b0, out); return;
     case DType::Int32: gemm_loops<int32_t>(a0, b0, out); return;
     case DType::Int64: gemm_loops<int64_t>(a0, b0, out); return;
+    case DType::UInt8: gemm_loops<uint8_t>(a0, b0, out); return;
+    case DType::UInt16: gemm_loops<uint16_t>(a0, b0, out); return;
+    case DType::UInt32: gemm_loops<uint32_t>(a0, b0, out); return;
+    case DType::UInt64: gemm_loops<uint64_t>(a0, b0, out); return;
     default: UMA_ASSERT(false && "gemm: not a compute dtype");
   }
 }
