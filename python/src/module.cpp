@@ -4,6 +4,7 @@
 #include "common.h"
 #include "uma/error.h"
 #include "uma/memory/allocator.h"
+#include "uma/memory/cuda.h"
 
 namespace uma::py {
 
@@ -151,7 +152,12 @@ NB_MODULE(_core, m) {
       "peak_bytes (max of active_bytes), adopted_bytes (live adopted foreign memory).\n"
       "RuntimeError if the device is not available in this build.");
   m.def("clear_cache", [](nb::handle device) {
-        UMA_CHECK(to_device(device).is_cpu(), Runtime, "device ", to_device(device).str(), " is not available in this build");
+        const Device d = to_device(device);
+        if (!d.is_cpu()) {
+          cuda::require(d, "clear_cache");
+          cuda::clear_cache(d.index);
+          return;
+        }
         host_allocator().clear_cache();
       }, nb::arg("device") = "cpu", "Returns every cached free block of the device's allocator to the system.");
   m.def("set_cache_limit", [](int64_t nbytes) {
@@ -165,4 +171,5 @@ NB_MODULE(_core, m) {
   bind_ops(m);
   bind_runtime(m);
   bind_files(m);
+  bind_cuda(m);
 }

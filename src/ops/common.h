@@ -2,6 +2,7 @@
 #pragma once
 #include "uma/error.h"
 #include "uma/ops.h"
+#include "uma/transfer.h"
 
 namespace uma::ops::detail {
 

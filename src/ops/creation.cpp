@@ -8,6 +8,7 @@
 namespace uma::ops {
 
 Array astype(const Array& a, DType dtype) {
+  if (!a.device().is_cpu()) return to_device(a, a.device(), dtype);
   Array out = Array::empty(a.shape(), dtype);
   kernels::cpu::cast(a, out);
   return out;
@@ -38,6 +39,8 @@ bool may_overlap(const Array& a, const Array& b) {
 }  // namespace
 
 void assign(const Array& dst, const Array& src) {
+  require_host("assign", dst);
+  require_host("assign", src);
   UMA_CHECK(dst.writable(), Value, "assignment destination is read-only");
   Shape s = broadcast_shapes(dst.shape(), src.shape(), "assign");
   UMA_CHECK(s == dst.shape(), Value, "could not broadcast input array from shape ", shape_str(src.shape()),

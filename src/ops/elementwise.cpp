@@ -107,6 +107,8 @@ std::pair<DType, DType> binary_types(BinaryOp op, DType ct) {
 DType binary_result_dtype(BinaryOp op, DType a, DType b) { return binary_types(op, promote_types(a, b)).second; }
 
 Array binary(BinaryOp op, const Array& a, const Array& b) {
+  require_host(op_name(op), a);
+  require_host(op_name(op), b);
   const auto [ct, rt] = binary_types(op, promote_types(a.dtype(), b.dtype()));
   const Shape shape = broadcast_shapes(a.shape(), b.shape(), op_name(op));
   Array A = a.dtype() == ct ? a : astype(a, ct);
@@ -122,6 +124,7 @@ Array binary(BinaryOp op, const Array& a, const Array& b) {
 }
 
 Array unary(UnaryOp op, const Array& a) {
+  require_host(op_name(op), a);
   const char* name = op_name(op);
   const DType t = a.dtype();
   check_compute(name, t);
@@ -153,6 +156,7 @@ Array unary(UnaryOp op, const Array& a) {
 }
 
 Array where(const Array& cond, const Array& x, const Array& y) {
+  for (const Array* t : {&cond, &x, &y}) require_host("where", *t);
   const DType t = promote_types(x.dtype(), y.dtype());
   const Shape shape = broadcast_shapes(broadcast_shapes(cond.shape(), x.shape(), "where"), y.shape(), "where");
   Array C = cond.dtype() == DType::Bool ? cond : astype(cond, DType::Bool);
@@ -190,6 +194,7 @@ bool is_fusable(UnaryOp op, DType t) noexcept {
 }
 
 Array fused_elementwise(const std::vector<Array>& inputs, const std::vector<FusedInstr>& code, DType dtype) {
+  for (const Array& t : inputs) require_host("fused_elementwise", t);
   UMA_CHECK(!code.empty(), Value, "fused_elementwise: empty program");
   Shape shape;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
@@ -214,6 +219,7 @@ Array fused_elementwise(const std::vector<Array>& inputs, const std::vector<Fuse
 }
 
 Array one_hot(const Array& indices, int64_t depth, DType dtype) {
+  require_host("one_hot", indices);
   UMA_CHECK(is_integer(indices.dtype()), Type, "one_hot: indices must have an integer dtype, got ",
             dtype_name(indices.dtype()));
   UMA_CHECK(depth >= 0, Value, "one_hot: depth must be non-negative, got ", depth);

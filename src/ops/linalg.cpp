@@ -6,6 +6,8 @@
 namespace uma::ops {
 
 Array matmul(const Array& a0, const Array& b0) {
+  require_host("matmul", a0);
+  require_host("matmul", b0);
   UMA_CHECK(a0.ndim() > 0 && b0.ndim() > 0, Value, "matmul: input operand ", a0.ndim() == 0 ? 0 : 1,
             " does not have enough dimensions (has 0, requires at least 1)");
   const DType t = promote_types(a0.dtype(), b0.dtype());

@@ -90,6 +90,8 @@ void xent_backward(const XentArgs& a, const T* g, int64_t gstride, T* out) {
 }  // namespace
 
 Array softmax_cross_entropy(const Array& logits, const Array& labels) {
+  require_host("softmax_cross_entropy", logits);
+  require_host("softmax_cross_entropy", labels);
   XentArgs a = check_xent("softmax_cross_entropy", logits, labels);
   Array out = Array::empty({a.n}, logits.dtype());
   if (logits.dtype() == DType::Float32) xent_forward<float>(a, out.data_as<float>());
@@ -98,6 +100,7 @@ Array softmax_cross_entropy(const Array& logits, const Array& labels) {
 }
 
 Array softmax_cross_entropy_grad(const Array& grad, const Array& logits, const Array& labels) {
+  for (const Array* t : {&grad, &logits, &labels}) require_host("softmax_cross_entropy_grad", *t);
   XentArgs a = check_xent("softmax_cross_entropy_grad", logits, labels);
   const Shape gshape{a.n};
   UMA_CHECK(grad.ndim() <= 1 && broadcast_shapes(grad.shape(), gshape, "softmax_cross_entropy_grad") == gshape,

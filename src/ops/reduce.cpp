@@ -30,6 +30,7 @@ int64_t normalize_axis(int64_t axis, int64_t ndim, const char* op) {
 }
 
 Array reduce(ReduceOp op, const Array& a, const std::optional<std::vector<int64_t>>& axes, bool keepdims) {
+  require_host(op_name(op), a);
   const char* name = op_name(op);
   detail::check_compute(name, a.dtype());
   const int64_t nd = a.ndim();

@@ -42,5 +42,8 @@ MemoryStats memory_stats(Device device);
 /// `deleter(ctx, ptr, nbytes)` runs exactly once and nothing is cached. The bytes count
 /// under adopted_bytes of `device` while alive.
 DataPtr adopt(void* ptr, std::size_t nbytes, Device device, Deleter deleter, void* ctx);
+/// The same with an explicit memory kind: Host and Mapped bytes count under "cpu", Device and
+/// Managed bytes under their cuda device.
+DataPtr adopt(void* ptr, std::size_t nbytes, Device device, Deleter deleter, void* ctx, MemoryKind kind);
 
 }  // namespace uma
