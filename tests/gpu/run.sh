@@ -30,11 +30,13 @@ phase() {  # name, command...
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >"$LOG/gpu.txt" 2>&1 || true
 
+# One build directory: pip reuses the objects of uma_core that the C++ build compiled.
 phase cpp-build bash -c "cmake -S . -B build/gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DUMA_CUDA=ON \
-  -DUMA_BUILD_TESTS=ON -DUMA_BUILD_PYTHON=OFF && cmake --build build/gpu -j $JOBS --target uma_tests"
+  -DUMA_BUILD_TESTS=ON -DUMA_BUILD_PYTHON=ON -DPython_EXECUTABLE=$(command -v "$PY") \
+  && cmake --build build/gpu -j $JOBS --target uma_tests"
 phase cpp-test build/gpu/uma_tests --gtest_brief=1
 phase python-install "$PY" -m pip install --no-build-isolation --no-deps --force-reinstall \
-  -Ccmake.define.UMA_CUDA=ON -Cbuild-dir=build/gpu-py .
+  -Ccmake.define.UMA_CUDA=ON -Ccmake.define.UMA_BUILD_TESTS=ON -Cbuild-dir=build/gpu .
 phase python-test bash -c "cd /tmp && $PY -m pytest $PWD/tests/python/test_cuda.py -q -ra -p no:cacheprovider"
 if command -v compute-sanitizer >/dev/null; then
   phase memcheck compute-sanitizer --tool memcheck --error-exitcode 1 --leak-check full \
