@@ -39,8 +39,11 @@ phase python-install "$PY" -m pip install --no-build-isolation --no-deps --force
   -Ccmake.define.UMA_CUDA=ON -Ccmake.define.UMA_BUILD_TESTS=ON -Cbuild-dir=build/gpu .
 phase python-test bash -c "cd /tmp && $PY -m pytest $PWD/tests/python/test_cuda.py -q -ra -p no:cacheprovider"
 if command -v compute-sanitizer >/dev/null; then
-  phase memcheck compute-sanitizer --tool memcheck --error-exitcode 1 --leak-check full \
-    build/gpu/uma_tests --gtest_filter='Cuda*' --gtest_brief=1
+  # Memory errors and failed CUDA API calls are errors. Not checked: leaks (the staging pool
+  # and the allocators' caches live until process exit by design) and the deliberate
+  # out-of-memory test (its failing cudaMalloc is the point).
+  phase memcheck compute-sanitizer --tool memcheck --error-exitcode 1 --leak-check no \
+    build/gpu/uma_tests --gtest_filter='Cuda*:-Cuda.OutOfMemory*' --gtest_brief=1
 else
   summary+=("memcheck: skipped (no compute-sanitizer)")
 fi
