@@ -145,11 +145,16 @@ NB_MODULE(_core, m) {
         d["cached_bytes"] = s.cached_bytes;
         d["peak_bytes"] = s.peak_bytes;
         d["adopted_bytes"] = s.adopted_bytes;
+        if (!to_device(device).is_cpu()) {
+          d["host_to_device_bytes"] = s.host_to_device_bytes;
+          d["device_to_host_bytes"] = s.device_to_host_bytes;
+        }
         return d;
       }, nb::arg("device") = "cpu",
       "Memory statistics of a device as a dict of ints, in bytes (DESIGN.md, memory stats):\n"
       "active_bytes (live pooled allocations, rounded sizes), cached_bytes (free pooled blocks held),\n"
-      "peak_bytes (max of active_bytes), adopted_bytes (live adopted foreign memory).\n"
+      "peak_bytes (max of active_bytes), adopted_bytes (live adopted foreign memory); for a cuda\n"
+      "device also host_to_device_bytes / device_to_host_bytes (bytes transferred since start).\n"
       "RuntimeError if the device is not available in this build.");
   m.def("clear_cache", [](nb::handle device) {
         const Device d = to_device(device);

@@ -170,6 +170,7 @@ MemoryStats memory_stats(Device device) {
     cuda::require(device, "memory_stats");
     MemoryStats s = cuda::memory_stats(device.index);
     s.adopted_bytes = adopted_counter(device, MemoryKind::Device).load(std::memory_order_relaxed);
+    cuda::transfer_bytes(device.index, &s.host_to_device_bytes, &s.device_to_host_bytes);
     return s;
   }
   MemoryStats s = host_allocator().stats();

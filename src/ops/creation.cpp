@@ -8,9 +8,9 @@
 namespace uma::ops {
 
 Array astype(const Array& a, DType dtype) {
-  if (!a.device().is_cpu()) return to_device(a, a.device(), dtype);
-  Array out = Array::empty(a.shape(), dtype);
-  kernels::cpu::cast(a, out);
+  if (!a.device().is_cpu() && (is_complex(a.dtype()) || is_complex(dtype))) return to_device(a, a.device(), dtype);
+  Array out = Array::empty(a.shape(), dtype, a.device());
+  kernels::cast(a, out);
   return out;
 }
 

@@ -30,7 +30,6 @@ int64_t normalize_axis(int64_t axis, int64_t ndim, const char* op) {
 }
 
 Array reduce(ReduceOp op, const Array& a, const std::optional<std::vector<int64_t>>& axes, bool keepdims) {
-  require_host(op_name(op), a);
   const char* name = op_name(op);
   detail::check_compute(name, a.dtype());
   const int64_t nd = a.ndim();
@@ -73,8 +72,8 @@ Array reduce(ReduceOp op, const Array& a, const std::optional<std::vector<int64_
     case ReduceOp::All: case ReduceOp::Any: rt = DType::Bool; break;
     default: break;
   }
-  Array out = Array::empty(kept_shape, rt);
-  kernels::cpu::reduce(op, a, mask, out);
+  Array out = Array::empty(kept_shape, rt, a.device());
+  kernels::reduce(op, a, mask, out);
   if (keepdims) out = out.view(out.data(), out_shape, contiguous_strides(out_shape));
   return out;
 }

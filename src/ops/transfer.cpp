@@ -4,6 +4,7 @@
 #include "kernels/cuda_kernels.h"
 #include "uma/error.h"
 #include "uma/memory/cuda.h"
+#include "ops/common.h"
 #include "uma/ops.h"
 
 namespace uma {
@@ -40,6 +41,8 @@ Array to_device(const Array& a, Device to) {
 
 Array to_device(const Array& a, Device to, DType dtype) {
   if (dtype == a.dtype()) return to_device(a, to);
+  // To a cuda device: move, then convert there (complex dtypes convert on the host).
+  if (!to.is_cpu() && !is_complex(a.dtype()) && !is_complex(dtype)) return ops::astype(to_device(a, to), dtype);
   Array host = a.device().is_cpu() ? ops::astype(a, dtype) : ops::astype(to_device(a, Device::cpu()), dtype);
   return to.is_cpu() ? host : to_device(host, to);
 }
@@ -50,5 +53,27 @@ void require_host(const char* op, const Array& a) {
   UMA_CHECK(a.device().is_cpu(), Runtime, op, ": arrays on ", a.device().str(),
             " are not supported by this op yet (move them with .to_device('cpu'))");
 }
+
+namespace ops::detail {
+
+Device common_device(const char* op, const std::vector<Array*>& arrays) {
+  Device dev = Device::cpu();
+  for (const Array* a : arrays)
+    if (!a->device().is_cpu()) {
+      dev = a->device();
+      break;
+    }
+  if (dev.is_cpu()) return dev;
+  for (Array* a : arrays) {
+    if (a->device() == dev) continue;
+    UMA_CHECK(a->device().is_cpu() && a->ndim() == 0, Runtime, op, ": expected all arrays on one device, got ",
+              dev.str(), " and ", a->device().str(), " (move them with .to_device(...); only 0-d host arrays join a ",
+              "cuda op)");
+    *a = to_device(*a, dev);
+  }
+  return dev;
+}
+
+}  // namespace ops::detail
 
 }  // namespace uma

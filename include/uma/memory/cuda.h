@@ -83,6 +83,10 @@ enum class PointerKind { Unregistered, Host, Device, Managed };
 /// Classifies `p` (Unregistered for any pointer CUDA does not know); `*device` gets its device.
 PointerKind pointer_kind(const void* p, int* device);
 
+/// Bytes copied host -> device (*h2d) and device -> host (*d2h) by copy_to_device /
+/// copy_to_host for `device` since the process started (memory_stats of a cuda device).
+void transfer_bytes(int device, int64_t* h2d, int64_t* d2h);
+
 /// Pinned bytes held by the transfer staging pool (allocated at the first large transfer).
 std::size_t staging_bytes();
 

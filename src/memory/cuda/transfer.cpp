@@ -13,6 +13,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <mutex>
 
@@ -68,10 +69,24 @@ bool page_locked(const void* p) {
   return pointer_kind(p, &dev) == PointerKind::Host;
 }
 
+constexpr int kMaxDevices = 64;
+std::atomic<int64_t> g_h2d[kMaxDevices], g_d2h[kMaxDevices];
+
+void count(std::atomic<int64_t>* counters, int device, std::size_t n) {
+  if (device >= 0 && device < kMaxDevices) counters[device].fetch_add(static_cast<int64_t>(n), std::memory_order_relaxed);
+}
+
 }  // namespace
+
+void transfer_bytes(int device, int64_t* h2d, int64_t* d2h) {
+  const bool ok = device >= 0 && device < kMaxDevices;
+  *h2d = ok ? g_h2d[device].load(std::memory_order_relaxed) : 0;
+  *d2h = ok ? g_d2h[device].load(std::memory_order_relaxed) : 0;
+}
 
 void copy_to_device(void* dst, const void* src, std::size_t n, int device) {
   if (n == 0) return;
+  count(g_h2d, device, n);
   cudaStream_t s = static_cast<cudaStream_t>(stream(device));
   detail::DeviceGuard g(device);
   if (n <= kDirect || page_locked(src)) {
@@ -98,6 +113,7 @@ void copy_to_device(void* dst, const void* src, std::size_t n, int device) {
 
 void copy_to_host(void* dst, const void* src, std::size_t n, int device) {
   if (n == 0) return;
+  count(g_d2h, device, n);
   cudaStream_t s = static_cast<cudaStream_t>(stream(device));
   detail::DeviceGuard g(device);
   if (n <= kDirect || page_locked(dst)) {
