@@ -423,3 +423,315 @@ def test_dlpack_import_copies_to_host_and_other_dtype():
     f = uma.asarray(t, dtype="float32")
     assert f.device == "cuda:0" and f.dtype.name == "float32"
     np.testing.assert_array_equal(np.asarray(f), np.arange(6.0, dtype=np.float32))
+
+
+# ---- eager ops on cuda arrays (kernels of src/kernels/cuda) vs NumPy -----------------------
+
+OP_DTYPES = ["bool", "int32", "int64", "float32", "float64"]
+ARITH = ["add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "floor_divide", "remainder"]
+CMP = ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and", "logical_or"]
+UNARY = ["negative", "abs", "exp", "log", "log1p", "expm1", "sqrt", "tanh", "sigmoid", "sign", "logical_not",
+         "square", "sin", "cos", "floor", "ceil"]
+TRANSCENDENTAL = {"exp", "log", "log1p", "expm1", "sqrt", "tanh", "sigmoid", "sin", "cos"}
+
+
+def operand(dtype, shape, seed, positive=False):
+    x = sample(dtype, shape, seed)
+    if dtype in ("int32", "int64"):
+        x = (x % 7 + (1 if positive else -3)).astype(dtype)
+    elif dtype.startswith("float") and positive:
+        x = np.abs(x) / 10 + 0.5
+    elif dtype.startswith("float"):
+        x = (x / 10).astype(dtype)
+    return x
+
+
+def np_ref(name, *xs):
+    if name == "sigmoid":
+        return 1 / (1 + np.exp(-xs[0]))
+    with np.errstate(all="ignore"):
+        return getattr(np, name)(*xs)
+
+
+def check_close(got, want, dtype_exact=True):
+    got_np = np.asarray(got)
+    assert got_np.dtype == np.asarray(want).dtype, (got_np.dtype, np.asarray(want).dtype)
+    if got_np.dtype.kind == "f":
+        tol = 2e-6 if got_np.dtype == np.float32 else 1e-13
+        np.testing.assert_allclose(got_np, want, rtol=tol, atol=tol, equal_nan=True)
+    else:
+        np.testing.assert_array_equal(got_np, want)
+
+
+LAYOUTS = {
+    "contiguous": lambda x: x,
+    "transposed": lambda x: x.T,
+    "strided": lambda x: x[::2, ::-1],
+}
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", OP_DTYPES)
+@pytest.mark.parametrize("name", ARITH + CMP)
+def test_cuda_binary_matches_numpy(name, dtype):
+    if dtype == "bool" and name in ("subtract",):
+        pytest.skip("NumPy rejects boolean subtract (tested in test_ops)")
+    a = operand(dtype, (64, 33), 1)
+    b = operand(dtype, (64, 33), 2, positive=name in ("power", "floor_divide", "remainder", "divide"))
+    if name == "power" and dtype.startswith("int"):
+        b = b % 4
+    for layout, f in LAYOUTS.items():
+        x, y = f(a), f(b)
+        got = getattr(uma, name)(uma.asarray(x, device="cuda"), uma.asarray(y, device="cuda"))
+        assert str(got.device) == "cuda:0"
+        check_close(got, np_ref(name, x, y))
+    # broadcasting: a row, a column and a 0-d host scalar
+    got = getattr(uma, name)(uma.asarray(a, device="cuda"), uma.asarray(b[:1], device="cuda"))
+    check_close(got, np_ref(name, a, b[:1]))
+    got = getattr(uma, name)(uma.asarray(a[:, :1], device="cuda"), uma.asarray(b, device="cuda"))
+    check_close(got, np_ref(name, a[:, :1], b))
+    got = getattr(uma, name)(uma.asarray(a, device="cuda"), uma.asarray(b[3, 4]))
+    check_close(got, np_ref(name, a, b[3, 4]))
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", OP_DTYPES)
+@pytest.mark.parametrize("name", UNARY)
+def test_cuda_unary_matches_numpy(name, dtype):
+    if dtype == "bool" and name in ("negative", "sign"):
+        pytest.skip("NumPy rejects these for bool")
+    a = operand(dtype, (50, 41), 3, positive=name in ("log", "sqrt", "log1p"))
+    for layout, f in LAYOUTS.items():
+        x = f(a)
+        got = getattr(uma, name)(uma.asarray(x, device="cuda"))
+        want = np_ref(name, x)
+        if name in TRANSCENDENTAL:
+            got_np = np.asarray(got)
+            assert got_np.dtype == want.dtype
+            np.testing.assert_allclose(got_np, want, rtol=1e-5 if want.dtype != np.float64 else 1e-12, atol=1e-6)
+        else:
+            check_close(got, want)
+
+
+@needs_gpu
+def test_cuda_dense_vector_path_and_tails():
+    # lengths around the 16-byte vector width, offset (unaligned) views, large arrays
+    for n in (1, 3, 4, 5, 17, 1000, 1 << 20):
+        for off in (0, 1):
+            a = np.arange(n + off, dtype=np.float32)[off:]
+            b = np.full(n, 0.5, np.float32)
+            check_close(uma.add(uma.asarray(a, device="cuda")[0:], uma.asarray(b, device="cuda")), a + b)
+            ga = uma.asarray(np.arange(n + 1, dtype=np.float32), device="cuda")[off:off + n]
+            check_close(uma.multiply(ga, uma.asarray(b, device="cuda")), np.arange(n + 1, dtype=np.float32)[off:off + n] * b)
+
+
+@needs_gpu
+def test_cuda_where_and_astype():
+    c = operand("bool", (30, 20), 4)
+    for dtype in OP_DTYPES:
+        x, y = operand(dtype, (30, 20), 5), operand(dtype, (1, 20), 6)
+        got = uma.where(uma.asarray(c, device="cuda"), uma.asarray(x, device="cuda"), uma.asarray(y, device="cuda"))
+        check_close(got, np.where(c, x, y))
+    src = operand("float64", (30, 20), 7) * 100
+    for f in ["bool", "int8", "int32", "int64", "uint8", "float16", "float32", "float64"]:
+        for t in ["bool", "int16", "int32", "int64", "uint16", "float16", "float32", "float64"]:
+            x = np.abs(src).astype(f)
+            d = uma.asarray(x, device="cuda")
+            got = d.T.astype(t)
+            assert str(got.device) == "cuda:0"
+            np.testing.assert_array_equal(np.asarray(got), x.T.astype(t))
+
+
+REDUCE = ["sum", "mean", "max", "min", "prod", "argmax", "argmin", "all", "any"]
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", OP_DTYPES)
+@pytest.mark.parametrize("name", REDUCE)
+def test_cuda_reductions_match_numpy(name, dtype):
+    a = operand(dtype, (6, 37, 129), 8)
+    if name == "prod" and dtype.startswith("float"):
+        a = (a / 10 + 1).astype(dtype)
+    axes_list = [None, 0, 1, 2, -1] if name.startswith("arg") else [None, 0, 1, 2, (0, 2), (1, 2), (0, 1)]
+    for layout in ("contiguous", "transposed"):
+        x = a if layout == "contiguous" else a.transpose(2, 0, 1)
+        d = uma.asarray(x, device="cuda")
+        for axis in axes_list:
+            for keepdims in (False, True) if not name.startswith("arg") else (False,):
+                kw = {"axis": axis} if name.startswith("arg") else {"axis": axis, "keepdims": keepdims}
+                got = getattr(uma, name)(d, **kw)
+                want = getattr(np, name)(x, **kw)
+                got_np = np.asarray(got)
+                assert got_np.dtype == want.dtype and got_np.shape == np.shape(want), (axis, got_np.dtype, want.dtype)
+                if want.dtype.kind == "f":
+                    np.testing.assert_allclose(got_np, want, rtol=1e-5 if x.dtype == np.float32 else 1e-12)
+                else:
+                    np.testing.assert_array_equal(got_np, want)
+
+
+@needs_gpu
+def test_cuda_large_full_reductions_and_nan():
+    x = np.random.default_rng(0).standard_normal(3_000_001).astype(np.float32)
+    d = uma.asarray(x, device="cuda")
+    np.testing.assert_allclose(float(uma.sum(d)), x.astype(np.float64).sum(), rtol=1e-5)
+    assert float(uma.max(d)) == x.max() and int(uma.argmin(d)) == x.argmin()
+    x[123456] = np.nan
+    d = uma.asarray(x, device="cuda")
+    assert np.isnan(float(uma.max(d))) and int(uma.argmax(d)) == 123456
+    e = uma.asarray(np.zeros((0, 3), np.float32), device="cuda")
+    check_close(uma.sum(e, axis=0), np.zeros(3, np.float32))
+    assert np.asarray(uma.all(e, axis=0)).all()
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_cuda_matmul_matches_numpy(dtype):
+    rng = np.random.default_rng(9)
+    tol = {"float32": 1e-4, "float64": 1e-12, "float16": 2e-2}[dtype]
+    cases = [((33, 17), (17, 45)), ((17,), (17, 5)), ((4, 17), (17,)), ((3, 8, 6), (6, 5)),
+             ((2, 1, 8, 6), (3, 6, 5)), ((0, 4), (4, 3)), ((3, 0), (0, 2))]
+    for sa, sb in cases:
+        a = rng.standard_normal(sa).astype(dtype)
+        b = rng.standard_normal(sb).astype(dtype)
+        got = uma.matmul(uma.asarray(a, device="cuda"), uma.asarray(b, device="cuda"))
+        want = (a.astype(np.float64) @ b.astype(np.float64)).astype(dtype)
+        assert np.asarray(got).shape == want.shape and str(got.device) == "cuda:0"
+        np.testing.assert_allclose(np.asarray(got).astype(np.float64), want, rtol=tol, atol=tol * 10)
+    # transposed and sliced operands
+    a = rng.standard_normal((40, 30)).astype(dtype)
+    b = rng.standard_normal((50, 40)).astype(dtype)
+    da, db = uma.asarray(a, device="cuda"), uma.asarray(b, device="cuda")
+    want = a.T.astype(np.float64) @ b.T.astype(np.float64)
+    np.testing.assert_allclose(np.asarray(uma.matmul(da.T, db.T)).astype(np.float64), want, rtol=tol, atol=tol * 10)
+    want = a[::2, 1:].astype(np.float64) @ b[1:30, ::3].astype(np.float64)
+    np.testing.assert_allclose(np.asarray(uma.matmul(da[::2, 1:], db[1:30, ::3])).astype(np.float64), want,
+                               rtol=tol, atol=tol * 10)
+
+
+@needs_gpu
+def test_cuda_matmul_bfloat16():
+    ml = pytest.importorskip("ml_dtypes")
+    rng = np.random.default_rng(10)
+    a = rng.standard_normal((64, 32)).astype(ml.bfloat16)
+    b = rng.standard_normal((32, 16)).astype(ml.bfloat16)
+    got = np.asarray(uma.matmul(uma.asarray(a, device="cuda"), uma.asarray(b, device="cuda")))
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(got.astype(np.float64), want, rtol=2e-2, atol=0.1)
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_cuda_softmax_cross_entropy(dtype):
+    rng = np.random.default_rng(11)
+    z = rng.standard_normal((70, 13)).astype(dtype) * 3
+    y = rng.integers(0, 13, 70)
+    cpu = uma.softmax_cross_entropy(uma.asarray(z), uma.asarray(y))
+    gpu = uma.softmax_cross_entropy(uma.asarray(z, device="cuda"), uma.asarray(y, device="cuda"))
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(np.asarray(gpu), np.asarray(cpu), rtol=tol, atol=tol)
+    g = rng.standard_normal(70).astype(dtype)
+    cpu = uma.softmax_cross_entropy_grad(uma.asarray(g), uma.asarray(z), uma.asarray(y))
+    gpu = uma.softmax_cross_entropy_grad(uma.asarray(g, device="cuda"), uma.asarray(z, device="cuda"),
+                                         uma.asarray(y.astype(np.int32), device="cuda"))
+    np.testing.assert_allclose(np.asarray(gpu), np.asarray(cpu), rtol=tol, atol=tol)
+    bad = y.copy()
+    bad[5] = 13
+    with pytest.raises(ValueError, match="label 13 at position 5"):
+        uma.softmax_cross_entropy(uma.asarray(z, device="cuda"), uma.asarray(bad, device="cuda"))
+
+
+@needs_gpu
+def test_cuda_ops_refuse_mixed_devices():
+    with pytest.raises(RuntimeError, match="one device"):
+        uma.add(uma.asarray(np.ones(3), device="cuda"), uma.asarray(np.ones(3)))
+
+
+@needs_gpu
+def test_cuda_memory_stats_count_transfer_bytes():
+    before = uma.memory_stats("cuda")
+    d = uma.asarray(np.ones(1000, np.float32), device="cuda")
+    np.asarray(d)
+    after = uma.memory_stats("cuda")
+    assert after["host_to_device_bytes"] - before["host_to_device_bytes"] == 4000
+    assert after["device_to_host_bytes"] - before["device_to_host_bytes"] == 4000
+    assert "host_to_device_bytes" not in uma.memory_stats("cpu")
+
+
+# ---- the cuda linker -----------------------------------------------------------------------
+
+@no_gpu
+def test_cuda_backend_absent_without_gpu():
+    assert "cuda" not in uma.backends()
+    with pytest.raises(RuntimeError, match="not available"):
+        uma.function([], [], backend="cuda")
+
+
+def _mlp(backend, n_in=20, n_hidden=32, n_out=5, seed=0):
+    rng = np.random.default_rng(seed)
+    sym = uma.sym
+    W1 = uma.shared(rng.standard_normal((n_in, n_hidden)).astype(np.float32) * 0.1, "W1")
+    b1 = uma.shared(np.zeros(n_hidden, np.float32), "b1")
+    W2 = uma.shared(rng.standard_normal((n_hidden, n_out)).astype(np.float32) * 0.1, "W2")
+    b2 = uma.shared(np.zeros(n_out, np.float32), "b2")
+    params = [W1, b1, W2, b2]
+    x = sym.matrix("x", dtype="float32", shape=(None, n_in))
+    y = sym.vector("y", dtype="int64")
+    logits = sym.relu(x @ W1 + b1) @ W2 + b2
+    loss = sym.mean(sym.softmax_cross_entropy(logits, y))
+    grads = uma.grad(loss, params)
+    step = uma.function([x, y], loss, updates=[(p, p - 0.1 * g) for p, g in zip(params, grads)], backend=backend)
+    return params, step
+
+
+@needs_gpu
+def test_cuda_linker_moves_no_parameter_bytes_per_step():
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((64, 20)).astype(np.float32)
+    Y = rng.integers(0, 5, 64)
+    params, step = _mlp("cuda")
+    ref_params, ref_step = _mlp("cpu")
+    step(X, Y)  # first step: parameters go to the GPU once
+    ref_step(X, Y)
+    for _ in range(3):
+        before = uma.memory_stats("cuda")
+        loss = step(X, Y)
+        after = uma.memory_stats("cuda")
+        # only the batch goes up (x and y); nothing comes down (the loss stays on the GPU)
+        assert after["host_to_device_bytes"] - before["host_to_device_bytes"] == X.nbytes + Y.nbytes
+        assert after["device_to_host_bytes"] - before["device_to_host_bytes"] == 0
+        assert str(loss.device) == "cuda:0"
+        ref_loss = ref_step(X, Y)
+        np.testing.assert_allclose(float(loss.item()), float(ref_loss.item()), rtol=1e-4)
+    before = uma.memory_stats("cuda")
+    w = params[0].get_value()
+    after = uma.memory_stats("cuda")
+    assert isinstance(w, np.ndarray)
+    assert after["device_to_host_bytes"] - before["device_to_host_bytes"] == w.nbytes
+    np.testing.assert_allclose(w, ref_params[0].get_value(), rtol=1e-4, atol=1e-6)
+
+
+@needs_gpu
+@pytest.mark.parametrize("reader", ["cpu", "reference"])
+def test_cuda_linker_shares_variables_with_host_backends(reader):
+    w = uma.shared(np.arange(6, dtype=np.float64).reshape(2, 3), "w")
+    inc = uma.function([], [], updates={w: w * 2 + 1}, backend="cuda")
+    read = uma.function([], uma.sym.sum(w, axis=0), backend=reader)
+    inc()
+    inc()
+    expect = (np.arange(6.0).reshape(2, 3) * 2 + 1) * 2 + 1
+    np.testing.assert_array_equal(np.asarray(read()), expect.sum(axis=0))
+    # and back: a host write is seen by the cuda function
+    w.set_value(np.ones((2, 3)))
+    inc()
+    np.testing.assert_array_equal(w.get_value(), np.full((2, 3), 3.0))
+
+
+@needs_gpu
+def test_train_example_on_cuda():
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-m", "uma.examples.train", "--backend", "cuda", "--epochs", "5"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    acc = float(r.stdout.split("test accuracy (cuda): ")[1].split()[0])
+    assert acc > 0.9, r.stdout
