@@ -180,11 +180,9 @@ def test_creation_functions_on_cuda():
 
 @needs_gpu
 def test_ops_without_cuda_kernel_refuse_device_arrays():
-    a = uma.asarray(np.ones(3), device="cuda")
+    a = uma.asarray(np.ones(3, np.int64), device="cuda")
     with pytest.raises(RuntimeError, match="cuda:0"):
-        a + a
-    with pytest.raises(RuntimeError, match="cuda:0"):
-        uma.sum(a)
+        uma.one_hot(a, 3)
 
 
 @needs_gpu
@@ -203,6 +201,7 @@ def test_asarray_of_uma_array_between_devices():
 
 @needs_gpu
 def test_memory_stats_and_clear_cache():
+    gc.collect()
     uma.cuda.synchronize()
     before = uma.memory_stats("cuda")
     a = uma.empty((1 << 20,), dtype="float32", device="cuda")  # 4 MiB
@@ -447,8 +446,10 @@ def operand(dtype, shape, seed, positive=False):
 
 
 def np_ref(name, *xs):
-    if name == "sigmoid":
-        return 1 / (1 + np.exp(-xs[0]))
+    if name == "sigmoid":  # bool -> float16 computed in float32, as uma does
+        x = xs[0].astype(np.float32) if xs[0].dtype == bool else xs[0]
+        r = 1 / (1 + np.exp(-x))
+        return r.astype(np.float16) if xs[0].dtype == bool else r
     with np.errstate(all="ignore"):
         return getattr(np, name)(*xs)
 
@@ -463,7 +464,7 @@ def check_close(got, want, dtype_exact=True):
         np.testing.assert_array_equal(got_np, want)
 
 
-LAYOUTS = {
+OP_LAYOUTS = {
     "contiguous": lambda x: x,
     "transposed": lambda x: x.T,
     "strided": lambda x: x[::2, ::-1],
@@ -480,7 +481,7 @@ def test_cuda_binary_matches_numpy(name, dtype):
     b = operand(dtype, (64, 33), 2, positive=name in ("power", "floor_divide", "remainder", "divide"))
     if name == "power" and dtype.startswith("int"):
         b = b % 4
-    for layout, f in LAYOUTS.items():
+    for layout, f in OP_LAYOUTS.items():
         x, y = f(a), f(b)
         got = getattr(uma, name)(uma.asarray(x, device="cuda"), uma.asarray(y, device="cuda"))
         assert str(got.device) == "cuda:0"
@@ -501,14 +502,15 @@ def test_cuda_unary_matches_numpy(name, dtype):
     if dtype == "bool" and name in ("negative", "sign"):
         pytest.skip("NumPy rejects these for bool")
     a = operand(dtype, (50, 41), 3, positive=name in ("log", "sqrt", "log1p"))
-    for layout, f in LAYOUTS.items():
+    for layout, f in OP_LAYOUTS.items():
         x = f(a)
         got = getattr(uma, name)(uma.asarray(x, device="cuda"))
         want = np_ref(name, x)
         if name in TRANSCENDENTAL:
             got_np = np.asarray(got)
             assert got_np.dtype == want.dtype
-            np.testing.assert_allclose(got_np, want, rtol=1e-5 if want.dtype != np.float64 else 1e-12, atol=1e-6)
+            tol = {np.dtype(np.float16): 1e-3, np.dtype(np.float32): 1e-5}.get(want.dtype, 1e-12)
+            np.testing.assert_allclose(got_np, want, rtol=tol, atol=tol)
         else:
             check_close(got, want)
 
@@ -561,6 +563,9 @@ def test_cuda_reductions_match_numpy(name, dtype):
                 kw = {"axis": axis} if name.startswith("arg") else {"axis": axis, "keepdims": keepdims}
                 got = getattr(uma, name)(d, **kw)
                 want = getattr(np, name)(x, **kw)
+                if x.dtype == np.float32 and name in ("sum", "mean", "prod"):
+                    # uma accumulates float32 in float64: compare with the exact value, rounded
+                    want = getattr(np, name)(x.astype(np.float64), **kw).astype(np.float32)
                 got_np = np.asarray(got)
                 assert got_np.dtype == want.dtype and got_np.shape == np.shape(want), (axis, got_np.dtype, want.dtype)
                 if want.dtype.kind == "f":

@@ -61,11 +61,29 @@ class CudaLinker(Linker):
         inputs, outputs = list(fgraph.inputs), list(fgraph.outputs)
         copies = fgraph.outputs_needing_copy()
 
+        from ..graph.ops import FillLike
+        fills = {}
+
+        def fill_like(op, x):
+            # zeros_like / ones_like / full_like on the device: a broadcast 0-d device scalar
+            # (made once per value and dtype) copied by a kernel; no host fill, no transfer.
+            dtype = op.dtype or x.dtype.name
+            value = {"zeros_like": 0, "ones_like": 1}.get(op.name, op.fill_value)
+            key = (repr(value), dtype)
+            s = fills.get(key)
+            if s is None:
+                s = fills[key] = uma.asarray(uma.full((), value, dtype=dtype), device=dev)
+            return [uma.broadcast_to(s, tuple(x.shape)).copy()]
+
         def thunk(values):
             env = dict(consts)
             env.update(zip(inputs, values))
             for node in order:
-                results = node.op.perform(node, [env[v] for v in node.inputs])
+                args = [env[v] for v in node.inputs]
+                if isinstance(node.op, FillLike):
+                    results = fill_like(node.op, args[0])
+                else:
+                    results = node.op.perform(node, args)
                 for var, val in zip(node.outputs, results):
                     if not isinstance(val, Array):
                         val = uma.asarray(val, dtype=var.type.dtype, device=dev)
