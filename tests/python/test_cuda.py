@@ -528,6 +528,21 @@ def test_cuda_dense_vector_path_and_tails():
 
 
 @needs_gpu
+def test_cuda_broadcast_operands_of_every_kernel():
+    # stride-0 operands (a broadcast scalar, a broadcast row) of unary, cast, where, binary
+    s = uma.asarray(np.float32(1.5), device="cuda")
+    row = uma.asarray(np.arange(7, dtype=np.float32), device="cuda")
+    for src, ref in ((uma.broadcast_to(s, (5, 7)), np.full((5, 7), 1.5, np.float32)),
+                     (uma.broadcast_to(row, (5, 7)), np.broadcast_to(np.arange(7, dtype=np.float32), (5, 7)))):
+        check_close(uma.exp(src), np.exp(ref))
+        check_close(src.copy(), ref)
+        np.testing.assert_array_equal(np.asarray(src.astype("float64")), ref.astype(np.float64))
+        check_close(uma.add(src, src), ref + ref)
+        cond = uma.asarray(np.arange(35).reshape(5, 7) % 2 == 0, device="cuda")
+        check_close(uma.where(cond, src, uma.negative(src)), np.where(np.asarray(cond), ref, -ref))
+
+
+@needs_gpu
 def test_cuda_where_and_astype():
     c = operand("bool", (30, 20), 4)
     for dtype in OP_DTYPES:
@@ -635,8 +650,9 @@ def test_cuda_softmax_cross_entropy(dtype):
     tol = 1e-5 if dtype == "float32" else 1e-12
     np.testing.assert_allclose(np.asarray(gpu), np.asarray(cpu), rtol=tol, atol=tol)
     g = rng.standard_normal(70).astype(dtype)
-    cpu = uma.softmax_cross_entropy_grad(uma.asarray(g), uma.asarray(z), uma.asarray(y))
-    gpu = uma.softmax_cross_entropy_grad(uma.asarray(g, device="cuda"), uma.asarray(z, device="cuda"),
+    grad = uma._core.softmax_cross_entropy_grad
+    cpu = grad(uma.asarray(g), uma.asarray(z), uma.asarray(y))
+    gpu = grad(uma.asarray(g, device="cuda"), uma.asarray(z, device="cuda"),
                                          uma.asarray(y.astype(np.int32), device="cuda"))
     np.testing.assert_allclose(np.asarray(gpu), np.asarray(cpu), rtol=tol, atol=tol)
     bad = y.copy()

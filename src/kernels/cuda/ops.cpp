@@ -24,8 +24,11 @@ void check(int e, const char* what) {
   if (e != 0) uma::cuda::detail::fail(static_cast<cudaError_t>(e), what, __FILE__, __LINE__);
 }
 
-// The merged index space of `out`'s shape and the operands (views of that shape).
-L::Space merge(const Array& out, const std::vector<const Array*>& in, std::vector<L::Operand>& ops) {
+// The merged index space of `out`'s shape and the operands (views of that shape). `dense`
+// means every operand is contiguous over the space, or (with `scalars`, for kernels that
+// read such operands once) a scalar with all strides 0.
+L::Space merge(const Array& out, const std::vector<const Array*>& in, std::vector<L::Operand>& ops,
+               bool scalars = false) {
   L::Space s{};
   s.n = out.size();
   ops.assign(in.size(), L::Operand{});
@@ -58,7 +61,7 @@ L::Space merge(const Array& out, const std::vector<const Array*>& in, std::vecto
     bool zero = true;
     for (int d = 0; d < nd; ++d) zero = zero && ops[k].byte_strides[d] == 0;
     const bool contig = nd == 0 || (nd == 1 && ops[k].byte_strides[0] == static_cast<int64_t>(in[k]->itemsize()));
-    s.dense = s.dense && (zero || contig);
+    s.dense = s.dense && ((scalars && zero) || contig);
   }
   return s;
 }
@@ -85,7 +88,7 @@ void cast(const Array& src, const Array& dst) {
 void binary(BinaryOp op, const Array& a, const Array& b, const Array& out) {
   UMA_ASSERT(a.shape() == out.shape() && b.shape() == out.shape() && out.is_c_contiguous() && a.dtype() == b.dtype());
   std::vector<L::Operand> ops;
-  const L::Space s = merge(out, {&a, &b}, ops);
+  const L::Space s = merge(out, {&a, &b}, ops, /*scalars=*/true);
   Launch l(out);
   check(L::binary(static_cast<int>(op), static_cast<int>(a.dtype()), ops[0], ops[1], out.data(), s, l.stream),
         "binary<<<...>>>");
