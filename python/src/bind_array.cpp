@@ -8,6 +8,8 @@
 #include "common.h"
 #include "uma/error.h"
 #include "uma/interop/dlpack_io.h"
+#include "uma/memory/cuda.h"
+#include "uma/transfer.h"
 
 namespace uma::py {
 
@@ -48,6 +50,8 @@ int array_getbuffer(PyObject* self, Py_buffer* view, int flags) {
     view->obj = nullptr;
     return -1;
   };
+  if (!a->device().is_cpu())
+    return fail("uma.Array: an array on a cuda device has no host buffer; use numpy.asarray(a) (a copy) or __dlpack__");
   const char* fmt = pep3118_format(a->dtype());
   if (!fmt) return fail("uma.Array: bfloat16 has no buffer-protocol format; use __dlpack__ or __array__");
   if ((flags & PyBUF_WRITABLE) == PyBUF_WRITABLE && !a->writable())
@@ -121,8 +125,44 @@ std::pair<long long, long long> dlpack_int_pair(nb::handle h, const char* what) 
   return {a, b};
 }
 
-nb::object dlpack_export(const Array& self, nb::handle stream, nb::handle max_version, nb::handle dl_device,
+nb::object dlpack_export(const Array& self0, nb::handle stream, nb::handle max_version, nb::handle dl_device,
                          nb::handle copy) {
+  Array self = self0;
+  bool host_copy = false;
+  if (!self.device().is_cpu()) {
+    // Array API: stream None = legacy default stream, -1 = no synchronisation, 0 refused.
+    if (!stream.is_none() && !PyLong_Check(stream.ptr())) {
+      PyErr_SetString(PyExc_TypeError, "__dlpack__: stream must be an integer or None");
+      throw nb::python_error();
+    }
+    if (!dl_device.is_none()) {
+      auto [dt, id] = dlpack_int_pair(dl_device, "dl_device");
+      const bool same = dt == interop::dlpack_device_code(self) && id == self.device().index;
+      if (dt == dlpack::kCPU && id == 0) {
+        if (copy.ptr() == Py_False) {
+          PyErr_SetString(PyExc_BufferError, "__dlpack__: copy=False is impossible: the array is on a cuda device "
+                                             "and dl_device asks for the host");
+          throw nb::python_error();
+        }
+        host_copy = true;
+      } else if (!same) {
+        PyErr_Format(PyExc_BufferError, "__dlpack__: cannot export a %s array to device (%lld, %lld)",
+                     self.device().str().c_str(), dt, id);
+        throw nb::python_error();
+      }
+    }
+    if (!host_copy) {
+      const int64_t s = stream.is_none() ? 1 : nb::cast<int64_t>(stream);
+      if (s == 0) {
+        PyErr_SetString(PyExc_ValueError, "__dlpack__: stream=0 is ambiguous for CUDA and not allowed (Array API standard)");
+        throw nb::python_error();
+      }
+      cuda::stream_wait_for(self.device().index, s);
+    }
+    if (host_copy) self = uma::to_device(self, Device::cpu());
+    stream = nb::none();
+    dl_device = nb::none();
+  }
   if (!stream.is_none()) {
     PyErr_SetString(PyExc_BufferError, "__dlpack__: stream must be None for CPU arrays (Array API standard)");
     throw nb::python_error();
@@ -136,12 +176,12 @@ nb::object dlpack_export(const Array& self, nb::handle stream, nb::handle max_ve
       throw nb::python_error();
     }
   }
-  const bool do_copy = copy.ptr() == Py_True;
+  const bool do_copy = copy.ptr() == Py_True && !host_copy;
   bool versioned = false;
   if (!max_version.is_none()) versioned = dlpack_int_pair(max_version, "max_version").first >= 1;
   Array a = do_copy ? ops::copy(self) : self;
   if (versioned) {
-    auto* mt = interop::export_versioned(a, do_copy);
+    auto* mt = interop::export_versioned(a, do_copy || host_copy);
     PyObject* cap = PyCapsule_New(mt, "dltensor_versioned", capsule_destructor_versioned);
     if (!cap) {
       mt->deleter(mt);
@@ -253,8 +293,9 @@ Shape shape_arg(nb::handle h) {
 
 }  // namespace
 
-nb::object scalar_to_python(const Array& a) {
-  UMA_ASSERT(a.size() == 1);
+nb::object scalar_to_python(const Array& a0) {
+  UMA_ASSERT(a0.size() == 1);
+  const Array a = to_host(a0);
   const char* p = static_cast<const char*>(a.data());
   return visit_dtype(a.dtype(), [&](auto t) -> nb::object {
     using T = decltype(t);
@@ -269,7 +310,8 @@ nb::object scalar_to_python(const Array& a) {
   });
 }
 
-nb::object to_numpy_view(const Array& a) {
+nb::object to_numpy_view(const Array& a0) {
+  const Array a = to_host(a0);  // a cuda array: a host copy (callers decide whether a copy is allowed)
   nb::module_ np = nb::module_::import_("numpy");
   if (a.dtype() == DType::BFloat16) {
     nb::module_ mld = nb::module_::import_("ml_dtypes");
@@ -299,6 +341,19 @@ void bind_array(nb::module_& m) {
                    },
                    "Strides in bytes, like NumPy.")
       .def_prop_ro("device", [](const Array& a) { return device_object(a.device()); })
+      .def_prop_ro("memory_kind", [](const Array& a) {
+        return memory_kind_name(a.defined() ? a.storage()->data.memory_kind() : MemoryKind::Host);
+      }, "Where the bytes live: 'host' (cpu arrays), 'device' (GPU memory), 'managed' (unified memory)\n"
+         "or 'mapped' (registered host memory the GPU reads over the bus).")
+      .def("to_device", [](const Array& a, nb::handle device, nb::handle stream) {
+        UMA_CHECK(stream.is_none(), Value, "to_device: stream must be None (uma orders its work on its own stream)");
+        const Device d = to_device(device);
+        if (d == a.device()) return a;
+        return uma::to_device(a, d);
+      }, nb::arg("device"), nb::kw_only(), nb::arg("stream").none() = nb::none(),
+      "A copy of the array on `device` ('cpu', 'cuda', 'cuda:N' or a uma.Device); the array itself\n"
+      "when it is already there (Array API standard, to_device). RuntimeError when the device is\n"
+      "not available (names why).")
       .def_prop_ro("writable", &Array::writable, "False for read-only arrays (writes raise ValueError).")
       .def_prop_ro("is_adopted", &Array::is_adopted, "True when the bytes belong to another library (zero-copy import).")
       .def_prop_ro("_data_ptr", [](const Array& a) { return reinterpret_cast<uintptr_t>(a.data()); })
@@ -311,7 +366,10 @@ void bind_array(nb::module_& m) {
         UMA_CHECK(a.size() == 1, Value, "can only convert an array of size 1 to a Python scalar");
         return scalar_to_python(a);
       })
-      .def("tolist", [](const Array& a) { return to_list(a, 0, static_cast<char*>(a.data())); })
+      .def("tolist", [](const Array& a0) {
+        const Array a = to_host(a0);
+        return to_list(a, 0, static_cast<char*>(a.data()));
+      })
       .def("__bool__", [](const Array& a) {
         UMA_CHECK(a.size() == 1, Value, "The truth value of an array with more than one element is ambiguous. Use a.any() or a.all()");
         return nb::cast<bool>(nb::bool_(scalar_to_python(a)));
@@ -360,12 +418,20 @@ void bind_array(nb::module_& m) {
            "else the legacy 'dltensor' (BufferError for read-only arrays). copy=True exports a copy (IS_COPIED set).\n"
            "stream must be None for CPU arrays; dl_device other than (1, 0) raises BufferError.")
       .def("__dlpack_device__", [](const Array& a) {
-        return nb::make_tuple(a.device().is_cpu() ? int(dlpack::kCPU) : int(dlpack::kCUDA), a.device().index);
+        return nb::make_tuple(interop::dlpack_device_code(a), a.device().index);
       })
       .def("__array__", [](const Array& a, nb::handle dtype, nb::handle copy) {
-        nb::object v = to_numpy_view(a);
-        const bool want_copy = !copy.is_none() && nb::cast<bool>(copy);
+        bool want_copy = !copy.is_none() && nb::cast<bool>(copy);
         const bool never = !copy.is_none() && !nb::cast<bool>(copy);
+        if (!a.device().is_cpu()) {
+          if (never) {
+            PyErr_Format(copy_error_type(), "__array__: copy=False is impossible: the array is on %s; NumPy needs "
+                         "a host copy", a.device().str().c_str());
+            throw nb::python_error();
+          }
+          want_copy = false;  // the host copy is already a new array
+        }
+        nb::object v = to_numpy_view(a);
         if (!dtype.is_none()) {
           nb::module_ np = nb::module_::import_("numpy");
           nb::object dt = np.attr("dtype")(dtype);
@@ -391,6 +457,10 @@ void bind_array(nb::module_& m) {
     switch (dtype_kind(a.dtype())) {
       case 'b': fmt = "|b1"; break;
       default: break;
+    }
+    if (!a.device().is_cpu()) {
+      PyErr_SetString(PyExc_AttributeError, "arrays on a cuda device have no __array_interface__; use __array__ or __dlpack__");
+      throw nb::python_error();
     }
     if (a.dtype() == DType::BFloat16) {
       PyErr_SetString(PyExc_AttributeError, "bfloat16 arrays have no __array_interface__; use __array__ or __dlpack__");

@@ -11,6 +11,8 @@
 #include "uma/error.h"
 #include "uma/interop/buffer_desc.h"
 #include "uma/interop/dlpack_io.h"
+#include "uma/memory/cuda.h"
+#include "uma/transfer.h"
 
 namespace uma::py {
 
@@ -163,6 +165,23 @@ Array import_array_interface(nb::handle obj, nb::handle iface, std::optional<DTy
   }
 }
 
+// Note [Shared registrations] (src/memory/cuda/registry.cpp): a NumPy view adopted onto a
+// cuda device registers the buffer of the array it is a view of (the last ndarray along
+// .base), so that views of one array and the array itself share one registration.
+void set_alloc_base(nb::handle obj, ForeignLayout& f) {
+  nb::object root = nb::borrow(obj);
+  for (int i = 0; i < 64; ++i) {
+    nb::object b = root.attr("base");
+    if (b.is_none() || !is_ndarray(b)) break;
+    root = b;
+  }
+  nb::object flags = root.attr("flags");
+  if (!nb::cast<bool>(flags.attr("c_contiguous")) && !nb::cast<bool>(flags.attr("f_contiguous"))) return;
+  nb::object data = root.attr("__array_interface__")["data"];
+  f.alloc_base = reinterpret_cast<void*>(static_cast<uintptr_t>(nb::cast<unsigned long long>(data[0])));
+  f.alloc_nbytes = nb::cast<std::size_t>(root.attr("nbytes"));
+}
+
 // Imports through the buffer protocol. A PyBUF_RECORDS_RO request is served by writable and
 // read-only exporters alike; view.readonly then says which (PEP 3118). When `fallback` is
 // set and the exporter refuses (e.g. NumPy arrays of ml_dtypes.bfloat16), returns nullopt.
@@ -196,6 +215,7 @@ std::optional<Array> import_buffer(nb::handle obj, std::optional<DType> dtype, s
     PyBuffer_Release(&v);
     throw;
   }
+  if (device && !device->is_cpu() && copy == CopyMode::Never && is_ndarray(obj)) set_alloc_base(obj, f);
   bool adopted = false;
   try {
     Array out = interop::import_foreign(f, [&]() {
@@ -222,7 +242,7 @@ Array import_managed(M* m, bool readonly, std::optional<DType> dtype, std::optio
     ForeignLayout f = interop::layout_of(m->dl_tensor, readonly);
     Array out = interop::import_foreign(f, [&]() {
       handed = true;
-      return adopt(f.ptr, static_cast<std::size_t>(extent_bytes(f)), f.device, &release_dlpack<M>, m);
+      return adopt(f.ptr, static_cast<std::size_t>(extent_bytes(f)), f.device, &release_dlpack<M>, m, f.kind);
     }, dtype, device, copy, api);
     if (!handed && m->deleter) m->deleter(m);
     return out;
@@ -236,15 +256,26 @@ Array import_dlpack(nb::handle obj, std::optional<DType> dtype, std::optional<De
                     const char* api) {
   nb::object cap;
   {
+    // A CUDA producer gets uma's stream on its device (Array API handshake: the producer
+    // makes that stream wait for its work); CPU producers get no stream.
+    nb::object stream = nb::none();
+    if (cuda::is_available() && nb::hasattr(obj, "__dlpack_device__")) {
+      nb::object dev = obj.attr("__dlpack_device__")();
+      const int type = nb::cast<int>(dev[0]), id = nb::cast<int>(dev[1]);
+      if ((type == dlpack::kCUDA || type == dlpack::kCUDAManaged) && id >= 0 && id < cuda::device_count())
+        stream = nb::int_(reinterpret_cast<intptr_t>(cuda::stream(id)));
+    }
     nb::object fn = obj.attr("__dlpack__");
     try {
-      cap = fn(nb::arg("max_version") = nb::make_tuple(dlpack::kMajor, dlpack::kMinor));
+      cap = stream.is_none() ? fn(nb::arg("max_version") = nb::make_tuple(dlpack::kMajor, dlpack::kMinor))
+                             : fn(nb::arg("max_version") = nb::make_tuple(dlpack::kMajor, dlpack::kMinor),
+                                  nb::arg("stream") = stream);
     } catch (nb::python_error& e) {
       // Only a plain TypeError means "unknown keyword" (producers that predate max_version:
       // NumPy < 2.1, PyTorch < 2.9). Subclasses are real refusals (pyarrow's ArrowTypeError
       // for bit-packed or nullable columns) and propagate.
       if (e.type().ptr() != PyExc_TypeError) throw;
-      cap = fn();
+      cap = stream.is_none() ? fn() : fn(nb::arg("stream") = stream);
     }
   }
   PyObject* c = cap.ptr();
@@ -342,9 +373,25 @@ Array asarray(nb::handle obj, std::optional<DType> dtype, std::optional<Device> 
     for (int64_t s : a.strides()) f.byte_strides.push_back(s * static_cast<int64_t>(a.itemsize()));
     f.device = a.device();
     f.readonly = !a.writable();
+    if (device && !(*device == a.device())) {
+      // Another device: copy=False from the host adopts the array's memory as "mapped"
+      // (the adoption holds a reference to its storage); otherwise transfer.
+      if (a.device().is_cpu() && copy == CopyMode::Never) {
+        auto keep = std::make_unique<std::shared_ptr<Storage>>(a.storage());
+        f.alloc_base = a.storage()->data.get();
+        f.alloc_nbytes = a.storage()->data.nbytes();
+        return interop::import_foreign(f, [&]() {
+          const auto [lo, hi] = interop::byte_extent(f.shape, f.byte_strides, a.itemsize());
+          return adopt(static_cast<char*>(f.ptr) + lo, static_cast<std::size_t>(hi - lo), Device::cpu(),
+                       [](void* ctx, void*, std::size_t) noexcept { delete static_cast<std::shared_ptr<Storage>*>(ctx); },
+                       keep.release());
+        }, dtype, device, copy, api);
+      }
+      interop::decide_copy(f, dtype, device, copy, api);  // CopyError for copy=False
+      return uma::to_device(a, *device, dtype.value_or(a.dtype()));
+    }
     interop::CopyDecision dec = interop::decide_copy(f, dtype, device, copy, api);
     if (dec.share) return a;
-    UMA_CHECK(!device || device->is_cpu(), Runtime, api, ": device ", device->str(), " is not available in this build");
     return ops::astype(a, dtype.value_or(a.dtype()));
   }
   if (is_ndarray(obj)) {

@@ -3,6 +3,8 @@
 
 #include "common.h"
 #include "uma/error.h"
+#include "uma/memory/cuda.h"
+#include "uma/transfer.h"
 
 namespace uma::py {
 
@@ -34,11 +36,16 @@ Shape shape_of(nb::handle h) {
   return Shape{nb::cast<int64_t>(h)};
 }
 
-void check_cpu(nb::handle device, const char* op) {
-  if (device.is_none()) return;
+// The device a creation function was asked for; RuntimeError naming why for an unusable cuda device.
+Device target_device(nb::handle device, const char* op) {
+  if (device.is_none()) return Device::cpu();
   Device d = to_device(device);
-  UMA_CHECK(d.is_cpu(), Runtime, op, ": device ", d.str(), " is not available in this build");
+  if (!d.is_cpu()) cuda::require(d, op);
+  return d;
 }
+
+// A host-built array moved to `d` (creation on a cuda device fills on the host, then transfers).
+Array on_device(Device d, Array a) { return d.is_cpu() ? a : uma::to_device(a, d); }
 
 // The default dtype of a fill value: bool, int64, float64, complex128, or an array's own.
 DType fill_dtype(nb::handle v) {
@@ -180,23 +187,23 @@ Array update_any(const char* op, nb::handle x, nb::handle key, nb::handle y, boo
 void bind_ops(nb::module_& m) {
   // ---- creation ----
   m.def("zeros", [](nb::handle shape, nb::handle dtype, nb::handle device) {
-        check_cpu(device, "zeros");
-        return ops::zeros(shape_of(shape), to_dtype(dtype).value_or(DType::Float64));
+        const Device dev = target_device(device, "zeros");
+        return on_device(dev, ops::zeros(shape_of(shape), to_dtype(dtype).value_or(DType::Float64)));
       }, nb::arg("shape"), nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("device").none() = nb::none(),
       "Array of the given shape (int or tuple) filled with 0; dtype defaults to float64.");
   m.def("ones", [](nb::handle shape, nb::handle dtype, nb::handle device) {
-        check_cpu(device, "ones");
-        return ops::ones(shape_of(shape), to_dtype(dtype).value_or(DType::Float64));
+        const Device dev = target_device(device, "ones");
+        return on_device(dev, ops::ones(shape_of(shape), to_dtype(dtype).value_or(DType::Float64)));
       }, nb::arg("shape"), nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("device").none() = nb::none(),
       "Array of the given shape filled with 1; dtype defaults to float64.");
   m.def("empty", [](nb::handle shape, nb::handle dtype, nb::handle device) {
-        check_cpu(device, "empty");
-        return Array::empty(shape_of(shape), to_dtype(dtype).value_or(DType::Float64));
+        const Device dev = target_device(device, "empty");
+        return Array::empty(shape_of(shape), to_dtype(dtype).value_or(DType::Float64), dev);
       }, nb::arg("shape"), nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("device").none() = nb::none(),
       "Uninitialised array of the given shape from the caching allocator; dtype defaults to float64.");
   m.def("full", [](nb::handle shape, nb::handle value, nb::handle dtype, nb::handle device) {
-        check_cpu(device, "full");
-        return full_impl(shape_of(shape), value, to_dtype(dtype));
+        const Device dev = target_device(device, "full");
+        return on_device(dev, full_impl(shape_of(shape), value, to_dtype(dtype)));
       }, nb::arg("shape"), nb::arg("fill_value"), nb::arg("dtype").none() = nb::none(), nb::kw_only(),
       nb::arg("device").none() = nb::none(),
       "Array filled with fill_value; dtype defaults to that of the value (bool, int64, float64, complex128).\n"
@@ -218,7 +225,7 @@ void bind_ops(nb::module_& m) {
         return full_impl(A.shape(), value, to_dtype(dtype).value_or(A.dtype()));
       }, nb::arg("a"), nb::arg("fill_value"), nb::arg("dtype").none() = nb::none());
   m.def("arange", [](nb::handle start, nb::handle stop, nb::handle step, nb::handle dtype, nb::handle device) {
-        check_cpu(device, "arange");
+        const Device dev = target_device(device, "arange");
         nb::handle lo = start, hi = stop;
         nb::object zero = nb::int_(0);
         if (stop.is_none()) {
@@ -227,14 +234,14 @@ void bind_ops(nb::module_& m) {
         }
         auto is_int = [](nb::handle h) { return PyLong_Check(h.ptr()) != 0; };
         DType def = is_int(lo) && is_int(hi) && is_int(step) ? DType::Int64 : DType::Float64;
-        return ops::arange(nb::cast<double>(lo), nb::cast<double>(hi), nb::cast<double>(step), to_dtype(dtype).value_or(def));
+        return on_device(dev, ops::arange(nb::cast<double>(lo), nb::cast<double>(hi), nb::cast<double>(step), to_dtype(dtype).value_or(def)));
       }, nb::arg("start"), nb::arg("stop").none() = nb::none(), nb::arg("step") = 1, nb::arg("dtype").none() = nb::none(),
       nb::kw_only(), nb::arg("device").none() = nb::none(),
       "Evenly spaced values in [start, stop) (NumPy arange): ceil((stop - start) / step) elements;\n"
       "int64 when all arguments are ints, else float64. ValueError for step == 0.");
   m.def("eye", [](int64_t n, std::optional<int64_t> mm, int64_t k, nb::handle dtype, nb::handle device) {
-        check_cpu(device, "eye");
-        return ops::eye(n, mm.value_or(n), k, to_dtype(dtype).value_or(DType::Float64));
+        const Device dev = target_device(device, "eye");
+        return on_device(dev, ops::eye(n, mm.value_or(n), k, to_dtype(dtype).value_or(DType::Float64)));
       }, nb::arg("n"), nb::arg("m").none() = nb::none(), nb::arg("k") = 0, nb::arg("dtype").none() = nb::none(), nb::kw_only(),
       nb::arg("device").none() = nb::none(), "(n, m) array with ones on diagonal k, zeros elsewhere; dtype defaults to float64.");
 

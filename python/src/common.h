@@ -78,5 +78,6 @@ void bind_interop(nb::module_& m);
 void bind_ops(nb::module_& m);
 void bind_runtime(nb::module_& m);
 void bind_files(nb::module_& m);
+void bind_cuda(nb::module_& m);
 
 }  // namespace uma::py

@@ -4,6 +4,7 @@
 #include "common.h"
 #include "uma/error.h"
 #include "uma/memory/allocator.h"
+#include "uma/memory/cuda.h"
 
 namespace uma::py {
 
@@ -144,14 +145,24 @@ NB_MODULE(_core, m) {
         d["cached_bytes"] = s.cached_bytes;
         d["peak_bytes"] = s.peak_bytes;
         d["adopted_bytes"] = s.adopted_bytes;
+        if (!to_device(device).is_cpu()) {
+          d["host_to_device_bytes"] = s.host_to_device_bytes;
+          d["device_to_host_bytes"] = s.device_to_host_bytes;
+        }
         return d;
       }, nb::arg("device") = "cpu",
       "Memory statistics of a device as a dict of ints, in bytes (DESIGN.md, memory stats):\n"
       "active_bytes (live pooled allocations, rounded sizes), cached_bytes (free pooled blocks held),\n"
-      "peak_bytes (max of active_bytes), adopted_bytes (live adopted foreign memory).\n"
+      "peak_bytes (max of active_bytes), adopted_bytes (live adopted foreign memory); for a cuda\n"
+      "device also host_to_device_bytes / device_to_host_bytes (bytes transferred since start).\n"
       "RuntimeError if the device is not available in this build.");
   m.def("clear_cache", [](nb::handle device) {
-        UMA_CHECK(to_device(device).is_cpu(), Runtime, "device ", to_device(device).str(), " is not available in this build");
+        const Device d = to_device(device);
+        if (!d.is_cpu()) {
+          cuda::require(d, "clear_cache");
+          cuda::clear_cache(d.index);
+          return;
+        }
         host_allocator().clear_cache();
       }, nb::arg("device") = "cpu", "Returns every cached free block of the device's allocator to the system.");
   m.def("set_cache_limit", [](int64_t nbytes) {
@@ -165,4 +176,5 @@ NB_MODULE(_core, m) {
   bind_ops(m);
   bind_runtime(m);
   bind_files(m);
+  bind_cuda(m);
 }

@@ -18,6 +18,7 @@ from ._core import (
 from ._core import load, save, from_arrow
 from ._dtypes import dtype
 from ._device import Device, _from_code as _device_from_code
+from . import cuda
 from . import _api
 from ._api import *  # noqa: F401,F403  (eager ops with symbolic dispatch)
 from ._api import promote_types, result_type, can_cast

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "uma/error.h"
+#include "uma/memory/cuda.h"
 
 namespace uma {
 
@@ -53,10 +54,12 @@ Array::Array(std::shared_ptr<Storage> storage, void* data, Shape shape, Strides 
 }
 
 Array Array::empty(const Shape& shape, DType dtype, Device device) {
-  UMA_CHECK(device.is_cpu(), Runtime, "device ", device.str(), " is not available in this build");
   int64_t n = checked_size(shape);
   UMA_CHECK(n <= INT64_MAX / 16, Value, "array is too big: shape ", shape_str(shape));
-  auto st = std::make_shared<Storage>(host_allocator().allocate(static_cast<std::size_t>(n) * uma::itemsize(dtype)));
+  const std::size_t nbytes = static_cast<std::size_t>(n) * uma::itemsize(dtype);
+  if (!device.is_cpu()) cuda::require(device, "empty");
+  auto st = std::make_shared<Storage>(device.is_cpu() ? host_allocator().allocate(nbytes)
+                                                      : cuda::device_allocator(device.index).allocate(nbytes));
   void* p = st->data.get();
   return Array(std::move(st), p, shape, contiguous_strides(shape), dtype, true);
 }

@@ -4,7 +4,9 @@
 #include <cstring>
 
 #include "uma/error.h"
+#include "uma/memory/cuda.h"
 #include "uma/ops.h"
+#include "uma/transfer.h"
 
 namespace uma::interop {
 
@@ -55,6 +57,42 @@ CopyDecision decide_copy(const ForeignLayout& src, std::optional<DType> dtype, s
 }
 
 namespace {
+// Whether byte strides describe a C-contiguous layout (size-1 dimensions may have any stride).
+bool c_contiguous_bytes(const Shape& shape, const std::vector<int64_t>& byte_strides, std::size_t isz) {
+  int64_t acc = static_cast<int64_t>(isz);
+  for (int64_t k = static_cast<int64_t>(shape.size()) - 1; k >= 0; --k) {
+    if (shape[k] == 0) return true;
+    if (shape[k] != 1 && byte_strides[k] != acc) return false;
+    acc *= shape[k];
+  }
+  return true;
+}
+
+// copy=False to a cuda device from host memory: register the memory (Note [Shared
+// registrations]) and view it as a "mapped" cuda array.
+Array adopt_mapped(const ForeignLayout& src, int64_t lo, int64_t hi, const std::function<DataPtr()>& adopt,
+                   std::optional<DType> dtype, Device device, const char* api) {
+  CopyDecision d = decide_copy(src, dtype, std::nullopt, CopyMode::Never, api);  // CopyError unless shareable
+  (void)d;
+  const int64_t isz = static_cast<int64_t>(itemsize(src.dtype));
+  Strides st(src.byte_strides.size());
+  for (std::size_t k = 0; k < st.size(); ++k) st[k] = src.byte_strides[k] % isz == 0 ? src.byte_strides[k] / isz : 0;
+  char* first = static_cast<char*>(src.ptr) + lo;
+  const std::size_t len = static_cast<std::size_t>(hi - lo);
+  void* base = first;
+  std::size_t base_n = len;
+  if (src.alloc_base && static_cast<char*>(src.alloc_base) <= first &&
+      first + len <= static_cast<char*>(src.alloc_base) + src.alloc_nbytes) {
+    base = src.alloc_base;
+    base_n = src.alloc_nbytes;
+  }
+  bool gpu_readonly = false;
+  DataPtr mapped = cuda::adopt_mapped(adopt(), first, len, base, base_n, src.readonly, device.index, &gpu_readonly);
+  char* data = static_cast<char*>(mapped.get()) - lo;
+  auto storage = std::make_shared<Storage>(std::move(mapped));
+  return Array(std::move(storage), data, src.shape, std::move(st), src.dtype, !src.readonly && !gpu_readonly);
+}
+
 // Gathers a foreign strided buffer (byte strides, any alignment, optional byte swap) into a
 // fresh C-contiguous array of src.dtype.
 Array gather(const ForeignLayout& src) {
@@ -89,9 +127,22 @@ Array gather(const ForeignLayout& src) {
 
 Array import_foreign(const ForeignLayout& src, const std::function<DataPtr()>& adopt, std::optional<DType> dtype,
                      std::optional<Device> device, CopyMode copy, const char* api) {
-  byte_extent(src.shape, src.byte_strides, itemsize(src.dtype));
-  UMA_CHECK(src.device.is_cpu(), Runtime, api, ": device ", src.device.str(), " is not available in this build");
-  UMA_CHECK(!device || device->is_cpu(), Runtime, api, ": device ", device->str(), " is not available in this build");
+  const auto [lo, hi] = byte_extent(src.shape, src.byte_strides, itemsize(src.dtype));
+  if (!src.device.is_cpu()) cuda::require(src.device, api);
+  if (device && !device->is_cpu()) cuda::require(*device, api);
+  if (src.device.is_cpu() && device && !device->is_cpu()) {
+    if (copy == CopyMode::Never) return adopt_mapped(src, lo, hi, adopt, dtype, *device, api);
+    // Transfer: a native, element-aligned, C-contiguous source goes straight to the device;
+    // anything else is made a host array first (converted, gathered), then transferred.
+    const bool contiguous = !src.byteswapped && src.dtype != DType::Bool && (!dtype || *dtype == src.dtype) &&
+                            reinterpret_cast<uintptr_t>(src.ptr) % itemsize(src.dtype) == 0 &&
+                            c_contiguous_bytes(src.shape, src.byte_strides, itemsize(src.dtype));
+    if (contiguous) {
+      Array view(nullptr, src.ptr, src.shape, contiguous_strides(src.shape), src.dtype, false);
+      return to_device(view, *device);
+    }
+    return to_device(import_foreign(src, adopt, dtype, std::nullopt, CopyMode::Always, api), *device);
+  }
   CopyDecision d = decide_copy(src, dtype, device, copy, api);
   if (d.share) {
     const int64_t isz = static_cast<int64_t>(itemsize(src.dtype));
@@ -99,6 +150,23 @@ Array import_foreign(const ForeignLayout& src, const std::function<DataPtr()>& a
     for (std::size_t k = 0; k < st.size(); ++k) st[k] = src.byte_strides[k] % isz == 0 ? src.byte_strides[k] / isz : 0;  // only size-1 dims can differ
     auto storage = std::make_shared<Storage>(adopt());
     return Array(std::move(storage), src.ptr, src.shape, std::move(st), src.dtype, !src.readonly);
+  }
+  if (!src.device.is_cpu()) {
+    // Copy out of foreign device memory through a non-owning view of it; wait for the copy
+    // before returning, since the caller releases the producer's memory next.
+    UMA_CHECK(!src.byteswapped && reinterpret_cast<uintptr_t>(src.ptr) % itemsize(src.dtype) == 0, Value, api,
+              ": a byte-swapped or unaligned device buffer cannot be imported");
+    Strides st(src.byte_strides.size());
+    for (std::size_t k = 0; k < st.size(); ++k) {
+      UMA_CHECK(src.shape[k] <= 1 || src.byte_strides[k] % static_cast<int64_t>(itemsize(src.dtype)) == 0, Value,
+                api, ": device buffer with byte stride ", src.byte_strides[k], " not a multiple of the itemsize");
+      st[k] = src.byte_strides[k] / static_cast<int64_t>(itemsize(src.dtype));
+    }
+    auto none = std::make_shared<Storage>(DataPtr(src.ptr, 0, src.device, Origin::Adopted, nullptr, nullptr, src.kind));
+    Array view(std::move(none), src.ptr, src.shape, std::move(st), src.dtype, false);
+    Array out = to_device(view, device.value_or(src.device), dtype.value_or(src.dtype));
+    cuda::synchronize(src.device.index);
+    return out;
   }
   // Copy path. A native, element-aligned source is read through a temporary non-owning view
   // by the (parallel, memcpy-based) cast kernel, converting in the same pass when a dtype was

@@ -50,6 +50,11 @@ DType from_dlpack_dtype(DLDataType t) {
   __builtin_unreachable();
 }
 
+int32_t dlpack_device_code(const Array& a) {
+  if (a.device().is_cpu()) return kCPU;
+  return a.defined() && a.storage()->data.memory_kind() == MemoryKind::Managed ? kCUDAManaged : kCUDA;
+}
+
 namespace {
 // Owns what an exported tensor points at: a reference to the storage plus shape/strides.
 struct ExportCtx {
@@ -62,7 +67,7 @@ void fill(M* m, ExportCtx* ctx) {
   const Array& a = ctx->array;
   DLTensor& t = m->dl_tensor;
   t.data = a.size() == 0 ? nullptr : a.data();
-  t.device = {a.device().is_cpu() ? kCPU : kCUDA, a.device().index};
+  t.device = {a.device().is_cpu() ? kCPU : dlpack_device_code(a), a.device().index};
   t.ndim = static_cast<int32_t>(a.ndim());
   t.dtype = to_dlpack_dtype(a.dtype());
   t.shape = ctx->shape.data();
@@ -103,7 +108,8 @@ ForeignLayout layout_of(const DLTensor& t, bool readonly) {
   f.dtype = from_dlpack_dtype(t.dtype);
   switch (t.device.device_type) {
     case kCPU: case kCUDAHost: f.device = Device::cpu(); break;
-    case kCUDA: case kCUDAManaged: f.device = {DeviceType::CUDA, t.device.device_id}; break;
+    case kCUDA: f.device = {DeviceType::CUDA, t.device.device_id}; f.kind = MemoryKind::Device; break;
+    case kCUDAManaged: f.device = {DeviceType::CUDA, t.device.device_id}; f.kind = MemoryKind::Managed; break;
     default: UMA_FAIL(Runtime, "DLPack device type ", t.device.device_type, " is not supported");
   }
   UMA_CHECK(t.ndim == 0 || t.shape != nullptr, Value, "DLPack tensor has ndim ", t.ndim, " but a NULL shape");

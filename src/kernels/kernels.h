@@ -5,6 +5,7 @@
 #include "uma/array.h"
 #include "uma/error.h"
 #include "uma/ops.h"
+#include "kernels/cuda_kernels.h"
 
 namespace uma::kernels::cpu {
 
@@ -46,3 +47,28 @@ void scatter(const Array& dst, const Array& idx, int64_t axis, const Array& src,
 void add_into(const Array& dst, const Array& src);
 
 }  // namespace uma::kernels::cpu
+
+// The one device boundary of the eager ops: each entry point runs the kernel of the output's
+// device (operands are on that device; the ops layer moved or refused the others).
+namespace uma::kernels {
+
+inline void cast(const Array& src, const Array& dst) {
+  if (dst.device().is_cpu()) cpu::cast(src, dst); else cuda::cast(src, dst);
+}
+inline void binary(BinaryOp op, const Array& a, const Array& b, const Array& out) {
+  if (out.device().is_cpu()) cpu::binary(op, a, b, out); else cuda::binary(op, a, b, out);
+}
+inline void unary(UnaryOp op, const Array& a, const Array& out) {
+  if (out.device().is_cpu()) cpu::unary(op, a, out); else cuda::unary(op, a, out);
+}
+inline void where(const Array& cond, const Array& x, const Array& y, const Array& out) {
+  if (out.device().is_cpu()) cpu::where(cond, x, y, out); else cuda::where(cond, x, y, out);
+}
+inline void reduce(ReduceOp op, const Array& a, const std::vector<bool>& reduce_mask, const Array& out) {
+  if (out.device().is_cpu()) cpu::reduce(op, a, reduce_mask, out); else cuda::reduce(op, a, reduce_mask, out);
+}
+/// On a cuda device the chain runs op by op (one kernel per instruction, full-size
+/// temporaries): the same values as the fused cpu loop, without its single pass.
+void fused(const std::vector<Array>& inputs, const std::vector<FusedInstr>& code, const Array& out);
+
+}  // namespace uma::kernels

@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 
 #include "uma/error.h"
+#include "uma/memory/cuda.h"
 
 namespace uma {
 
@@ -14,17 +15,28 @@ namespace {
 constexpr std::size_t kMiB = std::size_t(1) << 20;
 constexpr std::size_t kAlign = 64;
 
-// Per-device adopted byte counters (index 0: cpu). Adopted host memory counts under cpu.
+// Adopted byte counters: host memory (whatever device maps it) counts under cpu, foreign
+// device and managed memory under its cuda device.
+constexpr int kMaxCuda = 64;
 std::atomic<int64_t> g_adopted_cpu{0};
+std::atomic<int64_t> g_adopted_cuda[kMaxCuda] = {};
+
+std::atomic<int64_t>& adopted_counter(Device device, MemoryKind kind) {
+  if (device.is_cpu() || kind == MemoryKind::Host || kind == MemoryKind::Mapped || device.index < 0 ||
+      device.index >= kMaxCuda)
+    return g_adopted_cpu;
+  return g_adopted_cuda[device.index];
+}
 
 struct Adoption {
   Deleter foreign;
   void* ctx;
+  std::atomic<int64_t>* counter;
 };
 
 void adopted_release(void* ctx, void* ptr, std::size_t nbytes) noexcept {
   auto* a = static_cast<Adoption*>(ctx);
-  g_adopted_cpu.fetch_sub(static_cast<int64_t>(nbytes), std::memory_order_relaxed);
+  a->counter->fetch_sub(static_cast<int64_t>(nbytes), std::memory_order_relaxed);
   Deleter d = a->foreign;
   void* c = a->ctx;
   delete a;
@@ -154,16 +166,27 @@ Allocator& host_allocator() {
 }
 
 MemoryStats memory_stats(Device device) {
-  UMA_CHECK(device.is_cpu(), Runtime, "device ", device.str(), " is not available in this build");
+  if (!device.is_cpu()) {
+    cuda::require(device, "memory_stats");
+    MemoryStats s = cuda::memory_stats(device.index);
+    s.adopted_bytes = adopted_counter(device, MemoryKind::Device).load(std::memory_order_relaxed);
+    cuda::transfer_bytes(device.index, &s.host_to_device_bytes, &s.device_to_host_bytes);
+    return s;
+  }
   MemoryStats s = host_allocator().stats();
   s.adopted_bytes = g_adopted_cpu.load(std::memory_order_relaxed);
   return s;
 }
 
 DataPtr adopt(void* ptr, std::size_t nbytes, Device device, Deleter deleter, void* ctx) {
-  auto* a = new Adoption{deleter, ctx};
-  g_adopted_cpu.fetch_add(static_cast<int64_t>(nbytes), std::memory_order_relaxed);
-  return DataPtr(ptr, nbytes, device, Origin::Adopted, &adopted_release, a);
+  return adopt(ptr, nbytes, device, deleter, ctx, device.is_cpu() ? MemoryKind::Host : MemoryKind::Device);
+}
+
+DataPtr adopt(void* ptr, std::size_t nbytes, Device device, Deleter deleter, void* ctx, MemoryKind kind) {
+  std::atomic<int64_t>& counter = adopted_counter(device, kind);
+  auto* a = new Adoption{deleter, ctx, &counter};
+  counter.fetch_add(static_cast<int64_t>(nbytes), std::memory_order_relaxed);
+  return DataPtr(ptr, nbytes, device, Origin::Adopted, &adopted_release, a, kind);
 }
 
 }  // namespace uma

@@ -4,6 +4,16 @@
 
 namespace uma {
 
+const char* memory_kind_name(MemoryKind k) noexcept {
+  switch (k) {
+    case MemoryKind::Host: return "host";
+    case MemoryKind::Device: return "device";
+    case MemoryKind::Managed: return "managed";
+    case MemoryKind::Mapped: return "mapped";
+  }
+  return "host";
+}
+
 std::string Device::str() const {
   if (type == DeviceType::CPU) return "cpu";
   return "cuda:" + std::to_string(index);

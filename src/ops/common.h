@@ -2,6 +2,7 @@
 #pragma once
 #include "uma/error.h"
 #include "uma/ops.h"
+#include "uma/transfer.h"
 
 namespace uma::ops::detail {
 
@@ -9,5 +10,9 @@ namespace uma::ops::detail {
 Array broadcast_view(const Array& a, const Shape& shape);
 /// TypeError unless `t` has compute kernels.
 void check_compute(const char* op, DType t);
+/// The device an op runs on: that of its operands. 0-d host arrays (scalars) join an op on a
+/// cuda device (moved there); RuntimeError naming `op` and both devices for any other mix.
+/// Updates the moved arrays in place.
+Device common_device(const char* op, const std::vector<Array*>& arrays);
 
 }  // namespace uma::ops::detail

@@ -8,8 +8,9 @@
 namespace uma::ops {
 
 Array astype(const Array& a, DType dtype) {
-  Array out = Array::empty(a.shape(), dtype);
-  kernels::cpu::cast(a, out);
+  if (!a.device().is_cpu() && (is_complex(a.dtype()) || is_complex(dtype))) return to_device(a, a.device(), dtype);
+  Array out = Array::empty(a.shape(), dtype, a.device());
+  kernels::cast(a, out);
   return out;
 }
 
@@ -38,6 +39,8 @@ bool may_overlap(const Array& a, const Array& b) {
 }  // namespace
 
 void assign(const Array& dst, const Array& src) {
+  require_host("assign", dst);
+  require_host("assign", src);
   UMA_CHECK(dst.writable(), Value, "assignment destination is read-only");
   Shape s = broadcast_shapes(dst.shape(), src.shape(), "assign");
   UMA_CHECK(s == dst.shape(), Value, "could not broadcast input array from shape ", shape_str(src.shape()),

@@ -106,18 +106,20 @@ std::pair<DType, DType> binary_types(BinaryOp op, DType ct) {
 
 DType binary_result_dtype(BinaryOp op, DType a, DType b) { return binary_types(op, promote_types(a, b)).second; }
 
-Array binary(BinaryOp op, const Array& a, const Array& b) {
+Array binary(BinaryOp op, const Array& a0, const Array& b0) {
+  Array a = a0, b = b0;
+  const Device dev = detail::common_device(op_name(op), {&a, &b});
   const auto [ct, rt] = binary_types(op, promote_types(a.dtype(), b.dtype()));
   const Shape shape = broadcast_shapes(a.shape(), b.shape(), op_name(op));
   Array A = a.dtype() == ct ? a : astype(a, ct);
   Array B = b.dtype() == ct ? b : astype(b, ct);
   if (op == BinaryOp::Power && is_integer(ct)) {
     Array neg = reduce(ReduceOp::Any, binary(BinaryOp::Less, B, scalar_array(Scalar::from_int(0), ct)), std::nullopt, false);
-    UMA_CHECK(!*neg.data_as<bool>(), Value, "power: integers to negative integer powers are not allowed");
+    UMA_CHECK(!*to_host(neg).data_as<bool>(), Value, "power: integers to negative integer powers are not allowed");
   }
   const bool boolean_out = is_comparison(op) || op == BinaryOp::LogicalAnd || op == BinaryOp::LogicalOr;
-  Array out = Array::empty(shape, boolean_out ? DType::Bool : ct);
-  kernels::cpu::binary(op, broadcast_view(A, shape), broadcast_view(B, shape), out);
+  Array out = Array::empty(shape, boolean_out ? DType::Bool : ct, dev);
+  kernels::binary(op, broadcast_view(A, shape), broadcast_view(B, shape), out);
   return out.dtype() == rt ? out : astype(out, rt);
 }
 
@@ -147,19 +149,21 @@ Array unary(UnaryOp op, const Array& a) {
       break;
   }
   Array A = t == ct ? a : astype(a, ct);
-  Array out = Array::empty(a.shape(), op == UnaryOp::LogicalNot ? DType::Bool : ct);
-  kernels::cpu::unary(op, A, out);
+  Array out = Array::empty(a.shape(), op == UnaryOp::LogicalNot ? DType::Bool : ct, a.device());
+  kernels::unary(op, A, out);
   return out.dtype() == rt ? out : astype(out, rt);
 }
 
-Array where(const Array& cond, const Array& x, const Array& y) {
+Array where(const Array& cond0, const Array& x0, const Array& y0) {
+  Array cond = cond0, x = x0, y = y0;
+  const Device dev = detail::common_device("where", {&cond, &x, &y});
   const DType t = promote_types(x.dtype(), y.dtype());
   const Shape shape = broadcast_shapes(broadcast_shapes(cond.shape(), x.shape(), "where"), y.shape(), "where");
   Array C = cond.dtype() == DType::Bool ? cond : astype(cond, DType::Bool);
   Array X = x.dtype() == t ? x : astype(x, t);
   Array Y = y.dtype() == t ? y : astype(y, t);
-  Array out = Array::empty(shape, t);
-  kernels::cpu::where(broadcast_view(C, shape), broadcast_view(X, shape), broadcast_view(Y, shape), out);
+  Array out = Array::empty(shape, t, dev);
+  kernels::where(broadcast_view(C, shape), broadcast_view(X, shape), broadcast_view(Y, shape), out);
   return out;
 }
 
@@ -190,6 +194,10 @@ bool is_fusable(UnaryOp op, DType t) noexcept {
 }
 
 Array fused_elementwise(const std::vector<Array>& inputs, const std::vector<FusedInstr>& code, DType dtype) {
+  std::vector<Array> moved(inputs);
+  std::vector<Array*> ptrs;
+  for (Array& t : moved) ptrs.push_back(&t);
+  const Device dev = ptrs.empty() ? Device::cpu() : detail::common_device("fused_elementwise", ptrs);
   UMA_CHECK(!code.empty(), Value, "fused_elementwise: empty program");
   Shape shape;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
@@ -208,12 +216,13 @@ Array fused_elementwise(const std::vector<Array>& inputs, const std::vector<Fuse
               c.binary ? op_name(static_cast<BinaryOp>(c.op)) : op_name(static_cast<UnaryOp>(c.op)),
               " cannot be fused for dtype ", dtype_name(dtype));
   }
-  Array out = Array::empty(shape, dtype);
-  kernels::cpu::fused(inputs, code, out);
+  Array out = Array::empty(shape, dtype, dev);
+  kernels::fused(moved, code, out);
   return out;
 }
 
 Array one_hot(const Array& indices, int64_t depth, DType dtype) {
+  require_host("one_hot", indices);
   UMA_CHECK(is_integer(indices.dtype()), Type, "one_hot: indices must have an integer dtype, got ",
             dtype_name(indices.dtype()));
   UMA_CHECK(depth >= 0, Value, "one_hot: depth must be non-negative, got ", depth);

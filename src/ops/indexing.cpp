@@ -73,6 +73,7 @@ const char* update_name(bool inc) { return inc ? "inc_subtensor" : "set_subtenso
 }  // namespace
 
 Array take(const Array& a0, const Array& indices, std::optional<int64_t> axis0) {
+  require_host("take", a0);
   Array a = axis0 ? contiguous(a0) : reshape(a0, {a0.size()});
   const int64_t axis = axis0 ? normalize_axis(*axis0, a.ndim(), "take") : 0;
   a = contiguous(a);
@@ -88,11 +89,13 @@ Array take(const Array& a0, const Array& indices, std::optional<int64_t> axis0) 
 }
 
 Array mask_select(const Array& a, const Array& mask) {
+  require_host("getitem", a);
   Array pos = mask_positions("getitem", a, mask);
   return take(flatten_leading(contiguous(a), mask.ndim()), pos, 0);
 }
 
 Array update_basic(const Array& x, const std::vector<IndexItem>& index, const Array& y, bool inc) {
+  require_host(inc ? "inc_subtensor" : "set_subtensor", x);
   const char* op = update_name(inc);
   Array out = copy(x);
   Array dst = getitem(out, index);
@@ -103,6 +106,7 @@ Array update_basic(const Array& x, const std::vector<IndexItem>& index, const Ar
 }
 
 Array update_take(const Array& x, const Array& indices, int64_t axis0, const Array& y, bool inc) {
+  require_host(inc ? "inc_subtensor" : "set_subtensor", x);
   const char* op = update_name(inc);
   const int64_t axis = normalize_axis(axis0, x.ndim(), op);
   Array idx = normalized_indices(op, indices, x.shape()[axis], axis);
@@ -116,6 +120,7 @@ Array update_take(const Array& x, const Array& indices, int64_t axis0, const Arr
 }
 
 Array update_mask(const Array& x, const Array& mask, const Array& y, bool inc) {
+  require_host(inc ? "inc_subtensor" : "set_subtensor", x);
   const char* op = update_name(inc);
   Array pos = mask_positions(op, x, mask);
   Shape region{pos.size()};

@@ -9,12 +9,20 @@
 
 namespace uma::ops {
 
-Array matmul(const Array& a0, const Array& b0) {
+Array matmul(const Array& a00, const Array& b00) {
+  Array a0 = a00, b0 = b00;
+  const Device dev = detail::common_device("matmul", {&a0, &b0});
   UMA_CHECK(a0.ndim() > 0 && b0.ndim() > 0, Value, "matmul: input operand ", a0.ndim() == 0 ? 0 : 1,
             " does not have enough dimensions (has 0, requires at least 1)");
   const DType t = promote_types(a0.dtype(), b0.dtype());
-  if (t == DType::Float16 || t == DType::BFloat16)
-    return astype(matmul(astype(a0, DType::Float32), astype(b0, DType::Float32)), t);
+  if (dev.is_cpu()) {
+    if (t == DType::Float16 || t == DType::BFloat16)  // BLAS in float32, rounded once
+      return astype(matmul(astype(a0, DType::Float32), astype(b0, DType::Float32)), t);
+  } else {
+    UMA_CHECK(t == DType::Float16 || t == DType::BFloat16 || t == DType::Float32 || t == DType::Float64, Type,
+              "matmul: dtype ", dtype_name(t), " is not supported on ", dev.str(),
+              " yet (cuBLAS path: float16, bfloat16, float32, float64)");
+  }
   Array a = a0.dtype() == t ? a0 : astype(a0, t);
   Array b = b0.dtype() == t ? b0 : astype(b0, t);
   const bool a1 = a.ndim() == 1, b1 = b.ndim() == 1;
@@ -29,12 +37,13 @@ Array matmul(const Array& a0, const Array& b0) {
   Shape full = batch;
   full.push_back(M);
   full.push_back(N);
-  Array out = Array::empty(full, t);
+  Array out = Array::empty(full, t, dev);
   Shape sa = batch, sb = batch;
   sa.push_back(M); sa.push_back(K);
   sb.push_back(K); sb.push_back(N);
   Array A = detail::broadcast_view(a, sa), B = detail::broadcast_view(b, sb);
-  const int64_t nb = checked_size(batch), nbd = static_cast<int64_t>(batch.size());
+  if (!dev.is_cpu()) kernels::cuda::matmul(A, B, out);  // one strided-batched cuBLAS call
+  const int64_t nb = dev.is_cpu() ? checked_size(batch) : 0, nbd = static_cast<int64_t>(batch.size());
   Strides bc = contiguous_strides(batch);
   const int64_t isz = static_cast<int64_t>(itemsize(t));
   for (int64_t i = 0; i < nb; ++i) {

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "kernels/cpu/vmath.h"
+#include "kernels/cuda_kernels.h"
 #include "ops/common.h"
 
 namespace uma::ops {
@@ -33,6 +34,7 @@ XentArgs check_xent(const char* op, const Array& logits, const Array& labels) {
             ", got ", shape_str(labels.shape()));
   XentArgs a{contiguous(logits), labels.dtype() == DType::Int64 ? contiguous(labels) : astype(labels, DType::Int64),
              logits.shape()[0], logits.shape()[1]};
+  if (!a.y.device().is_cpu()) return a;  // the cuda kernel checks the labels
   const int64_t* y = a.y.data_as<int64_t>();
   for (int64_t i = 0; i < a.n; ++i)
     UMA_CHECK(y[i] >= 0 && y[i] < a.c, Value, op, ": label ", y[i], " at position ", i, " is out of range [0, ",
@@ -89,17 +91,25 @@ void xent_backward(const XentArgs& a, const T* g, int64_t gstride, T* out) {
 
 }  // namespace
 
-Array softmax_cross_entropy(const Array& logits, const Array& labels) {
+Array softmax_cross_entropy(const Array& logits0, const Array& labels0) {
+  Array logits = logits0, labels = labels0;
+  const Device dev = detail::common_device("softmax_cross_entropy", {&logits, &labels});
   if (logits.dtype() == DType::Float16 || logits.dtype() == DType::BFloat16)  // computed in float32
     return astype(softmax_cross_entropy(astype(logits, DType::Float32), labels), logits.dtype());
   XentArgs a = check_xent("softmax_cross_entropy", logits, labels);
-  Array out = Array::empty({a.n}, logits.dtype());
+  Array out = Array::empty({a.n}, logits.dtype(), dev);
+  if (!dev.is_cpu()) {
+    kernels::cuda::softmax_xent("softmax_cross_entropy", a.z, a.y, nullptr, 0, out);
+    return out;
+  }
   if (logits.dtype() == DType::Float32) xent_forward<float>(a, out.data_as<float>());
   else xent_forward<double>(a, out.data_as<double>());
   return out;
 }
 
-Array softmax_cross_entropy_grad(const Array& grad, const Array& logits, const Array& labels) {
+Array softmax_cross_entropy_grad(const Array& grad0, const Array& logits0, const Array& labels0) {
+  Array grad = grad0, logits = logits0, labels = labels0;
+  const Device dev = detail::common_device("softmax_cross_entropy_grad", {&grad, &logits, &labels});
   if (logits.dtype() == DType::Float16 || logits.dtype() == DType::BFloat16)
     return astype(softmax_cross_entropy_grad(astype(grad, DType::Float32), astype(logits, DType::Float32), labels),
                   logits.dtype());
@@ -110,7 +120,11 @@ Array softmax_cross_entropy_grad(const Array& grad, const Array& logits, const A
             " does not broadcast to ", shape_str(gshape));
   Array g = grad.dtype() == logits.dtype() ? grad : astype(grad, logits.dtype());
   const int64_t gstride = g.ndim() == 0 || g.shape()[0] == 1 ? 0 : g.strides()[0];
-  Array out = Array::empty(logits.shape(), logits.dtype());
+  Array out = Array::empty(logits.shape(), logits.dtype(), dev);
+  if (!dev.is_cpu()) {
+    kernels::cuda::softmax_xent("softmax_cross_entropy_grad", a.z, a.y, &g, gstride, out);
+    return out;
+  }
   if (logits.dtype() == DType::Float32) xent_backward<float>(a, g.data_as<float>(), gstride, out.data_as<float>());
   else xent_backward<double>(a, g.data_as<double>(), gstride, out.data_as<double>());
   return out;

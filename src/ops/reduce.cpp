@@ -91,6 +91,7 @@ DType stat_dtype(DType t) {
 
 Array var_impl(const char* name, const Array& a, const std::optional<std::vector<int64_t>>& axes, double ddof,
                bool keepdims, bool take_sqrt) {
+  require_host(name, a);
   Plan p = plan_reduce(name, a, axes, keepdims);
   Array out = Array::empty(p.kept_shape, stat_dtype(a.dtype()));
   kernels::cpu::var(a, p.mask, ddof, take_sqrt, out);
@@ -98,6 +99,7 @@ Array var_impl(const char* name, const Array& a, const std::optional<std::vector
 }
 
 Array cumulate(const char* name, const Array& a0, std::optional<int64_t> axis0, bool product) {
+  require_host(name, a0);
   Array a = a0;
   int64_t axis = 0;
   if (!axis0) a = reshape(a0, {a0.size()});
@@ -119,8 +121,15 @@ Array reduce(ReduceOp op, const Array& a, const std::optional<std::vector<int64_
               op == ReduceOp::Max ? "maximum" : "minimum", " which has no identity");
     UMA_CHECK(!arg, Value, name, ": attempt to get ", name, " of an empty sequence");
   }
-  Array out = Array::empty(p.kept_shape, reduce_result_dtype(op, a.dtype()));
-  kernels::cpu::reduce(op, a, p.mask, out);
+  const DType rt = reduce_result_dtype(op, a.dtype());
+  if (!a.device().is_cpu()) {
+    const DType t = a.dtype();
+    UMA_CHECK(t == DType::Bool || t == DType::Int32 || t == DType::Int64 || t == DType::Float32 ||
+                  t == DType::Float64, Type, name, ": dtype ", dtype_name(t), " is not supported on ",
+              a.device().str(), " yet (bool, int32, int64, float32, float64)");
+  }
+  Array out = Array::empty(p.kept_shape, rt, a.device());
+  kernels::reduce(op, a, p.mask, out);
   return finish(out, p, keepdims);
 }
 
@@ -135,6 +144,7 @@ Array std_dev(const Array& a, const std::optional<std::vector<int64_t>>& axes, d
 Array logsumexp(const Array& a, const std::optional<std::vector<int64_t>>& axes, bool keepdims) {
   UMA_CHECK(!is_complex(a.dtype()), Type, "logsumexp: complex input (", dtype_name(a.dtype()),
             ") is not supported");
+  require_host("logsumexp", a);
   Plan p = plan_reduce("logsumexp", a, axes, keepdims);
   Array out = Array::empty(p.kept_shape, stat_dtype(a.dtype()));
   kernels::cpu::logsumexp(a, p.mask, out);

@@ -20,7 +20,12 @@ struct ForeignLayout {
   Shape shape;
   std::vector<int64_t> byte_strides;  // may be negative or zero
   Device device = Device::cpu();
+  MemoryKind kind = MemoryKind::Host;  // Device or Managed for cuda sources
   bool readonly = false;
+  // The whole allocation the view lies in, when known (a NumPy view's base buffer): host
+  // registration for copy=False on cuda registers this range so that views share it.
+  void* alloc_base = nullptr;
+  std::size_t alloc_nbytes = 0;
 };
 
 /// What decide_copy concluded.
@@ -39,6 +44,9 @@ CopyDecision decide_copy(const ForeignLayout& src, std::optional<DType> dtype, s
 /// Imports a foreign buffer under the copy rules. `adopt` is called only when memory is
 /// shared and must return an Adopted DataPtr keeping the source alive. The copy path reads
 /// the source during this call only. Result is read-only iff shared and src.readonly.
+/// Devices: a host source wanted on cuda is transferred (copy=None/True) or adopted as a
+/// "mapped" array through host registration (copy=False; CopyError when impossible); a cuda
+/// source is shared on its own device, else copied (through the host for a dtype change).
 Array import_foreign(const ForeignLayout& src, const std::function<DataPtr()>& adopt, std::optional<DType> dtype,
                      std::optional<Device> device, CopyMode copy, const char* api);
 

@@ -12,6 +12,9 @@ dlpack::DLDataType to_dlpack_dtype(DType t);
 /// (sub-byte and FP8 types, lanes != 1, opaque handles, unknown codes).
 DType from_dlpack_dtype(dlpack::DLDataType t);
 
+/// The DLPack device type of `a`: kCPU, kCUDA (device and mapped memory) or kCUDAManaged.
+int32_t dlpack_device_code(const Array& a);
+
 /// A new versioned managed tensor viewing `a` (strides always filled in, data NULL for
 /// size 0). It holds a reference to a's storage until its deleter runs. Flags: READ_ONLY
 /// when !a.writable(), IS_COPIED when `copied`.

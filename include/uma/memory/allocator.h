@@ -17,6 +17,10 @@ struct MemoryStats {
   int64_t cached_bytes = 0;
   int64_t peak_bytes = 0;
   int64_t adopted_bytes = 0;
+  // cuda devices only: bytes copied host -> device and device -> host since the process
+  // started (array transfers through uma/transfer.h and the memory layer's copies).
+  int64_t host_to_device_bytes = 0;
+  int64_t device_to_host_bytes = 0;
 };
 
 /// A tiny allocator interface: allocate pooled bytes of a device.
@@ -42,5 +46,8 @@ MemoryStats memory_stats(Device device);
 /// `deleter(ctx, ptr, nbytes)` runs exactly once and nothing is cached. The bytes count
 /// under adopted_bytes of `device` while alive.
 DataPtr adopt(void* ptr, std::size_t nbytes, Device device, Deleter deleter, void* ctx);
+/// The same with an explicit memory kind: Host and Mapped bytes count under "cpu", Device and
+/// Managed bytes under their cuda device.
+DataPtr adopt(void* ptr, std::size_t nbytes, Device device, Deleter deleter, void* ctx, MemoryKind kind);
 
 }  // namespace uma

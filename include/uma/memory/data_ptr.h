@@ -27,7 +27,12 @@ class DataPtr {
  public:
   DataPtr() = default;
   DataPtr(void* ptr, std::size_t nbytes, Device device, Origin origin, Deleter deleter, void* ctx) noexcept
-      : ptr_(ptr), nbytes_(nbytes), device_(device), origin_(origin), deleter_(deleter), ctx_(ctx) {}
+      : ptr_(ptr), nbytes_(nbytes), device_(device), origin_(origin), deleter_(deleter), ctx_(ctx),
+        kind_(device.is_cpu() ? MemoryKind::Host : MemoryKind::Device) {}
+  /// The same with an explicit memory kind (managed and mapped memory of a cuda device).
+  DataPtr(void* ptr, std::size_t nbytes, Device device, Origin origin, Deleter deleter, void* ctx,
+          MemoryKind kind) noexcept
+      : ptr_(ptr), nbytes_(nbytes), device_(device), origin_(origin), deleter_(deleter), ctx_(ctx), kind_(kind) {}
   DataPtr(const DataPtr&) = delete;
   DataPtr& operator=(const DataPtr&) = delete;
   DataPtr(DataPtr&& o) noexcept { swap(o); }
@@ -44,6 +49,7 @@ class DataPtr {
   std::size_t nbytes() const noexcept { return nbytes_; }
   Device device() const noexcept { return device_; }
   Origin origin() const noexcept { return origin_; }
+  MemoryKind memory_kind() const noexcept { return kind_; }
   bool is_adopted() const noexcept { return origin_ == Origin::Adopted; }
   explicit operator bool() const noexcept { return deleter_ != nullptr; }
 
@@ -67,6 +73,7 @@ class DataPtr {
     std::swap(origin_, o.origin_);
     std::swap(deleter_, o.deleter_);
     std::swap(ctx_, o.ctx_);
+    std::swap(kind_, o.kind_);
   }
   void* ptr_ = nullptr;
   std::size_t nbytes_ = 0;
@@ -74,6 +81,7 @@ class DataPtr {
   Origin origin_ = Origin::Pooled;
   Deleter deleter_ = nullptr;
   void* ctx_ = nullptr;
+  MemoryKind kind_ = MemoryKind::Host;
 };
 
 }  // namespace uma

@@ -7,6 +7,14 @@ namespace uma {
 
 enum class DeviceType : int32_t { CPU = 1, CUDA = 2 };
 
+/// How a device reaches an allocation's bytes (Python: `Array.memory_kind`).
+///   Host    — ordinary host memory (a cpu array);
+///   Device  — GPU memory (cudaMalloc, the default for a cuda array);
+///   Managed — unified memory: CPU and GPU address the same pages (cudaMallocManaged);
+///   Mapped  — registered host memory the GPU reads over the bus (cudaHostRegister).
+enum class MemoryKind : unsigned char { Host, Device, Managed, Mapped };
+const char* memory_kind_name(MemoryKind k) noexcept;
+
 /// A device: type and ordinal. str(): "cpu" or "cuda:N".
 struct Device {
   DeviceType type = DeviceType::CPU;

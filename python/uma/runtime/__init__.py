@@ -22,8 +22,13 @@ register_backend("reference", ReferenceLinker(), replace=True)
 register_backend("cpu", CpuLinker(), replace=True)
 register_backend("numpy", NumpyLinker(), replace=True)
 
+from .cuda_linker import CudaLinker  # noqa: E402
+
+if CudaLinker.available():  # "cuda" exists only where a GPU is usable (get_linker explains otherwise)
+    register_backend("cuda", CudaLinker(), replace=True)
+
 __all__ = [
     "shared", "SharedVariable", "Container", "function", "Function", "Linker",
-    "register_backend", "backends", "get_linker", "ReferenceLinker", "CpuLinker", "NumpyLinker",
+    "register_backend", "backends", "get_linker", "ReferenceLinker", "CpuLinker", "NumpyLinker", "CudaLinker",
     "HOST", "filter_host", "dprint", "verify_grad",
 ]

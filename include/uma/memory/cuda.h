@@ -1,0 +1,93 @@
+// uma/memory/cuda.h — the CUDA memory layer: availability, uma's streams, the device caching
+// allocator, managed memory, host registration ("mapped") and host<->device transfers.
+//
+// Implemented in src/memory/cuda/ (built when nvcc is found) and src/memory/no_cuda/ (stubs:
+// every call that needs a GPU raises RuntimeError "uma was built without CUDA support").
+// Nothing here links libcuda or libcublas: the CUDA runtime is linked statically and reports
+// a missing driver as an error, so `import uma` works on a machine without a GPU.
+//
+// Note [CUDA streams]
+// uma issues all of its GPU work for device n on one non-blocking stream, stream(n). Work is
+// ordered on that stream, so a block freed into the device cache may be handed out again at
+// once to later work on the same stream (stream-ordered reuse). Every function here that
+// returns host-visible results (copy_to_host, synchronize) waits for that stream first.
+// DLPack consumers get the handshake of the Array API standard through stream_wait_for.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "uma/memory/allocator.h"
+
+namespace uma::cuda {
+
+/// True when this build contains the CUDA code (nvcc was found at build time).
+bool built_with_cuda() noexcept;
+/// Number of usable GPUs: 0 without CUDA support, without a driver or without a GPU. Never throws.
+int device_count() noexcept;
+/// device_count() > 0.
+bool is_available() noexcept;
+/// Why no GPU is usable ("" when one is): no CUDA in the build, no driver, no device.
+std::string unavailable_reason();
+/// RuntimeError naming `api`, the device and the reason unless `d` is a usable cuda device.
+void require(Device d, const char* api);
+
+/// Waits for uma's stream on `device` and for the device (cudaDeviceSynchronize).
+void synchronize(int device);
+/// uma's stream on `device` (a cudaStream_t), created on first use (Note [CUDA streams]).
+void* stream(int device);
+/// DLPack handshake (Array API standard): make the consumer's stream wait for the work uma
+/// queued on stream(device). `consumer`: 1 legacy default stream, 2 per-thread default
+/// stream, > 2 a cudaStream_t; -1 means "no synchronisation" and does nothing. ValueError
+/// for 0 or other negative values.
+void stream_wait_for(int device, int64_t consumer);
+
+/// The caching device allocator of `device` (policy: src/memory/cuda/device_allocator.h).
+Allocator& device_allocator(int device);
+/// active/cached/peak bytes of the device allocator (uma::memory_stats adds adopted_bytes:
+/// foreign device and managed memory; registered host memory counts under "cpu", DESIGN.md).
+MemoryStats memory_stats(int device);
+/// Returns the device allocator's cached blocks to the driver.
+void clear_cache(int device);
+
+/// `nbytes` of managed (unified) memory, prefetch-free, not cached; memory_kind Managed.
+DataPtr allocate_managed(std::size_t nbytes, int device);
+
+/// Copies `n` bytes host -> device through the pinned staging pool (parallel host copies
+/// into pinned chunks overlapped with asynchronous DMA). Returns when `dst` holds the bytes
+/// and `src` may be reused. `src` may be pageable; `dst` any device or managed pointer.
+void copy_to_device(void* dst, const void* src, std::size_t n, int device);
+/// Copies `n` bytes device -> host through the staging pool; returns when `dst` holds them.
+void copy_to_host(void* dst, const void* src, std::size_t n, int device);
+/// Copies `n` bytes device -> device on stream(device) (asynchronous, stream-ordered).
+void copy_on_device(void* dst, const void* src, std::size_t n, int device);
+
+/// Adopts host memory as a Mapped DataPtr of cuda `device` (zero copies: kernels read it
+/// over the bus). `host_owner` is the Adopted host DataPtr keeping the source alive (it alone
+/// counts the bytes, under memory_stats("cpu").adopted_bytes). The registered range is
+/// [base, base + base_nbytes), which must contain [ptr, ptr + nbytes); overlapping adoptions
+/// share one registration by reference count (Note [Shared registrations] in
+/// src/memory/cuda/registry.cpp). `readonly` registers read-only (needed for PROT_READ
+/// mappings). On release the registration is dropped (unregistered exactly once, when its
+/// last user goes), then host_owner is released. CopyError when the range cannot be
+/// registered (it partly overlaps another registration, or the driver refuses); a failed
+/// registration leaves no error state behind. `*gpu_readonly` is set when the GPU may only
+/// read the range. The result's pointer is the device address of `ptr`.
+DataPtr adopt_mapped(DataPtr host_owner, void* ptr, std::size_t nbytes, void* base, std::size_t base_nbytes,
+                     bool readonly, int device, bool* gpu_readonly);
+/// Number of live host registrations made by uma (tests).
+std::size_t registration_count();
+
+/// What a pointer is to the CUDA runtime.
+enum class PointerKind { Unregistered, Host, Device, Managed };
+/// Classifies `p` (Unregistered for any pointer CUDA does not know); `*device` gets its device.
+PointerKind pointer_kind(const void* p, int* device);
+
+/// Bytes copied host -> device (*h2d) and device -> host (*d2h) by copy_to_device /
+/// copy_to_host for `device` since the process started (memory_stats of a cuda device).
+void transfer_bytes(int device, int64_t* h2d, int64_t* d2h);
+
+/// Pinned bytes held by the transfer staging pool (allocated at the first large transfer).
+std::size_t staging_bytes();
+
+}  // namespace uma::cuda

@@ -1,0 +1,53 @@
+"""uma.cuda: CUDA devices.
+
+``is_available()`` and ``device_count()`` never raise: in a build without CUDA, without a
+driver or without a GPU they report ``False`` / ``0`` and ``unavailable_reason()`` says why;
+creating a cuda array then raises ``RuntimeError`` naming the reason.
+"""
+from __future__ import annotations
+
+from . import _core
+
+__all__ = ["is_available", "device_count", "synchronize", "built_with_cuda", "unavailable_reason", "empty_managed"]
+
+_c = _core.cuda
+
+
+def is_available() -> bool:
+    """True when at least one CUDA GPU is usable by uma."""
+    return _c.is_available()
+
+
+def device_count() -> int:
+    """Number of usable CUDA GPUs (0 without CUDA support, driver or GPU)."""
+    return _c.device_count()
+
+
+def synchronize(device=None) -> None:
+    """Wait for every GPU operation uma queued on ``device`` (default ``"cuda:0"``).
+
+    ``device``: an int, ``"cuda:N"`` or a ``uma.Device``. RuntimeError naming why when CUDA
+    is not available.
+    """
+    _c.synchronize(device)
+
+
+def built_with_cuda() -> bool:
+    """True when this build of uma contains the CUDA code (nvcc was found at build time)."""
+    return _c.built_with_cuda()
+
+
+def unavailable_reason() -> str:
+    """Why no GPU is usable (``""`` when one is)."""
+    return _c.unavailable_reason()
+
+
+def empty_managed(shape, dtype=None, device=None):
+    """A C-contiguous ``uma.Array`` of ``shape`` in managed (unified) memory of ``device``.
+
+    ``a.memory_kind == "managed"``: CPU and GPU address the same pages. Contents undefined;
+    dtype defaults to float32. RuntimeError when CUDA is not available.
+    """
+    if isinstance(shape, int):
+        shape = (shape,)
+    return _c._empty_managed(tuple(shape), dtype, device)

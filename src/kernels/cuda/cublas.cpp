@@ -1,0 +1,188 @@
+// matmul on cuda devices through cuBLAS (kernels/cuda_kernels.h).
+//
+// Note [cuBLAS by dlopen]
+// uma links no cuBLAS: the library is opened with dlopen at the first GPU matmul (so builds
+// need no cuBLAS headers or libraries and `import uma` never loads it), and the few entry
+// points used are declared here from the cuBLAS API documentation. Every product is one
+// cublasGemmStridedBatchedEx call (batch 1 for a single matrix) on uma's stream: float32 and
+// float64 with their own compute type (no TF32), float16/bfloat16 with float32 compute.
+// Row-major C = A @ B is computed as the column-major C^T = B^T A^T.
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <string>
+
+#include "kernels/cuda_kernels.h"
+#include "memory/cuda/cuda_check.h"
+#include "uma/error.h"
+#include "uma/memory/cuda.h"
+
+namespace uma::kernels::cuda {
+
+namespace {
+
+using Handle = void*;  // cublasHandle_t
+// cublasComputeType_t values (cublas_api.h).
+constexpr int kCompute32F = 68, kCompute64F = 70;
+constexpr int kGemmDefault = -1;  // CUBLAS_GEMM_DEFAULT
+constexpr int kOpN = 0, kOpT = 1;
+
+using CreateFn = int (*)(Handle*);
+using SetStreamFn = int (*)(Handle, cudaStream_t);
+using GemmFn = int (*)(Handle, int transa, int transb, int m, int n, int k, const void* alpha, const void* A,
+                       int Atype, int lda, long long strideA, const void* B, int Btype, int ldb, long long strideB,
+                       const void* beta, void* C, int Ctype, int ldc, long long strideC, int batchCount,
+                       int computeType, int algo);
+
+struct Cublas {
+  std::mutex mu;
+  bool tried = false;
+  std::string error;
+  CreateFn create = nullptr;
+  SetStreamFn set_stream = nullptr;
+  GemmFn gemm = nullptr;
+  Handle handles[64] = {};
+};
+
+Cublas& lib() {
+  static Cublas* c = new Cublas();  // leaked: used until process exit
+  return *c;
+}
+
+// The cuBLAS handle of `device` bound to uma's stream; RuntimeError when cuBLAS cannot load.
+Handle handle(int device) {
+  Cublas& c = lib();
+  std::lock_guard<std::mutex> lock(c.mu);
+  if (!c.tried) {
+    c.tried = true;
+    std::string tried;
+    void* so = nullptr;
+    const char* env = std::getenv("UMA_CUBLAS");
+    for (const char* name : {env, "libcublas.so.13", "libcublas.so.12", "libcublas.so",
+                             "/usr/local/cuda/lib64/libcublas.so.13", "/usr/local/cuda/lib64/libcublas.so"}) {
+      if (!name || !*name) continue;
+      so = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+      if (so) break;
+      const char* e = dlerror();
+      tried += std::string(tried.empty() ? "" : "; ") + (e ? e : name);
+    }
+    if (so) {
+      c.create = reinterpret_cast<CreateFn>(dlsym(so, "cublasCreate_v2"));
+      c.set_stream = reinterpret_cast<SetStreamFn>(dlsym(so, "cublasSetStream_v2"));
+      c.gemm = reinterpret_cast<GemmFn>(dlsym(so, "cublasGemmStridedBatchedEx"));
+      if (!c.create || !c.set_stream || !c.gemm) c.error = "libcublas lacks cublasGemmStridedBatchedEx";
+    } else {
+      c.error = "cannot load libcublas (set UMA_CUBLAS to its path): " + tried;
+    }
+  }
+  UMA_CHECK(c.error.empty(), Runtime, "matmul on cuda:", device, ": ", c.error);
+  UMA_CHECK(device >= 0 && device < 64, Runtime, "matmul on cuda: device index ", device, " out of range");
+  if (!c.handles[device]) {
+    uma::cuda::detail::DeviceGuard guard(device);
+    Handle h = nullptr;
+    const int st = c.create(&h);
+    UMA_CHECK(st == 0, Runtime, "matmul on cuda:", device, ": cublasCreate failed with status ", st);
+    const int s2 = c.set_stream(h, static_cast<cudaStream_t>(uma::cuda::stream(device)));
+    UMA_CHECK(s2 == 0, Runtime, "matmul on cuda:", device, ": cublasSetStream failed with status ", s2);
+    c.handles[device] = h;
+  }
+  return c.handles[device];
+}
+
+int cuda_type(DType t) {
+  switch (t) {
+    case DType::Float32: return 0;    // CUDA_R_32F
+    case DType::Float64: return 1;    // CUDA_R_64F
+    case DType::Float16: return 2;    // CUDA_R_16F
+    case DType::BFloat16: return 14;  // CUDA_R_16BF
+    default: UMA_FAIL(Type, "matmul on cuda: dtype ", dtype_name(t), " is not supported (float16, bfloat16, float32, float64)");
+  }
+}
+
+// A matrix operand (R x C row-major view with element strides sr, sc) as cuBLAS sees it:
+// the column-major C x R matrix X^T (op N, ld = sr) or, when stored transposed, op T (ld = sc).
+struct Mat {
+  int op = kOpN;
+  int64_t ld = 0;
+  bool ok = false;
+};
+Mat as_cublas(int64_t R, int64_t C, int64_t sr, int64_t sc) {
+  Mat m;
+  if ((sc == 1 || C == 1) && (R == 1 || sr >= C)) {
+    m = {kOpN, R == 1 ? (C > 0 ? C : 1) : sr, true};
+  } else if ((sr == 1 || R == 1) && (C == 1 || sc >= R)) {
+    m = {kOpT, C == 1 ? (R > 0 ? R : 1) : sc, true};
+  }
+  if (m.ld < 1) m.ld = 1;
+  return m;
+}
+
+// The batch stride of a view over its leading `nb` axes if one stride walks them all in C
+// order (after dropping size-1 axes), else -1.
+int64_t batch_stride(const Array& x, int64_t nb, int64_t matrix_elems) {
+  int64_t stride = -1, expect = -1;
+  for (int64_t d = nb - 1; d >= 0; --d) {
+    const int64_t n = x.shape()[d], s = x.strides()[d];
+    if (n == 1) continue;
+    if (stride < 0) {
+      stride = s;
+      expect = s * n;
+      continue;
+    }
+    if (s != expect && !(stride == 0 && s == 0)) return -1;
+    expect = s * n;
+  }
+  (void)matrix_elems;
+  return stride < 0 ? 0 : stride;
+}
+
+}  // namespace
+
+void matmul(const Array& a0, const Array& b0, const Array& out) {
+  const DType t = out.dtype();
+  const int ct = cuda_type(t);
+  const int64_t nd = out.ndim(), nb = nd - 2;
+  const int64_t M = out.shape()[nd - 2], N = out.shape()[nd - 1], K = a0.shape()[nd - 1];
+  const int64_t batch = nb > 0 ? out.size() / (M * N > 0 ? M * N : 1) : 1;
+  if (out.size() == 0) return;
+  if (K == 0) {  // an empty sum: zeros
+    uma::cuda::detail::DeviceGuard g(out.device().index);
+    UMA_CUDA_CHECK(cudaMemsetAsync(out.data(), 0, static_cast<std::size_t>(out.nbytes()),
+                                   static_cast<cudaStream_t>(uma::cuda::stream(out.device().index))));
+    return;
+  }
+  Array a = a0, b = b0;
+  int64_t sa = batch_stride(a, nb, M * K), sb = batch_stride(b, nb, K * N);
+  Mat ma = as_cublas(M, K, a.strides()[nd - 2], a.strides()[nd - 1]);
+  Mat mb = as_cublas(K, N, b.strides()[nd - 2], b.strides()[nd - 1]);
+  if (sa < 0 || !ma.ok) {
+    a = Array::empty(a0.shape(), t, out.device());
+    pack(a0, a);
+    sa = batch > 1 ? M * K : 0;
+    ma = as_cublas(M, K, K, 1);
+  }
+  if (sb < 0 || !mb.ok) {
+    b = Array::empty(b0.shape(), t, out.device());
+    pack(b0, b);
+    sb = batch > 1 ? K * N : 0;
+    mb = as_cublas(K, N, N, 1);
+  }
+  for (int64_t v : {M, N, K, ma.ld, mb.ld, batch})
+    UMA_CHECK(v <= INT32_MAX, Value, "matmul on cuda: dimension ", v, " exceeds cuBLAS's 32-bit limit");
+  const int dev = out.device().index;
+  Handle h = handle(dev);
+  uma::cuda::detail::DeviceGuard guard(dev);
+  const float one_f = 1.0f, zero_f = 0.0f;
+  const double one_d = 1.0, zero_d = 0.0;
+  const bool f64 = t == DType::Float64;
+  const int st = lib().gemm(h, mb.op, ma.op, static_cast<int>(N), static_cast<int>(M), static_cast<int>(K),
+                            f64 ? static_cast<const void*>(&one_d) : &one_f, b.data(), ct, static_cast<int>(mb.ld), sb,
+                            a.data(), ct, static_cast<int>(ma.ld), sa, f64 ? static_cast<const void*>(&zero_d) : &zero_f,
+                            out.data(), ct, static_cast<int>(N), M * N, static_cast<int>(batch),
+                            f64 ? kCompute64F : kCompute32F, kGemmDefault);
+  UMA_CHECK(st == 0, Runtime, "matmul on cuda:", dev, ": cublasGemmStridedBatchedEx failed with status ", st,
+            " (M=", M, ", N=", N, ", K=", K, ", batch=", batch, ")");
+}
+
+}  // namespace uma::kernels::cuda

@@ -1,0 +1,22 @@
+// src/kernels/cuda/launch.h — plain-C++ launchers of the .cu kernels (internal). Kept free of
+// uma headers so that nvcc compiles the kernels in C++17 without the C++20 host headers.
+#pragma once
+#include <cstdint>
+
+namespace uma::kernels::cuda_launch {
+
+constexpr int kMaxDims = 16;
+
+/// Geometry of a strided source: element i (C order over shape) is at
+/// src + sum_k idx_k * byte_strides[k].
+struct StridedGeometry {
+  int32_t ndim;
+  int64_t shape[kMaxDims];
+  int64_t byte_strides[kMaxDims];
+};
+
+/// dst[i] = element i of the strided source, for n elements of `itemsize` bytes (1, 2, 4, 8
+/// or 16); dst is contiguous. Queued on `stream` (a cudaStream_t). Returns a cudaError_t.
+int strided_gather(const void* src, void* dst, const StridedGeometry& g, int64_t n, int itemsize, void* stream);
+
+}  // namespace uma::kernels::cuda_launch

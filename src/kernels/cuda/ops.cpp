@@ -1,0 +1,186 @@
+// Host side of the elementwise, reduction and cross-entropy kernels (kernels/cuda_kernels.h):
+// merges the operands' axes into the fewest strided dimensions and launches.
+#include <cstring>
+
+#include "kernels/cuda/ops_launch.h"
+#include "kernels/cuda_kernels.h"
+#include "memory/cuda/cuda_check.h"
+#include "uma/error.h"
+#include "uma/memory/cuda.h"
+
+namespace uma::kernels::cuda {
+
+namespace L = cuda_launch;
+
+static_assert(static_cast<int>(DType::Float64) == L::kFloat64 && static_cast<int>(DType::BFloat16) == L::kBFloat16 &&
+              static_cast<int>(DType::Int64) == L::kInt64 && static_cast<int>(DType::Bool) == L::kBool);
+static_assert(static_cast<int>(BinaryOp::LogicalOr) == 16 && static_cast<int>(BinaryOp::Equal) == 9);
+static_assert(static_cast<int>(UnaryOp::Ceil) == 15 && static_cast<int>(UnaryOp::Sigmoid) == 8);
+static_assert(static_cast<int>(ReduceOp::Any) == 8 && static_cast<int>(ReduceOp::ArgMax) == 5);
+
+namespace {
+
+void check(int e, const char* what) {
+  if (e != 0) uma::cuda::detail::fail(static_cast<cudaError_t>(e), what, __FILE__, __LINE__);
+}
+
+// The merged index space of `out`'s shape and the operands (views of that shape). `dense`
+// means every operand is contiguous over the space, or (with `scalars`, for kernels that
+// read such operands once) a scalar with all strides 0.
+L::Space merge(const Array& out, const std::vector<const Array*>& in, std::vector<L::Operand>& ops,
+               bool scalars = false) {
+  L::Space s{};
+  s.n = out.size();
+  ops.assign(in.size(), L::Operand{});
+  for (std::size_t k = 0; k < in.size(); ++k) ops[k].ptr = static_cast<const char*>(in[k]->data());
+  int nd = 0;
+  for (int64_t d = 0; d < out.ndim(); ++d) {
+    const int64_t n = out.shape()[d];
+    if (n == 1) continue;
+    bool mergeable = nd > 0;
+    for (std::size_t k = 0; k < in.size() && mergeable; ++k) {
+      const int64_t st = in[k]->strides()[d] * static_cast<int64_t>(in[k]->itemsize());
+      mergeable = ops[k].byte_strides[nd - 1] == st * n;
+    }
+    if (mergeable) {
+      s.shape[nd - 1] *= n;
+      for (std::size_t k = 0; k < in.size(); ++k)
+        ops[k].byte_strides[nd - 1] = in[k]->strides()[d] * static_cast<int64_t>(in[k]->itemsize());
+      continue;
+    }
+    UMA_CHECK(nd < L::kMaxDims, Runtime, "cuda kernels: views of more than ", L::kMaxDims,
+              " non-mergeable dimensions are not supported");
+    s.shape[nd] = n;
+    for (std::size_t k = 0; k < in.size(); ++k)
+      ops[k].byte_strides[nd] = in[k]->strides()[d] * static_cast<int64_t>(in[k]->itemsize());
+    ++nd;
+  }
+  s.ndim = nd;
+  s.dense = true;
+  for (std::size_t k = 0; k < in.size(); ++k) {
+    bool zero = true;
+    for (int d = 0; d < nd; ++d) zero = zero && ops[k].byte_strides[d] == 0;
+    const bool contig = nd == 0 || (nd == 1 && ops[k].byte_strides[0] == static_cast<int64_t>(in[k]->itemsize()));
+    s.dense = s.dense && ((scalars && zero) || contig);
+  }
+  return s;
+}
+
+struct Launch {
+  uma::cuda::detail::DeviceGuard guard;
+  void* stream;
+  explicit Launch(const Array& out) : guard(out.device().index), stream(uma::cuda::stream(out.device().index)) {}
+};
+
+}  // namespace
+
+void cast(const Array& src, const Array& dst) {
+  UMA_ASSERT(src.shape() == dst.shape() && dst.is_c_contiguous());
+  UMA_CHECK(!is_complex(src.dtype()) && !is_complex(dst.dtype()), Type, "astype on cuda: complex dtypes (",
+            dtype_name(src.dtype()), " -> ", dtype_name(dst.dtype()), ") are not supported yet");
+  std::vector<L::Operand> ops;
+  const L::Space s = merge(dst, {&src}, ops);
+  Launch l(dst);
+  check(L::cast(static_cast<int>(src.dtype()), static_cast<int>(dst.dtype()), ops[0], dst.data(), s, l.stream),
+        "cast<<<...>>>");
+}
+
+void binary(BinaryOp op, const Array& a, const Array& b, const Array& out) {
+  UMA_ASSERT(a.shape() == out.shape() && b.shape() == out.shape() && out.is_c_contiguous() && a.dtype() == b.dtype());
+  std::vector<L::Operand> ops;
+  const L::Space s = merge(out, {&a, &b}, ops, /*scalars=*/true);
+  Launch l(out);
+  check(L::binary(static_cast<int>(op), static_cast<int>(a.dtype()), ops[0], ops[1], out.data(), s, l.stream),
+        "binary<<<...>>>");
+}
+
+void unary(UnaryOp op, const Array& a, const Array& out) {
+  UMA_ASSERT(a.shape() == out.shape() && out.is_c_contiguous());
+  std::vector<L::Operand> ops;
+  const L::Space s = merge(out, {&a}, ops);
+  Launch l(out);
+  check(L::unary(static_cast<int>(op), static_cast<int>(a.dtype()), ops[0], out.data(), s, l.stream),
+        "unary<<<...>>>");
+}
+
+void where(const Array& cond, const Array& x, const Array& y, const Array& out) {
+  UMA_ASSERT(cond.dtype() == DType::Bool && x.dtype() == out.dtype() && y.dtype() == out.dtype() && out.is_c_contiguous());
+  std::vector<L::Operand> ops;
+  const L::Space s = merge(out, {&cond, &x, &y}, ops);
+  Launch l(out);
+  check(L::where(static_cast<int>(out.itemsize()), ops[0], ops[1], ops[2], out.data(), s, l.stream), "where<<<...>>>");
+}
+
+void reduce(ReduceOp op, const Array& a, const std::vector<bool>& mask, const Array& out) {
+  UMA_ASSERT(out.is_c_contiguous());
+  L::ReduceGeometry g{};
+  const int64_t isz = static_cast<int64_t>(a.itemsize());
+  g.nout = out.size();
+  g.rsize = 1;
+  // Kept axes (outer, in order) and reduced axes, each merged where contiguous.
+  auto add = [&](int32_t& nd, int64_t* shape, int64_t* strides, int64_t n, int64_t st) {
+    if (n == 1) return;
+    if (nd > 0 && strides[nd - 1] == st * n) {
+      shape[nd - 1] *= n;
+      strides[nd - 1] = st;
+      return;
+    }
+    UMA_CHECK(nd < L::kMaxDims, Runtime, "reductions on cuda: more than ", L::kMaxDims, " non-mergeable axes");
+    shape[nd] = n;
+    strides[nd] = st;
+    ++nd;
+  };
+  for (int64_t d = 0; d < a.ndim(); ++d) {
+    const int64_t n = a.shape()[d], st = a.strides()[d] * isz;
+    if (mask[d]) {
+      g.rsize *= n;
+      add(g.nred, g.red_shape, g.red_strides, n, st);
+    } else {
+      add(g.nkept, g.kept_shape, g.kept_strides, n, st);
+    }
+  }
+  if (g.nout == 0) return;
+  const int64_t splits = L::reduce_splits(g, static_cast<int>(isz));
+  Launch l(out);
+  Array ws;
+  if (splits > 1)
+    ws = Array::empty({g.nout * splits * L::reduce_acc_bytes(static_cast<int>(op), static_cast<int>(a.dtype()))},
+                      DType::UInt8, out.device());
+  check(L::reduce(static_cast<int>(op), static_cast<int>(a.dtype()), static_cast<const char*>(a.data()), out.data(), g,
+                  splits, splits > 1 ? ws.data() : nullptr, l.stream),
+        "reduce<<<...>>>");
+  // `ws` returns to the stream-ordered cache here: later work on the stream may reuse it.
+}
+
+void softmax_xent(const char* op, const Array& z, const Array& y, const Array* grad, int64_t gstride, const Array& out) {
+  UMA_ASSERT(z.is_c_contiguous() && y.is_c_contiguous() && out.is_c_contiguous() && z.ndim() == 2);
+  const int64_t n = z.shape()[0], c = z.shape()[1];
+  if (n == 0) return;
+  Array flag = Array::empty({1}, DType::Int32, out.device());
+  Launch l(out);
+  auto st = static_cast<cudaStream_t>(l.stream);
+  UMA_CUDA_CHECK(cudaMemsetAsync(flag.data(), 0, sizeof(int), st));
+  if (c > 0)
+    check(L::xent(grad != nullptr, static_cast<int>(z.dtype()), static_cast<int>(y.dtype()), z.data(), y.data(),
+                  grad ? grad->data() : nullptr, gstride, out.data(), n, c, static_cast<int*>(flag.data()), l.stream),
+          "softmax_cross_entropy<<<...>>>");
+  int bad = c == 0 ? 1 : 0;
+  if (c > 0) {
+    // A 4-byte status word, not an array transfer (not counted in the transfer statistics).
+    UMA_CUDA_CHECK(cudaMemcpyAsync(&bad, flag.data(), sizeof(int), cudaMemcpyDeviceToHost, st));
+    UMA_CUDA_CHECK(cudaStreamSynchronize(st));
+  }
+  if (!bad) return;
+  // Find the first bad label on the host for the message (the error path only).
+  const std::size_t isz = y.itemsize();
+  std::vector<char> raw(static_cast<std::size_t>(n) * isz);
+  UMA_CUDA_CHECK(cudaMemcpy(raw.data(), y.data(), raw.size(), cudaMemcpyDeviceToHost));
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t v = 0;
+    if (isz == 8) std::memcpy(&v, raw.data() + i * 8, 8);
+    else { int32_t w; std::memcpy(&w, raw.data() + i * 4, 4); v = w; }
+    UMA_CHECK(v >= 0 && v < c, Value, op, ": label ", v, " at position ", i, " is out of range [0, ", c, ")");
+  }
+}
+
+}  // namespace uma::kernels::cuda

@@ -1,0 +1,64 @@
+// src/kernels/cuda/ops_launch.h — plain-C++ launchers of the elementwise, reduction and
+// cross-entropy kernels (internal). Free of uma headers (nvcc compiles the .cu files in
+// C++17); dtype and op codes are the integer values of uma::DType, uma::BinaryOp,
+// uma::UnaryOp and uma::ReduceOp (checked by static_asserts in elementwise.cpp).
+#pragma once
+#include <cstdint>
+
+#include "kernels/cuda/launch.h"
+
+namespace uma::kernels::cuda_launch {
+
+enum Dt : int {
+  kBool, kInt8, kInt16, kInt32, kInt64, kUInt8, kUInt16, kUInt32, kUInt64, kFloat16, kBFloat16, kFloat32, kFloat64,
+};
+
+/// An operand of an elementwise kernel over a common index space of `Space::shape`: element
+/// i (C order) is at ptr + sum_k idx_k * byte_strides[k] (stride 0 on broadcast axes).
+struct Operand {
+  const char* ptr;
+  int64_t byte_strides[kMaxDims];
+};
+
+/// The index space: `ndim` merged axes. `dense`: every operand is either C-contiguous over
+/// the space or a scalar (all strides 0), so kernels index by i directly (and vectorise).
+struct Space {
+  int32_t ndim;
+  int64_t shape[kMaxDims];
+  int64_t n;
+  bool dense;
+};
+
+/// Each returns a cudaError_t (0 on success); the output is C-contiguous over the space.
+int binary(int op, int dtype, const Operand& a, const Operand& b, void* out, const Space& s, void* stream);
+int unary(int op, int dtype, const Operand& a, void* out, const Space& s, void* stream);
+int where(int itemsize, const Operand& c, const Operand& x, const Operand& y, void* out, const Space& s, void* stream);
+int cast(int from, int to, const Operand& a, void* out, const Space& s, void* stream);
+
+/// Reduction geometry: output element o (C order over the kept axes) reduces the elements at
+/// ptr + offset_kept(o) + offset_red(r), r over the reduced axes (C order).
+struct ReduceGeometry {
+  int32_t nkept, nred;
+  int64_t kept_shape[kMaxDims], kept_strides[kMaxDims];  // byte strides
+  int64_t red_shape[kMaxDims], red_strides[kMaxDims];
+  int64_t nout, rsize;
+};
+/// Bytes of one partial accumulator of (op, dtype): the workspace holds nout * splits of them.
+int64_t reduce_acc_bytes(int op, int dtype);
+/// How the reduction is split: *splits blocks per output (1: no workspace needed) or 0 for
+/// the thread-per-output kernel.
+int64_t reduce_splits(const ReduceGeometry& g, int itemsize);
+int reduce(int op, int dtype, const char* in, void* out, const ReduceGeometry& g, int64_t splits, void* workspace,
+           void* stream);
+
+/// Softmax cross-entropy over rows of C-contiguous logits (n, c) of float32/float64 (dtype)
+/// with labels (n,) of int32/int64 (label_dtype, contiguous). Forward: out (n,). Backward:
+/// out (n, c) = grad_i * (softmax - onehot), grad read with element stride gstride (0 or 1).
+/// A label outside [0, c) sets *bad_flag (device int) to 1 and its row's results are NaN.
+int xent(bool backward, int dtype, int label_dtype, const void* logits, const void* labels, const void* grad,
+         int64_t gstride, void* out, int64_t n, int64_t c, int* bad_flag, void* stream);
+
+/// The number of multiprocessors of the current device (cached), for grid sizes.
+int sm_count();
+
+}  // namespace uma::kernels::cuda_launch

@@ -1,0 +1,79 @@
+// Softmax cross-entropy forward and backward (launchers in kernels/cuda/ops_launch.h): one
+// warp per row; the row's max and sum of exponentials are warp-shuffle reductions.
+#include <cstdint>
+
+#include "kernels/cuda/grid.cuh"
+
+namespace uma::kernels::cuda_launch {
+
+namespace {
+
+template <class T>
+__device__ __forceinline__ T warp_max(T v) {
+  for (int o = 16; o > 0; o >>= 1) {
+    const T w = __shfl_xor_sync(0xffffffffu, v, o);
+    v = (v != v || v > w) ? v : w;
+  }
+  return v;
+}
+template <class T>
+__device__ __forceinline__ T warp_sum(T v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+template <class T, class L>
+__global__ void xent_kernel(bool backward, const T* __restrict__ z, const L* __restrict__ y, const T* __restrict__ g,
+                            int64_t gstride, T* __restrict__ out, int64_t n, int64_t c, int* bad) {
+  const int lane = threadIdx.x & 31;
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * (blockDim.x / 32);
+  for (int64_t i = global_index() / 32; i < n; i += warps) {
+    const T* row = z + i * c;
+    const int64_t label = static_cast<int64_t>(y[i]);
+    const bool ok = label >= 0 && label < c;
+    if (!ok && lane == 0) *bad = 1;
+    T m = row[0];
+    for (int64_t j = lane; j < c; j += 32) m = (m != m || m > row[j]) ? m : row[j];
+    m = warp_max(m);
+    T s = 0;
+    for (int64_t j = lane; j < c; j += 32) s += exp(row[j] - m);
+    s = warp_sum(s);
+    const T nan = T(0) / T(0);
+    if (!backward) {
+      if (lane == 0) out[i] = ok ? m + log(s) - row[label] : nan;
+    } else {
+      const T gi = g[i * gstride];
+      T* o = out + i * c;
+      for (int64_t j = lane; j < c; j += 32)
+        o[j] = ok ? gi * (exp(row[j] - m) / s - (j == label ? T(1) : T(0))) : nan;
+    }
+  }
+}
+
+template <class T>
+int launch_t(bool backward, int label_dtype, const void* z, const void* y, const void* g, int64_t gstride, void* out,
+             int64_t n, int64_t c, int* bad, cudaStream_t st) {
+  const unsigned grid = grid_for(n * 32);
+  if (label_dtype == kInt64)
+    xent_kernel<T, int64_t><<<grid, kThreads, 0, st>>>(backward, static_cast<const T*>(z), static_cast<const int64_t*>(y),
+                                                       static_cast<const T*>(g), gstride, static_cast<T*>(out), n, c, bad);
+  else if (label_dtype == kInt32)
+    xent_kernel<T, int32_t><<<grid, kThreads, 0, st>>>(backward, static_cast<const T*>(z), static_cast<const int32_t*>(y),
+                                                       static_cast<const T*>(g), gstride, static_cast<T*>(out), n, c, bad);
+  else
+    return static_cast<int>(cudaErrorInvalidValue);
+  return static_cast<int>(cudaGetLastError());
+}
+
+}  // namespace
+
+int xent(bool backward, int dtype, int label_dtype, const void* logits, const void* labels, const void* grad,
+         int64_t gstride, void* out, int64_t n, int64_t c, int* bad_flag, void* stream) {
+  if (n == 0) return 0;
+  auto st = static_cast<cudaStream_t>(stream);
+  if (dtype == kFloat32) return launch_t<float>(backward, label_dtype, logits, labels, grad, gstride, out, n, c, bad_flag, st);
+  if (dtype == kFloat64) return launch_t<double>(backward, label_dtype, logits, labels, grad, gstride, out, n, c, bad_flag, st);
+  return static_cast<int>(cudaErrorInvalidValue);
+}
+
+}  // namespace uma::kernels::cuda_launch

@@ -1,0 +1,35 @@
+// src/kernels/cuda_kernels.h — entry points of the CUDA kernels (internal). Implemented in
+// src/kernels/cuda/ (CUDA builds) and src/kernels/no_cuda/ (stubs raising RuntimeError).
+// Contracts are those of the cpu kernels (kernels/kernels.h): operands are views on one cuda
+// device whose shapes equal the output's, the output is C-contiguous. Every kernel is queued
+// on uma's stream of the device (Note [CUDA streams]) and returns without waiting for it.
+#pragma once
+#include <vector>
+
+#include "uma/array.h"
+#include "uma/ops.h"
+
+namespace uma::kernels::cuda {
+
+/// dst = src element by element, same shape and dtype, both on one cuda device; dst is
+/// C-contiguous, src any strided view. Queued on uma's stream of the device.
+void pack(const Array& src, const Array& dst);
+
+/// dst = src converted (real dtypes: bool, integers, float16, bfloat16, float32, float64).
+void cast(const Array& src, const Array& dst);
+void binary(BinaryOp op, const Array& a, const Array& b, const Array& out);
+void unary(UnaryOp op, const Array& a, const Array& out);
+void where(const Array& cond, const Array& x, const Array& y, const Array& out);
+void reduce(ReduceOp op, const Array& a, const std::vector<bool>& reduce_mask, const Array& out);
+/// out (batch..., M, N) = a (batch..., M, K) @ b (batch..., K, N) with cuBLAS (loaded with
+/// dlopen at the first call; RuntimeError naming the library when it cannot be loaded).
+/// float32/float64, and float16/bfloat16 with float32 accumulation. a and b are broadcast views.
+void matmul(const Array& a, const Array& b, const Array& out);
+/// Softmax cross-entropy rows of logits (N, C) (contiguous float32/float64) with int64/int32
+/// labels (N,): forward into out (N,), or with `grad` (gstride 0 or 1) the gradient into
+/// out (N, C). ValueError naming the first label outside [0, C) (`op` names the op); this
+/// waits for the stream (the only kernel here that does).
+void softmax_xent(const char* op, const Array& logits, const Array& labels, const Array* grad, int64_t gstride,
+                  const Array& out);
+
+}  // namespace uma::kernels::cuda

@@ -1,0 +1,26 @@
+// The CUDA kernels in a build without CUDA (kernels/cuda_kernels.h): every entry point raises
+// RuntimeError (cuda arrays cannot exist in such a build, so these are never reached by
+// valid programs).
+#include "kernels/cuda_kernels.h"
+#include "uma/error.h"
+
+namespace uma::kernels::cuda {
+
+namespace {
+[[noreturn]] void unavailable(const char* op, const Array& dst) {
+  UMA_FAIL(Runtime, op, ": device ", dst.device().str(), " is not available: uma was built without CUDA support");
+}
+}  // namespace
+
+void pack(const Array&, const Array& dst) { unavailable("copy", dst); }
+void cast(const Array&, const Array& dst) { unavailable("astype", dst); }
+void binary(BinaryOp op, const Array&, const Array&, const Array& out) { unavailable(ops::op_name(op), out); }
+void unary(UnaryOp op, const Array&, const Array& out) { unavailable(ops::op_name(op), out); }
+void where(const Array&, const Array&, const Array&, const Array& out) { unavailable("where", out); }
+void reduce(ReduceOp op, const Array&, const std::vector<bool>&, const Array& out) { unavailable(ops::op_name(op), out); }
+void matmul(const Array&, const Array&, const Array& out) { unavailable("matmul", out); }
+void softmax_xent(const char* op, const Array&, const Array&, const Array*, int64_t, const Array& out) {
+  unavailable(op, out);
+}
+
+}  // namespace uma::kernels::cuda

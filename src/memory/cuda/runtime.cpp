@@ -1,0 +1,172 @@
+// CUDA availability, devices, uma's streams, the per-device allocators, managed memory and
+// the DLPack stream handshake (uma/memory/cuda.h).
+#include <array>
+#include <mutex>
+
+#include "memory/cuda/cuda_check.h"
+#include "memory/cuda/device_allocator.h"
+#include "uma/memory/cuda.h"
+
+namespace uma::cuda {
+
+namespace detail {
+
+void fail(cudaError_t e, const char* call, const char* file, int line) {
+  (void)cudaGetLastError();  // clear the (non-sticky) last error
+  const std::string msg = uma::detail::cat("CUDA call ", call, " failed: ", cudaGetErrorName(e), " (",
+                                           cudaGetErrorString(e), ") at ", file, ":", line);
+  if (e == cudaErrorMemoryAllocation) throw Error(ErrorKind::Memory, msg);
+  throw Error(ErrorKind::Runtime, msg);
+}
+
+DeviceGuard::DeviceGuard(int device) {
+  UMA_CUDA_CHECK(cudaGetDevice(&prev_));
+  if (prev_ != device) UMA_CUDA_CHECK(cudaSetDevice(device));
+}
+DeviceGuard::~DeviceGuard() {
+  int cur = -1;
+  if (prev_ >= 0 && cudaGetDevice(&cur) == cudaSuccess && cur != prev_) (void)cudaSetDevice(prev_);
+}
+
+Event::Event() { UMA_CUDA_CHECK(cudaEventCreateWithFlags(&ev_, cudaEventDisableTiming)); }
+Event::~Event() {
+  if (ev_) (void)cudaEventDestroy(ev_);
+}
+
+}  // namespace detail
+
+namespace {
+
+constexpr int kMaxDevices = 64;
+
+struct Probe {
+  int count = 0;
+  std::string reason;
+};
+
+const Probe& probe() {
+  static const Probe p = [] {
+    Probe r;
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();
+      if (e == cudaErrorNoDevice)
+        r.reason = "no CUDA GPU was found";
+      else if (e == cudaErrorInsufficientDriver)
+        r.reason = "the NVIDIA driver is missing or older than the CUDA runtime uma was built with";
+      else
+        r.reason = uma::detail::cat("the CUDA runtime could not start (", cudaGetErrorName(e), ": ",
+                                    cudaGetErrorString(e), ")");
+      return r;
+    }
+    if (n == 0) r.reason = "no CUDA GPU was found";
+    r.count = n < kMaxDevices ? n : kMaxDevices;
+    return r;
+  }();
+  return p;
+}
+
+struct PerDevice {
+  std::once_flag once;
+  cudaStream_t stream = nullptr;
+  DeviceCachingAllocator* alloc = nullptr;
+};
+std::array<PerDevice, kMaxDevices> g_dev;
+
+PerDevice& per_device(int device) {
+  require(Device{DeviceType::CUDA, device}, "cuda");
+  PerDevice& d = g_dev[static_cast<std::size_t>(device)];
+  std::call_once(d.once, [&] {
+    detail::DeviceGuard g(device);
+    UMA_CUDA_CHECK(cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking));
+    // Leaked on purpose: arrays may be released during static destruction.
+    d.alloc = new DeviceCachingAllocator(device, d.stream);
+  });
+  return d;
+}
+
+void managed_release(void* ctx, void* ptr, std::size_t) noexcept {
+  const int device = static_cast<int>(reinterpret_cast<intptr_t>(ctx));
+  int prev = -1;
+  if (cudaGetDevice(&prev) != cudaSuccess) return;  // runtime already shut down at exit
+  (void)cudaSetDevice(device);
+  (void)cudaFree(ptr);
+  (void)cudaSetDevice(prev);
+  (void)cudaGetLastError();
+}
+
+}  // namespace
+
+bool built_with_cuda() noexcept { return true; }
+int device_count() noexcept { return probe().count; }
+bool is_available() noexcept { return probe().count > 0; }
+std::string unavailable_reason() { return probe().reason; }
+
+void require(Device d, const char* api) {
+  UMA_CHECK(d.type == DeviceType::CUDA, Runtime, api, ": ", d.str(), " is not a cuda device");
+  const Probe& p = probe();
+  UMA_CHECK(p.count > 0, Runtime, api, ": device ", d.str(), " is not available: ", p.reason);
+  UMA_CHECK(d.index >= 0 && d.index < p.count, Runtime, api, ": device ", d.str(), " does not exist (",
+            p.count, " CUDA device(s) found)");
+}
+
+void* stream(int device) { return per_device(device).stream; }
+
+void synchronize(int device) {
+  PerDevice& d = per_device(device);
+  detail::DeviceGuard g(device);
+  UMA_CUDA_CHECK(cudaStreamSynchronize(d.stream));
+  UMA_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+void stream_wait_for(int device, int64_t consumer) {
+  if (consumer == -1) return;
+  UMA_CHECK(consumer > 0, Value, "__dlpack__: stream ", consumer,
+            " is not allowed for CUDA (Array API standard: None, -1, 1, 2 or a stream pointer)");
+  PerDevice& d = per_device(device);
+  detail::DeviceGuard g(device);
+  cudaStream_t s = consumer == 1   ? cudaStreamLegacy
+                   : consumer == 2 ? cudaStreamPerThread
+                                   : reinterpret_cast<cudaStream_t>(static_cast<intptr_t>(consumer));
+  if (s == d.stream) return;
+  detail::Event ev;
+  UMA_CUDA_CHECK(cudaEventRecord(ev.get(), d.stream));
+  UMA_CUDA_CHECK(cudaStreamWaitEvent(s, ev.get(), 0));
+  // Destroying an event that a stream still waits on is allowed: the wait keeps its state.
+}
+
+Allocator& device_allocator(int device) { return *per_device(device).alloc; }
+
+MemoryStats memory_stats(int device) { return per_device(device).alloc->stats(); }
+
+void clear_cache(int device) { per_device(device).alloc->clear_cache(); }
+
+DataPtr allocate_managed(std::size_t nbytes, int device) {
+  per_device(device);
+  detail::DeviceGuard g(device);
+  void* p = nullptr;
+  UMA_CUDA_CHECK(cudaMallocManaged(&p, nbytes ? nbytes : 1, cudaMemAttachGlobal));
+  return DataPtr(p, nbytes, Device{DeviceType::CUDA, device}, Origin::Pooled, &managed_release,
+                 reinterpret_cast<void*>(static_cast<intptr_t>(device)), MemoryKind::Managed);
+}
+
+PointerKind pointer_kind(const void* p, int* device) {
+  if (device) *device = -1;
+  if (!is_available() || p == nullptr) return PointerKind::Unregistered;
+  cudaPointerAttributes a{};
+  cudaError_t e = cudaPointerGetAttributes(&a, p);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return PointerKind::Unregistered;
+  }
+  if (device) *device = a.device;
+  switch (a.type) {
+    case cudaMemoryTypeHost: return PointerKind::Host;
+    case cudaMemoryTypeDevice: return PointerKind::Device;
+    case cudaMemoryTypeManaged: return PointerKind::Managed;
+    default: return PointerKind::Unregistered;
+  }
+}
+
+}  // namespace uma::cuda

@@ -1,0 +1,157 @@
+// Host <-> device copies through a pool of pinned staging buffers (uma/memory/cuda.h).
+//
+// Note [Staging pipeline]
+// A pageable host buffer cannot be read by the copy engine directly; the driver would stage
+// it through its own small pinned buffers at 7-9 GB/s (REFERENCE.md). uma stages it itself:
+// the transfer is cut into chunks of kChunk bytes; chunk i is copied by all host threads
+// (OpenMP) into pinned slot i % kSlots while the DMA of chunk i-1 runs, and the slot is
+// reused only after the event recorded behind its DMA has completed. Device -> host runs the
+// same pipeline backwards: up to kSlots DMAs are in flight while the host threads empty the
+// oldest slot into the destination. Sources or destinations that are already page-locked
+// (pinned or registered) are copied by one DMA. The pool (kSlots * kChunk bytes of pinned
+// memory) is allocated at the first large transfer and kept; transfers take its mutex.
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <mutex>
+
+#include "memory/cuda/cuda_check.h"
+#include "uma/memory/cuda.h"
+
+namespace uma::cuda {
+
+namespace {
+
+constexpr std::size_t kChunk = std::size_t(16) << 20;
+constexpr int kSlots = 4;
+constexpr std::size_t kDirect = std::size_t(256) << 10;  // below this: one driver-staged copy
+
+struct StagingPool {
+  std::mutex mu;
+  void* slot[kSlots] = {};
+  detail::Event* done[kSlots] = {};  // leaked with the pool (process lifetime)
+  bool ready = false;
+
+  void init() {
+    if (ready) return;
+    for (int i = 0; i < kSlots; ++i) {
+      UMA_CUDA_CHECK(cudaHostAlloc(&slot[i], kChunk, cudaHostAllocPortable));
+      done[i] = new detail::Event();
+    }
+    ready = true;
+  }
+};
+
+StagingPool& pool() {
+  static StagingPool* p = new StagingPool();  // leaked: used until process exit
+  return *p;
+}
+
+// Copies n bytes with every host thread (memcpy of a few MiB per thread saturates memory).
+void parallel_memcpy(void* dst, const void* src, std::size_t n) {
+  constexpr std::size_t kPiece = std::size_t(1) << 20;
+  if (n < 2 * kPiece) {
+    std::memcpy(dst, src, n);
+    return;
+  }
+  const int64_t pieces = static_cast<int64_t>((n + kPiece - 1) / kPiece);
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < pieces; ++i) {
+    const std::size_t off = static_cast<std::size_t>(i) * kPiece;
+    std::memcpy(static_cast<char*>(dst) + off, static_cast<const char*>(src) + off, std::min(kPiece, n - off));
+  }
+}
+
+bool page_locked(const void* p) {
+  int dev = -1;
+  return pointer_kind(p, &dev) == PointerKind::Host;
+}
+
+constexpr int kMaxDevices = 64;
+std::atomic<int64_t> g_h2d[kMaxDevices], g_d2h[kMaxDevices];
+
+void count(std::atomic<int64_t>* counters, int device, std::size_t n) {
+  if (device >= 0 && device < kMaxDevices) counters[device].fetch_add(static_cast<int64_t>(n), std::memory_order_relaxed);
+}
+
+}  // namespace
+
+void transfer_bytes(int device, int64_t* h2d, int64_t* d2h) {
+  const bool ok = device >= 0 && device < kMaxDevices;
+  *h2d = ok ? g_h2d[device].load(std::memory_order_relaxed) : 0;
+  *d2h = ok ? g_d2h[device].load(std::memory_order_relaxed) : 0;
+}
+
+void copy_to_device(void* dst, const void* src, std::size_t n, int device) {
+  if (n == 0) return;
+  count(g_h2d, device, n);
+  cudaStream_t s = static_cast<cudaStream_t>(stream(device));
+  detail::DeviceGuard g(device);
+  if (n <= kDirect || page_locked(src)) {
+    UMA_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, s));
+    UMA_CUDA_CHECK(cudaStreamSynchronize(s));
+    return;
+  }
+  StagingPool& p = pool();
+  std::lock_guard<std::mutex> lock(p.mu);
+  p.init();
+  bool used[kSlots] = {};
+  std::size_t i = 0;
+  for (std::size_t off = 0; off < n; off += kChunk, ++i) {
+    const int k = static_cast<int>(i % kSlots);
+    const std::size_t len = std::min(kChunk, n - off);
+    if (used[k]) UMA_CUDA_CHECK(cudaEventSynchronize(p.done[k]->get()));
+    parallel_memcpy(p.slot[k], static_cast<const char*>(src) + off, len);
+    UMA_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(dst) + off, p.slot[k], len, cudaMemcpyDefault, s));
+    UMA_CUDA_CHECK(cudaEventRecord(p.done[k]->get(), s));
+    used[k] = true;
+  }
+  UMA_CUDA_CHECK(cudaStreamSynchronize(s));
+}
+
+void copy_to_host(void* dst, const void* src, std::size_t n, int device) {
+  if (n == 0) return;
+  count(g_d2h, device, n);
+  cudaStream_t s = static_cast<cudaStream_t>(stream(device));
+  detail::DeviceGuard g(device);
+  if (n <= kDirect || page_locked(dst)) {
+    UMA_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, s));
+    UMA_CUDA_CHECK(cudaStreamSynchronize(s));
+    return;
+  }
+  StagingPool& p = pool();
+  std::lock_guard<std::mutex> lock(p.mu);
+  p.init();
+  const std::size_t chunks = (n + kChunk - 1) / kChunk;
+  auto issue = [&](std::size_t c) {
+    const int k = static_cast<int>(c % kSlots);
+    const std::size_t off = c * kChunk, len = std::min(kChunk, n - off);
+    UMA_CUDA_CHECK(cudaMemcpyAsync(p.slot[k], static_cast<const char*>(src) + off, len, cudaMemcpyDefault, s));
+    UMA_CUDA_CHECK(cudaEventRecord(p.done[k]->get(), s));
+  };
+  for (std::size_t c = 0; c < chunks && c < static_cast<std::size_t>(kSlots); ++c) issue(c);
+  for (std::size_t c = 0; c < chunks; ++c) {
+    const int k = static_cast<int>(c % kSlots);
+    const std::size_t off = c * kChunk, len = std::min(kChunk, n - off);
+    UMA_CUDA_CHECK(cudaEventSynchronize(p.done[k]->get()));
+    parallel_memcpy(static_cast<char*>(dst) + off, p.slot[k], len);
+    if (c + kSlots < chunks) issue(c + kSlots);
+  }
+}
+
+void copy_on_device(void* dst, const void* src, std::size_t n, int device) {
+  if (n == 0) return;
+  cudaStream_t s = static_cast<cudaStream_t>(stream(device));
+  detail::DeviceGuard g(device);
+  UMA_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, s));
+}
+
+std::size_t staging_bytes() {
+  StagingPool& p = pool();
+  std::lock_guard<std::mutex> lock(p.mu);
+  return p.ready ? kSlots * kChunk : 0;
+}
+
+}  // namespace uma::cuda
