@@ -9,12 +9,12 @@ namespace uma::py {
 
 namespace {
 std::optional<BinaryOp> binary_op_from_name(const std::string& n) {
-  for (int i = 0; i <= static_cast<int>(BinaryOp::LogicalOr); ++i)
+  for (int i = 0; i < kNumBinaryOps; ++i)
     if (n == ops::op_name(static_cast<BinaryOp>(i))) return static_cast<BinaryOp>(i);
   return std::nullopt;
 }
 std::optional<UnaryOp> unary_op_from_name(const std::string& n) {
-  for (int i = 0; i <= static_cast<int>(UnaryOp::Ceil); ++i)
+  for (int i = 0; i < kNumUnaryOps; ++i)
     if (n == ops::op_name(static_cast<UnaryOp>(i))) return static_cast<UnaryOp>(i);
   return std::nullopt;
 }
@@ -50,6 +50,8 @@ runtime::OpAttrs parse_attrs(const std::string& op, nb::handle attrs) {
       a.fill_value = to_scalar(pv);
     } else if (key == "depth") {
       a.depth = nb::cast<int64_t>(v);
+    } else if (key == "decimals") {  // round (issue 4 elementwise set)
+      a.decimals = nb::cast<int64_t>(v);
     } else {
       UMA_FAIL(Value, "Program: op '", op, "' got an unknown attribute '", key, "'");
     }

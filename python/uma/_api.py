@@ -31,6 +31,10 @@ _OPS = [
     "expand_dims", "squeeze", "astype",
     # creation from another array
     "zeros_like", "ones_like", "empty_like", "full_like",
+    # ---- issue 4 elementwise set ----
+    "exp2", "log2", "log10", "reciprocal", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh",
+    "rint", "softplus", "erf", "erfc", "gammaln", "digamma", "arctan2", "logical_xor", "round",
+    "clip",
 ]
 
 __all__ = _OPS + ["promote_types", "result_type", "can_cast"]

@@ -26,6 +26,7 @@ struct OpAttrs {
   std::vector<FusedInstr> fused;              // fused elementwise chains (add_fused)
   std::vector<IndexItem> index;               // getitem, getitem_grad
   std::optional<Scalar> fill_value;           // full_like
+  int64_t decimals = 0;                       // round (issue 4 elementwise set)
 };
 
 using OpFn = Array (*)(const std::vector<Array>& inputs, const OpAttrs& attrs);
