@@ -123,8 +123,9 @@ struct BinaryTypes {
   DType compute;  // operands are converted to this dtype
   DType result;   // the op's result dtype (NumPy 2)
 };
-BinaryTypes binary_types(BinaryOp op, DType ct) {
+BinaryTypes binary_types(BinaryOp op, DType a, DType b) {
   const char* name = op_name(op);
+  const DType ct = promote_types(a, b);
   if (is_comparison(op)) return {kernel_dtype(ct), DType::Bool};
   if (is_logical(op)) return {DType::Bool, DType::Bool};
   const bool cplx = is_complex(ct);
@@ -134,7 +135,9 @@ BinaryTypes binary_types(BinaryOp op, DType ct) {
       return {DType::Float64, DType::Float64};
     case BinaryOp::Arctan2: {
       if (cplx) unsupported(name, ct);
-      const DType rt = float_result_type(ct);
+      // NumPy picks the first float loop both operands cast to safely: (int8, uint8) ->
+      // float16, not the float of their promotion (int16 -> float32).
+      const DType rt = promote_types(float_result_type(a), float_result_type(b));
       return {kernel_dtype(rt), rt};
     }
     case BinaryOp::FloorDivide: case BinaryOp::Remainder:
@@ -209,10 +212,10 @@ UnaryTypes unary_types(UnaryOp op, DType t) {
 }
 }  // namespace
 
-DType binary_result_dtype(BinaryOp op, DType a, DType b) { return binary_types(op, promote_types(a, b)).result; }
+DType binary_result_dtype(BinaryOp op, DType a, DType b) { return binary_types(op, a, b).result; }
 
 Array binary(BinaryOp op, const Array& a, const Array& b) {
-  const auto [ct, rt] = binary_types(op, promote_types(a.dtype(), b.dtype()));
+  const auto [ct, rt] = binary_types(op, a.dtype(), b.dtype());
   const Shape shape = broadcast_shapes(a.shape(), b.shape(), op_name(op));
   Array A = a.dtype() == ct ? a : astype(a, ct);
   Array B = b.dtype() == ct ? b : astype(b, ct);

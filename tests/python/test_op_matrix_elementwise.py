@@ -245,6 +245,49 @@ def _uma_dt(name):
     return getattr(uma, "bool_" if name == "bool" else name)
 
 
+# --------------------------------------------------------------------------- mixed dtypes
+
+NUMPY_DTYPES = [d for d in ALL_DTYPES if d != "bfloat16"]
+PAIR_OPS = ["add", "subtract", "multiply", "divide", "maximum", "less", "arctan2", "floor_divide", "logical_xor"]
+
+
+@pytest.mark.parametrize("db", NUMPY_DTYPES)
+@pytest.mark.parametrize("da", NUMPY_DTYPES)
+@pytest.mark.parametrize("op", PAIR_OPS)
+def test_binary_mixed_dtypes(op, da, db, rng):
+    """NEP 50 promotion between every pair of NumPy dtypes (eager values and the symbolic
+    result dtype), the rhs broadcast from shape (4,)."""
+    oracle, dl, dr = BINARY[op]
+    na = random_data(da, (3, 4), rng, dl)
+    nb = random_data(db, (4,), rng, dr)
+    got = _check(oracle, [na, nb], lambda: getattr(uma, op)(uma.asarray(na), uma.asarray(nb)))
+    xs = [uma.sym.matrix(dtype=da), uma.sym.vector(dtype=db, shape=(4,))]
+    if got is None:  # NumPy refused: so does the graph
+        with pytest.raises(TypeError):
+            getattr(uma, op)(*xs)
+    else:
+        assert getattr(uma, op)(*xs).dtype == got.dtype.name
+
+
+@pytest.mark.parametrize("other", NUMPY_DTYPES)
+@pytest.mark.parametrize("op", ["add", "multiply", "maximum", "less", "divide"])
+def test_bfloat16_mixed_dtypes(op, other, rng):
+    """bfloat16 next to another dtype: uma.promote_types' dtype (ml_dtypes' rule); values
+    computed in float32 (float64 where the result is) and rounded once."""
+    a = random_data("float32", (3, 4), rng, "general").astype(BF16)
+    b = random_data(other, (4,), rng, BINARY[op][2])
+    rt = uma.promote_types("bfloat16", other).name
+    got = getattr(uma, op)(uma.asarray(a), uma.asarray(b))
+    if op == "less":
+        wide = "float64" if rt in ("float64", "complex128") else rt if rt.startswith("complex") else "float32"
+        exp = np.less(a.astype(wide), b.astype(wide))
+    else:
+        wide = {"bfloat16": np.float32}.get(rt, _np_dt(rt))
+        exp = numpy_quiet(lambda: getattr(np, op)(a.astype(wide), b.astype(wide))).astype(_np_dt(rt))
+    assert_matches(got, exp)
+    assert getattr(uma, op)(uma.sym.matrix(dtype="bfloat16"), uma.sym.vector(dtype=other)).dtype == got.dtype.name
+
+
 # --------------------------------------------------------------------------- round and clip
 
 @pytest.mark.parametrize("decimals", [0, 1, 2, -1])

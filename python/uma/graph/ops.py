@@ -214,14 +214,18 @@ _COMPARISONS = {"equal", "not_equal", "less", "less_equal", "greater", "greater_
 @functools.lru_cache(maxsize=None)
 def _elemwise_dtype(name, dtypes):
     """NumPy 2's result dtype of elementwise ``name`` on ``dtypes`` (TypeError where NumPy has no
-    loop). Binary operands are first promoted together (NEP 50, uma.promote_types); bfloat16
-    follows float16's rule (ml_dtypes computes it in float32 like NumPy's float16 loops)."""
+    loop), found by calling NumPy's function on one-element arrays. bfloat16 (which NumPy
+    lacks) follows float16's rule when both operands promote to bfloat16 (ml_dtypes computes
+    it in float32 like NumPy's float16 loops), float32's otherwise."""
     fn = _UNARY_NP.get(name) or _BINARY_NP[name]
     ct = dtypes[0] if len(dtypes) == 1 else _uma().promote_types(*dtypes).name
     if name in _REAL_ONLY and kind_of(ct) == "c":
         raise TypeError(f"{name}: not supported for dtype {ct} (defined for real dtypes only)")
-    stand_in = "float16" if ct == "bfloat16" else ct
-    args = [np.ones(1, dtype=np_dtype(stand_in)) for _ in dtypes]
+    if "bfloat16" in dtypes:
+        args = [np.ones(1, dtype=np.float16) for _ in dtypes] if ct == "bfloat16" else \
+            [np.ones(1, dtype=np_dtype("float32" if d == "bfloat16" else d)) for d in dtypes]
+    else:  # NumPy's own loop selection (arctan2(int8, uint8) is float16, not float32)
+        args = [np.ones(1, dtype=np_dtype(d)) for d in dtypes]
     try:
         with np.errstate(all="ignore"):
             res = fn(*args).dtype.name
