@@ -5,6 +5,21 @@
 
 namespace uma::kernels::cpu {
 
+// Instantiated in elementwise_{int,uint,float,complex}.cpp.
+UMA_EXTERN_ELEMENTWISE(bool)
+UMA_EXTERN_ELEMENTWISE(int8_t)
+UMA_EXTERN_ELEMENTWISE(int16_t)
+UMA_EXTERN_ELEMENTWISE(int32_t)
+UMA_EXTERN_ELEMENTWISE(int64_t)
+UMA_EXTERN_ELEMENTWISE(uint8_t)
+UMA_EXTERN_ELEMENTWISE(uint16_t)
+UMA_EXTERN_ELEMENTWISE(uint32_t)
+UMA_EXTERN_ELEMENTWISE(uint64_t)
+UMA_EXTERN_ELEMENTWISE(float)
+UMA_EXTERN_ELEMENTWISE(double)
+UMA_EXTERN_ELEMENTWISE(complex64)
+UMA_EXTERN_ELEMENTWISE(complex128)
+
 namespace {
 
 template <class T>

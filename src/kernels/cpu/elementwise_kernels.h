@@ -130,6 +130,13 @@ void clip_typed(const Array& x, const Array& lo, const Array& hi, const Array& o
   run_loop<4>(make_loop<4>(out.shape(), ops), bases(ops), detail::ClipInner<T>{});
 }
 
+// Declared in elementwise.cpp for every kernel type, so that the dispatcher does not
+// instantiate the kernels a second time.
+#define UMA_EXTERN_ELEMENTWISE(T)                                                                 \
+  extern template void binary_typed<T>(BinaryOp, const Array&, const Array&, const Array&);       \
+  extern template void unary_typed<T>(UnaryOp, const Array&, const Array&);                       \
+  extern template void clip_typed<T>(const Array&, const Array&, const Array&, const Array&);
+
 #define UMA_INSTANTIATE_ELEMENTWISE(T)                                                        \
   template void binary_typed<T>(BinaryOp, const Array&, const Array&, const Array&);          \
   template void unary_typed<T>(UnaryOp, const Array&, const Array&);                          \
