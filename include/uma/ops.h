@@ -99,7 +99,7 @@ Array where(const Array& cond, const Array& x, const Array& y);
 /// NumPy's round(a, decimals): half to even. Floats and complex: rint(a * 10**d) / 10**d
 /// (d >= 0) or rint(a / 10**-d) * 10**-d (d < 0), as NumPy computes it; integers keep their
 /// dtype (a copy for d >= 0; d < 0 rounds through float64); bool gives float16 (NumPy's rint
-/// rule; TypeError for d < 0, as NumPy).
+/// rule; TypeError for d != 0, as NumPy).
 Array round(const Array& a, int64_t decimals);
 /// NumPy's clip(a, lo, hi) with both bounds (lo, hi already of the promoted dtype rules):
 /// result dtype promote(a, lo, hi); elementwise t = a < lo ? lo : a, then t > hi ? hi : t, NaN

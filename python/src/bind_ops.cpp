@@ -176,8 +176,8 @@ void bind_ops(nb::module_& m) {
   m.def("round", [](nb::handle a, int64_t decimals) { return ops::round(operand(a, nullptr, "round"), decimals); },
         nb::arg("a"), nb::arg("decimals") = 0,
         "Round half to even to `decimals` places (numpy.round): floats/complex keep their dtype, integers\n"
-        "keep theirs (decimals < 0 rounds through float64), bool gives float16. TypeError for bool with\n"
-        "decimals < 0.");
+        "keep theirs (decimals < 0 rounds through float64), bool gives float16 (TypeError for bool with\n"
+        "decimals != 0, as NumPy).");
   m.def("clip", [](nb::handle a, nb::handle lo, nb::handle hi) {
         Array A = operand(a, nullptr, "clip");
         // numpy.clip: an out-of-range Python int bound of an integer array is dropped.
@@ -185,8 +185,16 @@ void bind_ops(nb::module_& m) {
           if (!is_integer(A.dtype()) || !PyLong_CheckExact(b.ptr())) return false;
           int overflow = 0;
           long long v = PyLong_AsLongLongAndOverflow(b.ptr(), &overflow);
-          if (overflow != 0) return low ? overflow < 0 : overflow > 0;
           const DType t = A.dtype();
+          if (overflow > 0 && !low && t == DType::UInt64) {  // 2**63 <= v: compare with 2**64 - 1
+            unsigned long long u = PyLong_AsUnsignedLongLong(b.ptr());
+            if (u == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
+              PyErr_Clear();
+              return true;  // beyond 2**64 - 1
+            }
+            return u == UINT64_MAX;
+          }
+          if (overflow != 0) return low ? overflow < 0 : overflow > 0;
           const bool sgn = dtype_kind(t) == 'i';
           const int bits = static_cast<int>(itemsize(t)) * 8;
           if (sgn) {

@@ -737,7 +737,7 @@ class Round(Op):
 
 def round(a, decimals=0):  # noqa: A001 - same name as the eager function
     """Round half to even to ``decimals`` places (``numpy.round``): floats and complex keep
-    their dtype, integers keep theirs, bool gives float16 (``TypeError`` with decimals < 0).
+    their dtype, integers keep theirs, bool gives float16 (``TypeError`` with decimals != 0).
     Gradient zero."""
     if isinstance(decimals, (bool, np.bool_)) or not isinstance(decimals, (int, np.integer)):
         raise TypeError(f"round: decimals must be an int, got {decimals!r}")
