@@ -27,7 +27,8 @@ bool is_float(DType t) noexcept;    // float16, bfloat16, float32, float64
 bool is_integer(DType t) noexcept;  // signed or unsigned
 bool is_complex(DType t) noexcept;
 
-/// Types with compute kernels in this build (bool, int32, int64, float32, float64).
+/// Types every compute op has kernels for (bool, int32, int64, float32, float64). Elementwise
+/// ops (uma/ops.h) take every dtype on which NumPy defines them.
 bool is_compute_dtype(DType t) noexcept;
 
 /// NumPy 2 promotion of two array dtypes (NEP 50; bfloat16 as ml_dtypes promotes it).

@@ -26,11 +26,18 @@ struct Scalar {
 enum class BinaryOp {
   Add, Subtract, Multiply, Divide, Power, Maximum, Minimum, FloorDivide, Remainder,
   Equal, NotEqual, Less, LessEqual, Greater, GreaterEqual, LogicalAnd, LogicalOr,
+  // ---- issue 4 elementwise set (appended) ----
+  Arctan2, LogicalXor,
 };
+constexpr int kNumBinaryOps = static_cast<int>(BinaryOp::LogicalXor) + 1;
 enum class UnaryOp {
   Negative, Abs, Exp, Log, Log1p, Expm1, Sqrt, Tanh, Sigmoid, Sign, LogicalNot, Square,
   Sin, Cos, Floor, Ceil,
+  // ---- issue 4 elementwise set (appended) ----
+  Exp2, Log2, Log10, Reciprocal, Tan, Arcsin, Arccos, Arctan, Sinh, Cosh, Softplus, Erf, Erfc,
+  Gammaln, Digamma, Rint,
 };
+constexpr int kNumUnaryOps = static_cast<int>(UnaryOp::Rint) + 1;
 enum class ReduceOp { Sum, Mean, Max, Min, Prod, ArgMax, ArgMin, All, Any };
 
 /// One item of a basic index: an integer, a slice, None (new axis) or Ellipsis.
@@ -88,6 +95,17 @@ Array binary(BinaryOp op, const Array& a, const Array& b);
 Array unary(UnaryOp op, const Array& a);
 /// where(cond, x, y), broadcasting all three; cond is converted to bool.
 Array where(const Array& cond, const Array& x, const Array& y);
+// ---- issue 4 elementwise set (appended) ----
+/// NumPy's round(a, decimals): half to even. Floats and complex: rint(a * 10**d) / 10**d
+/// (d >= 0) or rint(a / 10**-d) * 10**-d (d < 0), as NumPy computes it; integers keep their
+/// dtype (a copy for d >= 0; d < 0 rounds through float64); bool gives float16 (NumPy's rint
+/// rule; TypeError for d != 0, as NumPy).
+Array round(const Array& a, int64_t decimals);
+/// NumPy's clip(a, lo, hi) with both bounds (lo, hi already of the promoted dtype rules):
+/// result dtype promote(a, lo, hi); elementwise t = a < lo ? lo : a, then t > hi ? hi : t, NaN
+/// in a or a bound propagates; complex order is NumPy's lexicographic one. A missing bound
+/// (nullopt) makes it maximum/minimum, as numpy.clip does.
+Array clip(const Array& a, const std::optional<Array>& lo, const std::optional<Array>& hi);
 /// One-hot encoding: result shape indices.shape + (depth,), value 1 where index == j.
 Array one_hot(const Array& indices, int64_t depth, DType dtype);
 

@@ -260,6 +260,8 @@ void bind_ops(nb::module_& m) {
   UMA_BIN("not_equal", NotEqual) UMA_BIN("less", Less) UMA_BIN("less_equal", LessEqual)
   UMA_BIN("greater", Greater) UMA_BIN("greater_equal", GreaterEqual) UMA_BIN("logical_and", LogicalAnd)
   UMA_BIN("logical_or", LogicalOr)
+  // ---- issue 4 elementwise set ----
+  UMA_BIN("arctan2", Arctan2) UMA_BIN("logical_xor", LogicalXor)
 #undef UMA_BIN
 #define UMA_UN(name, OP)                                                                      \
   m.def(name, [](nb::handle a) { return ops::unary(UnaryOp::OP, operand(a, nullptr, name)); }, \
@@ -268,7 +270,71 @@ void bind_ops(nb::module_& m) {
   UMA_UN("expm1", Expm1) UMA_UN("sqrt", Sqrt) UMA_UN("tanh", Tanh) UMA_UN("sigmoid", Sigmoid) UMA_UN("sign", Sign)
   UMA_UN("logical_not", LogicalNot) UMA_UN("square", Square) UMA_UN("sin", Sin) UMA_UN("cos", Cos)
   UMA_UN("floor", Floor) UMA_UN("ceil", Ceil)
+  // ---- issue 4 elementwise set ----
+  UMA_UN("exp2", Exp2) UMA_UN("log2", Log2) UMA_UN("log10", Log10) UMA_UN("reciprocal", Reciprocal)
+  UMA_UN("tan", Tan) UMA_UN("arcsin", Arcsin) UMA_UN("arccos", Arccos) UMA_UN("arctan", Arctan)
+  UMA_UN("sinh", Sinh) UMA_UN("cosh", Cosh) UMA_UN("rint", Rint)
 #undef UMA_UN
+  // Functions NumPy lacks (scipy.special's names): real floating dtypes only, integers and
+  // bool take exp's float rule (int8 -> float16, ...); complex is a TypeError.
+#define UMA_UN(name, OP, what)                                                                 \
+  m.def(name, [](nb::handle a) { return ops::unary(UnaryOp::OP, operand(a, nullptr, name)); }, \
+        nb::arg("x"), "Elementwise " what ". Real dtypes only (TypeError for complex); bool and\n" \
+        "integers give the float dtype numpy.exp gives them; float16/bfloat16 computed in float32.");
+  UMA_UN("softplus", Softplus, "log(1 + exp(x)), computed without overflow")
+  UMA_UN("erf", Erf, "error function (scipy.special.erf)")
+  UMA_UN("erfc", Erfc, "complementary error function 1 - erf(x) (scipy.special.erfc)")
+  UMA_UN("gammaln", Gammaln, "log|Gamma(x)| (scipy.special.gammaln; +inf at poles)")
+  UMA_UN("digamma", Digamma, "digamma psi(x) = d/dx log Gamma(x) (scipy.special.digamma; NaN at poles)")
+#undef UMA_UN
+  m.def("round", [](nb::handle a, int64_t decimals) { return ops::round(operand(a, nullptr, "round"), decimals); },
+        nb::arg("a"), nb::arg("decimals") = 0,
+        "Round half to even to `decimals` places (numpy.round): floats/complex keep their dtype, integers\n"
+        "keep theirs (decimals < 0 rounds through float64), bool gives float16 (TypeError for bool with\n"
+        "decimals != 0, as NumPy).");
+  m.def("clip", [](nb::handle a, nb::handle lo, nb::handle hi) {
+        Array A = operand(a, nullptr, "clip");
+        // numpy.clip: an out-of-range Python int bound of an integer array is dropped.
+        auto drop = [&](nb::handle b, bool low) {
+          if (!is_integer(A.dtype()) || !PyLong_CheckExact(b.ptr())) return false;
+          int overflow = 0;
+          long long v = PyLong_AsLongLongAndOverflow(b.ptr(), &overflow);
+          const DType t = A.dtype();
+          if (overflow > 0 && !low && t == DType::UInt64) {  // 2**63 <= v: compare with 2**64 - 1
+            unsigned long long u = PyLong_AsUnsignedLongLong(b.ptr());
+            if (u == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
+              PyErr_Clear();
+              return true;  // beyond 2**64 - 1
+            }
+            return u == UINT64_MAX;
+          }
+          if (overflow != 0) return low ? overflow < 0 : overflow > 0;
+          const bool sgn = dtype_kind(t) == 'i';
+          const int bits = static_cast<int>(itemsize(t)) * 8;
+          if (sgn) {
+            const long long mn = bits == 64 ? INT64_MIN : -(1LL << (bits - 1));
+            const long long mx = bits == 64 ? INT64_MAX : (1LL << (bits - 1)) - 1;
+            return low ? v <= mn : v >= mx;
+          }
+          if (low) return v <= 0;
+          if (bits == 64) return false;  // fits long long: below 2**64 - 1
+          return v >= (1LL << bits) - 1;
+        };
+        const bool use_lo = !lo.is_none() && !drop(lo, true), use_hi = !hi.is_none() && !drop(hi, false);
+        // Weak Python scalars take the dtype of the strong operands (NEP 50), as in binary ops.
+        std::optional<Array> L, H;
+        DType strong = A.dtype();
+        if (use_lo && !is_python_scalar(lo)) strong = promote_types(strong, (L = operand(lo, nullptr, "clip"))->dtype());
+        if (use_hi && !is_python_scalar(hi)) strong = promote_types(strong, (H = operand(hi, nullptr, "clip"))->dtype());
+        const Array ref = Array::empty({}, strong);
+        if (use_lo && !L) L = operand(lo, &ref, "clip");
+        if (use_hi && !H) H = operand(hi, &ref, "clip");
+        return ops::clip(A, L, H);
+      }, nb::arg("a"), nb::arg("a_min").none(), nb::arg("a_max").none(),
+      "numpy.clip(a, a_min, a_max): each element limited to [a_min, a_max] (t = a < a_min ? a_min : a;\n"
+      "t > a_max ? a_max : t; NaN propagates). None drops a bound (maximum/minimum, as NumPy); an\n"
+      "integer array drops a Python int bound beyond its range. Result dtype by NumPy 2 promotion.");
+  // ---- end issue 4 elementwise set ----
   m.def("where", [](nb::handle c, nb::handle x, nb::handle y) {
         Array C = operand(c, nullptr, "where");
         auto [X, Y] = operands(x, y, "where");
@@ -434,7 +500,8 @@ void bind_ops(nb::module_& m) {
             {"minimum", BinaryOp::Minimum}, {"floor_divide", BinaryOp::FloorDivide}, {"remainder", BinaryOp::Remainder},
             {"equal", BinaryOp::Equal}, {"not_equal", BinaryOp::NotEqual}, {"less", BinaryOp::Less},
             {"less_equal", BinaryOp::LessEqual}, {"greater", BinaryOp::Greater}, {"greater_equal", BinaryOp::GreaterEqual},
-            {"logical_and", BinaryOp::LogicalAnd}, {"logical_or", BinaryOp::LogicalOr}};
+            {"logical_and", BinaryOp::LogicalAnd}, {"logical_or", BinaryOp::LogicalOr},
+            {"arctan2", BinaryOp::Arctan2}, {"logical_xor", BinaryOp::LogicalXor}};
         for (const auto& [n, o] : table)
           if (op == n) return static_cast<int>(ops::binary_result_dtype(o, static_cast<DType>(a), static_cast<DType>(b)));
         UMA_FAIL(Value, "unknown binary op '", op, "'");

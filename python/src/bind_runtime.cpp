@@ -18,12 +18,12 @@ namespace uma::py {
 
 namespace {
 std::optional<BinaryOp> binary_op_from_name(const std::string& n) {
-  for (int i = 0; i <= static_cast<int>(BinaryOp::LogicalOr); ++i)
+  for (int i = 0; i < kNumBinaryOps; ++i)
     if (n == ops::op_name(static_cast<BinaryOp>(i))) return static_cast<BinaryOp>(i);
   return std::nullopt;
 }
 std::optional<UnaryOp> unary_op_from_name(const std::string& n) {
-  for (int i = 0; i <= static_cast<int>(UnaryOp::Ceil); ++i)
+  for (int i = 0; i < kNumUnaryOps; ++i)
     if (n == ops::op_name(static_cast<UnaryOp>(i))) return static_cast<UnaryOp>(i);
   return std::nullopt;
 }
@@ -67,6 +67,8 @@ runtime::OpAttrs parse_attrs(const std::string& op, nb::handle attrs) {
       a.axis1 = nb::cast<int64_t>(v);
     } else if (key == "axis2") {
       a.axis2 = nb::cast<int64_t>(v);
+    } else if (key == "decimals") {  // round (issue 4 elementwise set)
+      a.decimals = nb::cast<int64_t>(v);
     } else {
       UMA_FAIL(Value, "Program: op '", op, "' got an unknown attribute '", key, "'");
     }

@@ -34,6 +34,10 @@ _OPS = [
     # ---- reduce-linalg: statistics, cumulative ops, linear algebra, split, indexing, nn ----
     "var", "std", "logsumexp", "cumsum", "cumprod", "outer", "diag", "diagonal", "trace",
     "split", "take", "set_subtensor", "inc_subtensor", "softmax", "log_softmax", "relu",
+    # ---- issue 4 elementwise set ----
+    "exp2", "log2", "log10", "reciprocal", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh",
+    "rint", "softplus", "erf", "erfc", "gammaln", "digamma", "arctan2", "logical_xor", "round",
+    "clip",
 ]
 
 __all__ = _OPS + ["promote_types", "result_type", "can_cast"]

@@ -11,11 +11,14 @@ namespace uma::kernels::cpu {
 
 /// dst = src converted elementwise (same shape; any dtypes; any layouts).
 void cast(const Array& src, const Array& dst);
-/// out = op(a, b); a and b share one compute dtype; out has that dtype, or bool for
+/// out = op(a, b); a and b share one kernel dtype (any but float16/bfloat16); out has that dtype, or bool for
 /// comparisons and logical ops.
 void binary(BinaryOp op, const Array& a, const Array& b, const Array& out);
-/// out = op(a); out has a's dtype, or bool for LogicalNot.
+/// out = op(a); out has a's dtype, or bool for LogicalNot, or the real dtype for Abs of complex.
 void unary(UnaryOp op, const Array& a, const Array& out);
+// ---- issue 4 elementwise set (appended) ----
+/// out = clip(x, lo, hi) (numpy.clip's scalar rule); all four share one kernel dtype.
+void clip(const Array& x, const Array& lo, const Array& hi, const Array& out);
 /// out = cond ? x : y; cond is bool, x/y/out share a dtype.
 void where(const Array& cond, const Array& x, const Array& y, const Array& out);
 /// Reduces `a` over the axes with reduce_mask[d] set into `out` (shape of the kept axes,

@@ -1,4 +1,7 @@
 // Elementwise op definitions: dtype rules (NumPy 2), broadcasting, dispatch.
+#include <cmath>
+#include <utility>
+
 #include "kernels/kernels.h"
 #include "ops/common.h"
 
@@ -22,7 +25,6 @@ void check_compute(const char* op, DType t) {
 }  // namespace detail
 
 using detail::broadcast_view;
-using detail::check_compute;
 
 const char* op_name(BinaryOp op) noexcept {
   switch (op) {
@@ -43,6 +45,8 @@ const char* op_name(BinaryOp op) noexcept {
     case BinaryOp::GreaterEqual: return "greater_equal";
     case BinaryOp::LogicalAnd: return "logical_and";
     case BinaryOp::LogicalOr: return "logical_or";
+    case BinaryOp::Arctan2: return "arctan2";
+    case BinaryOp::LogicalXor: return "logical_xor";
   }
   return "?";
 }
@@ -65,6 +69,22 @@ const char* op_name(UnaryOp op) noexcept {
     case UnaryOp::Cos: return "cos";
     case UnaryOp::Floor: return "floor";
     case UnaryOp::Ceil: return "ceil";
+    case UnaryOp::Exp2: return "exp2";
+    case UnaryOp::Log2: return "log2";
+    case UnaryOp::Log10: return "log10";
+    case UnaryOp::Reciprocal: return "reciprocal";
+    case UnaryOp::Tan: return "tan";
+    case UnaryOp::Arcsin: return "arcsin";
+    case UnaryOp::Arccos: return "arccos";
+    case UnaryOp::Arctan: return "arctan";
+    case UnaryOp::Sinh: return "sinh";
+    case UnaryOp::Cosh: return "cosh";
+    case UnaryOp::Softplus: return "softplus";
+    case UnaryOp::Erf: return "erf";
+    case UnaryOp::Erfc: return "erfc";
+    case UnaryOp::Gammaln: return "gammaln";
+    case UnaryOp::Digamma: return "digamma";
+    case UnaryOp::Rint: return "rint";
   }
   return "?";
 }
@@ -87,47 +107,85 @@ bool is_comparison(BinaryOp op) {
   return op == BinaryOp::Equal || op == BinaryOp::NotEqual || op == BinaryOp::Less || op == BinaryOp::LessEqual ||
          op == BinaryOp::Greater || op == BinaryOp::GreaterEqual;
 }
-// (compute dtype, result dtype) of a binary op whose operands promote to `ct`.
-std::pair<DType, DType> binary_types(BinaryOp op, DType ct) {
+bool is_logical(BinaryOp op) {
+  return op == BinaryOp::LogicalAnd || op == BinaryOp::LogicalOr || op == BinaryOp::LogicalXor;
+}
+bool is_half(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
+// The dtype a kernel computes a result of dtype `t` in: float16 and bfloat16 in float32,
+// rounded once at the end (NumPy's float16 loops and ml_dtypes' bfloat16 loops do the same).
+DType kernel_dtype(DType t) { return is_half(t) ? DType::Float32 : t; }
+
+[[noreturn]] void unsupported(const char* op, DType t) {
+  UMA_FAIL(Type, op, ": not supported for dtype ", dtype_name(t), " (NumPy has no loop for it)");
+}
+
+struct BinaryTypes {
+  DType compute;  // operands are converted to this dtype
+  DType result;   // the op's result dtype (NumPy 2)
+};
+BinaryTypes binary_types(BinaryOp op, DType a, DType b) {
   const char* name = op_name(op);
-  check_compute(name, ct);
-  if (is_comparison(op)) return {ct, DType::Bool};
-  if (op == BinaryOp::LogicalAnd || op == BinaryOp::LogicalOr) return {DType::Bool, DType::Bool};
-  if (op == BinaryOp::Divide) return is_float(ct) ? std::pair{ct, ct} : std::pair{DType::Float64, DType::Float64};
+  const DType ct = promote_types(a, b);
+  if (is_comparison(op)) return {kernel_dtype(ct), DType::Bool};
+  if (is_logical(op)) return {DType::Bool, DType::Bool};
+  const bool cplx = is_complex(ct);
+  switch (op) {
+    case BinaryOp::Divide:
+      if (is_float(ct) || cplx) return {kernel_dtype(ct), ct};
+      return {DType::Float64, DType::Float64};
+    case BinaryOp::Arctan2: {
+      if (cplx) unsupported(name, ct);
+      // NumPy picks the first float loop both operands cast to safely: (int8, uint8) ->
+      // float16, not the float of their promotion (int16 -> float32).
+      const DType rt = promote_types(float_result_type(a), float_result_type(b));
+      return {kernel_dtype(rt), rt};
+    }
+    case BinaryOp::FloorDivide: case BinaryOp::Remainder:
+      if (cplx) unsupported(name, ct);
+      break;
+    default:
+      break;
+  }
   if (ct == DType::Bool) {
     UMA_CHECK(op != BinaryOp::Subtract, Type,
               "subtract: boolean subtract is not supported, use logical_xor or bitwise operators instead");
     if (op == BinaryOp::Power || op == BinaryOp::FloorDivide || op == BinaryOp::Remainder)
-      return {DType::Int64, DType::Int8};  // NumPy's result dtype for these on bool is int8
+      return {DType::Int8, DType::Int8};  // NumPy's result dtype for these on bool is int8
   }
-  return {ct, ct};
-}
-}  // namespace
-
-DType binary_result_dtype(BinaryOp op, DType a, DType b) { return binary_types(op, promote_types(a, b)).second; }
-
-Array binary(BinaryOp op, const Array& a0, const Array& b0) {
-  Array a = a0, b = b0;
-  const Device dev = detail::common_device(op_name(op), {&a, &b});
-  const auto [ct, rt] = binary_types(op, promote_types(a.dtype(), b.dtype()));
-  const Shape shape = broadcast_shapes(a.shape(), b.shape(), op_name(op));
-  Array A = a.dtype() == ct ? a : astype(a, ct);
-  Array B = b.dtype() == ct ? b : astype(b, ct);
-  if (op == BinaryOp::Power && is_integer(ct)) {
-    Array neg = reduce(ReduceOp::Any, binary(BinaryOp::Less, B, scalar_array(Scalar::from_int(0), ct)), std::nullopt, false);
-    UMA_CHECK(!*to_host(neg).data_as<bool>(), Value, "power: integers to negative integer powers are not allowed");
-  }
-  const bool boolean_out = is_comparison(op) || op == BinaryOp::LogicalAnd || op == BinaryOp::LogicalOr;
-  Array out = Array::empty(shape, boolean_out ? DType::Bool : ct, dev);
-  kernels::binary(op, broadcast_view(A, shape), broadcast_view(B, shape), out);
-  return out.dtype() == rt ? out : astype(out, rt);
+  return {kernel_dtype(ct), ct};
 }
 
-Array unary(UnaryOp op, const Array& a) {
+enum class UnaryKind { Keep, Float, RealFloat };
+UnaryKind unary_kind(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::Negative: case UnaryOp::Abs: case UnaryOp::Sign: case UnaryOp::LogicalNot:
+    case UnaryOp::Square: case UnaryOp::Floor: case UnaryOp::Ceil: case UnaryOp::Reciprocal:
+      return UnaryKind::Keep;
+    case UnaryOp::Sigmoid: case UnaryOp::Softplus: case UnaryOp::Erf: case UnaryOp::Erfc:
+    case UnaryOp::Gammaln: case UnaryOp::Digamma:
+      return UnaryKind::RealFloat;
+    default:
+      return UnaryKind::Float;
+  }
+}
+
+struct UnaryTypes {
+  DType compute, kernel_out, result;
+};
+UnaryTypes unary_types(UnaryOp op, DType t) {
   const char* name = op_name(op);
-  const DType t = a.dtype();
-  check_compute(name, t);
-  DType ct = t, rt = t;
+  const bool cplx = is_complex(t);
+  switch (unary_kind(op)) {
+    case UnaryKind::RealFloat:
+      if (cplx) unsupported(name, t);
+      [[fallthrough]];
+    case UnaryKind::Float: {
+      const DType rt = float_result_type(t);
+      return {kernel_dtype(rt), kernel_dtype(rt), rt};
+    }
+    case UnaryKind::Keep:
+      break;
+  }
   switch (op) {
     case UnaryOp::Negative:
       UMA_CHECK(t != DType::Bool, Type, "negative: boolean negative is not supported, use logical_not instead");
@@ -135,23 +193,109 @@ Array unary(UnaryOp op, const Array& a) {
     case UnaryOp::Sign:
       UMA_CHECK(t != DType::Bool, Type, "sign: not supported for dtype bool");
       break;
-    case UnaryOp::Square:
-      if (t == DType::Bool) { ct = DType::Int64; rt = DType::Int8; }
+    case UnaryOp::Square: case UnaryOp::Reciprocal:
+      if (t == DType::Bool) return {DType::Int8, DType::Int8, DType::Int8};  // NumPy: bool -> int8
       break;
-    case UnaryOp::Abs: case UnaryOp::Floor: case UnaryOp::Ceil:
+    case UnaryOp::Floor: case UnaryOp::Ceil:
+      if (cplx) unsupported(name, t);
       break;
     case UnaryOp::LogicalNot:
-      rt = DType::Bool;
+      return {kernel_dtype(t), DType::Bool, DType::Bool};
+    case UnaryOp::Abs:
+      if (t == DType::Complex64) return {t, DType::Float32, DType::Float32};
+      if (t == DType::Complex128) return {t, DType::Float64, DType::Float64};
       break;
-    default:  // transcendental: float result (bool -> float16 computed in float32)
-      rt = float_result_type(t);
-      ct = rt == DType::Float16 ? DType::Float32 : rt;
+    default:
       break;
   }
-  Array A = t == ct ? a : astype(a, ct);
-  Array out = Array::empty(a.shape(), op == UnaryOp::LogicalNot ? DType::Bool : ct, a.device());
+  return {kernel_dtype(t), kernel_dtype(t), t};
+}
+
+// The CUDA kernels cover the ops and dtypes of the first op set (bool, int32, int64, float32,
+// float64; float16/bfloat16 run as float32); anything else on a GPU is a TypeError naming it.
+bool cuda_kernel_dtype(DType t) {
+  return t == DType::Bool || t == DType::Int32 || t == DType::Int64 || t == DType::Float32 || t == DType::Float64;
+}
+void check_cuda(const char* op, bool op_ok, DType kernel_t, const Device& dev) {
+  if (dev.is_cpu()) return;
+  UMA_CHECK(op_ok && cuda_kernel_dtype(kernel_t), Type, op, ": no ", dev.str(), " kernel yet for dtype ",
+            dtype_name(kernel_t), " (cuda kernels: the first op set on bool, int32, int64, float16, bfloat16, "
+            "float32, float64; move the array with .to_device('cpu'))");
+}
+}  // namespace
+
+DType binary_result_dtype(BinaryOp op, DType a, DType b) { return binary_types(op, a, b).result; }
+
+Array binary(BinaryOp op, const Array& a0, const Array& b0) {
+  Array a = a0, b = b0;
+  const Device dev = detail::common_device(op_name(op), {&a, &b});
+  const auto [ct, rt] = binary_types(op, a.dtype(), b.dtype());
+  check_cuda(op_name(op), static_cast<int>(op) <= static_cast<int>(BinaryOp::LogicalOr), ct, dev);
+  const Shape shape = broadcast_shapes(a.shape(), b.shape(), op_name(op));
+  Array A = a.dtype() == ct ? a : astype(a, ct);
+  Array B = b.dtype() == ct ? b : astype(b, ct);
+  if (rt == DType::Float16 && (op == BinaryOp::Maximum || op == BinaryOp::Minimum)) {
+    // NumPy's float16 loop keeps the first operand on ties (max(-0.0, 0.0) is -0.0); the
+    // float32 kernel keeps the second, as NumPy's float32 loop does. Swapping the operands
+    // gives float16's rule (NaN still propagates from either side).
+    std::swap(A, B);
+  }
+  if (op == BinaryOp::Power && is_integer(ct) && dtype_kind(ct) == 'i') {
+    Array neg = reduce(ReduceOp::Any, binary(BinaryOp::Less, B, scalar_array(Scalar::from_int(0), ct)), std::nullopt, false);
+    UMA_CHECK(!*to_host(neg).data_as<bool>(), Value, "power: integers to negative integer powers are not allowed");
+  }
+  const bool boolean_out = is_comparison(op) || is_logical(op);
+  Array out = Array::empty(shape, boolean_out ? DType::Bool : ct, dev);
+  kernels::binary(op, broadcast_view(A, shape), broadcast_view(B, shape), out);
+  return out.dtype() == rt ? out : astype(out, rt);
+}
+
+Array unary(UnaryOp op, const Array& a) {
+  const auto [ct, kt, rt] = unary_types(op, a.dtype());
+  check_cuda(op_name(op), static_cast<int>(op) <= static_cast<int>(UnaryOp::Ceil), ct, a.device());
+  Array A = a.dtype() == ct ? a : astype(a, ct);
+  Array out = Array::empty(a.shape(), kt, a.device());
   kernels::unary(op, A, out);
   return out.dtype() == rt ? out : astype(out, rt);
+}
+
+Array round(const Array& a, int64_t decimals) {
+  const DType t = a.dtype();
+  if (is_integer(t)) {
+    if (decimals >= 0) return copy(a);
+    // NumPy: a / 10**-d, rint, * 10**-d in float64, converted back to the integer dtype.
+    Array f = scalar_array(Scalar::from_float(std::pow(10.0, static_cast<double>(-decimals))), DType::Float64);
+    Array r = unary(UnaryOp::Rint, binary(BinaryOp::Divide, astype(a, DType::Float64), f));
+    return astype(binary(BinaryOp::Multiply, r, f), t);
+  }
+  UMA_CHECK(!(t == DType::Bool && decimals != 0), Type, "round: cannot round a bool array to decimals=", decimals,
+            " (NumPy cannot cast the float64 result back to bool)");
+  if (decimals == 0) return unary(UnaryOp::Rint, a);
+  if (t == DType::BFloat16) return astype(round(astype(a, DType::Float32), decimals), t);  // rounded once
+  const DType rt = t;
+  const DType ft = is_complex(rt) ? (rt == DType::Complex64 ? DType::Float32 : DType::Float64) : rt;
+  // 10**|d| in the result's precision (a weak Python float in NumPy's implementation).
+  Array f = scalar_array(Scalar::from_float(std::pow(10.0, static_cast<double>(decimals < 0 ? -decimals : decimals))), ft);
+  Array x = t == rt ? a : astype(a, rt);
+  if (decimals > 0) return binary(BinaryOp::Divide, unary(UnaryOp::Rint, binary(BinaryOp::Multiply, x, f)), f);
+  return binary(BinaryOp::Multiply, unary(UnaryOp::Rint, binary(BinaryOp::Divide, x, f)), f);
+}
+
+Array clip(const Array& a, const std::optional<Array>& lo, const std::optional<Array>& hi) {
+  require_host("clip", a);
+  if (!lo && !hi) {  // numpy.clip(a, None, None) is positive(a), which has no bool loop
+    UMA_CHECK(a.dtype() != DType::Bool, Type, "clip: not supported for dtype bool without bounds (numpy.positive)");
+    return copy(a);
+  }
+  if (!lo) return binary(BinaryOp::Minimum, a, *hi);
+  if (!hi) return binary(BinaryOp::Maximum, a, *lo);
+  const DType t = promote_types(promote_types(a.dtype(), lo->dtype()), hi->dtype());
+  const DType ct = kernel_dtype(t);
+  const Shape shape = broadcast_shapes(broadcast_shapes(a.shape(), lo->shape(), "clip"), hi->shape(), "clip");
+  auto conv = [&](const Array& x) { return broadcast_view(x.dtype() == ct ? x : astype(x, ct), shape); };
+  Array out = Array::empty(shape, ct);
+  kernels::cpu::clip(conv(a), conv(*lo), conv(*hi), out);
+  return out.dtype() == t ? out : astype(out, t);
 }
 
 Array where(const Array& cond0, const Array& x0, const Array& y0) {
@@ -173,7 +317,7 @@ bool is_fusable(BinaryOp op, DType t) noexcept {
     case BinaryOp::Add: case BinaryOp::Subtract: case BinaryOp::Multiply: case BinaryOp::Maximum:
     case BinaryOp::Minimum: case BinaryOp::FloorDivide: case BinaryOp::Remainder:
       return true;
-    case BinaryOp::Power: case BinaryOp::Divide:
+    case BinaryOp::Power: case BinaryOp::Divide: case BinaryOp::Arctan2:
       return is_float(t);  // integer power checks negative exponents first; int divide gives float64
     default:
       return false;
@@ -182,15 +326,8 @@ bool is_fusable(BinaryOp op, DType t) noexcept {
 
 bool is_fusable(UnaryOp op, DType t) noexcept {
   if (t != DType::Int32 && t != DType::Int64 && t != DType::Float32 && t != DType::Float64) return false;
-  switch (op) {
-    case UnaryOp::Negative: case UnaryOp::Abs: case UnaryOp::Sign: case UnaryOp::Square: case UnaryOp::Floor:
-    case UnaryOp::Ceil:
-      return true;
-    case UnaryOp::LogicalNot:
-      return false;
-    default:
-      return is_float(t);
-  }
+  if (op == UnaryOp::LogicalNot) return false;
+  return unary_kind(op) == UnaryKind::Keep || is_float(t);
 }
 
 Array fused_elementwise(const std::vector<Array>& inputs, const std::vector<FusedInstr>& code, DType dtype) {

@@ -34,6 +34,17 @@ const std::map<std::string, OpFn>& registry() {
       {"sign", &un<UnaryOp::Sign>}, {"logical_not", &un<UnaryOp::LogicalNot>}, {"square", &un<UnaryOp::Square>},
       {"sin", &un<UnaryOp::Sin>}, {"cos", &un<UnaryOp::Cos>}, {"floor", &un<UnaryOp::Floor>},
       {"ceil", &un<UnaryOp::Ceil>},
+      // ---- issue 4 elementwise set ----
+      {"arctan2", &bin<BinaryOp::Arctan2>}, {"logical_xor", &bin<BinaryOp::LogicalXor>},
+      {"exp2", &un<UnaryOp::Exp2>}, {"log2", &un<UnaryOp::Log2>}, {"log10", &un<UnaryOp::Log10>},
+      {"reciprocal", &un<UnaryOp::Reciprocal>}, {"tan", &un<UnaryOp::Tan>}, {"arcsin", &un<UnaryOp::Arcsin>},
+      {"arccos", &un<UnaryOp::Arccos>}, {"arctan", &un<UnaryOp::Arctan>}, {"sinh", &un<UnaryOp::Sinh>},
+      {"cosh", &un<UnaryOp::Cosh>}, {"softplus", &un<UnaryOp::Softplus>}, {"erf", &un<UnaryOp::Erf>},
+      {"erfc", &un<UnaryOp::Erfc>}, {"gammaln", &un<UnaryOp::Gammaln>}, {"digamma", &un<UnaryOp::Digamma>},
+      {"rint", &un<UnaryOp::Rint>},
+      {"round", [](const In& x, const OpAttrs& a) { return ops::round(x[0], a.decimals); }},
+      {"clip", [](const In& x, const OpAttrs&) { return ops::clip(x[0], x[1], x[2]); }},
+      // ---- end issue 4 elementwise set ----
       {"sum", &red<ReduceOp::Sum>}, {"mean", &red<ReduceOp::Mean>}, {"max", &red<ReduceOp::Max>},
       {"min", &red<ReduceOp::Min>}, {"prod", &red<ReduceOp::Prod>}, {"argmax", &red<ReduceOp::ArgMax>},
       {"argmin", &red<ReduceOp::ArgMin>}, {"all", &red<ReduceOp::All>}, {"any", &red<ReduceOp::Any>},

@@ -175,16 +175,122 @@ TEST(Elementwise, ErrorsNameTheProblem) {
     EXPECT_NE(std::string(e.what()).find("(2,)"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("(3,)"), std::string::npos) << e.what();
   }
-  // Compute ops on a storage-only dtype: TypeError naming the op and the dtype.
-  Array h = Array::empty({2}, DType::Float16);
+  // An op NumPy has no loop for: TypeError naming the op and the dtype.
+  Array z = ops::ones({2}, DType::Complex64);
   try {
-    ops::unary(UnaryOp::Exp, h);
-    ADD_FAILURE() << "exp on float16 did not raise";
+    ops::unary(UnaryOp::Floor, z);
+    ADD_FAILURE() << "floor on complex64 did not raise";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::Type);
-    EXPECT_NE(std::string(e.what()).find("exp"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("float16"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("floor"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("complex64"), std::string::npos) << e.what();
   }
+  EXPECT_EQ(error_kind([&] { ops::unary(UnaryOp::Erf, z); }), ErrorKind::Type);
+  EXPECT_EQ(error_kind([&] { ops::binary(BinaryOp::Arctan2, z, z); }), ErrorKind::Type);
+  EXPECT_EQ(error_kind([&] { ops::binary(BinaryOp::Remainder, z, z); }), ErrorKind::Type);
+  EXPECT_EQ(error_kind([&] { ops::unary(UnaryOp::Negative, ops::ones({1}, DType::Bool)); }), ErrorKind::Type);
+  EXPECT_EQ(error_kind([&] { ops::round(ops::ones({1}, DType::Bool), -1); }), ErrorKind::Type);
+}
+
+// ---- issue 4: every dtype ----------------------------------------------------------------
+
+TEST(Elementwise, NarrowIntegersWrapAsNumPy) {
+  Array a = make<int8_t>({127, -128, 100, -7}, {4});
+  Array b = make<int8_t>({1, -1, 100, 2}, {4});
+  EXPECT_EQ(values<int8_t>(ops::binary(BinaryOp::Add, a, b)), (std::vector<int8_t>{-128, 127, -56, -5}));
+  EXPECT_EQ(values<int8_t>(ops::binary(BinaryOp::Multiply, a, b)), (std::vector<int8_t>{127, -128, 16, -14}));
+  EXPECT_EQ(values<int8_t>(ops::binary(BinaryOp::FloorDivide, a, b)), (std::vector<int8_t>{127, -128, 1, -4}));
+  EXPECT_EQ(values<int8_t>(ops::unary(UnaryOp::Abs, a)), (std::vector<int8_t>{127, -128, 100, 7}));
+  // uint16 * uint16 must not overflow a promoted int (UBSAN): computed in unsigned.
+  Array u = make<uint16_t>({65535, 2, 0}, {3});
+  EXPECT_EQ(values<uint16_t>(ops::binary(BinaryOp::Multiply, u, u)), (std::vector<uint16_t>{1, 4, 0}));
+  EXPECT_EQ(values<uint16_t>(ops::unary(UnaryOp::Negative, u)), (std::vector<uint16_t>{1, 65534, 0}));
+  EXPECT_EQ(values<uint16_t>(ops::unary(UnaryOp::Sign, u)), (std::vector<uint16_t>{1, 1, 0}));
+  // NumPy's integer reciprocal: 1/0 is the minimum for int32/int64, 0 for narrower types.
+  EXPECT_EQ(values<int32_t>(ops::unary(UnaryOp::Reciprocal, make<int32_t>({0, 1, -1, 2}, {4}))),
+            (std::vector<int32_t>{INT32_MIN, 1, -1, 0}));
+  EXPECT_EQ(values<int8_t>(ops::unary(UnaryOp::Reciprocal, make<int8_t>({0, 1, -1, 2}, {4}))),
+            (std::vector<int8_t>{0, 1, -1, 0}));
+  // Mixed signedness promotes (int8, uint8) -> int16; int8 exp gives float16.
+  EXPECT_EQ(ops::binary(BinaryOp::Add, a, make<uint8_t>({1, 2, 3, 4}, {4})).dtype(), DType::Int16);
+  EXPECT_EQ(ops::unary(UnaryOp::Exp, a).dtype(), DType::Float16);
+}
+
+TEST(Elementwise, HalfPrecisionComputedInFloat32AndRoundedOnce) {
+  Array h = ops::astype(make<float>({1.0f, 2.0f, 0.1f}, {3}), DType::Float16);
+  Array r = ops::binary(BinaryOp::Divide, h, ops::astype(make<float>({3.0f, 3.0f, 3.0f}, {3}), DType::Float16));
+  ASSERT_EQ(r.dtype(), DType::Float16);
+  std::vector<float> got = values<float>(ops::astype(r, DType::Float32));
+  // 1/3 in float16 is 0.333251953125 (the nearest float16), 2/3 is 0.66650390625.
+  EXPECT_EQ(got[0], 0.333251953125f);
+  EXPECT_EQ(got[1], 0.66650390625f);
+  Array b = ops::astype(make<float>({0.5f, 2.0f}, {2}), DType::BFloat16);
+  Array e = ops::unary(UnaryOp::Exp2, b);
+  ASSERT_EQ(e.dtype(), DType::BFloat16);
+  EXPECT_EQ(values<float>(ops::astype(e, DType::Float32)), (std::vector<float>{1.4140625f, 4.0f}));
+}
+
+TEST(Elementwise, ComplexFollowsNumPy) {
+  using C = std::complex<double>;
+  Array z = make<C>({C(3, 4), C(0, -2), C(0, 0)}, {3});
+  EXPECT_EQ(values<double>(ops::unary(UnaryOp::Abs, z)), (std::vector<double>{5, 2, 0}));
+  std::vector<C> s = values<C>(ops::unary(UnaryOp::Sign, z));
+  EXPECT_DOUBLE_EQ(s[0].real(), 0.6);
+  EXPECT_DOUBLE_EQ(s[0].imag(), 0.8);
+  EXPECT_EQ(s[1], C(0, -1));
+  EXPECT_EQ(s[2], C(0, 0));
+  // Lexicographic order: (0, -2) < (0, 0) < (3, 4).
+  Array w = make<C>({C(0, 0), C(0, 0), C(0, 0)}, {3});
+  EXPECT_EQ(values<bool>(ops::binary(BinaryOp::Less, z, w)), (std::vector<bool>{false, true, false}));
+  EXPECT_EQ(values<C>(ops::binary(BinaryOp::Maximum, z, w)), (std::vector<C>{C(3, 4), C(0, 0), C(0, 0)}));
+  // Integer powers are repeated products (exact here).
+  EXPECT_EQ(values<C>(ops::binary(BinaryOp::Power, z, make<C>({C(2, 0), C(3, 0), C(1, 0)}, {3}))),
+            (std::vector<C>{C(-7, 24), C(0, 8), C(0, 0)}));
+  // sqrt on the branch cut keeps the sign of the zero imaginary part.
+  std::vector<C> r = values<C>(ops::unary(UnaryOp::Sqrt, make<C>({C(-4, 0.0), C(-4, -0.0)}, {2})));
+  EXPECT_EQ(r[0], C(0, 2));
+  EXPECT_EQ(r[1], C(0, -2));
+  EXPECT_EQ(ops::unary(UnaryOp::Exp, ops::ones({1}, DType::Complex64)).dtype(), DType::Complex64);
+}
+
+TEST(Elementwise, NewFloatFunctions) {
+  Array x = make<double>({0.5, -1.0, 2.0}, {3});
+  std::vector<double> v = values<double>(ops::binary(BinaryOp::Arctan2, x, make<double>({1.0, -1.0, 0.0}, {3})));
+  EXPECT_DOUBLE_EQ(v[0], std::atan2(0.5, 1.0));
+  EXPECT_DOUBLE_EQ(v[1], std::atan2(-1.0, -1.0));
+  v = values<double>(ops::unary(UnaryOp::Softplus, make<double>({0.0, 1000.0, -1000.0}, {3})));
+  EXPECT_DOUBLE_EQ(v[0], std::log(2.0));
+  EXPECT_EQ(v[1], 1000.0);  // no overflow
+  EXPECT_EQ(v[2], 0.0);
+  v = values<double>(ops::unary(UnaryOp::Gammaln, make<double>({1.0, 5.0, 0.5}, {3})));
+  EXPECT_EQ(v[0], 0.0);
+  EXPECT_NEAR(v[1], std::log(24.0), 1e-14);
+  EXPECT_NEAR(v[2], 0.5 * std::log(M_PI), 1e-14);
+  v = values<double>(ops::unary(UnaryOp::Digamma, make<double>({1.0, 0.5, -0.5}, {3})));
+  const double euler = 0.57721566490153286;
+  EXPECT_NEAR(v[0], -euler, 1e-13);
+  EXPECT_NEAR(v[1], -euler - 2 * std::log(2.0), 1e-13);
+  EXPECT_NEAR(v[2], -euler - 2 * std::log(2.0) + 2.0, 1e-13);  // psi(1 - x) - psi(x) = pi cot(pi x)
+  // Round half to even, with decimals.
+  EXPECT_EQ(values<double>(ops::round(make<double>({0.5, 1.5, 2.5, -2.5}, {4}), 0)),
+            (std::vector<double>{0.0, 2.0, 2.0, -2.0}));
+  EXPECT_EQ(values<int32_t>(ops::round(make<int32_t>({1234, -155}, {2}), -2)), (std::vector<int32_t>{1200, -200}));
+  EXPECT_EQ(ops::round(ops::ones({1}, DType::Bool), 0).dtype(), DType::Float16);
+}
+
+TEST(Elementwise, ClipFollowsNumPy) {
+  Array x = make<double>({-0.0, 3.0, NAN, -5.0}, {4});
+  Array lo = ops::scalar_array(Scalar::from_float(0.0), DType::Float64);
+  Array hi = ops::scalar_array(Scalar::from_float(1.0), DType::Float64);
+  std::vector<double> v = values<double>(ops::clip(x, lo, hi));
+  EXPECT_TRUE(v[0] == 0.0 && std::signbit(v[0]));  // -0.0 is inside [0, 1]: kept
+  EXPECT_EQ(v[1], 1.0);
+  EXPECT_TRUE(std::isnan(v[2]));
+  EXPECT_EQ(v[3], 0.0);
+  Array i = make<uint8_t>({0, 7, 200}, {3});
+  Array r = ops::clip(i, make<int16_t>({5}, {1}), std::nullopt);  // one bound: maximum
+  EXPECT_EQ(r.dtype(), DType::Int16);
+  EXPECT_EQ(values<int16_t>(r), (std::vector<int16_t>{5, 7, 200}));
 }
 
 TEST(Elementwise, ResultsNeverAliasInputs) {

@@ -30,6 +30,7 @@ struct OpAttrs {
   double ddof = 0;                            // var, std
   int64_t offset = 0;                         // diag ("k"), trace ("offset")
   int64_t axis1 = 0, axis2 = 1;               // trace
+  int64_t decimals = 0;                       // round (issue 4 elementwise set)
 };
 
 using OpFn = Array (*)(const std::vector<Array>& inputs, const OpAttrs& attrs);

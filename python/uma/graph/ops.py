@@ -8,8 +8,10 @@ shape are inferred when the graph is built:
   arrays of the input dtypes; Python scalars are *weak* (``x_float32 + 1.0`` is float32) and
   are turned into constants of the promoted dtype (``OverflowError`` for an out-of-range
   Python int, as NumPy 2 does);
-- compute ops accept ``bool, int32, int64, float32, float64`` (API.md) and raise ``TypeError``
-  naming the op and the dtype otherwise (``astype`` accepts every dtype);
+- elementwise ops (and ``where``, ``astype``, ``clip``, ``round``) accept every dtype on which
+  NumPy 2 defines them (bfloat16 as ml_dtypes does) and raise ``TypeError`` naming the op and
+  the dtype where NumPy does; the other compute ops accept ``bool, int32, int64, float32,
+  float64`` and raise ``TypeError`` otherwise;
 - shapes follow NumPy broadcasting with PyTensor's static rule: only axes whose static length
   is 1 broadcast (see :mod:`uma.graph.type`). Known mismatches raise ``ValueError`` naming the
   op at build time; the rest are checked when a compiled function is called.
@@ -54,6 +56,14 @@ def _check_compute(opname, *vs):
                             f"(supported: bool, int32, int64, float32, float64); cast with astype first")
 
 
+def _np_any_dtype(name):
+    """The NumPy dtype for any uma dtype name (bfloat16 through ml_dtypes)."""
+    if name == "bfloat16":
+        import ml_dtypes
+        return np.dtype(ml_dtypes.bfloat16)
+    return np_dtype(name)
+
+
 def _weak_constant(opname, value, dt: np.dtype, comparison=False):
     try:
         with np.errstate(all="ignore"):
@@ -80,7 +90,10 @@ def _as_inputs(opname, args, weak_ok=True, comparison=False):
             strong.append(out[k].dtype)
     if weak:
         try:
-            dt = np.result_type(*[np_dtype(d) for d in strong], *[args[k] for k in weak])
+            if "bfloat16" in strong:  # NumPy has no bfloat16: uma's NEP 50 rule, ml_dtypes' dtype
+                dt = _np_any_dtype(_uma().result_type(*strong, *[args[k] for k in weak]).name)
+            else:
+                dt = np.result_type(*[np_dtype(d) for d in strong], *[args[k] for k in weak])
         except TypeError as e:
             raise TypeError(f"{opname}: {e}") from None
         for k in weak:
@@ -176,7 +189,15 @@ _UNARY_NP = {
     "expm1": np.expm1, "sqrt": np.sqrt, "tanh": np.tanh, "sigmoid": np.exp, "sign": np.sign,
     "square": np.square, "logical_not": np.logical_not, "sin": np.sin, "cos": np.cos,
     "floor": np.floor, "ceil": np.ceil,
+    # ---- issue 4 elementwise set ----
+    "exp2": np.exp2, "log2": np.log2, "log10": np.log10, "reciprocal": np.reciprocal, "tan": np.tan,
+    "arcsin": np.arcsin, "arccos": np.arccos, "arctan": np.arctan, "sinh": np.sinh, "cosh": np.cosh,
+    "rint": np.rint,
+    # functions NumPy lacks: exp's dtype rule on real dtypes (complex: TypeError, _REAL_ONLY)
+    "softplus": np.exp, "erf": np.exp, "erfc": np.exp, "gammaln": np.exp, "digamma": np.exp,
 }
+#: float functions NumPy lacks (scipy.special names, PyTensor/JAX's softplus): real dtypes only.
+_REAL_ONLY = frozenset({"sigmoid", "softplus", "erf", "erfc", "gammaln", "digamma"})
 _BINARY_NP = {
     "add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide,
     "power": np.power, "maximum": np.maximum, "minimum": np.minimum,
@@ -184,23 +205,35 @@ _BINARY_NP = {
     "not_equal": np.not_equal, "less": np.less, "less_equal": np.less_equal,
     "greater": np.greater, "greater_equal": np.greater_equal, "logical_and": np.logical_and,
     "logical_or": np.logical_or,
+    # ---- issue 4 elementwise set ----
+    "arctan2": np.arctan2, "logical_xor": np.logical_xor,
 }
 _COMPARISONS = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
 
 
 @functools.lru_cache(maxsize=None)
 def _elemwise_dtype(name, dtypes):
+    """NumPy 2's result dtype of elementwise ``name`` on ``dtypes`` (TypeError where NumPy has no
+    loop), found by calling NumPy's function on one-element arrays. bfloat16 (which NumPy
+    lacks) follows float16's rule when both operands promote to bfloat16 (ml_dtypes computes
+    it in float32 like NumPy's float16 loops), float32's otherwise."""
     fn = _UNARY_NP.get(name) or _BINARY_NP[name]
-    args = [np.ones(1, dtype=np_dtype(d)) for d in dtypes]
+    ct = dtypes[0] if len(dtypes) == 1 else _uma().promote_types(*dtypes).name
+    if name in _REAL_ONLY and kind_of(ct) == "c":
+        raise TypeError(f"{name}: not supported for dtype {ct} (defined for real dtypes only)")
+    if "bfloat16" in dtypes:
+        args = [np.ones(1, dtype=np.float16) for _ in dtypes] if ct == "bfloat16" else \
+            [np.ones(1, dtype=np_dtype("float32" if d == "bfloat16" else d)) for d in dtypes]
+    else:  # NumPy's own loop selection (arctan2(int8, uint8) is float16, not float32)
+        args = [np.ones(1, dtype=np_dtype(d)) for d in dtypes]
     try:
         with np.errstate(all="ignore"):
             res = fn(*args).dtype.name
-    except TypeError as e:
-        raise TypeError(f"{name}: not supported for dtypes {', '.join(dtypes)} (NumPy: {e})") from None
-    if res not in COMPUTE_DTYPES:
-        raise TypeError(f"{name}: result dtype {res} (NumPy's rule for {', '.join(dtypes)}) is not "
-                        f"supported by compute ops; cast the input with astype first")
-    return res
+    except TypeError:
+        raise TypeError(f"{name}: not supported for dtype {ct} (NumPy has no loop for it)") from None
+    if name == "subtract" and ct == "bool":
+        raise TypeError("subtract: boolean subtract is not supported, use logical_xor instead")
+    return "bfloat16" if ct == "bfloat16" and res == "float16" else res
 
 
 class Elemwise(Op):
@@ -215,7 +248,6 @@ class Elemwise(Op):
     def output_types(self, inputs):
         if len(inputs) != self.nin:
             raise TypeError(f"{self.name}: expected {self.nin} inputs, got {len(inputs)}")
-        _check_compute(self.name, *inputs)
         dt = _elemwise_dtype(self.name, tuple(i.dtype for i in inputs))
         return [TensorType(dt, _bcast_static(self.name, [i.shape for i in inputs]))]
 
@@ -236,6 +268,8 @@ class Elemwise(Op):
         rule = _GRADS.get(self.name)
         if rule is None:
             return [None] * self.nin
+        if _b.any(kind_of(x.dtype) == "c" for x in node.inputs):
+            raise TypeError(f"{self.name}: gradients of complex inputs are not supported")
         grads = rule(g, out, *node.inputs)
         return [None if gi is None or not is_float(x.dtype) else _unbroadcast(gi, x)
                 for gi, x in zip(grads, node.inputs)]
@@ -284,7 +318,30 @@ _GRADS = {
     "sign": _zeros_grad,
     "floor": _zeros_grad,
     "ceil": _zeros_grad,
+    # ---- issue 4 elementwise set ----
+    "arctan2": lambda g, o, y, x: [g * x / (x * x + y * y), negative(g) * y / (x * x + y * y)],
+    "logical_xor": lambda g, o, x, y: [None, None],
+    "exp2": lambda g, o, x: [g * o * math.log(2.0)],
+    "log2": lambda g, o, x: [g / (x * math.log(2.0))],
+    "log10": lambda g, o, x: [g / (x * math.log(10.0))],
+    "reciprocal": lambda g, o, x: [negative(g) * o * o],
+    "tan": lambda g, o, x: [g * (1 + o * o)],
+    "arcsin": lambda g, o, x: [g / sqrt(1 - x * x)],
+    "arccos": lambda g, o, x: [negative(g) / sqrt(1 - x * x)],
+    "arctan": lambda g, o, x: [g / (1 + x * x)],
+    "sinh": lambda g, o, x: [g * cosh(x)],
+    "cosh": lambda g, o, x: [g * sinh(x)],
+    "softplus": lambda g, o, x: [g * sigmoid(x)],
+    "erf": lambda g, o, x: [g * (2.0 / math.sqrt(math.pi)) * exp(negative(x * x))],
+    "erfc": lambda g, o, x: [g * (-2.0 / math.sqrt(math.pi)) * exp(negative(x * x))],
+    "gammaln": lambda g, o, x: [g * digamma(x)],
+    "digamma": lambda g, o, x: _no_grad("digamma", "the trigamma function is not implemented"),
+    "rint": _zeros_grad,
 }
+
+
+def _no_grad(name, why):
+    raise NotImplementedError(f"{name}: gradient not available ({why})")
 
 
 def _unbroadcast(g, x):
@@ -544,6 +601,219 @@ def relu(x):
     return maximum(x, 0)
 
 
+# ---- issue 4 elementwise set ------------------------------------------------------------
+# Unary functions take every dtype NumPy's function of that name takes (bool and integers give
+# the float dtype ``numpy.exp`` gives them; float16/bfloat16 are computed in float32).
+
+def exp2(x):
+    """Elementwise ``2**a``."""
+    return _unary("exp2", x)
+
+
+def log2(x):
+    """Elementwise base-2 logarithm."""
+    return _unary("log2", x)
+
+
+def log10(x):
+    """Elementwise base-10 logarithm."""
+    return _unary("log10", x)
+
+
+def reciprocal(x):
+    """Elementwise ``1 / a`` (integers stay integers, as ``numpy.reciprocal``)."""
+    return _unary("reciprocal", x)
+
+
+def tan(x):
+    """Elementwise tangent."""
+    return _unary("tan", x)
+
+
+def arcsin(x):
+    """Elementwise inverse sine (NaN outside [-1, 1] for real input)."""
+    return _unary("arcsin", x)
+
+
+def arccos(x):
+    """Elementwise inverse cosine (NaN outside [-1, 1] for real input)."""
+    return _unary("arccos", x)
+
+
+def arctan(x):
+    """Elementwise inverse tangent."""
+    return _unary("arctan", x)
+
+
+def sinh(x):
+    """Elementwise hyperbolic sine."""
+    return _unary("sinh", x)
+
+
+def cosh(x):
+    """Elementwise hyperbolic cosine."""
+    return _unary("cosh", x)
+
+
+def rint(x):
+    """Elementwise round half to even to an integral value (``numpy.rint``; gradient zero)."""
+    return _unary("rint", x)
+
+
+def softplus(x):
+    """Elementwise ``log(1 + exp(a))`` without overflow; real dtypes only (``TypeError`` for
+    complex); the float dtype of ``numpy.exp``."""
+    return _unary("softplus", x)
+
+
+def erf(x):
+    """Elementwise error function (``scipy.special.erf``); real dtypes only; the float dtype of
+    ``numpy.exp`` (int8 -> float16, unlike scipy's float32)."""
+    return _unary("erf", x)
+
+
+def erfc(x):
+    """Elementwise ``1 - erf(a)`` computed directly; real dtypes only."""
+    return _unary("erfc", x)
+
+
+def gammaln(x):
+    """Elementwise ``log|Gamma(a)|`` (``scipy.special.gammaln``; +inf at the poles); real dtypes
+    only. Gradient: ``digamma``."""
+    return _unary("gammaln", x)
+
+
+def digamma(x):
+    """Elementwise digamma ``psi(a)`` (``scipy.special.digamma``; NaN at the poles); real dtypes
+    only. No gradient (``NotImplementedError``: trigamma is not implemented)."""
+    return _unary("digamma", x)
+
+
+def arctan2(x1, x2):
+    """Elementwise ``atan2(x1, x2)`` (angle of the point (x2, x1)); real dtypes only (``TypeError``
+    for complex, as NumPy)."""
+    return _binary("arctan2", x1, x2)
+
+
+def logical_xor(x1, x2):
+    """Elementwise logical exclusive or -> bool."""
+    return _binary("logical_xor", x1, x2)
+
+
+class Round(Op):
+    """``numpy.round(a, decimals)``: half to even; integers keep their dtype, bool -> float16."""
+
+    name = "round"
+    props = ("decimals",)
+
+    def __init__(self, decimals):
+        self.decimals = decimals
+
+    def output_types(self, inputs):
+        (x,) = inputs
+        if x.dtype == "bool" and self.decimals != 0:
+            raise TypeError(f"round: cannot round a bool array to decimals={self.decimals}")
+        dt = x.dtype if kind_of(x.dtype) in "iu" else _elemwise_dtype("rint", (x.dtype,))
+        return [TensorType(dt, x.shape)]
+
+    def perform(self, node, values):
+        return [_k().round(values[0], self.decimals)]
+
+    def numpy_perform(self, node, values):
+        x = values[0]
+        if x.dtype.kind not in "biufc":  # bfloat16 (ml_dtypes): float32, rounded once
+            return [np.round(x.astype(np.float32), self.decimals).astype(x.dtype)]
+        return [np.round(x, self.decimals)]
+
+    def infer_shape(self, node, shapes):
+        return [tuple(shapes[0])]
+
+    def program_op(self, node):
+        return "round", {"decimals": self.decimals}
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        x = node.inputs[0]
+        if g is None or not is_float(x.dtype):
+            return [None]
+        return [zeros_like(x)]
+
+
+def round(a, decimals=0):  # noqa: A001 - same name as the eager function
+    """Round half to even to ``decimals`` places (``numpy.round``): floats and complex keep
+    their dtype, integers keep theirs, bool gives float16 (``TypeError`` with decimals != 0).
+    Gradient zero."""
+    if isinstance(decimals, (bool, np.bool_)) or not isinstance(decimals, (int, np.integer)):
+        raise TypeError(f"round: decimals must be an int, got {decimals!r}")
+    return Round(int(decimals))(as_variable(a))
+
+
+class Clip(Op):
+    """``numpy.clip(x, lo, hi)`` with both bounds (inputs x, lo, hi broadcast together)."""
+
+    name = "clip"
+
+    def output_types(self, inputs):
+        x, lo, hi = inputs
+        u = _uma()
+        dt = u.promote_types(u.promote_types(x.dtype, lo.dtype), hi.dtype).name
+        return [TensorType(dt, _bcast_static("clip", [i.shape for i in inputs]))]
+
+    def perform(self, node, values):
+        return [_k().clip(*values)]
+
+    def numpy_perform(self, node, values):
+        x, lo, hi = values
+        dt = np.result_type(x, lo, hi) if x.dtype.kind in "biufc" else x.dtype
+        if dt.kind not in "biufc":  # bfloat16 (ml_dtypes): clip in float32, exact
+            return [np.clip(x.astype(np.float32), lo.astype(np.float32), hi.astype(np.float32)).astype(dt)]
+        return [np.clip(x, lo, hi)]
+
+    def infer_shape(self, node, shapes):
+        return [_bcast_runtime("clip", [i.shape for i in node.inputs], shapes)]
+
+    def program_op(self, node):
+        return "clip", {}
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        x, lo, hi = node.inputs
+        if g is None or not is_float(node.outputs[0].dtype):
+            return [None, None, None]
+        t = maximum(x, lo)  # clip's intermediate (only compared with hi here)
+        gx = where(logical_and(greater_equal(x, lo), less_equal(x, hi)), g, 0)
+        glo = where(logical_and(less(x, lo), less_equal(lo, hi)), g, 0)
+        ghi = where(greater(t, hi), g, 0)
+        return [None if not is_float(v.dtype) else _unbroadcast(gv, v) for gv, v in ((gx, x), (glo, lo), (ghi, hi))]
+
+
+def clip(a, a_min, a_max):
+    """``numpy.clip``: each element limited to ``[a_min, a_max]`` (``t = a < a_min ? a_min :
+    a``, then ``t > a_max ? a_max : t``; NaN propagates; complex in NumPy's lexicographic
+    order). ``None`` drops a bound (then it is ``maximum``/``minimum``, as NumPy does); for an
+    integer ``a``, a Python int bound beyond its range is dropped. Result dtype: NumPy 2
+    promotion of the three (Python scalars weak). Gradient: to ``a`` where it lies inside the
+    bounds, to the bound that was applied elsewhere."""
+    a = as_variable(a)
+    if kind_of(a.dtype) in "iu":
+        info = np.iinfo(np_dtype(a.dtype))
+        if type(a_min) is int and a_min <= info.min:
+            a_min = None
+        if type(a_max) is int and a_max >= info.max:
+            a_max = None
+    if a_min is None and a_max is None:
+        if a.dtype == "bool":
+            raise TypeError("clip: not supported for dtype bool without bounds (numpy.positive)")
+        return a
+    if a_min is None:
+        return minimum(a, a_max)
+    if a_max is None:
+        return maximum(a, a_min)
+    a, lo, hi = _as_inputs("clip", (a, a_min, a_max))
+    return Clip()(a, lo, hi)
+# ---- end issue 4 elementwise set ----------------------------------------------------------
+
+
 # ======================================================================================
 # where, one_hot, *_like
 # ======================================================================================
@@ -553,11 +823,7 @@ class Where(Op):
 
     def output_types(self, inputs):
         cond, x, y = inputs
-        _check_compute("where", cond, x, y)
-        try:
-            dt = np.result_type(np_dtype(x.dtype), np_dtype(y.dtype)).name
-        except TypeError as e:
-            raise TypeError(f"where: {e}") from None
+        dt = _uma().promote_types(x.dtype, y.dtype).name
         return [TensorType(dt, _bcast_static("where", [cond.shape, x.shape, y.shape]))]
 
     def perform(self, node, values):
@@ -2492,6 +2758,10 @@ __all__ = [
     "logical_and", "logical_or", "eq", "neq",
     "negative", "abs", "exp", "log", "log1p", "expm1", "sqrt", "tanh", "sigmoid", "sign",
     "square", "logical_not", "sin", "cos", "floor", "ceil", "relu",
+    # issue 4 elementwise set
+    "exp2", "log2", "log10", "reciprocal", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh",
+    "rint", "softplus", "erf", "erfc", "gammaln", "digamma", "arctan2", "logical_xor", "round",
+    "clip",
     "where", "one_hot", "zeros_like", "ones_like", "empty_like", "full_like",
     "zeros", "ones", "empty", "full", "arange", "eye", "asarray", "array", "from_dlpack",
     "astype", "cast",

@@ -23,8 +23,9 @@ __all__ = [
     "kind_of",
 ]
 
-#: dtypes the compute ops support in this release (API.md); other dtypes are storage-only
-#: and every op except ``astype`` raises ``TypeError`` on them at graph-build time.
+#: dtypes every compute op supports. Elementwise ops, ``where``, ``clip``, ``round`` and
+#: ``astype`` take every dtype NumPy defines them on (issue 4); the other ops raise
+#: ``TypeError`` for dtypes outside this set at graph-build time.
 COMPUTE_DTYPES = frozenset({"bool", "int32", "int64", "float32", "float64"})
 FLOAT_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64"})
 

@@ -75,6 +75,9 @@ _ELEMWISE = {
     "not_equal": np.not_equal, "less": np.less, "less_equal": np.less_equal,
     "greater": np.greater, "greater_equal": np.greater_equal, "logical_and": np.logical_and,
     "logical_or": np.logical_or,
+    # ---- issue 4 elementwise set (exp2, tan, arctan2, ... are NumPy's functions of the same
+    # name; erf, erfc, gammaln and digamma, which NumPy lacks, run uma's reference perform) ----
+    "softplus": lambda x: np.logaddexp(x.dtype.type(0), x),
 }
 
 

@@ -1,102 +1,26 @@
-// CPU elementwise kernels: binary, unary, where. Integer arithmetic wraps (two's
+// CPU elementwise kernels: dispatch on the dtype to the per-family instantiations
+// (elementwise_{int,uint,float,complex}.cpp), and where. Integer arithmetic wraps (two's
 // complement, as NumPy) and is computed in unsigned types so that overflow is defined.
-#include <cmath>
-#include <type_traits>
-
-#include "kernels/cpu/elementwise_ops.h"
-#include "kernels/cpu/loops.h"
-#include "kernels/cpu/vmath.h"
-#include "kernels/kernels.h"
+#include "kernels/cpu/elementwise_kernels.h"
 
 namespace uma::kernels::cpu {
 
+// Instantiated in elementwise_{int,uint,float,complex}.cpp.
+UMA_EXTERN_ELEMENTWISE(bool)
+UMA_EXTERN_ELEMENTWISE(int8_t)
+UMA_EXTERN_ELEMENTWISE(int16_t)
+UMA_EXTERN_ELEMENTWISE(int32_t)
+UMA_EXTERN_ELEMENTWISE(int64_t)
+UMA_EXTERN_ELEMENTWISE(uint8_t)
+UMA_EXTERN_ELEMENTWISE(uint16_t)
+UMA_EXTERN_ELEMENTWISE(uint32_t)
+UMA_EXTERN_ELEMENTWISE(uint64_t)
+UMA_EXTERN_ELEMENTWISE(float)
+UMA_EXTERN_ELEMENTWISE(double)
+UMA_EXTERN_ELEMENTWISE(complex64)
+UMA_EXTERN_ELEMENTWISE(complex128)
+
 namespace {
-
-template <class T, BinaryOp OP>
-struct BinaryInner {
-  using O = decltype(apply_binary<T, OP>(T{}, T{}));
-  void operator()(const std::array<char*, 3>& p, const std::array<int64_t, 3>& s, int64_t n) const {
-    constexpr int64_t ts = sizeof(T), os = sizeof(O);
-    O* o = reinterpret_cast<O*>(p[2]);
-    if (s[2] == os) {
-      const T* a = reinterpret_cast<const T*>(p[0]);
-      const T* b = reinterpret_cast<const T*>(p[1]);
-      if (s[0] == ts && s[1] == ts) {
-        for (int64_t i = 0; i < n; ++i) o[i] = apply_binary<T, OP>(a[i], b[i]);
-        return;
-      }
-      if (s[0] == ts && s[1] == 0) {
-        const T bv = *b;
-        for (int64_t i = 0; i < n; ++i) o[i] = apply_binary<T, OP>(a[i], bv);
-        return;
-      }
-      if (s[0] == 0 && s[1] == ts) {
-        const T av = *a;
-        for (int64_t i = 0; i < n; ++i) o[i] = apply_binary<T, OP>(av, b[i]);
-        return;
-      }
-    }
-    for (int64_t i = 0; i < n; ++i)
-      *reinterpret_cast<O*>(p[2] + i * s[2]) =
-          apply_binary<T, OP>(*reinterpret_cast<const T*>(p[0] + i * s[0]), *reinterpret_cast<const T*>(p[1] + i * s[1]));
-  }
-};
-
-template <class T>
-void binary_typed(BinaryOp op, const Array& a, const Array& b, const Array& out) {
-  std::array<const Array*, 3> ops{&a, &b, &out};
-  auto L = make_loop<3>(out.shape(), ops);
-  auto B = bases(ops);
-  switch (op) {
-#define UMA_CASE(X) case BinaryOp::X: run_loop<3>(L, B, BinaryInner<T, BinaryOp::X>{}); break;
-    UMA_CASE(Add) UMA_CASE(Subtract) UMA_CASE(Multiply) UMA_CASE(Divide) UMA_CASE(Power)
-    UMA_CASE(Maximum) UMA_CASE(Minimum) UMA_CASE(FloorDivide) UMA_CASE(Remainder) UMA_CASE(Equal)
-    UMA_CASE(NotEqual) UMA_CASE(Less) UMA_CASE(LessEqual) UMA_CASE(Greater) UMA_CASE(GreaterEqual)
-    UMA_CASE(LogicalAnd) UMA_CASE(LogicalOr)
-#undef UMA_CASE
-  }
-}
-
-template <class T, UnaryOp OP>
-struct UnaryInner {
-  using O = decltype(apply_unary<T, OP>(T{}));
-  void operator()(const std::array<char*, 2>& p, const std::array<int64_t, 2>& s, int64_t n) const {
-    if (s[0] == static_cast<int64_t>(sizeof(T)) && s[1] == static_cast<int64_t>(sizeof(O))) {
-      const T* a = reinterpret_cast<const T*>(p[0]);
-      O* o = reinterpret_cast<O*>(p[1]);
-      if constexpr (std::is_floating_point_v<T> && std::is_same_v<T, O>)
-        if (vmath_unary(OP, a, o, n)) return;
-      for (int64_t i = 0; i < n; ++i) o[i] = apply_unary<T, OP>(a[i]);
-      return;
-    }
-    for (int64_t i = 0; i < n; ++i)
-      *reinterpret_cast<O*>(p[1] + i * s[1]) = apply_unary<T, OP>(*reinterpret_cast<const T*>(p[0] + i * s[0]));
-  }
-};
-
-template <class T>
-void unary_typed(UnaryOp op, const Array& a, const Array& out) {
-  std::array<const Array*, 2> ops{&a, &out};
-  auto L = make_loop<2>(out.shape(), ops);
-  auto B = bases(ops);
-  switch (op) {
-#define UMA_CASE(X) case UnaryOp::X: run_loop<2>(L, B, UnaryInner<T, UnaryOp::X>{}); return;
-    UMA_CASE(Negative) UMA_CASE(Abs) UMA_CASE(Sign) UMA_CASE(LogicalNot) UMA_CASE(Square)
-    UMA_CASE(Floor) UMA_CASE(Ceil)
-#undef UMA_CASE
-    default: break;
-  }
-  if constexpr (std::is_floating_point_v<T>) {
-    switch (op) {
-#define UMA_CASE(X) case UnaryOp::X: run_loop<2>(L, B, UnaryInner<T, UnaryOp::X>{}); return;
-      UMA_CASE(Exp) UMA_CASE(Log) UMA_CASE(Log1p) UMA_CASE(Expm1) UMA_CASE(Sqrt) UMA_CASE(Tanh)
-      UMA_CASE(Sigmoid) UMA_CASE(Sin) UMA_CASE(Cos)
-#undef UMA_CASE
-      default: break;
-    }
-  }
-  UMA_ASSERT(false && "unary op not supported for this dtype");
-}
 
 template <class T>
 struct WhereInner {
@@ -120,15 +44,24 @@ struct WhereInner {
   }
 };
 
+// The dtypes with elementwise kernels: all but float16 and bfloat16 (computed in float32).
 template <class F>
 void visit_compute(DType t, F&& f) {
   switch (t) {
     case DType::Bool: f(bool{}); return;
+    case DType::Int8: f(int8_t{}); return;
+    case DType::Int16: f(int16_t{}); return;
     case DType::Int32: f(int32_t{}); return;
     case DType::Int64: f(int64_t{}); return;
+    case DType::UInt8: f(uint8_t{}); return;
+    case DType::UInt16: f(uint16_t{}); return;
+    case DType::UInt32: f(uint32_t{}); return;
+    case DType::UInt64: f(uint64_t{}); return;
     case DType::Float32: f(float{}); return;
     case DType::Float64: f(double{}); return;
-    default: UMA_ASSERT(false && "not a compute dtype");
+    case DType::Complex64: f(complex64{}); return;
+    case DType::Complex128: f(complex128{}); return;
+    default: UMA_ASSERT(false && "no elementwise kernels for this dtype");
   }
 }
 
@@ -141,6 +74,11 @@ void binary(BinaryOp op, const Array& a, const Array& b, const Array& out) {
 
 void unary(UnaryOp op, const Array& a, const Array& out) {
   visit_compute(a.dtype(), [&](auto t) { unary_typed<decltype(t)>(op, a, out); });
+}
+
+void clip(const Array& x, const Array& lo, const Array& hi, const Array& out) {
+  UMA_ASSERT(x.dtype() == lo.dtype() && x.dtype() == hi.dtype() && x.dtype() == out.dtype());
+  visit_compute(x.dtype(), [&](auto t) { clip_typed<decltype(t)>(x, lo, hi, out); });
 }
 
 void where(const Array& cond, const Array& x, const Array& y, const Array& out) {

@@ -1,52 +1,75 @@
 // src/kernels/cpu/elementwise_ops.h — the scalar definition of every elementwise op, shared by
 // the elementwise kernels and the fused-elementwise executor (so fused and unfused results
-// are bitwise identical). Integer arithmetic wraps (computed in unsigned types).
+// are bitwise identical). Integer arithmetic wraps (computed in unsigned types of at least
+// `unsigned` width, so that no narrow type is promoted to a signed int that could overflow).
+//
+// Element types with kernels: bool, the signed and unsigned integers, float, double,
+// complex<float>, complex<double>. float16 and bfloat16 are computed in float32 by the ops
+// layer and rounded once (what NumPy's float16 loops and ml_dtypes' bfloat16 loops do).
+// Which (op, type) pairs exist is said by unary_supported / binary_supported; the ops layer
+// raises TypeError for the others (or converts first: transcendental functions on integers).
+// Complex semantics follow NumPy 2: plain (non-recovering) multiply, Smith's division,
+// lexicographic order with NumPy's NaN rules, sign(z) = z / |z|, npy_cpow's integer powers.
 #pragma once
 #include <cmath>
+#include <complex>
+#include <limits>
 #include <type_traits>
 
+#include "kernels/cpu/convert.h"
 #include "uma/ops.h"
 
 namespace uma::kernels::cpu {
 
-template <class T>
-using U = std::make_unsigned_t<T>;
+// ---- type classes ----------------------------------------------------------------------
+template <class T> constexpr bool is_real_float_v = std::is_floating_point_v<T>;
+template <class T> constexpr bool is_int_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
 
-template <class T> T wrap_add(T a, T b) { if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) return static_cast<T>(static_cast<U<T>>(a) + static_cast<U<T>>(b)); else return a + b; }
-template <class T> T wrap_sub(T a, T b) { if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) return static_cast<T>(static_cast<U<T>>(a) - static_cast<U<T>>(b)); else return a - b; }
-template <class T> T wrap_mul(T a, T b) { if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) return static_cast<T>(static_cast<U<T>>(a) * static_cast<U<T>>(b)); else return a * b; }
+template <class T> struct real_of { using type = T; };
+template <class T> struct real_of<std::complex<T>> { using type = T; };
+template <class T> using real_t = typename real_of<T>::type;
+
+/// The unsigned type integer arithmetic of T is done in (never narrower than unsigned int).
+template <class T>
+using WideU = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+
+template <class T> T wrap_add(T a, T b) { if constexpr (is_int_v<T>) return static_cast<T>(static_cast<WideU<T>>(a) + static_cast<WideU<T>>(b)); else return a + b; }
+template <class T> T wrap_sub(T a, T b) { if constexpr (is_int_v<T>) return static_cast<T>(static_cast<WideU<T>>(a) - static_cast<WideU<T>>(b)); else return a - b; }
+template <class T> T wrap_mul(T a, T b) { if constexpr (is_int_v<T>) return static_cast<T>(static_cast<WideU<T>>(a) * static_cast<WideU<T>>(b)); else return a * b; }
 
 template <class T> T ipow(T base, T exp) {
-  U<T> result = 1, b = static_cast<U<T>>(base);
-  auto e = static_cast<U<T>>(exp);
+  WideU<T> result = 1, b = static_cast<WideU<T>>(base);
+  auto e = static_cast<std::make_unsigned_t<T>>(exp);
   while (e) {
     if (e & 1) result *= b;
     b *= b;
-    e >>= 1;
+    e = static_cast<decltype(e)>(e >> 1);
   }
   return static_cast<T>(result);
 }
+
+template <class T> bool is_neg(T x) { if constexpr (std::is_signed_v<T>) return x < 0; else { (void)x; return false; } }
 
 template <class T> T int_floordiv(T a, T b) {
   if (b == 0) return 0;
   if constexpr (std::is_signed_v<T>) {
     if (b == -1) return wrap_sub<T>(0, a);
-    T q = a / b;
+    T q = static_cast<T>(a / b);
     if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
     return q;
   } else {
-    return a / b;
+    return static_cast<T>(a / b);
   }
 }
 template <class T> T int_mod(T a, T b) {
   if (b == 0) return 0;
   if constexpr (std::is_signed_v<T>) {
     if (b == -1) return 0;
-    T r = a % b;
-    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    T r = static_cast<T>(a % b);
+    if (r != 0 && ((r < 0) != (b < 0))) r = static_cast<T>(r + b);
     return r;
   } else {
-    return a % b;
+    return static_cast<T>(a % b);
   }
 }
 // NumPy's npy_divmod for floats.
@@ -71,64 +94,298 @@ template <class T> T float_mod(T a, T b) {
   return mod;
 }
 
+/// NumPy's integer reciprocal: 1 / x in C with the double -> integer conversion of x86-64
+/// (1/0 is inf, which converts to the minimum of int32/int64 and to 0 for narrower and
+/// unsigned types, as NumPy shows).
+template <class T> T int_reciprocal(T x) {
+  if (x == 1) return 1;
+  if constexpr (std::is_signed_v<T>) {
+    if (x == -1) return -1;
+    if (x == 0) return sizeof(T) >= 4 ? std::numeric_limits<T>::min() : T(0);
+  }
+  return 0;
+}
+
+/// Digamma (psi) for real x: reflection below 0, recurrence up to 10, asymptotic series.
+template <class T> T digamma(T x) {
+  if (std::isnan(x) || x == -std::numeric_limits<T>::infinity()) return std::numeric_limits<T>::quiet_NaN();
+  if (x == 0) return std::copysign(std::numeric_limits<T>::infinity(), -x);  // scipy: psi(+-0) = -+inf
+  double v = static_cast<double>(x), acc = 0;
+  if (v < 0) {
+    if (v == std::floor(v)) return std::numeric_limits<T>::quiet_NaN();  // poles at negative integers
+    // psi(1 - x) - psi(x) = pi cot(pi x)
+    const double pi = 3.14159265358979323846;
+    acc -= pi / std::tan(pi * v);
+    v = 1 - v;
+  }
+  while (v < 10) {  // the series below is then accurate to ~1e-17
+    acc -= 1 / v;
+    v += 1;
+  }
+  const double f = 1 / (v * v);
+  const double series =
+      f * (1.0 / 12 - f * (1.0 / 120 - f * (1.0 / 252 - f * (1.0 / 240 - f * (1.0 / 132 - f * (691.0 / 32760 - f / 12))))));
+  return static_cast<T>(acc + std::log(v) - 0.5 / v - series);
+}
+
+template <class T> T softplus(T x) {
+  // log(1 + exp(x)) without overflow: x + log1p(exp(-x)) for x > 0.
+  if (x > 0) return x + std::log1p(std::exp(-x));
+  return std::log1p(std::exp(x));
+}
+
+template <class T> T sigmoid(T x) {
+  if (x >= 0) return T(1) / (T(1) + std::exp(-x));
+  T e = std::exp(x);
+  return e / (T(1) + e);
+}
+
+template <class T> T lgamma_threadsafe(T x) {
+  int sign;  // lgamma writes the global signgam: the _r variants do not (OpenMP threads)
+  if constexpr (std::is_same_v<T, float>) return ::lgammaf_r(x, &sign);
+  else return ::lgamma_r(x, &sign);
+}
+
+// ---- complex helpers (NumPy's npy_math conventions) -------------------------------------
+template <class C> C cmul(C a, C b) {
+  return C(a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real());
+}
+// Smith's division, as NumPy's complex divide loop.
+template <class C> C cdiv(C a, C b) {
+  using R = typename C::value_type;
+  const R ar = a.real(), ai = a.imag(), br = b.real(), bi = b.imag();
+  const R abr = std::fabs(br), abi = std::fabs(bi);
+  if (abr >= abi) {
+    if (abr == 0 && abi == 0) return C(ar / abr, ai / abi);
+    const R rat = bi / br, scl = R(1) / (br + bi * rat);
+    return C((ar + ai * rat) * scl, (ai - ar * rat) * scl);
+  }
+  const R rat = br / bi, scl = R(1) / (bi + br * rat);
+  return C((ar * rat + ai) * scl, (ai * rat - ar) * scl);
+}
+template <class C> C cpow(C a, C b) {
+  using R = typename C::value_type;
+  const R br = b.real(), bi = b.imag();
+  if (br == 0 && bi == 0) return C(1, 0);
+  if (a.real() == 0 && a.imag() == 0) {
+    if (br > 0 && bi == 0) return C(0, 0);
+    return C(std::numeric_limits<R>::quiet_NaN(), std::numeric_limits<R>::quiet_NaN());
+  }
+  if (bi == 0 && br == std::trunc(br) && std::fabs(br) < 100) {
+    auto n = static_cast<int>(br);
+    if (n == 1) return a;
+    if (n == 2) return cmul(a, a);
+    if (n == 3) return cmul(cmul(a, a), a);
+    int m = n < 0 ? -n : n;
+    C acc(1, 0), p = a;
+    for (int mask = 1;; mask <<= 1) {
+      if (m & mask) acc = cmul(acc, p);
+      if (m < (mask << 1)) break;
+      p = cmul(p, p);
+    }
+    return n < 0 ? cdiv(C(1, 0), acc) : acc;
+  }
+  return std::pow(a, b);
+}
+template <class C> bool cnan(C a) { return std::isnan(a.real()) || std::isnan(a.imag()); }
+// NumPy's lexicographic complex order (CLT/CLE/CGT/CGE of loops.c.src).
+template <class C> bool clt(C x, C y) { return (x.real() < y.real() && !std::isnan(x.imag()) && !std::isnan(y.imag())) || (x.real() == y.real() && x.imag() < y.imag()); }
+template <class C> bool cle(C x, C y) { return (x.real() < y.real() && !std::isnan(x.imag()) && !std::isnan(y.imag())) || (x.real() == y.real() && x.imag() <= y.imag()); }
+template <class C> bool cgt(C x, C y) { return clt(y, x); }
+template <class C> bool cge(C x, C y) { return cle(y, x); }
+template <class C> C csign(C z) {
+  using R = typename C::value_type;
+  const R r = z.real(), i = z.imag(), nan = std::numeric_limits<R>::quiet_NaN();
+  if (std::isnan(r) || std::isnan(i)) return C(nan, nan);
+  if (std::isinf(r)) return std::isinf(i) ? C(nan, nan) : C(r > 0 ? 1 : -1, 0);
+  if (std::isinf(i)) return C(0, i > 0 ? 1 : -1);
+  if (r == 0 && i == 0) return C(0, 0);
+  const R m = std::hypot(r, i);
+  return C(r / m, i / m);
+}
+
+// ---- which (op, type) pairs have kernels ------------------------------------------------
+template <class T>
+constexpr bool binary_supported(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::Add: case BinaryOp::Multiply: case BinaryOp::Maximum: case BinaryOp::Minimum:
+    case BinaryOp::Equal: case BinaryOp::NotEqual: case BinaryOp::Less: case BinaryOp::LessEqual:
+    case BinaryOp::Greater: case BinaryOp::GreaterEqual: case BinaryOp::LogicalAnd: case BinaryOp::LogicalOr:
+    case BinaryOp::LogicalXor:
+      return true;
+    case BinaryOp::Subtract: case BinaryOp::Power:
+      return !std::is_same_v<T, bool>;
+    case BinaryOp::Divide:
+      return is_real_float_v<T> || is_cplx_v<T>;
+    case BinaryOp::FloorDivide: case BinaryOp::Remainder:
+      return is_int_v<T> || is_real_float_v<T>;
+    case BinaryOp::Arctan2:
+      return is_real_float_v<T>;
+  }
+  return false;
+}
+
+template <class T>
+constexpr bool unary_supported(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::Abs: case UnaryOp::LogicalNot:
+      return true;
+    case UnaryOp::Floor: case UnaryOp::Ceil:
+      return !is_cplx_v<T>;
+    case UnaryOp::Negative: case UnaryOp::Square: case UnaryOp::Sign: case UnaryOp::Reciprocal:
+      return !std::is_same_v<T, bool>;
+    case UnaryOp::Sigmoid: case UnaryOp::Softplus: case UnaryOp::Erf: case UnaryOp::Erfc:
+    case UnaryOp::Gammaln: case UnaryOp::Digamma:
+      return is_real_float_v<T>;
+    default:  // transcendental and rint
+      return is_real_float_v<T> || is_cplx_v<T>;
+  }
+}
+
+// ---- the scalar ops ----------------------------------------------------------------------
 template <class T, BinaryOp OP>
 inline auto apply_binary(T a, T b) {
-  // Ops the ops layer never sends for bool (it converts or raises first).
-  if constexpr (std::is_same_v<T, bool> && (OP == BinaryOp::Subtract || OP == BinaryOp::Divide ||
-                                            OP == BinaryOp::Power || OP == BinaryOp::FloorDivide ||
-                                            OP == BinaryOp::Remainder)) { (void)b; return a; }
-  else if constexpr (OP == BinaryOp::Add) { if constexpr (std::is_same_v<T, bool>) return static_cast<bool>(a || b); else return wrap_add(a, b); }
-  else if constexpr (OP == BinaryOp::Subtract) return wrap_sub(a, b);
-  else if constexpr (OP == BinaryOp::Multiply) { if constexpr (std::is_same_v<T, bool>) return static_cast<bool>(a && b); else return wrap_mul(a, b); }
-  else if constexpr (OP == BinaryOp::Divide) return a / b;
-  else if constexpr (OP == BinaryOp::Power) { if constexpr (std::is_floating_point_v<T>) return static_cast<T>(std::pow(a, b)); else return ipow(a, b); }
-  else if constexpr (OP == BinaryOp::Maximum) { if constexpr (std::is_floating_point_v<T>) return (a != a || a > b) ? a : b; else return a > b ? a : b; }
-  else if constexpr (OP == BinaryOp::Minimum) { if constexpr (std::is_floating_point_v<T>) return (a != a || a < b) ? a : b; else return a < b ? a : b; }
-  else if constexpr (OP == BinaryOp::FloorDivide) { if constexpr (std::is_floating_point_v<T>) return float_floordiv(a, b); else return int_floordiv(a, b); }
-  else if constexpr (OP == BinaryOp::Remainder) { if constexpr (std::is_floating_point_v<T>) return float_mod(a, b); else return int_mod(a, b); }
-  else if constexpr (OP == BinaryOp::Equal) return a == b;
+  static_assert(binary_supported<T>(OP), "binary op has no kernel for this type");
+  if constexpr (OP == BinaryOp::Equal) return a == b;
   else if constexpr (OP == BinaryOp::NotEqual) return a != b;
-  else if constexpr (OP == BinaryOp::Less) return a < b;
-  else if constexpr (OP == BinaryOp::LessEqual) return a <= b;
-  else if constexpr (OP == BinaryOp::Greater) return a > b;
-  else if constexpr (OP == BinaryOp::GreaterEqual) return a >= b;
-  else if constexpr (OP == BinaryOp::LogicalAnd) return static_cast<bool>(a) && static_cast<bool>(b);
-  else return static_cast<bool>(a) || static_cast<bool>(b);
+  else if constexpr (OP == BinaryOp::LogicalAnd) return a != T(0) && b != T(0);
+  else if constexpr (OP == BinaryOp::LogicalOr) return a != T(0) || b != T(0);
+  else if constexpr (OP == BinaryOp::LogicalXor) return (a != T(0)) != (b != T(0));
+  else if constexpr (is_cplx_v<T>) {
+    if constexpr (OP == BinaryOp::Add) return a + b;
+    else if constexpr (OP == BinaryOp::Subtract) return a - b;
+    else if constexpr (OP == BinaryOp::Multiply) return cmul(a, b);
+    else if constexpr (OP == BinaryOp::Divide) return cdiv(a, b);
+    else if constexpr (OP == BinaryOp::Power) return cpow(a, b);
+    else if constexpr (OP == BinaryOp::Maximum) return (cnan(a) || cge(a, b)) ? a : b;
+    else if constexpr (OP == BinaryOp::Minimum) return (cnan(a) || cle(a, b)) ? a : b;
+    else if constexpr (OP == BinaryOp::Less) return clt(a, b);
+    else if constexpr (OP == BinaryOp::LessEqual) return cle(a, b);
+    else if constexpr (OP == BinaryOp::Greater) return cgt(a, b);
+    else return cge(a, b);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    if constexpr (OP == BinaryOp::Add || OP == BinaryOp::Maximum) return static_cast<bool>(a || b);
+    else if constexpr (OP == BinaryOp::Multiply || OP == BinaryOp::Minimum) return static_cast<bool>(a && b);
+    else if constexpr (OP == BinaryOp::Less) return !a && b;
+    else if constexpr (OP == BinaryOp::LessEqual) return !a || b;
+    else if constexpr (OP == BinaryOp::Greater) return a && !b;
+    else return a || !b;
+  } else {
+    if constexpr (OP == BinaryOp::Add) return wrap_add(a, b);
+    else if constexpr (OP == BinaryOp::Subtract) return wrap_sub(a, b);
+    else if constexpr (OP == BinaryOp::Multiply) return wrap_mul(a, b);
+    else if constexpr (OP == BinaryOp::Divide) return a / b;
+    else if constexpr (OP == BinaryOp::Power) { if constexpr (is_real_float_v<T>) return static_cast<T>(std::pow(a, b)); else return ipow(a, b); }
+    else if constexpr (OP == BinaryOp::Maximum) { if constexpr (is_real_float_v<T>) return (a != a || a > b) ? a : b; else return a > b ? a : b; }
+    else if constexpr (OP == BinaryOp::Minimum) { if constexpr (is_real_float_v<T>) return (a != a || a < b) ? a : b; else return a < b ? a : b; }
+    else if constexpr (OP == BinaryOp::FloorDivide) { if constexpr (is_real_float_v<T>) return float_floordiv(a, b); else return int_floordiv(a, b); }
+    else if constexpr (OP == BinaryOp::Remainder) { if constexpr (is_real_float_v<T>) return float_mod(a, b); else return int_mod(a, b); }
+    else if constexpr (OP == BinaryOp::Less) return a < b;
+    else if constexpr (OP == BinaryOp::LessEqual) return a <= b;
+    else if constexpr (OP == BinaryOp::Greater) return a > b;
+    else if constexpr (OP == BinaryOp::GreaterEqual) return a >= b;
+    else return std::atan2(a, b);
+  }
 }
 
 template <class T, UnaryOp OP>
 inline auto apply_unary(T x) {
-  if constexpr (std::is_same_v<T, bool> && (OP == UnaryOp::Negative || OP == UnaryOp::Square)) return x;
-  else if constexpr (OP == UnaryOp::Negative) {
-    if constexpr (std::is_floating_point_v<T>) return -x;  // -(+0.0) is -0.0 (IEEE), unlike 0 - x
-    else return wrap_sub<T>(T(0), x);
+  static_assert(unary_supported<T>(OP), "unary op has no kernel for this type");
+  if constexpr (OP == UnaryOp::LogicalNot) return x == T(0);
+  else if constexpr (std::is_same_v<T, bool>) return x;  // abs, floor, ceil
+  else if constexpr (is_int_v<T>) {
+    if constexpr (OP == UnaryOp::Negative) return wrap_sub<T>(T(0), x);
+    else if constexpr (OP == UnaryOp::Abs) return is_neg(x) ? wrap_sub<T>(T(0), x) : x;
+    else if constexpr (OP == UnaryOp::Sign) return static_cast<T>((x > T(0)) - static_cast<int>(is_neg(x)));
+    else if constexpr (OP == UnaryOp::Square) return wrap_mul(x, x);
+    else if constexpr (OP == UnaryOp::Reciprocal) return int_reciprocal(x);
+    else return x;  // floor, ceil
+  } else if constexpr (is_cplx_v<T>) {
+    using R = real_t<T>;
+    const R ln2 = R(0.693147180559945309417232121458176568);
+    if constexpr (OP == UnaryOp::Negative) return -x;
+    else if constexpr (OP == UnaryOp::Abs) return std::hypot(x.real(), x.imag());
+    else if constexpr (OP == UnaryOp::Sign) return csign(x);
+    else if constexpr (OP == UnaryOp::Square) return cmul(x, x);
+    else if constexpr (OP == UnaryOp::Reciprocal) return cdiv(T(1, 0), x);
+    else if constexpr (OP == UnaryOp::Rint) return T(std::nearbyint(x.real()), std::nearbyint(x.imag()));
+    else if constexpr (OP == UnaryOp::Exp) return std::exp(x);
+    else if constexpr (OP == UnaryOp::Exp2) return std::exp(T(x.real() * ln2, x.imag() * ln2));
+    else if constexpr (OP == UnaryOp::Log) return std::log(x);
+    else if constexpr (OP == UnaryOp::Log2 || OP == UnaryOp::Log10) {
+      const R k = OP == UnaryOp::Log2 ? R(1.44269504088896340735992468100189214) : R(0.434294481903251827651128918916605082);
+      T l = std::log(x);
+      return T(l.real() * k, l.imag() * k);
+    }
+    else if constexpr (OP == UnaryOp::Log1p) {  // NumPy's nc_log1p
+      const R re = x.real() + 1;
+      return T(std::log(std::hypot(re, x.imag())), std::atan2(x.imag(), re));
+    }
+    else if constexpr (OP == UnaryOp::Expm1) {  // NumPy's nc_expm1
+      const R a = std::sin(x.imag() / 2);
+      return T(std::expm1(x.real()) * std::cos(x.imag()) - 2 * a * a, std::exp(x.real()) * std::sin(x.imag()));
+    }
+    else if constexpr (OP == UnaryOp::Sqrt) return std::sqrt(x);
+    else if constexpr (OP == UnaryOp::Sin) return std::sin(x);
+    else if constexpr (OP == UnaryOp::Cos) return std::cos(x);
+    else if constexpr (OP == UnaryOp::Tan) return std::tan(x);
+    else if constexpr (OP == UnaryOp::Arcsin) return std::asin(x);
+    else if constexpr (OP == UnaryOp::Arccos) return std::acos(x);
+    else if constexpr (OP == UnaryOp::Arctan) return std::atan(x);
+    else if constexpr (OP == UnaryOp::Sinh) return std::sinh(x);
+    else if constexpr (OP == UnaryOp::Cosh) return std::cosh(x);
+    else return std::tanh(x);
+  } else {  // float, double
+    if constexpr (OP == UnaryOp::Negative) return -x;  // -(+0.0) is -0.0 (IEEE), unlike 0 - x
+    else if constexpr (OP == UnaryOp::Abs) return std::fabs(x);
+    else if constexpr (OP == UnaryOp::Sign) { if (x != x) return x; return static_cast<T>((x > T(0)) - (x < T(0))); }
+    else if constexpr (OP == UnaryOp::Square) return x * x;
+    else if constexpr (OP == UnaryOp::Reciprocal) return T(1) / x;
+    else if constexpr (OP == UnaryOp::Floor) return std::floor(x);
+    else if constexpr (OP == UnaryOp::Ceil) return std::ceil(x);
+    else if constexpr (OP == UnaryOp::Rint) return std::nearbyint(x);
+    else if constexpr (OP == UnaryOp::Exp) return std::exp(x);
+    else if constexpr (OP == UnaryOp::Exp2) return std::exp2(x);
+    else if constexpr (OP == UnaryOp::Log) return std::log(x);
+    else if constexpr (OP == UnaryOp::Log2) return std::log2(x);
+    else if constexpr (OP == UnaryOp::Log10) return std::log10(x);
+    else if constexpr (OP == UnaryOp::Log1p) return std::log1p(x);
+    else if constexpr (OP == UnaryOp::Expm1) return std::expm1(x);
+    else if constexpr (OP == UnaryOp::Sqrt) return std::sqrt(x);
+    else if constexpr (OP == UnaryOp::Tanh) return std::tanh(x);
+    else if constexpr (OP == UnaryOp::Sin) return std::sin(x);
+    else if constexpr (OP == UnaryOp::Cos) return std::cos(x);
+    else if constexpr (OP == UnaryOp::Tan) return std::tan(x);
+    else if constexpr (OP == UnaryOp::Arcsin) return std::asin(x);
+    else if constexpr (OP == UnaryOp::Arccos) return std::acos(x);
+    else if constexpr (OP == UnaryOp::Arctan) return std::atan(x);
+    else if constexpr (OP == UnaryOp::Sinh) return std::sinh(x);
+    else if constexpr (OP == UnaryOp::Cosh) return std::cosh(x);
+    else if constexpr (OP == UnaryOp::Sigmoid) return sigmoid(x);
+    else if constexpr (OP == UnaryOp::Softplus) return softplus(x);
+    else if constexpr (OP == UnaryOp::Erf) return std::erf(x);
+    else if constexpr (OP == UnaryOp::Erfc) return std::erfc(x);
+    else if constexpr (OP == UnaryOp::Gammaln) return lgamma_threadsafe(x);
+    else return digamma(x);
   }
-  else if constexpr (OP == UnaryOp::Abs) {
-    if constexpr (std::is_same_v<T, bool>) return x;
-    else if constexpr (std::is_floating_point_v<T>) return std::fabs(x);
-    else return x < 0 ? wrap_sub<T>(T(0), x) : x;
+}
+
+/// clip's scalar rule (numpy.clip): t = x < lo ? lo : x; t > hi ? hi : t, NaN propagating.
+template <class T>
+inline T apply_clip(T x, T lo, T hi) {
+  if constexpr (is_real_float_v<T>) {
+    T t = (x != x) ? x : (lo != lo) ? lo : (x < lo ? lo : x);
+    return (t != t) ? t : (hi != hi) ? hi : (t > hi ? hi : t);
+  } else if constexpr (is_cplx_v<T>) {
+    T t = cnan(x) ? x : cnan(lo) ? lo : (clt(x, lo) ? lo : x);
+    return cnan(t) ? t : cnan(hi) ? hi : (cgt(t, hi) ? hi : t);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    bool t = x || lo;
+    return t && hi;
+  } else {
+    T t = x < lo ? lo : x;
+    return t > hi ? hi : t;
   }
-  else if constexpr (OP == UnaryOp::Exp) return std::exp(x);
-  else if constexpr (OP == UnaryOp::Log) return std::log(x);
-  else if constexpr (OP == UnaryOp::Log1p) return std::log1p(x);
-  else if constexpr (OP == UnaryOp::Expm1) return std::expm1(x);
-  else if constexpr (OP == UnaryOp::Sqrt) return std::sqrt(x);
-  else if constexpr (OP == UnaryOp::Tanh) return std::tanh(x);
-  else if constexpr (OP == UnaryOp::Sin) return std::sin(x);
-  else if constexpr (OP == UnaryOp::Cos) return std::cos(x);
-  else if constexpr (OP == UnaryOp::Sigmoid) {
-    if (x >= 0) return T(1) / (T(1) + std::exp(-x));
-    T e = std::exp(x);
-    return e / (T(1) + e);
-  }
-  else if constexpr (OP == UnaryOp::Sign) {
-    if constexpr (std::is_floating_point_v<T>) { if (x != x) return x; }
-    return static_cast<T>((x > T(0)) - (x < T(0)));
-  }
-  else if constexpr (OP == UnaryOp::LogicalNot) return !static_cast<bool>(x);
-  else if constexpr (OP == UnaryOp::Square) return wrap_mul(x, x);
-  else if constexpr (OP == UnaryOp::Floor) { if constexpr (std::is_floating_point_v<T>) return std::floor(x); else return x; }
-  else { if constexpr (std::is_floating_point_v<T>) return std::ceil(x); else return x; }
 }
 
 }  // namespace uma::kernels::cpu

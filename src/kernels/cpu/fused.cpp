@@ -4,10 +4,7 @@
 #include <memory>
 #include <vector>
 
-#include "kernels/cpu/elementwise_ops.h"
-#include "kernels/cpu/loops.h"
-#include "kernels/cpu/vmath.h"
-#include "kernels/kernels.h"
+#include "kernels/cpu/elementwise_kernels.h"
 #include "ops/common.h"
 
 namespace uma::kernels::cpu {
@@ -31,47 +28,45 @@ struct Gather {
 };
 
 template <class T, BinaryOp OP>
-void run_bin(T* d, const T* a, const T* b, int64_t n) {
-  for (int64_t j = 0; j < n; ++j) d[j] = static_cast<T>(apply_binary<T, OP>(a[j], b[j]));
+bool run_bin(T* d, const T* a, const T* b, int64_t n) {
+  if constexpr (binary_supported<T>(OP)) {
+    if constexpr (std::is_same_v<decltype(apply_binary<T, OP>(T{}, T{})), T>) {
+      for (int64_t j = 0; j < n; ++j) d[j] = apply_binary<T, OP>(a[j], b[j]);
+      return true;
+    }
+  }
+  return false;
 }
 template <class T, UnaryOp OP>
-void run_un(T* d, const T* a, int64_t n) {
-  if constexpr (std::is_floating_point_v<T>)
-    if (vmath_unary(OP, a, d, n)) return;  // the same routine as the unfused kernel
-  for (int64_t j = 0; j < n; ++j) d[j] = static_cast<T>(apply_unary<T, OP>(a[j]));
+bool run_un(T* d, const T* a, int64_t n) {
+  if constexpr (unary_supported<T>(OP)) {
+    if constexpr (std::is_same_v<decltype(apply_unary<T, OP>(T{})), T>) {
+      if constexpr (std::is_floating_point_v<T>)
+        if (vmath_unary(OP, a, d, n)) return true;  // the same routine as the unfused kernel
+      for (int64_t j = 0; j < n; ++j) d[j] = apply_unary<T, OP>(a[j]);
+      return true;
+    }
+  }
+  return false;
 }
 
 template <class T>
 void exec(const FusedInstr& ins, T* d, const T* a, const T* b, int64_t n) {
+  bool done = false;
   if (ins.binary) {
     switch (static_cast<BinaryOp>(ins.op)) {
-#define UMA_CASE(X) case BinaryOp::X: run_bin<T, BinaryOp::X>(d, a, b, n); return;
-      UMA_CASE(Add) UMA_CASE(Subtract) UMA_CASE(Multiply) UMA_CASE(Power) UMA_CASE(Maximum) UMA_CASE(Minimum)
-      UMA_CASE(FloorDivide) UMA_CASE(Remainder)
+#define UMA_CASE(X) case BinaryOp::X: done = run_bin<T, BinaryOp::X>(d, a, b, n); break;
+      UMA_BINARY_OPS(UMA_CASE)
 #undef UMA_CASE
-      case BinaryOp::Divide:
-        if constexpr (std::is_floating_point_v<T>) { run_bin<T, BinaryOp::Divide>(d, a, b, n); return; }
-        break;
-      default: break;
     }
   } else {
     switch (static_cast<UnaryOp>(ins.op)) {
-#define UMA_CASE(X) case UnaryOp::X: run_un<T, UnaryOp::X>(d, a, n); return;
-      UMA_CASE(Negative) UMA_CASE(Abs) UMA_CASE(Sign) UMA_CASE(Square) UMA_CASE(Floor) UMA_CASE(Ceil)
+#define UMA_CASE(X) case UnaryOp::X: done = run_un<T, UnaryOp::X>(d, a, n); break;
+      UMA_UNARY_OPS(UMA_CASE)
 #undef UMA_CASE
-      default: break;
-    }
-    if constexpr (std::is_floating_point_v<T>) {
-      switch (static_cast<UnaryOp>(ins.op)) {
-#define UMA_CASE(X) case UnaryOp::X: run_un<T, UnaryOp::X>(d, a, n); return;
-        UMA_CASE(Exp) UMA_CASE(Log) UMA_CASE(Log1p) UMA_CASE(Expm1) UMA_CASE(Sqrt) UMA_CASE(Tanh)
-        UMA_CASE(Sigmoid) UMA_CASE(Sin) UMA_CASE(Cos)
-#undef UMA_CASE
-        default: break;
-      }
     }
   }
-  UMA_ASSERT(false && "fused: op not fusable for this dtype");
+  UMA_ASSERT(done && "fused: op not fusable for this dtype");
 }
 
 template <class T>
