@@ -229,7 +229,9 @@ DType binary_result_dtype(BinaryOp op, DType a, DType b) { return binary_types(o
 Array binary(BinaryOp op, const Array& a0, const Array& b0) {
   Array a = a0, b = b0;
   const Device dev = detail::common_device(op_name(op), {&a, &b});
-  const auto [ct, rt] = binary_types(op, a.dtype(), b.dtype());
+  auto [ct, rt] = binary_types(op, a.dtype(), b.dtype());
+  if (!dev.is_cpu() && ct == DType::Int8 && a.dtype() == DType::Bool && b.dtype() == DType::Bool)
+    ct = DType::Int64;  // bool power/floor_divide/remainder: the GPU computes in int64, result int8
   check_cuda(op_name(op), static_cast<int>(op) <= static_cast<int>(BinaryOp::LogicalOr), ct, dev);
   const Shape shape = broadcast_shapes(a.shape(), b.shape(), op_name(op));
   Array A = a.dtype() == ct ? a : astype(a, ct);
@@ -251,7 +253,9 @@ Array binary(BinaryOp op, const Array& a0, const Array& b0) {
 }
 
 Array unary(UnaryOp op, const Array& a) {
-  const auto [ct, kt, rt] = unary_types(op, a.dtype());
+  auto [ct, kt, rt] = unary_types(op, a.dtype());
+  if (!a.device().is_cpu() && kt == DType::Int8 && a.dtype() == DType::Bool)
+    ct = kt = DType::Int64;  // bool square/reciprocal: the GPU computes in int64, result int8
   check_cuda(op_name(op), static_cast<int>(op) <= static_cast<int>(UnaryOp::Ceil), ct, a.device());
   Array A = a.dtype() == ct ? a : astype(a, ct);
   Array out = Array::empty(a.shape(), kt, a.device());
