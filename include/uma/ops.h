@@ -17,8 +17,14 @@ struct Scalar {
   int64_t i = 0;
   double f = 0;
   std::complex<double> c{};
+  bool big = false;  // an Int in [2**63, 2**64): its value is static_cast<uint64_t>(i) (fits uint64 only)
   static Scalar from_bool(bool v) { Scalar s; s.kind = ScalarKind::Bool; s.b = v; return s; }
   static Scalar from_int(int64_t v) { Scalar s; s.kind = ScalarKind::Int; s.i = v; return s; }
+  static Scalar from_uint(uint64_t v) {
+    Scalar s = from_int(static_cast<int64_t>(v));
+    s.big = v > static_cast<uint64_t>(INT64_MAX);
+    return s;
+  }
   static Scalar from_float(double v) { Scalar s; s.kind = ScalarKind::Float; s.f = v; return s; }
   static Scalar from_complex(std::complex<double> v) { Scalar s; s.kind = ScalarKind::Complex; s.c = v; return s; }
 };

@@ -311,12 +311,10 @@ Array import_sequence(nb::handle obj, std::optional<DType> dtype, std::optional<
             py_str((nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(obj.ptr()))).attr("__name__"))),
             " must be copied into an array");
   if (PyLong_CheckExact(obj.ptr())) {
-    // Out-of-range Python ints raise OverflowError (NumPy 2).
-    int overflow = 0;
-    long long v = PyLong_AsLongLongAndOverflow(obj.ptr(), &overflow);
-    UMA_CHECK(!overflow, Overflow, api, ": Python integer ", py_str((obj)), " out of bounds for int64");
-    DType t = dtype.value_or(DType::Int64);
-    return ops::scalar_array(Scalar::from_int(v), t);
+    // Out-of-range Python ints raise OverflowError; ints in [2**63, 2**64) are uint64 (NumPy 2).
+    Scalar s = to_scalar(obj);
+    DType t = dtype.value_or(s.big ? DType::UInt64 : DType::Int64);
+    return ops::scalar_array(s, t);
   }
   nb::module_ np = nb::module_::import_("numpy");
   // NumPy parses the sequence; with a NumPy-known dtype it also converts (raising
@@ -349,7 +347,12 @@ Scalar to_scalar(nb::handle h) {
   if (PyLong_CheckExact(o)) {
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
-    UMA_CHECK(!overflow, Overflow, "Python integer ", py_str((h)), " out of bounds for int64");
+    if (overflow > 0) {  // [2**63, 2**64) fits uint64 (NumPy 2 accepts it for uint64 arrays)
+      unsigned long long u = PyLong_AsUnsignedLongLong(o);
+      if (!(u == static_cast<unsigned long long>(-1) && PyErr_Occurred())) return Scalar::from_uint(u);
+      PyErr_Clear();
+    }
+    UMA_CHECK(!overflow, Overflow, "Python integer ", py_str((h)), " out of bounds for ", overflow > 0 ? "uint64" : "int64");
     return Scalar::from_int(v);
   }
   if (PyFloat_CheckExact(o)) return Scalar::from_float(PyFloat_AsDouble(o));
@@ -434,14 +437,16 @@ namespace {
 // +1 / -1 when h is a Python int outside the range of integer dtype t, else 0.
 int int_out_of_range(nb::handle h, DType t) {
   if (!PyLong_CheckExact(h.ptr()) || !is_integer(t)) return 0;
-  int overflow = 0;
-  long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
-  if (overflow) return overflow;
-  Scalar s = Scalar::from_int(v);
+  Scalar s;
+  try {
+    s = to_scalar(h);  // ints beyond uint64 / below int64 are out of every integer dtype's range
+  } catch (const Error&) {
+    return PyObject_RichCompareBool(h.ptr(), nb::int_(0).ptr(), Py_LT) == 1 ? -1 : 1;
+  }
   try {
     ops::scalar_array(s, t);
   } catch (const Error&) {
-    return v < 0 ? -1 : 1;
+    return !s.big && s.i < 0 ? -1 : 1;
   }
   return 0;
 }
@@ -487,7 +492,7 @@ Array operand(nb::handle h, const Array* other, const char* op) {
     Scalar s = to_scalar(h);
     DType t = other ? promote_weak(other->dtype(), s.kind)
                     : (s.kind == ScalarKind::Bool ? DType::Bool
-                       : s.kind == ScalarKind::Int ? DType::Int64
+                       : s.kind == ScalarKind::Int ? (s.big ? DType::UInt64 : DType::Int64)
                        : s.kind == ScalarKind::Float ? DType::Float64 : DType::Complex128);
     return ops::scalar_array(s, t);
   }

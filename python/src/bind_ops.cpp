@@ -53,7 +53,7 @@ DType fill_dtype(nb::handle v) {
     Scalar s = to_scalar(v);
     switch (s.kind) {
       case ScalarKind::Bool: return DType::Bool;
-      case ScalarKind::Int: return DType::Int64;
+      case ScalarKind::Int: return s.big ? DType::UInt64 : DType::Int64;
       case ScalarKind::Float: return DType::Float64;
       case ScalarKind::Complex: return DType::Complex128;
     }

@@ -59,6 +59,14 @@ Array scalar_array(const Scalar& v, DType dtype) {
       break;
     }
     case ScalarKind::Int: {
+      if (v.big) {  // a Python int in [2**63, 2**64): only uint64 (and float/complex) hold it
+        const uint64_t u = static_cast<uint64_t>(v.i);
+        UMA_CHECK(!is_integer(dtype) || dtype == DType::UInt64, Overflow, "Python integer ", u, " out of bounds for ",
+                  dtype_name(dtype));
+        src = Array::empty({}, DType::UInt64);
+        *src.data_as<uint64_t>() = u;
+        break;
+      }
       if (is_integer(dtype)) {
         bool ok = visit_dtype(dtype, [&](auto t) {
           using T = decltype(t);

@@ -946,3 +946,48 @@ def test_negative_flips_the_sign_of_zero(dtype):
     u = uma.asarray(n)
     for got in (uma.negative(u), -u):
         np.testing.assert_array_equal(np.signbit(np.asarray(got)), np.signbit(np.negative(n)))
+
+
+# --------------------------------------------------------------------------- uint64 and big Python ints
+
+BIG_INTS = [2**63, 2**63 + 5, 2**64 - 1]
+
+
+@pytest.mark.parametrize("value", BIG_INTS)
+@pytest.mark.parametrize("op", ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+                                "add", "subtract", "maximum", "minimum"])
+def test_uint64_with_python_int_beyond_int64(op, value):
+    # NumPy 2 (NEP 50): a Python int in [2**63, 2**64) is a weak uint64 operand of a uint64 array.
+    n = np.array([0, 2**63, 2**64 - 1, 7], dtype=np.uint64)
+    a = uma.asarray(n)
+    want = getattr(np, op)(n, value)
+    got = getattr(uma, op)(a, value)
+    assert np.asarray(got).dtype == want.dtype
+    np.testing.assert_array_equal(np.asarray(got), want)
+    want_r = getattr(np, op)(value, n)
+    np.testing.assert_array_equal(np.asarray(getattr(uma, op)(value, a)), want_r)
+
+
+@pytest.mark.parametrize("value", BIG_INTS)
+def test_python_int_beyond_int64_creates_uint64(value):
+    assert np.asarray(uma.asarray(value)).dtype == np.asarray(value).dtype == np.uint64
+    assert int(np.asarray(uma.asarray(value))) == value
+    np.testing.assert_array_equal(np.asarray(uma.full(2, value, uma.uint64)), np.full(2, value, np.uint64))
+    np.testing.assert_array_equal(np.asarray(uma.full(2, value)), np.full(2, value))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int64", "uint8", "uint32"])
+def test_python_int_beyond_int64_overflows_other_integer_dtypes(dtype):
+    a = uma.ones(2, dtype=dtype)
+    with pytest.raises(OverflowError, match=f"{2**63}.*{dtype}"):
+        uma.add(a, 2**63)
+    with pytest.raises(OverflowError, match=str(2**64)):
+        uma.asarray(np.ones(2, np.uint64)) + 2**64
+
+
+def test_comparison_with_int_beyond_every_dtype_is_all_false_or_true():
+    n = np.array([0, 2**64 - 1], dtype=np.uint64)
+    a = uma.asarray(n)
+    for value in (2**64, -1, -(2**63) - 1):
+        for op in ("equal", "less", "greater"):
+            np.testing.assert_array_equal(np.asarray(getattr(uma, op)(a, value)), getattr(np, op)(n, value))
