@@ -14,6 +14,9 @@ void cast(const Array& src, const Array& dst);
 /// out = op(a, b); a and b share one kernel dtype (any but float16/bfloat16); out has that dtype, or bool for
 /// comparisons and logical ops.
 void binary(BinaryOp op, const Array& a, const Array& b, const Array& out);
+/// *out = op(*a, *b) for one element of kernel dtype `t` (host pointers; out of the result
+/// dtype binary() would write): the small-operand fast path of ops::binary, bitwise binary()'s value.
+void binary_one(BinaryOp op, DType t, const void* a, const void* b, void* out);
 /// out = op(a); out has a's dtype, or bool for LogicalNot, or the real dtype for Abs of complex.
 void unary(UnaryOp op, const Array& a, const Array& out);
 // ---- issue 4 elementwise set (appended) ----

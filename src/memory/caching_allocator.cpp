@@ -84,19 +84,21 @@ DataPtr CachingAllocator::allocate(std::size_t nbytes) {
     std::lock_guard<std::mutex> g(mu_);
     auto it = free_.find(cls);
     if (it != free_.end() && !it->second.empty()) {
+      // A cache hit (the common case of a loop's temporaries): one critical section.
       p = it->second.back();
       it->second.pop_back();
       cached_ -= static_cast<int64_t>(cls);
+      active_ += static_cast<int64_t>(cls);
+      if (active_ > peak_) peak_ = active_;
+      return DataPtr(p, cls, Device::cpu(), Origin::Pooled, &CachingAllocator::release, this);
     }
   }
+  p = system_alloc(cls);
   if (!p) {
+    clear_cache();
     p = system_alloc(cls);
-    if (!p) {
-      clear_cache();
-      p = system_alloc(cls);
-    }
-    UMA_CHECK(p != nullptr, Memory, "out of host memory allocating ", nbytes, " bytes");
   }
+  UMA_CHECK(p != nullptr, Memory, "out of host memory allocating ", nbytes, " bytes");
   {
     std::lock_guard<std::mutex> g(mu_);
     active_ += static_cast<int64_t>(cls);

@@ -226,9 +226,33 @@ void check_cuda(const char* op, bool op_ok, DType kernel_t, const Device& dev) {
 
 DType binary_result_dtype(BinaryOp op, DType a, DType b) { return binary_types(op, a, b).result; }
 
+namespace {
+// Small-operand fast path of binary(): both operands hold one element on the host, with one
+// dtype that is its own kernel dtype and result dtype (no conversion before or after), so the
+// result is that element computed by the kernels' scalar function (bitwise the general path's
+// value) in an array of the broadcast shape (all ones: the longer operand's shape). The
+// general path's checks that can fail here (binary_types' TypeErrors) run first; the integer
+// power's negative-exponent check runs in the general path. Returns an undefined array when
+// the fast path does not apply.
+Array binary_small(BinaryOp op, const Array& a, const Array& b) {
+  const DType t = a.dtype();
+  if (a.size() != 1 || b.size() != 1 || b.dtype() != t || !a.defined() || !b.defined() || !a.device().is_cpu() ||
+      !b.device().is_cpu())
+    return Array();
+  const auto [ct, rt] = binary_types(op, t, t);
+  if (ct != t || rt != (is_comparison(op) || is_logical(op) ? DType::Bool : t)) return Array();
+  if (op == BinaryOp::Power && dtype_kind(t) == 'i') return Array();
+  Array out = Array::empty(a.ndim() >= b.ndim() ? a.shape() : b.shape(), rt);
+  kernels::cpu::binary_one(op, t, a.data(), b.data(), out.data());
+  return out;
+}
+}  // namespace
+
 Array binary(BinaryOp op, const Array& a0, const Array& b0) {
+  if (Array r = binary_small(op, a0, b0); r.defined()) return r;
   Array a = a0, b = b0;
-  const Device dev = detail::common_device(op_name(op), {&a, &b});
+  const Device dev = a.device().is_cpu() && b.device().is_cpu() ? Device::cpu()
+                                                                 : detail::common_device(op_name(op), {&a, &b});
   auto [ct, rt] = binary_types(op, a.dtype(), b.dtype());
   if (!dev.is_cpu() && ct == DType::Int8 && a.dtype() == DType::Bool && b.dtype() == DType::Bool)
     ct = DType::Int64;  // bool power/floor_divide/remainder: the GPU computes in int64, result int8
@@ -304,7 +328,9 @@ Array clip(const Array& a, const std::optional<Array>& lo, const std::optional<A
 
 Array where(const Array& cond0, const Array& x0, const Array& y0) {
   Array cond = cond0, x = x0, y = y0;
-  const Device dev = detail::common_device("where", {&cond, &x, &y});
+  const Device dev = cond.device().is_cpu() && x.device().is_cpu() && y.device().is_cpu()
+                         ? Device::cpu()
+                         : detail::common_device("where", {&cond, &x, &y});
   const DType t = promote_types(x.dtype(), y.dtype());
   const Shape shape = broadcast_shapes(broadcast_shapes(cond.shape(), x.shape(), "where"), y.shape(), "where");
   Array C = cond.dtype() == DType::Bool ? cond : astype(cond, DType::Bool);

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <vector>
 
@@ -308,6 +309,150 @@ TEST(Elementwise, ResultsNeverAliasInputs) {
   Array u = ops::unary(UnaryOp::Negative, a);
   EXPECT_NE(u.storage(), a.storage());
   EXPECT_EQ(foreign, (std::vector<double>{1, 2, 3}));
+}
+
+// ---- the small-operand fast path of binary() ------------------------------------------------
+// Operands of one element each take a fast path (one scalar computed, no loop set-up); the same
+// values broadcast to 3 elements take the general path. Both must agree bitwise, with the same
+// dtype and the broadcast shape, and raise the same errors.
+
+Array scalar_of(DType t, double v) {
+  if (is_float(t) || is_complex(t)) return ops::astype(ops::scalar_array(Scalar::from_float(v), DType::Float64), t);
+  return ops::astype(ops::scalar_array(Scalar::from_int(static_cast<int64_t>(v)), DType::Int64), t);  // wraps
+}
+
+void expect_fast_matches_general(BinaryOp op, const Array& a, const Array& b) {
+  SCOPED_TRACE(std::string(ops::op_name(op)) + " on " + dtype_name(a.dtype()) + ", " + dtype_name(b.dtype()));
+  Array fast = ops::binary(op, a, b);
+  Shape wide = a.ndim() >= b.ndim() ? a.shape() : b.shape();  // all ones; 3 along the last axis
+  if (wide.empty()) wide.push_back(3);
+  else wide.back() = 3;
+  Array general = ops::binary(op, ops::broadcast_to(a, wide), ops::broadcast_to(b, wide));
+  ASSERT_EQ(fast.dtype(), general.dtype());
+  EXPECT_EQ(fast.size(), 1);
+  EXPECT_EQ(fast.shape(), a.ndim() >= b.ndim() ? a.shape() : b.shape());
+  EXPECT_TRUE(fast.writable());
+  EXPECT_NE(fast.storage(), a.storage());
+  EXPECT_EQ(std::memcmp(fast.data(), general.data(), fast.itemsize()), 0) << "results differ bitwise";
+}
+
+TEST(Elementwise, SmallOperandFastPathMatchesGeneralPath) {
+  const double nan = std::nan("");
+  const BinaryOp all_ops[] = {BinaryOp::Add, BinaryOp::Subtract, BinaryOp::Multiply, BinaryOp::Divide,
+                              BinaryOp::Power, BinaryOp::Maximum, BinaryOp::Minimum, BinaryOp::FloorDivide,
+                              BinaryOp::Remainder, BinaryOp::Equal, BinaryOp::NotEqual, BinaryOp::Less,
+                              BinaryOp::LessEqual, BinaryOp::Greater, BinaryOp::GreaterEqual, BinaryOp::LogicalAnd,
+                              BinaryOp::LogicalOr, BinaryOp::LogicalXor, BinaryOp::Arctan2};
+  struct Case {
+    DType t;
+    double a, b;
+  };
+  const Case cases[] = {
+      {DType::Float64, 1.5, -2.0},   {DType::Float64, nan, 1.0},      {DType::Float64, 1.0, nan},
+      {DType::Float64, -0.0, 0.0},   {DType::Float64, 7.0, 0.0},      {DType::Float32, -7.5, 2.0},
+      {DType::Float32, nan, nan},    {DType::Float16, 1000.0, 70.0},  {DType::BFloat16, 3.0, -0.0},
+      {DType::Int8, 127, 1},         {DType::Int8, -128, -1},         {DType::Int8, -7, 2},
+      {DType::UInt8, 0, 1},          {DType::UInt8, 255, 255},        {DType::Int32, 5, 0},
+      {DType::Int64, INT64_MIN, -1}, {DType::Int64, 3, 2},            {DType::UInt64, 7, 3},
+      {DType::Int16, 300, 300},      {DType::UInt32, 1, 2},           {DType::Bool, 1, 0},
+      {DType::Bool, 1, 1},           {DType::Complex128, 1.5, -2.0},  {DType::Complex64, nan, 1.0},
+  };
+  for (const Case& c : cases) {
+    const Array a = scalar_of(c.t, c.a), b = scalar_of(c.t, c.b);
+    for (BinaryOp op : all_ops) {
+      // Pairs NumPy has no loop for raise the same error on both paths.
+      bool raised = false;
+      ErrorKind kind{};
+      try {
+        ops::binary(op, ops::broadcast_to(a, {3}), ops::broadcast_to(b, {3}));
+      } catch (const Error& e) {
+        raised = true;
+        kind = e.kind();
+      }
+      if (raised) {
+        EXPECT_EQ(error_kind([&] { ops::binary(op, a, b); }), kind) << ops::op_name(op) << " on " << dtype_name(c.t);
+        continue;
+      }
+      expect_fast_matches_general(op, a, b);
+    }
+  }
+}
+
+TEST(Elementwise, SmallOperandFastPathShapesAndFallbacks) {
+  // Size-1 operands of any rank broadcast to the longer shape; all ones.
+  Array s = scalar_of(DType::Float64, 2.0);
+  Array one = ops::reshape(s, {1});
+  Array one3 = ops::reshape(s, {1, 1, 1});
+  expect_fast_matches_general(BinaryOp::Add, s, one3);
+  expect_fast_matches_general(BinaryOp::Multiply, one, one3);
+  expect_fast_matches_general(BinaryOp::Less, one3, s);
+  EXPECT_EQ(ops::binary(BinaryOp::Add, one, s).shape(), (Shape{1}));
+  // A size-1 view with a non-unit stride reads its one element.
+  Array base = make<double>({3, 4}, {2});
+  Array v = base.view(base.data_as<double>() + 1, {1}, {7});
+  EXPECT_EQ(values<double>(ops::binary(BinaryOp::Add, v, s)), (std::vector<double>{6}));
+  expect_fast_matches_general(BinaryOp::Subtract, v, one);
+  // Mixed dtypes and conversions take the general path: NumPy's result dtypes.
+  EXPECT_EQ(ops::binary(BinaryOp::Add, scalar_of(DType::Int32, 1), scalar_of(DType::Float32, 1)).dtype(), DType::Float64);
+  EXPECT_EQ(ops::binary(BinaryOp::Divide, scalar_of(DType::Int64, 1), scalar_of(DType::Int64, 2)).dtype(), DType::Float64);
+  EXPECT_EQ(ops::binary(BinaryOp::Power, scalar_of(DType::Bool, 1), scalar_of(DType::Bool, 1)).dtype(), DType::Int8);
+  EXPECT_EQ(values<int8_t>(ops::binary(BinaryOp::Add, scalar_of(DType::Int8, 127), scalar_of(DType::Int8, 1))),
+            (std::vector<int8_t>{-128}));
+  // Integer power's negative-exponent check and bool subtract's TypeError on one element.
+  EXPECT_EQ(error_kind([&] { ops::binary(BinaryOp::Power, scalar_of(DType::Int32, 2), scalar_of(DType::Int32, -1)); }),
+            ErrorKind::Value);
+  EXPECT_EQ(values<uint32_t>(ops::binary(BinaryOp::Power, scalar_of(DType::UInt32, 2), scalar_of(DType::UInt32, 3))),
+            (std::vector<uint32_t>{8}));
+  EXPECT_EQ(error_kind([&] { ops::binary(BinaryOp::Subtract, scalar_of(DType::Bool, 1), scalar_of(DType::Bool, 0)); }),
+            ErrorKind::Type);
+}
+
+TEST(Elementwise, WhereSelectsExactBytesOnEveryLayout) {
+  // The contiguous select copies the chosen element's bytes: -0.0 and NaN payloads survive,
+  // from a full x, a broadcast y, or both broadcast; any non-zero condition byte is true.
+  const double nan_payload = [] {
+    uint64_t u = 0x7ff8000000000123ull;
+    double d;
+    std::memcpy(&d, &u, 8);
+    return d;
+  }();
+  Array c = make<bool>({true, false, true, false, true}, {5});
+  Array x = make<double>({-0.0, 1.0, nan_payload, 3.0, 4.0}, {5});
+  Array y = make<double>({9.0, -0.0, 9.0, nan_payload, 9.0}, {5});
+  auto bytes = [](const Array& a) {
+    std::vector<uint64_t> v(static_cast<std::size_t>(a.size()));
+    for (int64_t i = 0; i < a.size(); ++i) {
+      double d = at<double>(a, i);
+      std::memcpy(&v[i], &d, 8);
+    }
+    return v;
+  };
+  EXPECT_EQ(bytes(ops::where(c, x, y)), bytes(make<double>({-0.0, -0.0, nan_payload, nan_payload, 4.0}, {5})));
+  Array y0 = scalar_of(DType::Float64, -0.0);
+  EXPECT_EQ(bytes(ops::where(c, x, y0)), bytes(make<double>({-0.0, -0.0, nan_payload, -0.0, 4.0}, {5})));
+  EXPECT_EQ(bytes(ops::where(c, y0, x)), bytes(make<double>({-0.0, 1.0, -0.0, 3.0, -0.0}, {5})));
+  EXPECT_EQ(values<int8_t>(ops::where(c, scalar_of(DType::Int8, -1), scalar_of(DType::Int8, 7))),
+            (std::vector<int8_t>{-1, 7, -1, 7, -1}));
+  // A condition byte other than 0/1 (a bool view of uint8 data) counts as true.
+  Array raw = make<uint8_t>({2, 0, 255, 0, 1}, {5});
+  Array cb(raw.storage(), raw.data(), {5}, {1}, DType::Bool, false);
+  EXPECT_EQ(values<double>(ops::where(cb, x, scalar_of(DType::Float64, 5.0)))[1], 5.0);
+  EXPECT_EQ(values<double>(ops::where(cb, x, scalar_of(DType::Float64, 5.0)))[4], 4.0);
+  // complex128 (no select width) keeps the general loop.
+  Array z = ops::where(c, scalar_of(DType::Complex128, 1.0), scalar_of(DType::Complex128, 2.0));
+  EXPECT_EQ(values<complex128>(z), (std::vector<complex128>{1.0, 2.0, 1.0, 2.0, 1.0}));
+}
+
+TEST(Reduce, SumOverAxisZeroAccumulatesRowsInOrder) {
+  // sum(axis=0) of a C-contiguous matrix adds the rows in order: the same value as the
+  // column-by-column sum of the transposed copy (each column summed top to bottom).
+  Array a = make<double>({1e16, 1.0, 3.0, 1.0, -1e16, 0.5, -1.0, 2.0, 0.25, 1.0, 1.0, 1.0}, {4, 3});
+  Array rows = ops::reduce(ReduceOp::Sum, a, std::vector<int64_t>{0}, false);
+  EXPECT_EQ(values<double>(rows), (std::vector<double>{((1e16 + 1.0) + -1.0) + 1.0, ((1.0 + -1e16) + 2.0) + 1.0,
+                                                       ((3.0 + 0.5) + 0.25) + 1.0}));
+  Array i = make<int32_t>({INT32_MAX, 1, INT32_MAX, 2}, {2, 2});
+  EXPECT_EQ(values<int64_t>(ops::reduce(ReduceOp::Sum, i, std::vector<int64_t>{0}, false)),
+            (std::vector<int64_t>{int64_t{INT32_MAX} * 2, 3}));
 }
 
 // ---- reductions ----------------------------------------------------------------------------

@@ -16,6 +16,7 @@ namespace uma::kernels::cpu {
 template <class T> void binary_typed(BinaryOp op, const Array& a, const Array& b, const Array& out);
 template <class T> void unary_typed(UnaryOp op, const Array& a, const Array& out);
 template <class T> void clip_typed(const Array& x, const Array& lo, const Array& hi, const Array& out);
+template <class T> void binary_one_typed(BinaryOp op, const void* a, const void* b, void* out);
 
 namespace detail {
 
@@ -82,6 +83,16 @@ void run_binary(const Loop<3>& L, const std::array<char*, 3>& B) {
   else UMA_ASSERT(false && "binary op has no kernel for this dtype");
 }
 
+template <class T, BinaryOp OP>
+void one_binary(const void* a, const void* b, void* out) {
+  if constexpr (binary_supported<T>(OP)) {
+    using O = decltype(apply_binary<T, OP>(T{}, T{}));
+    *static_cast<O*>(out) = apply_binary<T, OP>(*static_cast<const T*>(a), *static_cast<const T*>(b));
+  } else {
+    UMA_ASSERT(false && "binary op has no kernel for this dtype");
+  }
+}
+
 template <class T, UnaryOp OP>
 void run_unary(const Loop<2>& L, const std::array<char*, 2>& B) {
   if constexpr (unary_supported<T>(OP)) run_loop<2>(L, B, UnaryInner<T, OP>{});
@@ -112,6 +123,16 @@ void binary_typed(BinaryOp op, const Array& a, const Array& b, const Array& out)
   }
 }
 
+// One element: the same scalar function as the loop (bitwise the same result), no loop set-up.
+template <class T>
+void binary_one_typed(BinaryOp op, const void* a, const void* b, void* out) {
+  switch (op) {
+#define UMA_CASE(X) case BinaryOp::X: detail::one_binary<T, BinaryOp::X>(a, b, out); return;
+    UMA_BINARY_OPS(UMA_CASE)
+#undef UMA_CASE
+  }
+}
+
 template <class T>
 void unary_typed(UnaryOp op, const Array& a, const Array& out) {
   std::array<const Array*, 2> ops{&a, &out};
@@ -135,11 +156,13 @@ void clip_typed(const Array& x, const Array& lo, const Array& hi, const Array& o
 #define UMA_EXTERN_ELEMENTWISE(T)                                                                 \
   extern template void binary_typed<T>(BinaryOp, const Array&, const Array&, const Array&);       \
   extern template void unary_typed<T>(UnaryOp, const Array&, const Array&);                       \
-  extern template void clip_typed<T>(const Array&, const Array&, const Array&, const Array&);
+  extern template void clip_typed<T>(const Array&, const Array&, const Array&, const Array&);      \
+  extern template void binary_one_typed<T>(BinaryOp, const void*, const void*, void*);
 
 #define UMA_INSTANTIATE_ELEMENTWISE(T)                                                        \
   template void binary_typed<T>(BinaryOp, const Array&, const Array&, const Array&);          \
   template void unary_typed<T>(UnaryOp, const Array&, const Array&);                          \
-  template void clip_typed<T>(const Array&, const Array&, const Array&, const Array&);
+  template void clip_typed<T>(const Array&, const Array&, const Array&, const Array&);          \
+  template void binary_one_typed<T>(BinaryOp, const void*, const void*, void*);
 
 }  // namespace uma::kernels::cpu

@@ -143,6 +143,14 @@ struct Reducer {
 template <class T, class Acc>
 struct AccumulateInner {
   void operator()(const std::array<char*, 2>& p, const std::array<int64_t, 2>& s, int64_t n) {
+    if (s[0] == static_cast<int64_t>(sizeof(T)) && s[1] == static_cast<int64_t>(sizeof(Acc))) {
+      // A contiguous row into a contiguous accumulator row (sum over axis 0 of a C-contiguous
+      // matrix): the same additions in the same order, in a loop the compiler vectorizes.
+      const T* src = reinterpret_cast<const T*>(p[0]);
+      Acc* dst = reinterpret_cast<Acc*>(p[1]);
+      for (int64_t i = 0; i < n; ++i) dst[i] = wrap_add(dst[i], static_cast<Acc>(convert<V_t<T>>(src[i])));
+      return;
+    }
     for (int64_t i = 0; i < n; ++i) {
       Acc& dst = *reinterpret_cast<Acc*>(p[1] + i * s[1]);
       dst = wrap_add(dst, static_cast<Acc>(convert<V_t<T>>(*reinterpret_cast<const T*>(p[0] + i * s[0]))));
