@@ -174,6 +174,15 @@ def test_verify_grad_reports_the_worst_entry(backend):
     assert (info.value.arg, info.value.index) == (1, (2,))
 
 
+def test_verify_grad_names_a_non_finite_gradient():
+    # cumprod's gradient divides by x (as PyTensor's does): NaN at a zero input, and the error
+    # says that rather than quoting a tolerance comparison that NaN makes meaningless.
+    with pytest.raises(GradientError, match="symbolic gradient is not finite") as info:
+        uma.verify_grad(lambda x: sym.sum(sym.cumprod(x)), [np.array([2.0, 0.0, 3.0])])
+    assert info.value.index == (1,) and np.isnan(info.value.analytic)
+    assert info.value.numeric == pytest.approx(8.0)
+
+
 def test_verify_grad_tolerances_eps_and_dtypes():
     wrong = lambda x: sym.sum(_WrongSquareGrad((0,), 1e-2)(x))  # noqa: E731
     x0 = np.array([3.0, 4.0])

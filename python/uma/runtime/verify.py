@@ -1,6 +1,8 @@
 """``uma.verify_grad``: symbolic gradients against central finite differences."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..graph.basic import Constant, Variable, as_variable
@@ -31,11 +33,16 @@ class GradientError(AssertionError):
         self.abs_err, self.rel_err = abs_err, rel_err
         self.abs_tol, self.rel_tol = abs_tol, rel_tol
         self.n_bad = n_bad
+        if math.isfinite(analytic) and math.isfinite(numeric):
+            why = (f"abs err {abs_err:.3g} > abs_tol {abs_tol:.3g} and rel err {rel_err:.3g} > rel_tol "
+                   f"{rel_tol:.3g}")
+        else:
+            why = ("the symbolic gradient is not finite" if not math.isfinite(analytic)
+                   else "the finite difference is not finite")
         super().__init__(
             f"verify_grad: the gradient with respect to input {arg} ({dtype}, shape {shape}) differs "
             f"from finite differences; worst entry {index}: symbolic {analytic!r}, numeric {numeric!r} "
-            f"(abs err {abs_err:.3g} > abs_tol {abs_tol:.3g} and rel err {rel_err:.3g} > rel_tol "
-            f"{rel_tol:.3g}); {n_bad} of {size} entries out of tolerance")
+            f"({why}); {n_bad} of {size} entries out of tolerance")
 
 
 def _as_rng(rng):
