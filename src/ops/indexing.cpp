@@ -56,7 +56,11 @@ Array flatten_leading(const Array& x, int64_t k) {
 }
 
 // y converted to `t` (TypeError unless same_kind), broadcast to `shape`, C-contiguous.
-Array update_source(const char* op, const Array& y, DType t, const Shape& shape) {
+Array update_source(const char* op, const Array& y0, DType t, const Shape& shape) {
+  // NumPy's assignment rule: leading length-1 axes of the update beyond the region's rank drop.
+  Array y = y0;
+  while (y.ndim() > static_cast<int64_t>(shape.size()) && y.shape()[0] == 1)
+    y = y.view(y.data(), Shape(y.shape().begin() + 1, y.shape().end()), Strides(y.strides().begin() + 1, y.strides().end()));
   UMA_CHECK(can_cast_same_kind(y.dtype(), t), Type, op, ": cannot cast the update of dtype ", dtype_name(y.dtype()),
             " to the array's dtype ", dtype_name(t), " with casting rule 'same_kind'");
   UMA_CHECK(static_cast<int64_t>(shape.size()) >= y.ndim() &&

@@ -991,3 +991,20 @@ def test_comparison_with_int_beyond_every_dtype_is_all_false_or_true():
     for value in (2**64, -1, -(2**63) - 1):
         for op in ("equal", "less", "greater"):
             np.testing.assert_array_equal(np.asarray(getattr(uma, op)(a, value)), getattr(np, op)(n, value))
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpu", "reference", "numpy"])
+def test_set_subtensor_update_drops_leading_length_one_axes_like_numpy(backend):
+    # NumPy: x[0] = y with y of shape (1, 3) assigns y[0] (leading length-1 axes drop).
+    x0, y0 = np.arange(6.0).reshape(2, 3), -np.arange(3.0).reshape(1, 3)
+    want = x0.copy()
+    want[0] = y0
+    if backend == "eager":
+        got = uma.set_subtensor(uma.asarray(x0), 0, uma.asarray(y0))
+    else:
+        from uma import sym
+        x, y = sym.matrix("x"), sym.matrix("y")
+        got = uma.function([x, y], uma.set_subtensor(x[0], y), backend=backend)(x0, y0)
+    np.testing.assert_array_equal(np.asarray(got), want)
+    with pytest.raises(ValueError, match="broadcast"):
+        uma.set_subtensor(uma.asarray(x0), 0, uma.zeros((2, 3)))
