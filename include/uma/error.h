@@ -14,7 +14,8 @@
 
 namespace uma {
 
-enum class ErrorKind { Type, Value, Index, Copy, Overflow, Runtime, Memory };
+/// Axis: an axis out of range (Python: numpy.exceptions.AxisError, a ValueError and an IndexError).
+enum class ErrorKind { Type, Value, Index, Copy, Overflow, Runtime, Memory, Axis };
 
 /// A user-facing error; `kind` selects the Python exception type.
 class Error : public std::runtime_error {

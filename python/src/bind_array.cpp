@@ -406,6 +406,25 @@ void bind_array(nb::module_& m) {
       .def("__getitem__", [](const Array& a, nb::handle key) { return getitem_any(a, key); },
            nb::arg("key").none())
       .def("__setitem__", [](Array& a, nb::handle key, nb::handle value) {
+        // Integer-array and boolean indices select copies, so they cannot be assigned through.
+        auto advanced = [](nb::handle h) {
+          if (nb::isinstance<nb::list>(h)) return true;
+          if (PyBool_Check(h.ptr()) || PyLong_Check(h.ptr()) || PySlice_Check(h.ptr()) || h.is_none() ||
+              h.ptr() == Py_Ellipsis)
+            return false;
+          if (nb::isinstance<Array>(h)) {
+            const Array& x = nb::cast<const Array&>(h);
+            return x.ndim() > 0 || x.dtype() == DType::Bool;
+          }
+          if (nb::hasattr(h, "__array_interface__") && nb::hasattr(h, "ndim") && nb::hasattr(h, "dtype"))
+            return nb::cast<int64_t>(h.attr("ndim")) > 0 || py_str(h.attr("dtype")) == "bool";
+          return false;
+        };
+        bool adv = advanced(key);
+        if (!adv && nb::isinstance<nb::tuple>(key))
+          for (nb::handle k : nb::cast<nb::tuple>(key)) adv = adv || advanced(k);
+        UMA_CHECK(!adv, Index, "assignment through an integer-array or boolean index (a[idx] = v) is not "
+                  "supported; use uma.set_subtensor(a, idx, v), which returns the updated array");
         Array dst = ops::getitem(a, parse_index(key));
         UMA_CHECK(dst.writable(), Value, "assignment destination is read-only");
         Array src = is_python_scalar(value) ? ops::scalar_array(to_scalar(value), dst.dtype())

@@ -10,6 +10,7 @@ namespace uma::py {
 
 namespace {
 PyObject* g_copy_error = nullptr;
+PyObject* g_axis_error = nullptr;  // numpy.exceptions.AxisError (ValueError and IndexError)
 nb::object g_dtype_objects[kNumDTypes];
 nb::object g_dtype_type;      // the Python class uma.dtype
 nb::object g_dtype_resolve;   // python function resolving anything to a uma.dtype
@@ -88,6 +89,7 @@ NB_MODULE(_core, m) {
     Py_DECREF(bases);
     m.attr("CopyError") = nb::handle(g_copy_error);
   }
+  g_axis_error = nb::object(nb::module_::import_("numpy").attr("exceptions").attr("AxisError")).release().ptr();
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
       std::rethrow_exception(p);
@@ -101,6 +103,7 @@ NB_MODULE(_core, m) {
         case ErrorKind::Overflow: t = PyExc_OverflowError; break;
         case ErrorKind::Runtime: t = PyExc_RuntimeError; break;
         case ErrorKind::Memory: t = PyExc_MemoryError; break;
+        case ErrorKind::Axis: t = g_axis_error; break;
       }
       PyErr_SetString(t, e.what());
     } catch (const nb::cast_error&) {

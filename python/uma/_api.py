@@ -157,3 +157,60 @@ Array.__repr__ = _repr
 Array.__reduce__ = _reduce
 Array.__iter__ = _iter
 Array.__str__ = lambda a: str(np.asarray(a)) if a.dtype.name != "bfloat16" else str(np.asarray(a.astype("float32")))
+
+
+# ---- methods that forward to the functions of this module (NumPy's ndarray methods) ---------
+
+def _forward(name):
+    fn = globals()[name]
+
+    def method(self, *args, **kwargs):
+        return fn(self, *args, **kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``a.{name}(...)`` is ``uma.{name}(a, ...)`` (numpy.ndarray.{name})."
+    return method
+
+
+for _name in ("round", "clip", "cumsum", "cumprod", "var", "std", "trace", "diagonal", "take", "dot",
+              "squeeze", "logsumexp"):
+    if not hasattr(Array, _name):
+        setattr(Array, _name, _forward(_name))
+
+
+def _ravel(a):
+    """``a.ravel()``: the flattened array (a view when the layout allows, as numpy.ravel)."""
+    return reshape(a, (a.size,))
+
+
+def _flatten(a):
+    """``a.flatten()``: a flattened copy (numpy.ndarray.flatten)."""
+    return reshape(a, (a.size,)).copy()
+
+
+def _is_bool(v):
+    if isinstance(v, (bool, np.bool_)):
+        return True
+    dt = getattr(v, "dtype", None)
+    return dt is not None and str(dt) == "bool"
+
+
+def _logical_operator(symbol, logical):
+    def op(a, b):
+        if _is_bool(a) and _is_bool(b):
+            return logical(a, b)
+        kinds = [str(getattr(v, "dtype", type(v).__name__)) for v in (a, b)]
+        raise TypeError(f"operator {symbol}: uma implements it for bool operands only (as logical "
+                        f"and/or/xor); got {kinds[0]} and {kinds[1]} (integer bitwise ops are not "
+                        f"implemented)")
+    return op
+
+
+if not hasattr(Array, "ravel"):
+    Array.ravel = _ravel
+if not hasattr(Array, "flatten"):
+    Array.flatten = _flatten
+for _sym, _dunder, _fn in (("&", "and", logical_and), ("|", "or", logical_or), ("^", "xor", logical_xor)):
+    _op = _logical_operator(_sym, _fn)
+    setattr(Array, f"__{_dunder}__", _op)
+    setattr(Array, f"__r{_dunder}__", (lambda f: lambda a, b: f(b, a))(_op))

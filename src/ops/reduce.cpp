@@ -25,7 +25,7 @@ const char* op_name(ReduceOp op) noexcept {
 }
 
 int64_t normalize_axis(int64_t axis, int64_t ndim, const char* op) {
-  UMA_CHECK(axis >= -ndim && axis < ndim, Index, op, ": axis ", axis, " is out of bounds for array of dimension ",
+  UMA_CHECK(axis >= -ndim && axis < ndim, Axis, op, ": axis ", axis, " is out of bounds for array of dimension ",
             ndim);
   return axis < 0 ? axis + ndim : axis;
 }

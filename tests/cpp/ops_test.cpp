@@ -488,7 +488,7 @@ TEST(Reduce, StridedAndEmptyInputs) {
   EXPECT_EQ(values<double>(ops::reduce(ReduceOp::Sum, empty, std::vector<int64_t>{0}, false)),
             (std::vector<double>{0, 0, 0}));
   EXPECT_EQ(error_kind([&] { ops::reduce(ReduceOp::Max, empty, std::vector<int64_t>{0}, false); }), ErrorKind::Value);
-  EXPECT_EQ(error_kind([&] { ops::reduce(ReduceOp::Sum, a, std::vector<int64_t>{2}, false); }), ErrorKind::Index);
+  EXPECT_EQ(error_kind([&] { ops::reduce(ReduceOp::Sum, a, std::vector<int64_t>{2}, false); }), ErrorKind::Axis);  // numpy.exceptions.AxisError in Python
 }
 
 // ---- matmul --------------------------------------------------------------------------------

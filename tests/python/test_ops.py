@@ -1008,3 +1008,53 @@ def test_set_subtensor_update_drops_leading_length_one_axes_like_numpy(backend):
     np.testing.assert_array_equal(np.asarray(got), want)
     with pytest.raises(ValueError, match="broadcast"):
         uma.set_subtensor(uma.asarray(x0), 0, uma.zeros((2, 3)))
+
+
+# --------------------------------------------------------------------------- ndarray-style methods
+
+@pytest.mark.parametrize("name,args,kwargs", [
+    ("round", (1,), {}), ("clip", (1.5, 3.5), {}), ("cumsum", (1,), {}), ("cumprod", (), {}),
+    ("var", (), {"axis": 0}), ("std", (), {"ddof": 1}), ("trace", (), {}), ("diagonal", (), {"offset": 1}),
+    ("take", ([0, 2],), {"axis": 1}), ("squeeze", (), {}), ("ravel", (), {}), ("flatten", (), {}),
+])
+def test_array_methods_match_numpy_ndarray_methods(name, args, kwargs):
+    n = np.arange(1.0, 7.0).reshape(2, 3) * 1.37
+    got = getattr(uma.asarray(n), name)(*args, **kwargs)
+    np.testing.assert_allclose(np.asarray(got), getattr(n, name)(*args, **kwargs), rtol=1e-12)
+
+
+def test_array_dot_and_logsumexp_methods():
+    n = np.arange(6.0).reshape(2, 3)
+    a = uma.asarray(n)
+    np.testing.assert_allclose(np.asarray(a.dot(a.transpose())), n.dot(n.T), rtol=1e-12)
+    np.testing.assert_allclose(float(np.asarray(a.logsumexp())), np.log(np.exp(n).sum()), rtol=1e-12)
+
+
+@pytest.mark.parametrize("symbol", ["&", "|", "^"])
+def test_bool_operators_are_logical_and_other_dtypes_raise(symbol):
+    p, q = np.array([True, True, False, False]), np.array([True, False, True, False])
+    want = eval(f"p {symbol} q")
+    a, b = uma.asarray(p), uma.asarray(q)
+    np.testing.assert_array_equal(np.asarray(eval(f"a {symbol} b")), want)
+    np.testing.assert_array_equal(np.asarray(eval(f"a {symbol} True")), eval(f"p {symbol} True"))
+    np.testing.assert_array_equal(np.asarray(eval(f"False {symbol} a")), eval(f"False {symbol} p"))
+    i = uma.asarray(np.arange(4))
+    with pytest.raises(TypeError, match=f"operator \\{symbol}.*int64"):
+        eval(f"i {symbol} i")
+
+
+@pytest.mark.parametrize("op", ["sum", "max", "argmax", "mean", "var", "cumsum", "logsumexp"])
+def test_axis_out_of_range_is_numpy_axis_error(op):
+    a = uma.ones((2, 3))
+    with pytest.raises(np.exceptions.AxisError, match="axis 2") as info:
+        getattr(uma, op)(a, axis=2)
+    assert isinstance(info.value, ValueError) and isinstance(info.value, IndexError)
+
+
+@pytest.mark.parametrize("key", [np.array([0, 1]), [0, 2], np.array([True, False, True, False]),
+                                 (np.array([1]),), np.array(True)])
+def test_assignment_through_advanced_index_is_a_clear_index_error(key):
+    a = uma.zeros(4)
+    with pytest.raises(IndexError, match="set_subtensor"):
+        a[key] = 1.0
+    np.testing.assert_array_equal(np.asarray(a), np.zeros(4))  # nothing was written

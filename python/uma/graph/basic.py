@@ -131,6 +131,8 @@ class Variable:
     def __rand__(self, o): return _ops._bool_op("logical_and", o, self)
     def __or__(self, o): return _ops._bool_op("logical_or", self, o)
     def __ror__(self, o): return _ops._bool_op("logical_or", o, self)
+    def __xor__(self, o): return _ops._bool_op("logical_xor", self, o)
+    def __rxor__(self, o): return _ops._bool_op("logical_xor", o, self)
     def __invert__(self): return _ops._bool_op("logical_not", self)
 
     def __getitem__(self, index):

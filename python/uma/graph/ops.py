@@ -507,7 +507,7 @@ def _bool_op(name, *args):
     vs = [as_variable(a) if not is_python_scalar(a) else a for a in args]
     for v in vs:
         if isinstance(v, Variable) and v.dtype != "bool":
-            raise TypeError(f"operators & | ~ on symbolic variables are logical and need bool "
+            raise TypeError(f"operators & | ^ ~ on symbolic variables are logical and need bool "
                             f"operands, got {v.dtype}; use {name} explicitly")
     return _binary(name, *vs) if len(vs) == 2 else logical_not(vs[0])
 
