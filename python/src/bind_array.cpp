@@ -407,18 +407,12 @@ void bind_array(nb::module_& m) {
            nb::arg("key").none())
       .def("__setitem__", [](Array& a, nb::handle key, nb::handle value) {
         // Integer-array and boolean indices select copies, so they cannot be assigned through.
+        // (a 0-d bool array is a mask too)
         auto advanced = [](nb::handle h) {
-          if (nb::isinstance<nb::list>(h)) return true;
-          if (PyBool_Check(h.ptr()) || PyLong_Check(h.ptr()) || PySlice_Check(h.ptr()) || h.is_none() ||
-              h.ptr() == Py_Ellipsis)
-            return false;
-          if (nb::isinstance<Array>(h)) {
-            const Array& x = nb::cast<const Array&>(h);
-            return x.ndim() > 0 || x.dtype() == DType::Bool;
-          }
-          if (nb::hasattr(h, "__array_interface__") && nb::hasattr(h, "ndim") && nb::hasattr(h, "dtype"))
-            return nb::cast<int64_t>(h.attr("ndim")) > 0 || py_str(h.attr("dtype")) == "bool";
-          return false;
+          if (is_index_array(h)) return true;
+          if (nb::isinstance<Array>(h)) return nb::cast<const Array&>(h).dtype() == DType::Bool;
+          return !PyBool_Check(h.ptr()) && nb::hasattr(h, "__array_interface__") && nb::hasattr(h, "dtype") &&
+                 py_str(h.attr("dtype")) == "bool";
         };
         bool adv = advanced(key);
         if (!adv && nb::isinstance<nb::tuple>(key))

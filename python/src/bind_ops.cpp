@@ -78,16 +78,6 @@ std::vector<Array> array_list(nb::handle seq, const char* op) {
 
 // ---- advanced indices (reduce-linalg) ----------------------------------------------------
 
-// An index item that is an array (NumPy: a list, an ndarray or a uma.Array of ndim >= 1).
-bool is_index_array(nb::handle h) {
-  if (nb::isinstance<nb::list>(h)) return true;
-  if (nb::isinstance<Array>(h)) return nb::cast<const Array&>(h).ndim() > 0;
-  if (PyBool_Check(h.ptr()) || PyLong_Check(h.ptr()) || PySlice_Check(h.ptr()) || h.is_none() || h.ptr() == Py_Ellipsis)
-    return false;
-  if (nb::hasattr(h, "__array_interface__") && nb::hasattr(h, "ndim")) return nb::cast<int64_t>(h.attr("ndim")) > 0;
-  return false;
-}
-
 // NumPy's ufunc reductions (sum, max, argmax, cumsum, ...) accept an int axis of 0 or -1 on a
 // 0-d array and treat it as None (mean/var/std do not).
 std::optional<std::vector<int64_t>> ufunc_axes(const Array& a, nb::handle axis) {
@@ -115,6 +105,16 @@ double ddof_of(const char* op, nb::handle ddof, nb::handle correction) {
 }
 
 }  // namespace
+
+// An index item that is an array (NumPy: a list, an ndarray or a uma.Array of ndim >= 1).
+bool is_index_array(nb::handle h) {
+  if (nb::isinstance<nb::list>(h)) return true;
+  if (nb::isinstance<Array>(h)) return nb::cast<const Array&>(h).ndim() > 0;
+  if (PyBool_Check(h.ptr()) || PyLong_Check(h.ptr()) || PySlice_Check(h.ptr()) || h.is_none() || h.ptr() == Py_Ellipsis)
+    return false;
+  if (nb::hasattr(h, "__array_interface__") && nb::hasattr(h, "ndim")) return nb::cast<int64_t>(h.attr("ndim")) > 0;
+  return false;
+}
 
 AnyIndex parse_any_index(nb::handle key) {
   AnyIndex r;

@@ -30,6 +30,8 @@ PyObject* copy_error_type();
 /// Python bool/int/float/complex (exact types: NumPy scalars are strong, NEP 50).
 bool is_python_scalar(nb::handle h);
 Scalar to_scalar(nb::handle h);
+/// True for an index item that is an array (NumPy: a list, an ndarray or a uma.Array of ndim >= 1).
+bool is_index_array(nb::handle h);
 /// uma.asarray(obj, dtype, device, copy) — the single import entry point.
 Array asarray(nb::handle obj, std::optional<DType> dtype, std::optional<Device> device, interop::CopyMode copy,
               const char* api);
