@@ -131,10 +131,24 @@ Array fused_elementwise(const std::vector<Array>& inputs, const std::vector<Fuse
 /// label outside [0, C) or mismatched shapes; TypeError for non-float logits or non-integer
 /// labels. (TensorFlow's sparse_softmax_cross_entropy_with_logits; PyTorch's cross_entropy
 /// with reduction='none'.)
-Array softmax_cross_entropy(const Array& logits, const Array& labels);
+///
+/// `check_labels = false` defers the label check on a cuda device: the op then neither checks
+/// the labels nor waits for the device's stream (rows with a label out of range come out NaN),
+/// and the caller must call check_labels() before it uses or stores the result. The cuda
+/// linker does that once per call, after the whole step is queued and before any update is
+/// written, so a step waits for the GPU once instead of once per cross-entropy node. On the
+/// CPU the labels are always checked.
+Array softmax_cross_entropy(const Array& logits, const Array& labels, bool check_labels = true);
 /// Its gradient with respect to the logits for an upstream gradient `grad` of shape (N,)
 /// (or broadcastable to it): grad_i * (softmax(z)_ij - [j == y_i]), shape (N, C).
-Array softmax_cross_entropy_grad(const Array& grad, const Array& logits, const Array& labels);
+/// `check_labels` as for softmax_cross_entropy.
+Array softmax_cross_entropy_grad(const Array& grad, const Array& logits, const Array& labels,
+                                 bool check_labels = true);
+/// ValueError naming the first of the integer `labels` (1-d) outside [0, nclasses) and its
+/// position (`op` names the op in the message); TypeError for non-integer labels. On a cuda
+/// device this waits for the device's stream and reads a 4-byte status word (not an array
+/// transfer: it is not counted in memory_stats' transfer bytes).
+void check_labels(const char* op, const Array& labels, int64_t nclasses);
 
 // ---- reductions --------------------------------------------------------------------------
 /// Reduces over `axes` (nullopt: all axes). ArgMax/ArgMin accept one axis or none.

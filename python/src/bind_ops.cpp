@@ -347,20 +347,30 @@ void bind_ops(nb::module_& m) {
       "One-hot encoding: shape indices.shape + (depth,), 1 where j == index, else 0 (indices outside\n"
       "[0, depth) give all-zero rows); dtype defaults to float64. TypeError for non-integer indices.");
 
-  m.def("softmax_cross_entropy", [](nb::handle z, nb::handle y) {
-        return ops::softmax_cross_entropy(operand(z, nullptr, "softmax_cross_entropy"), operand(y, nullptr, "softmax_cross_entropy"));
-      }, nb::arg("logits"), nb::arg("labels"),
+  m.def("softmax_cross_entropy", [](nb::handle z, nb::handle y, bool check_labels) {
+        Array Z = operand(z, nullptr, "softmax_cross_entropy"), Y = operand(y, nullptr, "softmax_cross_entropy");
+        return ops::softmax_cross_entropy(Z, Y, check_labels);
+      }, nb::arg("logits"), nb::arg("labels"), nb::kw_only(), nb::arg("check_labels") = true,
       "Per-example softmax cross-entropy: logits (N, C) float32/float64, integer labels (N,) ->\n"
       "log(sum_j exp(logits[i, j])) - logits[i, labels[i]], shape (N,), computed stably in one pass\n"
       "per row. ValueError for a label outside [0, C) or mismatched shapes; TypeError for other dtypes.\n"
+      "check_labels=False (cuda only; ignored on the CPU) defers the label check: no wait for the GPU,\n"
+      "rows with a bad label come out NaN, and the caller must call _check_labels before using the result.\n"
       "(TensorFlow sparse_softmax_cross_entropy_with_logits; PyTorch cross_entropy(reduction='none').)");
-  m.def("softmax_cross_entropy_grad", [](nb::handle g, nb::handle z, nb::handle y) {
-        return ops::softmax_cross_entropy_grad(operand(g, nullptr, "softmax_cross_entropy_grad"),
-                                               operand(z, nullptr, "softmax_cross_entropy_grad"),
-                                               operand(y, nullptr, "softmax_cross_entropy_grad"));
-      }, nb::arg("grad"), nb::arg("logits"), nb::arg("labels"),
+  m.def("softmax_cross_entropy_grad", [](nb::handle g, nb::handle z, nb::handle y, bool check_labels) {
+        Array G = operand(g, nullptr, "softmax_cross_entropy_grad"), Z = operand(z, nullptr, "softmax_cross_entropy_grad"),
+              Y = operand(y, nullptr, "softmax_cross_entropy_grad");
+        return ops::softmax_cross_entropy_grad(G, Z, Y, check_labels);
+      }, nb::arg("grad"), nb::arg("logits"), nb::arg("labels"), nb::kw_only(), nb::arg("check_labels") = true,
       "Gradient of softmax_cross_entropy with respect to the logits: grad[i] * (softmax(logits)[i, j] -\n"
-      "(j == labels[i])), shape (N, C).");
+      "(j == labels[i])), shape (N, C). check_labels as for softmax_cross_entropy.");
+  m.def("_check_labels", [](nb::handle y, int64_t nclasses, const std::string& op) {
+        Array Y = operand(y, nullptr, op.c_str());
+        ops::check_labels(op.c_str(), Y, nclasses);
+      }, nb::arg("labels"), nb::arg("nclasses"), nb::arg("op") = "softmax_cross_entropy",
+      "ValueError naming the first of the integer labels (1-d) outside [0, nclasses) and its position\n"
+      "(op names the op in the message); TypeError for non-integer labels. On a cuda device it waits for\n"
+      "the device's stream (a 4-byte status read, not counted as a transfer).");
 
   // ---- reductions ----
 #define UMA_RED(name, OP)                                                                              \

@@ -27,9 +27,13 @@ void reduce(ReduceOp op, const Array& a, const std::vector<bool>& reduce_mask, c
 void matmul(const Array& a, const Array& b, const Array& out);
 /// Softmax cross-entropy rows of logits (N, C) (contiguous float32/float64) with int64/int32
 /// labels (N,): forward into out (N,), or with `grad` (gstride 0 or 1) the gradient into
-/// out (N, C). ValueError naming the first label outside [0, C) (`op` names the op); this
-/// waits for the stream (the only kernel here that does).
+/// out (N, C). With `check`, ValueError naming the first label outside [0, C) (`op` names the
+/// op), which waits for the stream; without, rows with a bad label come out NaN and nothing
+/// waits (the caller checks with check_labels).
 void softmax_xent(const char* op, const Array& logits, const Array& labels, const Array* grad, int64_t gstride,
-                  const Array& out);
+                  const Array& out, bool check);
+/// ValueError naming the first of the contiguous int64 `labels` (N,) outside [0, nclasses);
+/// waits for the stream (reads a 4-byte status word).
+void check_labels(const char* op, const Array& labels, int64_t nclasses);
 
 }  // namespace uma::kernels::cuda

@@ -22,6 +22,12 @@ struct XentArgs {
   int64_t n, c;
 };
 
+void check_host_labels(const char* op, const int64_t* y, int64_t n, int64_t c) {
+  for (int64_t i = 0; i < n; ++i)
+    UMA_CHECK(y[i] >= 0 && y[i] < c, Value, op, ": label ", y[i], " at position ", i, " is out of range [0, ", c,
+              ")");
+}
+
 XentArgs check_xent(const char* op, const Array& logits, const Array& labels) {
   UMA_CHECK(logits.ndim() == 2, Value, op, ": logits must be 2-d (batch, classes), got shape ",
             shape_str(logits.shape()));
@@ -35,10 +41,7 @@ XentArgs check_xent(const char* op, const Array& logits, const Array& labels) {
   XentArgs a{contiguous(logits), labels.dtype() == DType::Int64 ? contiguous(labels) : astype(labels, DType::Int64),
              logits.shape()[0], logits.shape()[1]};
   if (!a.y.device().is_cpu()) return a;  // the cuda kernel checks the labels
-  const int64_t* y = a.y.data_as<int64_t>();
-  for (int64_t i = 0; i < a.n; ++i)
-    UMA_CHECK(y[i] >= 0 && y[i] < a.c, Value, op, ": label ", y[i], " at position ", i, " is out of range [0, ",
-              a.c, ")");
+  check_host_labels(op, a.y.data_as<int64_t>(), a.n, a.c);
   return a;
 }
 
@@ -91,15 +94,15 @@ void xent_backward(const XentArgs& a, const T* g, int64_t gstride, T* out) {
 
 }  // namespace
 
-Array softmax_cross_entropy(const Array& logits0, const Array& labels0) {
+Array softmax_cross_entropy(const Array& logits0, const Array& labels0, bool check_labels) {
   Array logits = logits0, labels = labels0;
   const Device dev = detail::common_device("softmax_cross_entropy", {&logits, &labels});
   if (logits.dtype() == DType::Float16 || logits.dtype() == DType::BFloat16)  // computed in float32
-    return astype(softmax_cross_entropy(astype(logits, DType::Float32), labels), logits.dtype());
+    return astype(softmax_cross_entropy(astype(logits, DType::Float32), labels, check_labels), logits.dtype());
   XentArgs a = check_xent("softmax_cross_entropy", logits, labels);
   Array out = Array::empty({a.n}, logits.dtype(), dev);
   if (!dev.is_cpu()) {
-    kernels::cuda::softmax_xent("softmax_cross_entropy", a.z, a.y, nullptr, 0, out);
+    kernels::cuda::softmax_xent("softmax_cross_entropy", a.z, a.y, nullptr, 0, out, check_labels);
     return out;
   }
   if (logits.dtype() == DType::Float32) xent_forward<float>(a, out.data_as<float>());
@@ -107,11 +110,12 @@ Array softmax_cross_entropy(const Array& logits0, const Array& labels0) {
   return out;
 }
 
-Array softmax_cross_entropy_grad(const Array& grad0, const Array& logits0, const Array& labels0) {
+Array softmax_cross_entropy_grad(const Array& grad0, const Array& logits0, const Array& labels0, bool check_labels) {
   Array grad = grad0, logits = logits0, labels = labels0;
   const Device dev = detail::common_device("softmax_cross_entropy_grad", {&grad, &logits, &labels});
   if (logits.dtype() == DType::Float16 || logits.dtype() == DType::BFloat16)
-    return astype(softmax_cross_entropy_grad(astype(grad, DType::Float32), astype(logits, DType::Float32), labels),
+    return astype(softmax_cross_entropy_grad(astype(grad, DType::Float32), astype(logits, DType::Float32), labels,
+                                             check_labels),
                   logits.dtype());
   XentArgs a = check_xent("softmax_cross_entropy_grad", logits, labels);
   const Shape gshape{a.n};
@@ -122,7 +126,7 @@ Array softmax_cross_entropy_grad(const Array& grad0, const Array& logits0, const
   const int64_t gstride = g.ndim() == 0 || g.shape()[0] == 1 ? 0 : g.strides()[0];
   Array out = Array::empty(logits.shape(), logits.dtype(), dev);
   if (!dev.is_cpu()) {
-    kernels::cuda::softmax_xent("softmax_cross_entropy_grad", a.z, a.y, &g, gstride, out);
+    kernels::cuda::softmax_xent("softmax_cross_entropy_grad", a.z, a.y, &g, gstride, out, check_labels);
     return out;
   }
   if (logits.dtype() == DType::Float32) xent_backward<float>(a, g.data_as<float>(), gstride, out.data_as<float>());
@@ -150,6 +154,15 @@ Array relu(const Array& x) {
   const DType t = x.dtype();
   if (t == DType::Float16 || t == DType::BFloat16) return astype(relu(astype(x, DType::Float32)), t);
   return binary(BinaryOp::Maximum, x, zeros({}, t));
+}
+
+void check_labels(const char* op, const Array& labels0, int64_t nclasses) {
+  UMA_CHECK(is_integer(labels0.dtype()), Type, op, ": labels must have an integer dtype, got ",
+            dtype_name(labels0.dtype()));
+  UMA_CHECK(labels0.ndim() == 1, Value, op, ": labels must be 1-d, got shape ", shape_str(labels0.shape()));
+  const Array y = labels0.dtype() == DType::Int64 ? contiguous(labels0) : astype(labels0, DType::Int64);
+  if (y.device().is_cpu()) check_host_labels(op, y.data_as<int64_t>(), y.shape()[0], nclasses);
+  else kernels::cuda::check_labels(op, y, nclasses);
 }
 
 }  // namespace uma::ops

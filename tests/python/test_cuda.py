@@ -659,6 +659,15 @@ def test_cuda_softmax_cross_entropy(dtype):
     bad[5] = 13
     with pytest.raises(ValueError, match="label 13 at position 5"):
         uma.softmax_cross_entropy(uma.asarray(z, device="cuda"), uma.asarray(bad, device="cuda"))
+    # deferred check: no error, NaN rows for the bad labels, and _check_labels raises later
+    zd, bd = uma.asarray(z, device="cuda"), uma.asarray(bad, device="cuda")
+    out = np.asarray(uma._core.softmax_cross_entropy(zd, bd, check_labels=False))
+    assert np.isnan(out[5]) and np.isfinite(np.delete(out, 5)).all()
+    gout = np.asarray(uma._core.softmax_cross_entropy_grad(uma.asarray(g, device="cuda"), zd, bd, check_labels=False))
+    assert np.isnan(gout[5]).all() and np.isfinite(np.delete(gout, 5, axis=0)).all()
+    with pytest.raises(ValueError, match="label 13 at position 5"):
+        uma._core._check_labels(bd, 13)
+    uma._core._check_labels(uma.asarray(y, device="cuda"), 13)
 
 
 @needs_gpu
@@ -702,6 +711,25 @@ def _mlp(backend, n_in=20, n_hidden=32, n_out=5, seed=0):
     grads = uma.grad(loss, params)
     step = uma.function([x, y], loss, updates=[(p, p - 0.1 * g) for p, g in zip(params, grads)], backend=backend)
     return params, step
+
+
+@needs_gpu
+def test_cuda_linker_bad_label_raises_and_changes_no_parameter():
+    # The linker defers the cross-entropy label check to the end of the step (one wait per call),
+    # still before any update is written.
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((16, 20)).astype(np.float32)
+    Y = rng.integers(0, 5, 16)
+    params, step = _mlp("cuda")
+    step(X, Y)
+    before = [p.get_value() for p in params]
+    bad = Y.copy()
+    bad[7] = 5
+    with pytest.raises(ValueError, match="label 5 at position 7 is out of range"):
+        step(X, bad)
+    for p, b in zip(params, before):
+        np.testing.assert_array_equal(p.get_value(), b)
+    step(X, Y)  # still usable
 
 
 @needs_gpu

@@ -602,3 +602,23 @@ def test_softmax_cross_entropy_bad_labels():
         f(np.zeros((2, 5)), np.array([0, 5]))
     with pytest.raises(TypeError, match="labels must be a 1-d integer"):
         sym.softmax_cross_entropy(z, sym.vector("yf"))
+
+
+def test_softmax_cross_entropy_label_check_is_never_skipped_on_the_cpu():
+    # check_labels=False defers the check on cuda only: on the CPU a bad label would index
+    # outside its row, so the op checks whatever the flag says.
+    z = np.zeros((3, 4))
+    for fn, args in ((uma._core.softmax_cross_entropy, (z, np.array([0, 1, 4]))),
+                     (uma._core.softmax_cross_entropy_grad, (np.ones(3), z, np.array([0, -1, 2])))):
+        with pytest.raises(ValueError, match="at position [12] is out of range"):
+            fn(*args, check_labels=False)
+
+
+def test_check_labels():
+    uma._core._check_labels(np.array([0, 3, 2], np.int32), 4)
+    with pytest.raises(ValueError, match=r"my_op: label -2 at position 2 is out of range \[0, 4\)"):
+        uma._core._check_labels(np.array([0, 3, -2, 9]), 4, "my_op")
+    with pytest.raises(TypeError, match="integer dtype, got float64"):
+        uma._core._check_labels(np.array([0.0]), 4)
+    with pytest.raises(ValueError, match="1-d"):
+        uma._core._check_labels(np.zeros((2, 2), np.int64), 4)

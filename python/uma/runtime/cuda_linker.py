@@ -13,6 +13,12 @@ function keeps its current copy on the GPU, so a training step with
 backends read it after one device->host copy (``output_filter``). Arguments from NumPy or
 host arrays take the pinned staging path host->device (``input_filter``).
 
+Label checks: the cross-entropy nodes run with their label check deferred (``check_labels=
+False``), so the host does not wait for the GPU in the middle of a step; the thunk checks each
+label input once, after the whole step is queued and before it returns (so before any update
+is written): one wait per call, and a bad label still raises the op's ``ValueError`` and
+changes no shared variable.
+
 Ops whose ``perform`` has no device kernel yet (they compute on the host) raise a
 ``RuntimeError`` naming the op and device; results a ``perform`` returns on the host (a
 creation op) are moved to the device.
@@ -75,13 +81,22 @@ class CudaLinker(Linker):
                 s = fills[key] = uma.asarray(uma.full((), value, dtype=dtype), device=dev)
             return [uma.broadcast_to(s, tuple(x.shape)).copy()]
 
+        xent = {"softmax_cross_entropy": uma._core.softmax_cross_entropy,
+                "softmax_cross_entropy_grad": uma._core.softmax_cross_entropy_grad}
+        check_labels = uma._core._check_labels
+
         def thunk(values):
             env = dict(consts)
             env.update(zip(inputs, values))
+            label_checks = {}  # labels variable -> (op name, number of classes)
             for node in order:
                 args = [env[v] for v in node.inputs]
                 if isinstance(node.op, FillLike):
                     results = fill_like(node.op, args[0])
+                elif node.op.name in xent:
+                    z, y = args[-2], args[-1]
+                    label_checks.setdefault(node.inputs[-1], (node.op.name, z.shape[1] if z.ndim == 2 else 0))
+                    results = [xent[node.op.name](*args, check_labels=False)]
                 else:
                     results = node.op.perform(node, args)
                 for var, val in zip(node.outputs, results):
@@ -93,6 +108,8 @@ class CudaLinker(Linker):
                         raise RuntimeError(f"{node.op}: returned dtype {dtype_name(val.dtype)}, but the graph "
                                            f"inferred {var.type.dtype} (a bug in uma)")
                     env[var] = val
+            for var, (name, nclasses) in label_checks.items():
+                check_labels(env[var], nclasses, name)
             return [env[o].copy() if k in copies else env[o] for k, o in enumerate(outputs)]
 
         return thunk

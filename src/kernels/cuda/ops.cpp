@@ -152,26 +152,16 @@ void reduce(ReduceOp op, const Array& a, const std::vector<bool>& mask, const Ar
   // `ws` returns to the stream-ordered cache here: later work on the stream may reuse it.
 }
 
-void softmax_xent(const char* op, const Array& z, const Array& y, const Array* grad, int64_t gstride, const Array& out) {
-  UMA_ASSERT(z.is_c_contiguous() && y.is_c_contiguous() && out.is_c_contiguous() && z.ndim() == 2);
-  const int64_t n = z.shape()[0], c = z.shape()[1];
-  if (n == 0) return;
-  Array flag = Array::empty({1}, DType::Int32, out.device());
-  Launch l(out);
-  auto st = static_cast<cudaStream_t>(l.stream);
-  UMA_CUDA_CHECK(cudaMemsetAsync(flag.data(), 0, sizeof(int), st));
-  if (c > 0)
-    check(L::xent(grad != nullptr, static_cast<int>(z.dtype()), static_cast<int>(y.dtype()), z.data(), y.data(),
-                  grad ? grad->data() : nullptr, gstride, out.data(), n, c, static_cast<int*>(flag.data()), l.stream),
-          "softmax_cross_entropy<<<...>>>");
-  int bad = c == 0 ? 1 : 0;
-  if (c > 0) {
-    // A 4-byte status word, not an array transfer (not counted in the transfer statistics).
-    UMA_CUDA_CHECK(cudaMemcpyAsync(&bad, flag.data(), sizeof(int), cudaMemcpyDeviceToHost, st));
-    UMA_CUDA_CHECK(cudaStreamSynchronize(st));
-  }
+namespace {
+// Reads the 4-byte status word `flag` (waiting for the stream) and, when a kernel set it, finds
+// the first label outside [0, c) on the host for the message (the error path only).
+void raise_bad_label(const char* op, const Array& flag, const Array& y, int64_t c, cudaStream_t st) {
+  int bad = 0;
+  // A 4-byte status word, not an array transfer (not counted in the transfer statistics).
+  UMA_CUDA_CHECK(cudaMemcpyAsync(&bad, flag.data(), sizeof(int), cudaMemcpyDeviceToHost, st));
+  UMA_CUDA_CHECK(cudaStreamSynchronize(st));
   if (!bad) return;
-  // Find the first bad label on the host for the message (the error path only).
+  const int64_t n = y.shape()[0];
   const std::size_t isz = y.itemsize();
   std::vector<char> raw(static_cast<std::size_t>(n) * isz);
   UMA_CUDA_CHECK(cudaMemcpy(raw.data(), y.data(), raw.size(), cudaMemcpyDeviceToHost));
@@ -181,6 +171,42 @@ void softmax_xent(const char* op, const Array& z, const Array& y, const Array* g
     else { int32_t w; std::memcpy(&w, raw.data() + i * 4, 4); v = w; }
     UMA_CHECK(v >= 0 && v < c, Value, op, ": label ", v, " at position ", i, " is out of range [0, ", c, ")");
   }
+}
+}  // namespace
+
+void softmax_xent(const char* op, const Array& z, const Array& y, const Array* grad, int64_t gstride, const Array& out,
+                  bool check_labels_now) {
+  UMA_ASSERT(z.is_c_contiguous() && y.is_c_contiguous() && out.is_c_contiguous() && z.ndim() == 2);
+  const int64_t n = z.shape()[0], c = z.shape()[1];
+  if (n == 0) return;
+  if (c == 0) {  // every label is out of range: raise whether or not the check was deferred
+    check_labels(op, y, c);
+    return;
+  }
+  Array flag;
+  Launch l(out);
+  auto st = static_cast<cudaStream_t>(l.stream);
+  if (check_labels_now) {
+    flag = Array::empty({1}, DType::Int32, out.device());
+    UMA_CUDA_CHECK(cudaMemsetAsync(flag.data(), 0, sizeof(int), st));
+  }
+  check(L::xent(grad != nullptr, static_cast<int>(z.dtype()), static_cast<int>(y.dtype()), z.data(), y.data(),
+                grad ? grad->data() : nullptr, gstride, out.data(), n, c,
+                check_labels_now ? static_cast<int*>(flag.data()) : nullptr, l.stream),
+        "softmax_cross_entropy<<<...>>>");
+  if (check_labels_now) raise_bad_label(op, flag, y, c, st);
+}
+
+void check_labels(const char* op, const Array& y, int64_t c) {
+  UMA_ASSERT(y.is_c_contiguous() && y.ndim() == 1 && y.dtype() == DType::Int64);
+  const int64_t n = y.shape()[0];
+  if (n == 0) return;
+  Array flag = Array::empty({1}, DType::Int32, y.device());
+  Launch l(flag);
+  auto st = static_cast<cudaStream_t>(l.stream);
+  UMA_CUDA_CHECK(cudaMemsetAsync(flag.data(), 0, sizeof(int), st));
+  check(L::label_range(y.data(), n, c, static_cast<int*>(flag.data()), l.stream), "check_labels<<<...>>>");
+  raise_bad_label(op, flag, y, c, st);
 }
 
 }  // namespace uma::kernels::cuda

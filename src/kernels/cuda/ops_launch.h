@@ -54,9 +54,12 @@ int reduce(int op, int dtype, const char* in, void* out, const ReduceGeometry& g
 /// Softmax cross-entropy over rows of C-contiguous logits (n, c) of float32/float64 (dtype)
 /// with labels (n,) of int32/int64 (label_dtype, contiguous). Forward: out (n,). Backward:
 /// out (n, c) = grad_i * (softmax - onehot), grad read with element stride gstride (0 or 1).
-/// A label outside [0, c) sets *bad_flag (device int) to 1 and its row's results are NaN.
+/// A label outside [0, c) sets *bad_flag (device int; nullptr: not reported) to 1 and its
+/// row's results are NaN.
 int xent(bool backward, int dtype, int label_dtype, const void* logits, const void* labels, const void* grad,
          int64_t gstride, void* out, int64_t n, int64_t c, int* bad_flag, void* stream);
+/// Sets *bad_flag to 1 when one of the int64 labels (n,) lies outside [0, c).
+int label_range(const void* labels, int64_t n, int64_t c, int* bad_flag, void* stream);
 
 /// The number of multiprocessors of the current device (cached), for grid sizes.
 int sm_count();

@@ -31,7 +31,7 @@ __global__ void xent_kernel(bool backward, const T* __restrict__ z, const L* __r
     const T* row = z + i * c;
     const int64_t label = static_cast<int64_t>(y[i]);
     const bool ok = label >= 0 && label < c;
-    if (!ok && lane == 0) *bad = 1;
+    if (!ok && lane == 0 && bad != nullptr) *bad = 1;
     T m = row[0];
     for (int64_t j = lane; j < c; j += 32) m = (m != m || m > row[j]) ? m : row[j];
     m = warp_max(m);
@@ -65,7 +65,19 @@ int launch_t(bool backward, int label_dtype, const void* z, const void* y, const
   return static_cast<int>(cudaGetLastError());
 }
 
+__global__ void label_range_kernel(const int64_t* __restrict__ y, int64_t n, int64_t c, int* bad) {
+  for (int64_t i = global_index(); i < n; i += grid_step())
+    if (y[i] < 0 || y[i] >= c) *bad = 1;
+}
+
 }  // namespace
+
+int label_range(const void* labels, int64_t n, int64_t c, int* bad_flag, void* stream) {
+  if (n == 0) return 0;
+  label_range_kernel<<<grid_for(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+      static_cast<const int64_t*>(labels), n, c, bad_flag);
+  return static_cast<int>(cudaGetLastError());
+}
 
 int xent(bool backward, int dtype, int label_dtype, const void* logits, const void* labels, const void* grad,
          int64_t gstride, void* out, int64_t n, int64_t c, int* bad_flag, void* stream) {

@@ -19,8 +19,9 @@ void unary(UnaryOp op, const Array&, const Array& out) { unavailable(ops::op_nam
 void where(const Array&, const Array&, const Array&, const Array& out) { unavailable("where", out); }
 void reduce(ReduceOp op, const Array&, const std::vector<bool>&, const Array& out) { unavailable(ops::op_name(op), out); }
 void matmul(const Array&, const Array&, const Array& out) { unavailable("matmul", out); }
-void softmax_xent(const char* op, const Array&, const Array&, const Array*, int64_t, const Array& out) {
+void softmax_xent(const char* op, const Array&, const Array&, const Array*, int64_t, const Array& out, bool) {
   unavailable(op, out);
 }
+void check_labels(const char* op, const Array& labels, int64_t) { unavailable(op, labels); }
 
 }  // namespace uma::kernels::cuda
