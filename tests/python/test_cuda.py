@@ -286,6 +286,27 @@ def test_mapped_source_stays_alive_and_is_unregistered_once():
 
 
 @needs_gpu
+def test_mapped_adoption_larger_than_one_registration_chunk():
+    # Registration goes in 256 MiB chunks; a kernel must read across the chunk boundaries, and
+    # releasing the array must unregister every chunk (adopting the same memory again would
+    # otherwise fail: CUDA refuses overlapping registrations).
+    n = (600 << 20) // 4  # 600 MiB of float32: three chunks
+    x = np.arange(n, dtype=np.float32) % np.float32(1000)
+    base = uma._core.cuda._registration_count()
+    for _ in range(2):
+        a = uma.asarray(x, device="cuda", copy=False)
+        assert a.memory_kind == "mapped" and uma._core.cuda._registration_count() == base + 1
+        edge = (256 << 20) // 4
+        window = uma.multiply(a[edge - 8:edge + 8], 2)  # a kernel reading across a boundary
+        assert window.device == "cuda:0" and window.memory_kind == "device"
+        np.testing.assert_array_equal(np.asarray(window), x[edge - 8:edge + 8] * 2)
+        np.testing.assert_allclose(float(uma.sum(a)), x.sum(dtype=np.float64), rtol=1e-6)  # double accumulators
+        del a, window
+        gc.collect()
+        assert uma._core.cuda._registration_count() == base
+
+
+@needs_gpu
 def test_adopt_in_a_loop():
     x = sample("float32", (256, 256))
     base = uma._core.cuda._registration_count()

@@ -11,6 +11,11 @@
 // release unregisters (exactly once) and only then releases the source.
 // Registration goes through the driver API (cuMemHostRegister, fetched with
 // cudaGetDriverEntryPointByVersion): a failure there leaves no sticky error in the runtime.
+// A range is registered in chunks of kRegChunk bytes (REFERENCE.md: register in chunks), each
+// its own driver registration; the mapped device address is the host address (UVA), so a
+// kernel reads across chunk boundaries as through one range. A chunk that fails unregisters
+// the chunks before it, and the adoption raises CopyError with nothing left registered.
+#include <algorithm>
 #include <map>
 #include <mutex>
 
@@ -49,6 +54,14 @@ const Driver& driver() {
   return d;
 }
 
+constexpr std::size_t kRegChunk = std::size_t(256) << 20;
+
+// Unregisters the chunks of [base, base + size) that start before base + upto.
+void unregister_chunks(uintptr_t base, std::size_t size, std::size_t upto) noexcept {
+  for (std::size_t off = 0; off < size && off < upto; off += kRegChunk)
+    if (driver().unreg) driver().unreg(reinterpret_cast<void*>(base + off));
+}
+
 struct Registration {
   std::size_t size = 0;
   int refs = 0;
@@ -69,11 +82,12 @@ void drop_registration(uintptr_t base) noexcept {
   auto it = g_regs.find(base);
   if (it == g_regs.end() || --it->second.refs > 0) return;
   const int device = it->second.device;
+  const std::size_t size = it->second.size;
   g_regs.erase(it);
   int prev = -1;
   if (cudaGetDevice(&prev) != cudaSuccess) return;  // runtime shut down at process exit
   (void)cudaSetDevice(device);
-  if (driver().unreg) driver().unreg(reinterpret_cast<void*>(base));
+  unregister_chunks(base, size, size);
   (void)cudaSetDevice(prev);
   (void)cudaGetLastError();
 }
@@ -117,9 +131,15 @@ DataPtr adopt_mapped(DataPtr host_owner, void* ptr, std::size_t nbytes, void* ba
     UMA_CHECK(driver().reg && driver().unreg, Copy, "asarray: copy=False is impossible: the CUDA driver offers no "
               "host registration (cuMemHostRegister)");
     const unsigned flags = kRegPortable | kRegDeviceMap | (readonly ? kRegReadOnly : 0u);
-    const int r = driver().reg(base, base_nbytes, flags);
-    UMA_CHECK(r == 0, Copy, "asarray: copy=False is impossible: registering ", base_nbytes,
-              " bytes of host memory for cuda:", device, " failed (CUresult ", r, ")");
+    for (std::size_t off = 0; off < base_nbytes; off += kRegChunk) {
+      const std::size_t len = std::min(kRegChunk, base_nbytes - off);
+      const int r = driver().reg(reinterpret_cast<void*>(b + off), len, flags);
+      if (r != 0) {
+        unregister_chunks(b, base_nbytes, off);
+        UMA_FAIL(Copy, "asarray: copy=False is impossible: registering ", base_nbytes, " bytes of host memory for cuda:",
+                 device, " failed at byte ", off, " (CUresult ", r, ")");
+      }
+    }
     g_regs[b] = Registration{base_nbytes, 1, device, readonly};
     ro = readonly;
     key = b;
