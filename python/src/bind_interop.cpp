@@ -41,9 +41,18 @@ void release_buffer(void* ctx, void*, std::size_t) noexcept {
 }
 
 // Runs a DLPack managed tensor's deleter (M: DLManagedTensor or DLManagedTensorVersioned).
+// Device memory (and pinned host memory the GPU may be copying) goes back to its producer only
+// after uma's stream on that device has finished the work queued on it: a producer with a
+// caching allocator (torch, CuPy, JAX) may hand the block to its next kernel at once, on its
+// own stream, while one of uma's kernels still reads or writes it (the hazard torch's
+// Tensor.record_stream guards against). Idle streams cost one cudaStreamQuery.
 template <class M>
 void release_dlpack(void* ctx, void*, std::size_t) noexcept {
   auto* m = static_cast<M*>(ctx);
+  const int type = static_cast<int>(m->dl_tensor.device.device_type);
+  if (type == dlpack::kCUDA || type == dlpack::kCUDAManaged) cuda::finish_stream_work(m->dl_tensor.device.device_id);
+  else if (type == dlpack::kCUDAHost)  // pinned host memory: any device's copies may read it
+    for (int d = 0; d < cuda::device_count(); ++d) cuda::finish_stream_work(d);
   if (m->deleter) m->deleter(m);
 }
 

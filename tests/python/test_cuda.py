@@ -395,6 +395,28 @@ def test_dlpack_torch_streams_order_the_work():
 
 
 @needs_gpu
+@pytest.mark.skipif(not have["torch"], reason="torch is not installed")
+def test_dlpack_import_goes_back_to_torch_only_after_umas_work():
+    # torch's caching allocator hands a freed block to its next tensor at once, on torch's
+    # stream; uma must not give the block back while its own kernels still read it.
+    import torch
+    n = 1 << 24
+    t = torch.full((n,), 1.0, device="cuda")
+    u = uma.from_dlpack(t)
+    r = uma.multiply(u, 2.0)
+    for _ in range(40):  # keep uma's stream busy reading u
+        r = uma.add(r, u)
+    ptr = t.data_ptr()
+    del u, t
+    gc.collect()
+    w = torch.full((n,), -1000.0, device="cuda")  # reuses the block when it is free
+    torch.cuda.synchronize()
+    got = np.asarray(r)
+    assert (got == 42.0).all(), f"{np.count_nonzero(got != 42.0)} elements read torch's next tensor"
+    del w, ptr
+
+
+@needs_gpu
 @pytest.mark.skipif(not have["cupy"], reason="cupy is not installed")
 @pytest.mark.parametrize("dtype", ["float32", "int64", "bool", "complex128"])
 def test_dlpack_cupy_roundtrip(dtype):

@@ -36,6 +36,13 @@ void require(Device d, const char* api);
 void synchronize(int device);
 /// uma's stream on `device` (a cudaStream_t), created on first use (Note [CUDA streams]).
 void* stream(int device);
+/// Waits until the work queued on uma's stream of `device` has finished, if there is any
+/// (one cudaStreamQuery when the stream is idle); does nothing when the stream was never
+/// created, the device is not usable or the runtime is shutting down. Never throws. Used
+/// before memory a producer lent (a DLPack import) goes back to it: the producer may reuse
+/// it at once on its own stream (its caching allocator does), while uma's kernels still
+/// read or write it — the hazard torch's Tensor.record_stream exists for.
+void finish_stream_work(int device) noexcept;
 /// DLPack handshake (Array API standard): make the consumer's stream wait for the work uma
 /// queued on stream(device). `consumer`: 1 legacy default stream, 2 per-thread default
 /// stream, > 2 a cudaStream_t; -1 means "no synchronisation" and does nothing. ValueError

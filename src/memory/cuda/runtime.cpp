@@ -113,6 +113,22 @@ void require(Device d, const char* api) {
 
 void* stream(int device) { return per_device(device).stream; }
 
+void finish_stream_work(int device) noexcept {
+  if (device < 0 || device >= kMaxDevices || device >= probe().count) return;
+  PerDevice& d = g_dev[static_cast<std::size_t>(device)];
+  cudaStream_t s = d.stream;  // set once under call_once; null: never created, nothing queued
+  if (s == nullptr) return;
+  int prev = -1;
+  if (cudaGetDevice(&prev) != cudaSuccess) {  // runtime shut down at process exit
+    (void)cudaGetLastError();
+    return;
+  }
+  if (prev != device) (void)cudaSetDevice(device);
+  if (cudaStreamQuery(s) == cudaErrorNotReady) (void)cudaStreamSynchronize(s);
+  if (prev != device) (void)cudaSetDevice(prev);
+  (void)cudaGetLastError();
+}
+
 void synchronize(int device) {
   PerDevice& d = per_device(device);
   detail::DeviceGuard g(device);

@@ -17,6 +17,7 @@ std::string unavailable_reason() { return kReason; }
 void require(Device d, const char* api) { UMA_FAIL(Runtime, api, ": device ", d.str(), " is not available: ", kReason); }
 void synchronize(int) { unavailable("synchronize"); }
 void* stream(int) { unavailable("stream"); }
+void finish_stream_work(int) noexcept {}
 void stream_wait_for(int, int64_t) { unavailable("__dlpack__"); }
 Allocator& device_allocator(int) { unavailable("allocate"); }
 MemoryStats memory_stats(int) { unavailable("memory_stats"); }
