@@ -2260,12 +2260,26 @@ class Cumulate(Op):
         ax = 0 if self.axis is None else self.axis
         if self.name == "cumsum":
             gx = _flip(cumsum(_flip(g, ax), axis=ax), ax)
-        else:  # d cumprod: reverse cumsum of g * out, divided by x (undefined where x == 0)
-            gx = _flip(cumsum(_flip(g * node.outputs[0], ax), axis=ax), ax) / (
-                reshape(x, (-1,)) if self.axis is None else x)
+        else:
+            gx = _cumprod_grad(g, reshape(x, (-1,)) if self.axis is None else x, node.outputs[0], ax)
         if self.axis is None:
             gx = _reshape_like(gx, x)
         return [gx]
+
+
+def _cumprod_grad(g, x, out, ax):
+    """d cumprod(x) along ``ax``, exact where x has zeros: entry i gets
+    ``sum_{j >= i} g_j * prod_{k <= j, k != i} x_k``. Before the first zero of its row that is
+    ``revcumsum(g * out)_i / x_i`` (no x_k is zero there); at the first zero it is
+    ``revcumsum(g * cumprod(x with that zero replaced by 1))``; after it every product contains
+    the zero, so the gradient is 0."""
+    rev = lambda v: _flip(cumsum(_flip(v, ax), axis=ax), ax)  # noqa: E731 - sum over j >= i
+    zero = equal(x, 0)
+    zeros_upto = cumsum(zero, axis=ax)  # zeros among x_0..x_i
+    first_zero = logical_and(zero, equal(zeros_upto, 1))
+    before = rev(g * out) / where(zero, 1, x)
+    at_first = rev(g * cumprod(where(first_zero, 1, x), axis=ax))
+    return where(equal(zeros_upto, 0), before, where(first_zero, at_first, 0))
 
 
 def cumsum(a, axis=None):
@@ -2277,7 +2291,8 @@ def cumsum(a, axis=None):
 
 
 def cumprod(a, axis=None):
-    """Cumulative product along ``axis``; the gradient divides by ``a`` (undefined at zeros)."""
+    """Cumulative product along ``axis`` (None: of the flattened array); dtype as :func:`prod`'s.
+    The gradient is exact where ``a`` has zeros (each entry gets the products without it)."""
     a = as_variable(a)
     axis = _ufunc_axis(a, axis)
     ax = None if axis is None else _norm_axis("cumprod", axis, a.ndim)
