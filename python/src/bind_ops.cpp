@@ -286,6 +286,9 @@ void bind_ops(nb::module_& m) {
   UMA_UN("erfc", Erfc, "complementary error function 1 - erf(x) (scipy.special.erfc)")
   UMA_UN("gammaln", Gammaln, "log|Gamma(x)| (scipy.special.gammaln; +inf at poles)")
   UMA_UN("digamma", Digamma, "digamma psi(x) = d/dx log Gamma(x) (scipy.special.digamma; NaN at poles)")
+  UMA_UN("trigamma", Trigamma,
+         "trigamma psi'(x) = d/dx digamma(x) (scipy.special.polygamma(1, x); +inf at the poles 0, -1,\n"
+         "-2, ..., 0 at +inf, NaN at -inf where scipy gives inf)")
 #undef UMA_UN
   m.def("round", [](nb::handle a, int64_t decimals) { return ops::round(operand(a, nullptr, "round"), decimals); },
         nb::arg("a"), nb::arg("decimals") = 0,

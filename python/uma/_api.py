@@ -38,6 +38,8 @@ _OPS = [
     "exp2", "log2", "log10", "reciprocal", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh",
     "rint", "softplus", "erf", "erfc", "gammaln", "digamma", "arctan2", "logical_xor", "round",
     "clip",
+    # ---- gradients: digamma's derivative ----
+    "trigamma",
 ]
 
 __all__ = _OPS + ["promote_types", "result_type", "can_cast"]

@@ -85,6 +85,7 @@ const char* op_name(UnaryOp op) noexcept {
     case UnaryOp::Gammaln: return "gammaln";
     case UnaryOp::Digamma: return "digamma";
     case UnaryOp::Rint: return "rint";
+    case UnaryOp::Trigamma: return "trigamma";
   }
   return "?";
 }
@@ -162,7 +163,7 @@ UnaryKind unary_kind(UnaryOp op) {
     case UnaryOp::Square: case UnaryOp::Floor: case UnaryOp::Ceil: case UnaryOp::Reciprocal:
       return UnaryKind::Keep;
     case UnaryOp::Sigmoid: case UnaryOp::Softplus: case UnaryOp::Erf: case UnaryOp::Erfc:
-    case UnaryOp::Gammaln: case UnaryOp::Digamma:
+    case UnaryOp::Gammaln: case UnaryOp::Digamma: case UnaryOp::Trigamma:
       return UnaryKind::RealFloat;
     default:
       return UnaryKind::Float;

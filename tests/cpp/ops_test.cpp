@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <limits>
 #include <vector>
 
 #include "uma/array.h"
@@ -272,6 +273,18 @@ TEST(Elementwise, NewFloatFunctions) {
   EXPECT_NEAR(v[0], -euler, 1e-13);
   EXPECT_NEAR(v[1], -euler - 2 * std::log(2.0), 1e-13);
   EXPECT_NEAR(v[2], -euler - 2 * std::log(2.0) + 2.0, 1e-13);  // psi(1 - x) - psi(x) = pi cot(pi x)
+  // trigamma: psi'(1) = pi^2/6, psi'(1/2) = pi^2/2, psi'(-1/2) = pi^2 - psi'(3/2) = pi^2 + 4 - pi^2/2
+  // (reflection, then the recurrence); +inf at the poles, 0 at +inf, NaN at -inf.
+  const double inf = std::numeric_limits<double>::infinity();
+  v = values<double>(ops::unary(UnaryOp::Trigamma, make<double>({1.0, 0.5, -0.5, 0.0, -3.0, inf, -inf}, {7})));
+  EXPECT_NEAR(v[0], M_PI * M_PI / 6, 1e-15);
+  EXPECT_NEAR(v[1], M_PI * M_PI / 2, 1e-14);
+  EXPECT_NEAR(v[2], M_PI * M_PI / 2 + 4, 1e-13);
+  EXPECT_EQ(v[3], inf);
+  EXPECT_EQ(v[4], inf);
+  EXPECT_EQ(v[5], 0.0);
+  EXPECT_TRUE(std::isnan(v[6]));
+  EXPECT_EQ(ops::unary(UnaryOp::Trigamma, ops::ones({1}, DType::Int8)).dtype(), DType::Float16);
   // Round half to even, with decimals.
   EXPECT_EQ(values<double>(ops::round(make<double>({0.5, 1.5, 2.5, -2.5}, {4}), 0)),
             (std::vector<double>{0.0, 2.0, 2.0, -2.0}));

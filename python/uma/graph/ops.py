@@ -195,9 +195,10 @@ _UNARY_NP = {
     "rint": np.rint,
     # functions NumPy lacks: exp's dtype rule on real dtypes (complex: TypeError, _REAL_ONLY)
     "softplus": np.exp, "erf": np.exp, "erfc": np.exp, "gammaln": np.exp, "digamma": np.exp,
+    "trigamma": np.exp,
 }
 #: float functions NumPy lacks (scipy.special names, PyTensor/JAX's softplus): real dtypes only.
-_REAL_ONLY = frozenset({"sigmoid", "softplus", "erf", "erfc", "gammaln", "digamma"})
+_REAL_ONLY = frozenset({"sigmoid", "softplus", "erf", "erfc", "gammaln", "digamma", "trigamma"})
 _BINARY_NP = {
     "add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide,
     "power": np.power, "maximum": np.maximum, "minimum": np.minimum,
@@ -335,7 +336,8 @@ _GRADS = {
     "erf": lambda g, o, x: [g * (2.0 / math.sqrt(math.pi)) * exp(negative(x * x))],
     "erfc": lambda g, o, x: [g * (-2.0 / math.sqrt(math.pi)) * exp(negative(x * x))],
     "gammaln": lambda g, o, x: [g * digamma(x)],
-    "digamma": lambda g, o, x: _no_grad("digamma", "the trigamma function is not implemented"),
+    "digamma": lambda g, o, x: [g * trigamma(x)],
+    "trigamma": lambda g, o, x: _no_grad("trigamma", "polygamma(2, x) is not implemented"),
     "rint": _zeros_grad,
 }
 
@@ -685,8 +687,16 @@ def gammaln(x):
 
 def digamma(x):
     """Elementwise digamma ``psi(a)`` (``scipy.special.digamma``; NaN at the poles); real dtypes
-    only. No gradient (``NotImplementedError``: trigamma is not implemented)."""
+    only. Gradient: :func:`trigamma`."""
     return _unary("digamma", x)
+
+
+def trigamma(x):
+    """Elementwise trigamma ``psi'(a)``, the derivative of digamma (``scipy.special.polygamma(1,
+    a)``): +inf at the poles 0, -1, -2, ..., 0 at +inf, NaN at -inf (scipy gives inf there, but
+    the function has no limit). Real dtypes only (``TypeError`` for complex); the float dtype of
+    ``numpy.exp``. No gradient (``NotImplementedError``: polygamma(2, x) is not implemented)."""
+    return _unary("trigamma", x)
 
 
 def arctan2(x1, x2):
@@ -2776,7 +2786,7 @@ __all__ = [
     # issue 4 elementwise set
     "exp2", "log2", "log10", "reciprocal", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh",
     "rint", "softplus", "erf", "erfc", "gammaln", "digamma", "arctan2", "logical_xor", "round",
-    "clip",
+    "clip", "trigamma",
     "where", "one_hot", "zeros_like", "ones_like", "empty_like", "full_like",
     "zeros", "ones", "empty", "full", "arange", "eye", "asarray", "array", "from_dlpack",
     "astype", "cast",
