@@ -109,6 +109,9 @@ _ELEMWISE = {
     # name; erf, erfc, gammaln and digamma, which NumPy lacks, run uma's reference perform) ----
     "softplus": lambda x: np.logaddexp(x.dtype.type(0), x),
     "trigamma": _trigamma,
+    # NumPy's real and imag of a real array are views of it: a copy keeps results unaliased
+    "real": lambda x: np.array(np.real(x), copy=True),
+    "imag": lambda x: np.array(np.imag(x), copy=True),
 }
 
 
@@ -165,6 +168,14 @@ def _getitem_grad(node, v):
     return [z]
 
 
+def _cast(node, v):
+    dt = numpy_dtype(node.op.dtype)
+    x = v[0]
+    if x.dtype.kind == "c" and dt.kind != "c":  # the real part, as uma's astype (NumPy would warn)
+        x = x.real
+    return [x.astype(dt)]
+
+
 def _table():
     from ..graph import ops as o
     return {
@@ -173,7 +184,7 @@ def _table():
         o.Where: lambda n, v: [np.where(*v)],
         o.OneHot: _one_hot,
         o.FillLike: _fill_like,
-        o.Cast: lambda n, v: [v[0].astype(numpy_dtype(n.op.dtype))],
+        o.Cast: _cast,
         o.Reduce: _reduce,
         o.Softmax: _softmax,
         o.MatMul: lambda n, v: [np.matmul(*v)],

@@ -264,6 +264,8 @@ constexpr bool unary_supported(UnaryOp op) {
     case UnaryOp::Sigmoid: case UnaryOp::Softplus: case UnaryOp::Erf: case UnaryOp::Erfc:
     case UnaryOp::Gammaln: case UnaryOp::Digamma: case UnaryOp::Trigamma:
       return is_real_float_v<T>;
+    case UnaryOp::Real: case UnaryOp::Imag: case UnaryOp::Conj: case UnaryOp::Angle:
+      return is_cplx_v<T>;  // the ops layer handles the other dtypes
     default:  // transcendental and rint
       return is_real_float_v<T> || is_cplx_v<T>;
   }
@@ -361,6 +363,10 @@ inline auto apply_unary(T x) {
     else if constexpr (OP == UnaryOp::Arctan) return std::atan(x);
     else if constexpr (OP == UnaryOp::Sinh) return std::sinh(x);
     else if constexpr (OP == UnaryOp::Cosh) return std::cosh(x);
+    else if constexpr (OP == UnaryOp::Real) return x.real();
+    else if constexpr (OP == UnaryOp::Imag) return x.imag();
+    else if constexpr (OP == UnaryOp::Conj) return T(x.real(), -x.imag());
+    else if constexpr (OP == UnaryOp::Angle) return std::atan2(x.imag(), x.real());
     else return std::tanh(x);
   } else {  // float, double
     if constexpr (OP == UnaryOp::Negative) return -x;  // -(+0.0) is -0.0 (IEEE), unlike 0 - x
