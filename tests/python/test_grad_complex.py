@@ -49,6 +49,7 @@ case("power", [_t((2, 3), "positive"), _t((2, 3), "exponent")], sym.power)
 case("power-int", [Z], lambda z: z ** 3)
 case("scalar-ops", [Z], lambda z: (1.5 - 2j) * z + z / (0.5 + 1j) - 2j)
 case("where", [_t((2, 3), "coarse", dtype="bool"), Z, _t((3,))], sym.where)
+case("maximum-minimum", [Z, _t((3,))], lambda a, b: sym.maximum(a, b) * 2 + sym.minimum(a, b))  # lexicographic
 case("rint-round-zero", [Z], lambda z: sym.rint(z) + sym.round(z, 1) + z)
 # mixed real and complex inputs: the real input gets the real part
 case("mixed-multiply", [_t((2, 3), dtype="float64"), Z], sym.multiply)

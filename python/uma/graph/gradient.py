@@ -26,11 +26,12 @@ def grad(cost, wrt, *, disconnected_inputs="raise"):
     Complex variables: for ``z = x + iy`` the gradient is ``dC/dx + i dC/dy`` (twice the
     derivative with respect to ``conj(z)``), so ``z - lr * grad`` descends, and a real
     variable that feeds complex values gets the real part of that. This is the convention of
-    PyTorch ("Autograd for Complex Numbers": the gradient of a real loss is the conjugate
-    Wirtinger derivative, scaled by 2) and of Theano/PyTensor (``grad`` of a complex variable
-    is ``dC/dRe + i dC/dIm``). So a holomorphic ``f`` passes ``g * conj(f'(z))`` back,
-    ``abs(z)`` passes ``g * z / |z|`` (0 at 0), ``real``/``imag``/``conj`` pass ``g``, ``i g``,
-    ``conj(g)``.
+    PyTorch (its notes "Autograd for Complex Numbers": ``z.grad`` of a real loss follows the
+    conjugate Wirtinger derivative and equals ``dC/dx + i dC/dy``; tests/python/
+    test_grad_complex.py compares with ``torch.autograd``) and of Theano/PyTensor (``grad``
+    with respect to a complex variable is ``dC/dRe(z) + i dC/dIm(z)``). So a holomorphic
+    ``f`` passes ``g * conj(f'(z))`` back, ``abs(z)`` passes ``g * z / |z|`` (0 at 0), and
+    ``real``/``imag``/``conj`` pass ``g``, ``i g``, ``conj(g)``.
 
     Errors: ``TypeError`` if ``cost`` is not a 0-d real float Variable (a complex cost names its
     dtype: take ``real``, ``imag`` or ``abs`` of it first) or a ``wrt`` is not a float or
