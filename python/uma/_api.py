@@ -176,7 +176,7 @@ def _forward(name):
 
 
 for _name in ("round", "clip", "cumsum", "cumprod", "var", "std", "trace", "diagonal", "take", "dot",
-              "squeeze", "logsumexp"):
+              "squeeze", "logsumexp", "conj", "conjugate"):
     if not hasattr(Array, _name):
         setattr(Array, _name, _forward(_name))
 

@@ -645,3 +645,18 @@ def test_trigamma_identities(rng):
     for backend in BACKENDS:
         got = np.asarray(uma.function([v], uma.trigamma(v), backend=backend)(x))
         np.testing.assert_allclose(got, t(x), rtol=1e-14, err_msg=backend)
+
+
+def test_complex_parts_aliases_and_methods(rng):
+    """NumPy's other spellings: ``conjugate`` and the ``conj()``/``conjugate()`` methods (new
+    arrays, as NumPy's); the symbolic ``.real``/``.imag``/``.conj()`` of a Variable."""
+    z = random_data("complex64", (3, 4), rng)[:, ::-1]
+    u = uma.asarray(z)
+    for got in (uma.conjugate(u), u.conj(), u.conjugate()):
+        assert_matches(got, np.conjugate(z))
+    v = uma.sym.matrix("v", dtype="complex64")
+    f = uma.function([v], [v.real, v.imag, v.conj()], backend="cpu")
+    for got, exp in zip(f(z), (z.real, z.imag, z.conj())):
+        assert_matches(got, exp)
+    x = uma.sym.vector("x", dtype="float32")
+    assert x.real is x and x.conj() is x  # NumPy's real/conj of a real array: its values
