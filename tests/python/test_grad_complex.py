@@ -115,6 +115,15 @@ def test_complex_grad_matches_finite_differences(name, backend):
                     abs_tol=1e-7, rel_tol=1e-5)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_complex_prod_and_cumprod_with_zeros(backend):
+    z = random_data("complex128", (3, 4), np.random.default_rng(4), "nonzero")
+    z[0, 0] = z[1, 2] = z[1, 3] = z[2, 3] = 0  # first, two in a row, last
+    for build in (lambda a: sym.prod(a, axis=1), lambda a: sym.prod(a, axis=0), lambda a: sym.cumprod(a, axis=1),
+                  lambda a: sym.cumprod(a, axis=0), sym.cumprod):
+        uma.verify_grad(build, [z], rng=np.random.default_rng(5), backend=backend, abs_tol=1e-7, rel_tol=1e-5)
+
+
 @pytest.mark.parametrize("name", ["exp", "abs", "multiply", "matmul-(2, 3)-(3, 4)", "sum-None-False", "angle",
                                   "cumprod", "mixed-matmul"])
 def test_complex64_gradients(name):
