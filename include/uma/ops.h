@@ -42,8 +42,10 @@ enum class UnaryOp {
   // ---- issue 4 elementwise set (appended) ----
   Exp2, Log2, Log10, Reciprocal, Tan, Arcsin, Arccos, Arctan, Sinh, Cosh, Softplus, Erf, Erfc,
   Gammaln, Digamma, Rint,
+  // ---- gradients: trigamma (digamma's derivative) and the complex parts (appended) ----
+  Trigamma, Real, Imag, Conj, Angle,
 };
-constexpr int kNumUnaryOps = static_cast<int>(UnaryOp::Rint) + 1;
+constexpr int kNumUnaryOps = static_cast<int>(UnaryOp::Angle) + 1;
 enum class ReduceOp { Sum, Mean, Max, Min, Prod, ArgMax, ArgMin, All, Any };
 
 /// One item of a basic index: an integer, a slice, None (new axis) or Ellipsis.

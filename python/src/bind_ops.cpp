@@ -286,6 +286,27 @@ void bind_ops(nb::module_& m) {
   UMA_UN("erfc", Erfc, "complementary error function 1 - erf(x) (scipy.special.erfc)")
   UMA_UN("gammaln", Gammaln, "log|Gamma(x)| (scipy.special.gammaln; +inf at poles)")
   UMA_UN("digamma", Digamma, "digamma psi(x) = d/dx log Gamma(x) (scipy.special.digamma; NaN at poles)")
+  UMA_UN("trigamma", Trigamma,
+         "trigamma psi'(x) = d/dx digamma(x) (scipy.special.polygamma(1, x); +inf at the poles 0, -1,\n"
+         "-2, ..., 0 at +inf, NaN at -inf where scipy gives inf)")
+#undef UMA_UN
+  // The parts of complex numbers (NumPy's real, imag, conj, angle): new arrays, never views.
+#define UMA_UN(name, OP, what)                                                                 \
+  m.def(name, [](nb::handle a) { return ops::unary(UnaryOp::OP, operand(a, nullptr, name)); }, \
+        nb::arg("x"), what);
+  UMA_UN("real", Real,
+         "Real part, elementwise (numpy.real): complex64 -> float32, complex128 -> float64; other dtypes\n"
+         "a copy of x. A new array (NumPy returns a view).")
+  UMA_UN("imag", Imag,
+         "Imaginary part, elementwise (numpy.imag): complex64 -> float32, complex128 -> float64; other\n"
+         "dtypes zeros of x's dtype. A new array (NumPy returns a view).")
+  UMA_UN("conj", Conj,
+         "Complex conjugate, elementwise (numpy.conj): same dtype; other dtypes a copy (bool gives int8,\n"
+         "as numpy.conjugate).")
+  UMA_UN("angle", Angle,
+         "Argument of each element in radians, in [-pi, pi] (numpy.angle: arctan2(imag, real)):\n"
+         "complex64 -> float32, complex128 -> float64; real dtypes arctan2(0, x) (pi for negative\n"
+         "values and -0.0) with arctan2's float dtype (int8 -> float16, bool -> float64).")
 #undef UMA_UN
   m.def("round", [](nb::handle a, int64_t decimals) { return ops::round(operand(a, nullptr, "round"), decimals); },
         nb::arg("a"), nb::arg("decimals") = 0,

@@ -38,9 +38,11 @@ _OPS = [
     "exp2", "log2", "log10", "reciprocal", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh",
     "rint", "softplus", "erf", "erfc", "gammaln", "digamma", "arctan2", "logical_xor", "round",
     "clip",
+    # ---- gradients: digamma's derivative, parts of complex numbers ----
+    "trigamma", "real", "imag", "conj", "angle",
 ]
 
-__all__ = _OPS + ["promote_types", "result_type", "can_cast"]
+__all__ = _OPS + ["conjugate", "promote_types", "result_type", "can_cast"]
 
 _symbolic_type = None
 _symbolic_ops = None
@@ -83,6 +85,7 @@ def _make(name):
 _g = globals()
 for _name in _OPS:
     _g[_name] = _make(_name)
+conjugate = conj  # NumPy's two names for one function
 
 
 def promote_types(type1, type2) -> dtype:
@@ -173,7 +176,7 @@ def _forward(name):
 
 
 for _name in ("round", "clip", "cumsum", "cumprod", "var", "std", "trace", "diagonal", "take", "dot",
-              "squeeze", "logsumexp"):
+              "squeeze", "logsumexp", "conj", "conjugate"):
     if not hasattr(Array, _name):
         setattr(Array, _name, _forward(_name))
 

@@ -85,6 +85,11 @@ const char* op_name(UnaryOp op) noexcept {
     case UnaryOp::Gammaln: return "gammaln";
     case UnaryOp::Digamma: return "digamma";
     case UnaryOp::Rint: return "rint";
+    case UnaryOp::Trigamma: return "trigamma";
+    case UnaryOp::Real: return "real";
+    case UnaryOp::Imag: return "imag";
+    case UnaryOp::Conj: return "conj";
+    case UnaryOp::Angle: return "angle";
   }
   return "?";
 }
@@ -155,15 +160,17 @@ BinaryTypes binary_types(BinaryOp op, DType a, DType b) {
   return {kernel_dtype(ct), ct};
 }
 
-enum class UnaryKind { Keep, Float, RealFloat };
+enum class UnaryKind { Keep, Float, RealFloat, Complex };
 UnaryKind unary_kind(UnaryOp op) {
   switch (op) {
     case UnaryOp::Negative: case UnaryOp::Abs: case UnaryOp::Sign: case UnaryOp::LogicalNot:
     case UnaryOp::Square: case UnaryOp::Floor: case UnaryOp::Ceil: case UnaryOp::Reciprocal:
       return UnaryKind::Keep;
     case UnaryOp::Sigmoid: case UnaryOp::Softplus: case UnaryOp::Erf: case UnaryOp::Erfc:
-    case UnaryOp::Gammaln: case UnaryOp::Digamma:
+    case UnaryOp::Gammaln: case UnaryOp::Digamma: case UnaryOp::Trigamma:
       return UnaryKind::RealFloat;
+    case UnaryOp::Real: case UnaryOp::Imag: case UnaryOp::Conj: case UnaryOp::Angle:
+      return UnaryKind::Complex;
     default:
       return UnaryKind::Float;
   }
@@ -182,6 +189,11 @@ UnaryTypes unary_types(UnaryOp op, DType t) {
     case UnaryKind::Float: {
       const DType rt = float_result_type(t);
       return {kernel_dtype(rt), kernel_dtype(rt), rt};
+    }
+    case UnaryKind::Complex: {  // kernels for complex input only; unary() handles the others
+      if (!cplx) return {t, t, t};
+      const DType part = t == DType::Complex64 ? DType::Float32 : DType::Float64;
+      return {t, op == UnaryOp::Conj ? t : part, op == UnaryOp::Conj ? t : part};
     }
     case UnaryKind::Keep:
       break;
@@ -276,7 +288,28 @@ Array binary(BinaryOp op, const Array& a0, const Array& b0) {
   return out.dtype() == rt ? out : astype(out, rt);
 }
 
+namespace {
+// real / imag / conj / angle of a non-complex array, as NumPy: real and conj give the values
+// (conj of bool gives int8: numpy.conjugate has no bool loop), imag zeros of a's dtype, angle
+// arctan2(0, a) with the 0 a weak Python int (int64 next to bool).
+Array complex_part_of_real(UnaryOp op, const Array& a) {
+  switch (op) {
+    case UnaryOp::Real: return copy(a);
+    case UnaryOp::Imag: return zeros(a.shape(), a.dtype());
+    case UnaryOp::Conj: return astype(a, a.dtype() == DType::Bool ? DType::Int8 : a.dtype());
+    default: {
+      Array zero = scalar_array(Scalar::from_int(0), a.dtype() == DType::Bool ? DType::Int64 : a.dtype());
+      return binary(BinaryOp::Arctan2, broadcast_view(zero, a.shape()), a);
+    }
+  }
+}
+}  // namespace
+
 Array unary(UnaryOp op, const Array& a) {
+  if (unary_kind(op) == UnaryKind::Complex && !is_complex(a.dtype())) {
+    check_cuda(op_name(op), false, a.dtype(), a.device());
+    return complex_part_of_real(op, a);
+  }
   auto [ct, kt, rt] = unary_types(op, a.dtype());
   if (!a.device().is_cpu() && kt == DType::Int8 && a.dtype() == DType::Bool)
     ct = kt = DType::Int64;  // bool square/reciprocal: the GPU computes in int64, result int8
@@ -357,6 +390,7 @@ bool is_fusable(BinaryOp op, DType t) noexcept {
 bool is_fusable(UnaryOp op, DType t) noexcept {
   if (t != DType::Int32 && t != DType::Int64 && t != DType::Float32 && t != DType::Float64) return false;
   if (op == UnaryOp::LogicalNot) return false;
+  if (unary_kind(op) == UnaryKind::Complex) return false;  // complex kernels only
   return unary_kind(op) == UnaryKind::Keep || is_float(t);
 }
 

@@ -41,7 +41,8 @@ const std::map<std::string, OpFn>& registry() {
       {"arccos", &un<UnaryOp::Arccos>}, {"arctan", &un<UnaryOp::Arctan>}, {"sinh", &un<UnaryOp::Sinh>},
       {"cosh", &un<UnaryOp::Cosh>}, {"softplus", &un<UnaryOp::Softplus>}, {"erf", &un<UnaryOp::Erf>},
       {"erfc", &un<UnaryOp::Erfc>}, {"gammaln", &un<UnaryOp::Gammaln>}, {"digamma", &un<UnaryOp::Digamma>},
-      {"rint", &un<UnaryOp::Rint>},
+      {"rint", &un<UnaryOp::Rint>}, {"trigamma", &un<UnaryOp::Trigamma>}, {"real", &un<UnaryOp::Real>},
+      {"imag", &un<UnaryOp::Imag>}, {"conj", &un<UnaryOp::Conj>}, {"angle", &un<UnaryOp::Angle>},
       {"round", [](const In& x, const OpAttrs& a) { return ops::round(x[0], a.decimals); }},
       {"clip", [](const In& x, const OpAttrs&) { return ops::clip(x[0], x[1], x[2]); }},
       // ---- end issue 4 elementwise set ----

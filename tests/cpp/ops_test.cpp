@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <limits>
 #include <vector>
 
 #include "uma/array.h"
@@ -252,6 +253,25 @@ TEST(Elementwise, ComplexFollowsNumPy) {
   EXPECT_EQ(r[0], C(0, 2));
   EXPECT_EQ(r[1], C(0, -2));
   EXPECT_EQ(ops::unary(UnaryOp::Exp, ops::ones({1}, DType::Complex64)).dtype(), DType::Complex64);
+  // The parts: real/imag/angle give the real dtype, conj keeps the dtype.
+  EXPECT_EQ(values<double>(ops::unary(UnaryOp::Real, z)), (std::vector<double>{3, 0, 0}));
+  EXPECT_EQ(values<double>(ops::unary(UnaryOp::Imag, z)), (std::vector<double>{4, -2, 0}));
+  EXPECT_EQ(values<C>(ops::unary(UnaryOp::Conj, z)), (std::vector<C>{C(3, -4), C(0, 2), C(0, -0.0)}));
+  std::vector<double> a = values<double>(ops::unary(UnaryOp::Angle, z));
+  EXPECT_DOUBLE_EQ(a[0], std::atan2(4.0, 3.0));
+  EXPECT_DOUBLE_EQ(a[1], -M_PI / 2);
+  EXPECT_EQ(a[2], 0.0);
+  EXPECT_EQ(ops::unary(UnaryOp::Real, ops::ones({1}, DType::Complex64)).dtype(), DType::Float32);
+  // ... and on real dtypes NumPy's rules: real and conj the values (conj of bool: int8), imag
+  // zeros, angle arctan2(0, x) (pi for negative values).
+  Array r8 = make<int8_t>({-2, 3}, {2});
+  EXPECT_EQ(values<int8_t>(ops::unary(UnaryOp::Real, r8)), (std::vector<int8_t>{-2, 3}));
+  EXPECT_EQ(values<int8_t>(ops::unary(UnaryOp::Imag, r8)), (std::vector<int8_t>{0, 0}));
+  EXPECT_EQ(ops::unary(UnaryOp::Conj, ops::ones({1}, DType::Bool)).dtype(), DType::Int8);
+  Array ang = ops::unary(UnaryOp::Angle, r8);
+  ASSERT_EQ(ang.dtype(), DType::Float16);  // arctan2's dtype for int8
+  EXPECT_EQ(values<float>(ops::astype(ang, DType::Float32))[1], 0.0f);
+  EXPECT_EQ(ops::unary(UnaryOp::Angle, ops::ones({1}, DType::Bool)).dtype(), DType::Float64);
 }
 
 TEST(Elementwise, NewFloatFunctions) {
@@ -272,6 +292,18 @@ TEST(Elementwise, NewFloatFunctions) {
   EXPECT_NEAR(v[0], -euler, 1e-13);
   EXPECT_NEAR(v[1], -euler - 2 * std::log(2.0), 1e-13);
   EXPECT_NEAR(v[2], -euler - 2 * std::log(2.0) + 2.0, 1e-13);  // psi(1 - x) - psi(x) = pi cot(pi x)
+  // trigamma: psi'(1) = pi^2/6, psi'(1/2) = pi^2/2, psi'(-1/2) = pi^2 - psi'(3/2) = pi^2 + 4 - pi^2/2
+  // (reflection, then the recurrence); +inf at the poles, 0 at +inf, NaN at -inf.
+  const double inf = std::numeric_limits<double>::infinity();
+  v = values<double>(ops::unary(UnaryOp::Trigamma, make<double>({1.0, 0.5, -0.5, 0.0, -3.0, inf, -inf}, {7})));
+  EXPECT_NEAR(v[0], M_PI * M_PI / 6, 1e-15);
+  EXPECT_NEAR(v[1], M_PI * M_PI / 2, 1e-14);
+  EXPECT_NEAR(v[2], M_PI * M_PI / 2 + 4, 1e-13);
+  EXPECT_EQ(v[3], inf);
+  EXPECT_EQ(v[4], inf);
+  EXPECT_EQ(v[5], 0.0);
+  EXPECT_TRUE(std::isnan(v[6]));
+  EXPECT_EQ(ops::unary(UnaryOp::Trigamma, ops::ones({1}, DType::Int8)).dtype(), DType::Float16);
   // Round half to even, with decimals.
   EXPECT_EQ(values<double>(ops::round(make<double>({0.5, 1.5, 2.5, -2.5}, {4}), 0)),
             (std::vector<double>{0.0, 2.0, 2.0, -2.0}));

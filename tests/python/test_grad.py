@@ -175,12 +175,60 @@ def test_verify_grad_reports_the_worst_entry(backend):
 
 
 def test_verify_grad_names_a_non_finite_gradient():
-    # cumprod's gradient divides by x (as PyTensor's does): NaN at a zero input, and the error
-    # says that rather than quoting a tolerance comparison that NaN makes meaningless.
+    # a NaN in the symbolic gradient: the error says so rather than quoting a tolerance
+    # comparison that NaN makes meaningless.
     with pytest.raises(GradientError, match="symbolic gradient is not finite") as info:
-        uma.verify_grad(lambda x: sym.sum(sym.cumprod(x)), [np.array([2.0, 0.0, 3.0])])
+        uma.verify_grad(lambda x: sym.sum(_WrongSquareGrad((1,), np.nan)(x)), [np.array([2.0, 4.0, 3.0])])
     assert info.value.index == (1,) and np.isnan(info.value.analytic)
     assert info.value.numeric == pytest.approx(8.0)
+
+
+# ---------------------------------------------------------------------------- cumprod at zeros
+
+def _cumprod_grad_oracle(x, g, axis):
+    """d sum(g * cumprod(x, axis)) / dx by its definition: entry i gets
+    sum_{j >= i} g_j * prod_{k <= j, k != i} x_k along the axis (no division)."""
+    xm, gm = np.moveaxis(x, axis, -1), np.moveaxis(g, axis, -1)
+    out = np.zeros_like(xm)
+    n = xm.shape[-1]
+    for idx in np.ndindex(xm.shape[:-1]):
+        for i in range(n):
+            others = xm[idx].copy()
+            others[i] = 1.0
+            out[idx + (i,)] = sum(gm[idx + (j,)] * np.prod(others[:j + 1]) for j in range(i, n))
+    return np.moveaxis(out, -1, axis)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_cumprod_gradient_at_zeros_1d(backend):
+    x = sym.vector("x")
+    g = uma.grad(sym.sum(sym.cumprod(x)), x)
+    f = uma.function([x], g, backend=backend)
+    # cumprod([a, b, c]) = [a, ab, abc]: d/da = 1 + b + bc, d/db = a + ac, d/dc = ab
+    np.testing.assert_array_equal(np.asarray(f(np.array([1.0, 0.0, 3.0]))), [1.0 + 0 + 0, 1.0 + 3.0, 0.0])
+    for v in ([0.0, 2.0, 3.0], [2.0, 3.0, 0.0], [2.0, 0.0, 3.0, 0.0, 5.0], [0.0, 0.0, 1.5], [1.5, -2.0, 0.5]):
+        v = np.array(v)
+        np.testing.assert_allclose(np.asarray(f(v)), _cumprod_grad_oracle(v, np.ones_like(v), 0), rtol=1e-14,
+                                   err_msg=str(v))
+        uma.verify_grad(lambda a: sym.cumprod(a), [v], backend=backend, abs_tol=1e-7, rel_tol=1e-6)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("axis", [0, 1, -1, None])
+def test_cumprod_gradient_at_zeros_matrix(axis, backend, rng):
+    x0 = rng.uniform(-2, 2, size=(4, 5))
+    x0[0, 0] = x0[1, 4] = x0[2, 2] = x0[2, 3] = x0[3, 1] = x0[0, 3] = 0.0  # first, last, two in a row
+    uma.verify_grad(lambda a: sym.cumprod(a, axis=axis), [x0], rng=rng, backend=backend, abs_tol=1e-7,
+                    rel_tol=1e-6)
+    x = sym.matrix("x")
+    gv = rng.standard_normal(size=x0.size if axis is None else x0.shape)
+    g = uma.grad(sym.sum(sym.cumprod(x, axis=axis) * gv), x)
+    got = np.asarray(uma.function([x], g, backend=backend)(x0))
+    if axis is None:
+        exp = _cumprod_grad_oracle(x0.ravel(), gv, 0).reshape(x0.shape)
+    else:
+        exp = _cumprod_grad_oracle(x0, gv, axis)
+    np.testing.assert_allclose(got, exp, rtol=1e-12, atol=1e-15)
 
 
 def test_verify_grad_tolerances_eps_and_dtypes():
@@ -204,7 +252,7 @@ def test_verify_grad_tolerances_eps_and_dtypes():
 def test_verify_grad_errors():
     with pytest.raises(TypeError, match="list"):
         uma.verify_grad(lambda x: sym.sum(x), np.ones(2))
-    with pytest.raises(TypeError, match="no float input"):
+    with pytest.raises(TypeError, match="no float or complex input"):
         uma.verify_grad(lambda i: sym.sum(i).astype("float64"), [np.array([1, 2])])
     with pytest.raises(TypeError, match="float"):
         uma.verify_grad(lambda x: sym.argmax(x), [np.ones(2)])

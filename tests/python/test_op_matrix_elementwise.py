@@ -10,10 +10,11 @@ Oracles:
 - NumPy 2's function of the same name, dtype and errors included (a NumPy ``TypeError``
   must be a uma ``TypeError``);
 - bfloat16: the float32 computation rounded to bfloat16 (what ml_dtypes does);
-- functions NumPy lacks (sigmoid, softplus, erf, erfc, gammaln, digamma): computed in float64
-  (``math.erf``, ``math.erfc``, ``math.lgamma``, ``mpmath.digamma``, closed forms) and rounded
-  to the dtype ``numpy.exp`` gives; complex input must raise ``TypeError`` (uma's documented
-  rule: real dtypes only).
+- functions NumPy lacks (sigmoid, softplus, erf, erfc, gammaln, digamma, trigamma): computed in
+  float64 (``math.erf``, ``math.erfc``, ``math.lgamma``, ``mpmath.digamma``,
+  ``scipy.special.polygamma(1, x)``, closed forms) and rounded to the dtype ``numpy.exp``
+  gives; complex input must raise ``TypeError`` (uma's documented rule: real dtypes only);
+- real, imag, conj, angle: NumPy's functions of those names.
 
 Tolerances (conftest.RTOL, DESIGN.md "accuracy"): rtol = atol = 1e-12 float64/complex128,
 1e-5 float32/complex64, 1e-3 float16 (one float16 ulp: uma and NumPy both compute in float32
@@ -74,6 +75,13 @@ def _digamma(v):
     return float(mpmath.digamma(v))
 
 
+def _trigamma(v):
+    special = pytest.importorskip("scipy.special")
+    if v == -math.inf:
+        return math.nan  # no limit (scipy.special.polygamma(1, -inf) is inf; uma documents NaN)
+    return float(special.polygamma(1, v))
+
+
 def _sigmoid64(x):
     return 1.0 / (1.0 + np.exp(-x))
 
@@ -111,6 +119,11 @@ UNARY = {  # name -> (oracle, domain)
     "erfc": (_real_only(np.vectorize(math.erfc, otypes=[np.float64])), "general"),
     "gammaln": (_real_only(np.vectorize(_lgamma, otypes=[np.float64])), "positive"),
     "digamma": (_real_only(np.vectorize(_digamma, otypes=[np.float64])), "positive"),
+    "trigamma": (_real_only(np.vectorize(_trigamma, otypes=[np.float64])), "positive"),
+    "real": (np.real, "general"),
+    "imag": (np.imag, "general"),
+    "conj": (np.conj, "general"),
+    "angle": (np.angle, "nonzero"),
 }
 
 BINARY = {  # name -> (oracle, lhs domain, rhs domain)
@@ -142,7 +155,7 @@ GRAD_UNARY = {
     "softplus": "general", "erf": "general", "erfc": "general", "gammaln": "positive",
     "sigmoid": "general", "exp": "general", "log": "positive", "sqrt": "positive", "sin": "general",
     "cos": "general", "tanh": "general", "expm1": "general", "log1p": "positive", "square": "general",
-    "abs": "nonzero", "negative": "general",
+    "abs": "nonzero", "negative": "general", "digamma": "positive",
 }
 
 # --------------------------------------------------------------------------- data and layouts
@@ -381,6 +394,8 @@ EDGE_UNARY = [op for op in UNARY if op != "logical_not"]
 def test_unary_float_edge_values(op, dtype):
     if op == "digamma":
         pytest.importorskip("mpmath")
+    if op == "trigamma":
+        pytest.importorskip("scipy.special")
     x = np.array(FLOAT_EDGE, dtype=np.float64).astype(_np_dt(dtype))
     oracle = _on_bf16(UNARY[op][0])
     exp = _expect(oracle, x)
@@ -464,7 +479,8 @@ def test_float16_is_rounded_once_from_float32():
 
 # --------------------------------------------------------------------------- errors
 
-@pytest.mark.parametrize("op", ["sigmoid", "softplus", "erf", "erfc", "gammaln", "digamma", "floor", "ceil"])
+@pytest.mark.parametrize("op", ["sigmoid", "softplus", "erf", "erfc", "gammaln", "digamma", "trigamma", "floor",
+                                "ceil"])
 def test_real_only_ops_raise_type_error_naming_op_and_dtype(op):
     x = uma.asarray(np.array([1 + 1j], dtype=np.complex64))
     with pytest.raises(TypeError, match=f"{op}.*complex64"):
@@ -588,7 +604,7 @@ def test_verify_grad_clip_and_round(rng):
 
 
 @pytest.mark.parametrize("op", ["exp2", "log2", "log10", "reciprocal", "tan", "arcsin", "arccos", "arctan",
-                                "sinh", "cosh", "softplus", "erf", "erfc", "gammaln"])
+                                "sinh", "cosh", "softplus", "erf", "erfc", "gammaln", "digamma"])
 def test_grad_float32_keeps_dtype(op, rng):
     """Gradients work on float32 too (dtype kept), matching float64 within float32 accuracy."""
     dom = GRAD_UNARY[op]
@@ -602,13 +618,45 @@ def test_grad_float32_keeps_dtype(op, rng):
     np.testing.assert_allclose(out[0], out[1], rtol=1e-4, atol=1e-4)
 
 
-def test_grad_of_complex_input_is_type_error():
-    z = uma.sym.vector("z", dtype="complex128")
-    with pytest.raises(TypeError, match="complex"):
-        uma.grad(uma.sum(uma.abs(z)), z)
-
-
-def test_digamma_has_no_gradient():
+def test_trigamma_has_no_gradient():
     x = uma.sym.vector("x")
-    with pytest.raises(NotImplementedError, match="digamma"):
-        uma.grad(uma.sum(uma.digamma(x)), x)
+    assert uma.grad(uma.sum(uma.digamma(x)), x).dtype == "float64"  # digamma's is trigamma
+    with pytest.raises(NotImplementedError, match="trigamma"):
+        uma.grad(uma.sum(uma.trigamma(x)), x)
+
+
+def test_trigamma_identities(rng):
+    """trigamma against its defining identities, independent of any other implementation:
+    psi'(1) = pi^2/6, psi'(1/2) = pi^2/2, the recurrence psi'(x) = psi'(x + 1) + 1/x^2, the
+    reflection psi'(1 - x) + psi'(x) = pi^2 / sin^2(pi x), and the central difference of
+    digamma (float64, eager and on every backend)."""
+    special = np.array([1.0, 0.5])
+    np.testing.assert_allclose(np.asarray(uma.trigamma(uma.asarray(special))),
+                               [math.pi ** 2 / 6, math.pi ** 2 / 2], rtol=1e-14)
+    x = np.concatenate([rng.uniform(0.01, 30, 200), rng.uniform(-30, 0, 200)])
+    x = x[np.abs(x - np.round(x)) > 1e-3]
+    t = lambda v: np.asarray(uma.trigamma(uma.asarray(v)))  # noqa: E731
+    np.testing.assert_allclose(t(x), t(x + 1) + 1 / x ** 2, rtol=1e-12)
+    np.testing.assert_allclose(t(1 - x) + t(x), math.pi ** 2 / np.sin(math.pi * x) ** 2, rtol=1e-11)
+    h, far = 1e-5, x[np.abs(x - np.round(x)) > 0.1]  # away from the poles, where psi varies fast
+    dpsi = (np.asarray(uma.digamma(uma.asarray(far + h))) - np.asarray(uma.digamma(uma.asarray(far - h)))) / (2 * h)
+    np.testing.assert_allclose(t(far), dpsi, rtol=1e-6)
+    v = uma.sym.vector("v")
+    for backend in BACKENDS:
+        got = np.asarray(uma.function([v], uma.trigamma(v), backend=backend)(x))
+        np.testing.assert_allclose(got, t(x), rtol=1e-14, err_msg=backend)
+
+
+def test_complex_parts_aliases_and_methods(rng):
+    """NumPy's other spellings: ``conjugate`` and the ``conj()``/``conjugate()`` methods (new
+    arrays, as NumPy's); the symbolic ``.real``/``.imag``/``.conj()`` of a Variable."""
+    z = random_data("complex64", (3, 4), rng)[:, ::-1]
+    u = uma.asarray(z)
+    for got in (uma.conjugate(u), u.conj(), u.conjugate()):
+        assert_matches(got, np.conjugate(z))
+    v = uma.sym.matrix("v", dtype="complex64")
+    f = uma.function([v], [v.real, v.imag, v.conj()], backend="cpu")
+    for got, exp in zip(f(z), (z.real, z.imag, z.conj())):
+        assert_matches(got, exp)
+    x = uma.sym.vector("x", dtype="float32")
+    assert x.real is x and x.conj() is x  # NumPy's real/conj of a real array: its values

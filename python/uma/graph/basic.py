@@ -142,6 +142,17 @@ class Variable:
     def T(self):
         return _ops.transpose(self)
 
+    @property
+    def real(self):
+        return _ops.real(self)
+
+    @property
+    def imag(self):
+        return _ops.imag(self)
+
+    def conj(self):
+        return _ops.conj(self)
+
     def transpose(self, *axes):
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
             axes = axes[0]

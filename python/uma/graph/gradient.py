@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .basic import Constant, Variable, toposort
-from .type import is_float
+from .type import is_float, kind_of
 
 __all__ = ["grad", "DisconnectedInputError"]
 
@@ -17,16 +17,28 @@ def _label(v):
 
 
 def grad(cost, wrt, *, disconnected_inputs="raise"):
-    """Gradient of the 0-d float ``cost`` with respect to ``wrt`` (a Variable or a list).
+    """Gradient of the 0-d real float ``cost`` with respect to ``wrt`` (a Variable or a list).
 
     Returns a Variable (or a list, matching ``wrt``) with each ``wrt``'s dtype and ndim.
-    Gradients of broadcast operands are summed over the broadcast axes; integer and boolean
-    paths carry no gradient.
+    ``wrt`` may be float or complex. Gradients of broadcast operands are summed over the
+    broadcast axes; integer and boolean paths carry no gradient.
 
-    Errors: ``TypeError`` if ``cost`` is not a 0-d float Variable or a ``wrt`` is not a float
-    Variable; :class:`DisconnectedInputError` (a ``ValueError``) naming a ``wrt`` the cost does
-    not depend on, unless ``disconnected_inputs="zero"`` (then its gradient is zeros).
-    Convention: PyTensor's ``grad`` (``disconnected_inputs="raise"`` default).
+    Complex variables: for ``z = x + iy`` the gradient is ``dC/dx + i dC/dy`` (twice the
+    derivative with respect to ``conj(z)``), so ``z - lr * grad`` descends, and a real
+    variable that feeds complex values gets the real part of that. This is the convention of
+    PyTorch (its notes "Autograd for Complex Numbers": ``z.grad`` of a real loss follows the
+    conjugate Wirtinger derivative and equals ``dC/dx + i dC/dy``; tests/python/
+    test_grad_complex.py compares with ``torch.autograd``) and of Theano/PyTensor (``grad``
+    with respect to a complex variable is ``dC/dRe(z) + i dC/dIm(z)``). So a holomorphic
+    ``f`` passes ``g * conj(f'(z))`` back, ``abs(z)`` passes ``g * z / |z|`` (0 at 0), and
+    ``real``/``imag``/``conj`` pass ``g``, ``i g``, ``conj(g)``.
+
+    Errors: ``TypeError`` if ``cost`` is not a 0-d real float Variable (a complex cost names its
+    dtype: take ``real``, ``imag`` or ``abs`` of it first) or a ``wrt`` is not a float or
+    complex Variable; :class:`DisconnectedInputError` (a ``ValueError``) naming a ``wrt`` the
+    cost does not depend on, unless ``disconnected_inputs="zero"`` (then its gradient is
+    zeros). ``NotImplementedError`` naming an op on the path whose gradient is not available
+    (trigamma). Convention: PyTensor's ``grad`` (``disconnected_inputs="raise"`` default).
     """
     from . import ops  # late: ops imports basic which imports ops
 
@@ -35,6 +47,9 @@ def grad(cost, wrt, *, disconnected_inputs="raise"):
     if cost.ndim != 0:
         raise TypeError(f"grad: cost must be a 0-d (scalar) variable, got ndim {cost.ndim} "
                         f"(shape {cost.shape}); reduce it with sum() or mean()")
+    if kind_of(cost.dtype) == "c":
+        raise TypeError(f"grad: cost must be real, got dtype {cost.dtype} (the gradient of a complex "
+                        f"cost is not defined; take real(), imag() or abs() of it first)")
     if not is_float(cost.dtype):
         raise TypeError(f"grad: cost must have a float dtype, got {cost.dtype}")
     if disconnected_inputs not in ("raise", "zero"):
@@ -50,9 +65,9 @@ def grad(cost, wrt, *, disconnected_inputs="raise"):
     for w in wrt_list:
         if not isinstance(w, Variable):
             raise TypeError(f"grad: wrt must contain symbolic Variables, got {w!r}")
-        if not is_float(w.dtype):
+        if not (is_float(w.dtype) or kind_of(w.dtype) == "c"):
             raise TypeError(f"grad: cannot differentiate with respect to {_label(w)} of dtype {w.dtype} "
-                            f"(only float variables have gradients)")
+                            f"(only float and complex variables have gradients)")
 
     nodes = toposort([cost])
     # Variables that depend on some wrt: the only ones whose gradients are needed.
@@ -90,7 +105,6 @@ def grad(cost, wrt, *, disconnected_inputs="raise"):
                     f"grad: the cost does not depend on {_label(w)} (disconnected input; PyTensor's "
                     f"disconnected_inputs='raise'); pass disconnected_inputs='zero' to get zeros")
             g = ops.zeros_like(w)
-        if g.dtype != w.dtype:
-            g = ops.astype(g, w.dtype)
+        g = ops._to_dtype(g, w.dtype)
         result.append(g)
     return result[0] if single else result

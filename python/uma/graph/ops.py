@@ -180,6 +180,25 @@ def _prod(dims):
     return math.prod(dims)
 
 
+def _diff(dtype):
+    """Whether values of ``dtype`` have gradients: the float and complex dtypes."""
+    return is_float(dtype) or kind_of(dtype) == "c"
+
+
+def _cj(v):
+    """``conj(v)`` for a complex ``v``, ``v`` itself otherwise (gradient formulas: for a complex
+    variable the incoming gradient is multiplied by the conjugate of the derivative)."""
+    return conj(v) if kind_of(v.dtype) == "c" else v
+
+
+def _to_dtype(g, dtype):
+    """A gradient converted to the dtype of its variable: a complex gradient of a real variable
+    keeps its real part (the derivative along the real axis), then the dtype is cast."""
+    if kind_of(g.dtype) == "c" and kind_of(dtype) != "c":
+        g = real(g)
+    return g if g.dtype == dtype else astype(g, dtype)
+
+
 # ======================================================================================
 # elementwise
 # ======================================================================================
@@ -195,9 +214,12 @@ _UNARY_NP = {
     "rint": np.rint,
     # functions NumPy lacks: exp's dtype rule on real dtypes (complex: TypeError, _REAL_ONLY)
     "softplus": np.exp, "erf": np.exp, "erfc": np.exp, "gammaln": np.exp, "digamma": np.exp,
+    "trigamma": np.exp,
+    # parts of complex numbers (NumPy's functions; dtypes as NumPy gives them)
+    "real": np.real, "imag": np.imag, "conj": np.conj, "angle": np.angle,
 }
 #: float functions NumPy lacks (scipy.special names, PyTensor/JAX's softplus): real dtypes only.
-_REAL_ONLY = frozenset({"sigmoid", "softplus", "erf", "erfc", "gammaln", "digamma"})
+_REAL_ONLY = frozenset({"sigmoid", "softplus", "erf", "erfc", "gammaln", "digamma", "trigamma"})
 _BINARY_NP = {
     "add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide,
     "power": np.power, "maximum": np.maximum, "minimum": np.minimum,
@@ -263,15 +285,13 @@ class Elemwise(Op):
     def grad(self, node, output_grads):
         (g,) = output_grads
         out = node.outputs[0]
-        if g is None or not is_float(out.dtype):
+        if g is None or not _diff(out.dtype):
             return [None] * self.nin
         rule = _GRADS.get(self.name)
         if rule is None:
             return [None] * self.nin
-        if _b.any(kind_of(x.dtype) == "c" for x in node.inputs):
-            raise TypeError(f"{self.name}: gradients of complex inputs are not supported")
         grads = rule(g, out, *node.inputs)
-        return [None if gi is None or not is_float(x.dtype) else _unbroadcast(gi, x)
+        return [None if gi is None or not _diff(x.dtype) else _unbroadcast(gi, x)
                 for gi, x in zip(grads, node.inputs)]
 
 
@@ -290,53 +310,82 @@ def _unary(name, a):
 
 
 def _zeros_grad(g, out, *xs):
-    return [zeros_like(x, dtype=g.dtype) if is_float(x.dtype) else None for x in xs]
+    return [zeros_like(x, dtype=g.dtype) if _diff(x.dtype) else None for x in xs]
 
 
+def _sign_grad(g, o, x):
+    """sign is piecewise constant on real numbers; on complex numbers ``w = z / |z|`` depends on
+    the argument t of z only: ``dw = i w dt`` and ``dt = Im(dz / z)``, so the gradient is
+    ``-i Im(conj(g) w) w / |z|`` (0 at z = 0, as abs's)."""
+    if kind_of(x.dtype) != "c":
+        return _zeros_grad(g, o, x)
+    r = abs(x)
+    return [where(equal(r, 0), 0, negative(imag(conj(g) * o)) * 1j * o / where(equal(r, 0), 1, r))]
+
+
+def _angle_grad(g, o, x):
+    """angle(z) = atan2(y, x): gradient ``g * i / conj(z)`` (0 at z = 0); piecewise constant on
+    real numbers."""
+    if kind_of(x.dtype) != "c":
+        return _zeros_grad(g, o, x)
+    zero = equal(x, 0)
+    return [where(zero, 0, g * 1j / conj(where(zero, 1, x)))]
+
+
+# Gradient rules: (g, out, *inputs) -> one gradient per input. For complex values (PyTorch's and
+# PyTensor's convention, see uma.grad) the gradient of a holomorphic f multiplies g by the
+# conjugate of f'(z): ``_cj(...)`` below, a no-op on real dtypes.
 _GRADS = {
     "add": lambda g, o, x, y: [g, g],
     "subtract": lambda g, o, x, y: [g, negative(g)],
-    "multiply": lambda g, o, x, y: [g * y, g * x],
-    "divide": lambda g, o, x, y: [g / y, negative(g) * o / y],
-    "power": lambda g, o, x, y: [g * y * power(x, y - 1), g * o * log(x)],
+    "multiply": lambda g, o, x, y: [g * _cj(y), g * _cj(x)],
+    "divide": lambda g, o, x, y: [g / _cj(y), negative(g) * _cj(o / y)],
+    "power": lambda g, o, x, y: [g * _cj(y * power(x, y - 1)), g * _cj(o * log(x))],
     "maximum": lambda g, o, x, y: [where(x >= y, g, 0), where(x >= y, 0, g)],
     "minimum": lambda g, o, x, y: [where(x <= y, g, 0), where(x <= y, 0, g)],
     "floor_divide": _zeros_grad,
     "remainder": lambda g, o, x, y: [g, negative(g) * floor_divide(x, y)],
     "negative": lambda g, o, x: [negative(g)],
-    "abs": lambda g, o, x: [g * sign(x)],
-    "exp": lambda g, o, x: [g * o],
-    "log": lambda g, o, x: [g / x],
-    "log1p": lambda g, o, x: [g / (x + 1)],
-    "expm1": lambda g, o, x: [g * (o + 1)],
-    "sqrt": lambda g, o, x: [g * 0.5 / o],
-    "tanh": lambda g, o, x: [g * (1 - o * o)],
+    "abs": lambda g, o, x: [g * sign(x)],  # complex: g * z / |z| (sign(0) = 0)
+    "exp": lambda g, o, x: [g * _cj(o)],
+    "log": lambda g, o, x: [g / _cj(x)],
+    "log1p": lambda g, o, x: [g / _cj(x + 1)],
+    "expm1": lambda g, o, x: [g * _cj(o + 1)],
+    "sqrt": lambda g, o, x: [g * 0.5 / _cj(o)],
+    "tanh": lambda g, o, x: [g * _cj(1 - o * o)],
     "sigmoid": lambda g, o, x: [g * o * (1 - o)],
-    "square": lambda g, o, x: [g * 2 * x],
-    "sin": lambda g, o, x: [g * cos(x)],
-    "cos": lambda g, o, x: [negative(g) * sin(x)],
-    "sign": _zeros_grad,
+    "square": lambda g, o, x: [g * 2 * _cj(x)],
+    "sin": lambda g, o, x: [g * _cj(cos(x))],
+    "cos": lambda g, o, x: [negative(g) * _cj(sin(x))],
+    "sign": _sign_grad,
     "floor": _zeros_grad,
     "ceil": _zeros_grad,
     # ---- issue 4 elementwise set ----
     "arctan2": lambda g, o, y, x: [g * x / (x * x + y * y), negative(g) * y / (x * x + y * y)],
     "logical_xor": lambda g, o, x, y: [None, None],
-    "exp2": lambda g, o, x: [g * o * math.log(2.0)],
-    "log2": lambda g, o, x: [g / (x * math.log(2.0))],
-    "log10": lambda g, o, x: [g / (x * math.log(10.0))],
-    "reciprocal": lambda g, o, x: [negative(g) * o * o],
-    "tan": lambda g, o, x: [g * (1 + o * o)],
-    "arcsin": lambda g, o, x: [g / sqrt(1 - x * x)],
-    "arccos": lambda g, o, x: [negative(g) / sqrt(1 - x * x)],
-    "arctan": lambda g, o, x: [g / (1 + x * x)],
-    "sinh": lambda g, o, x: [g * cosh(x)],
-    "cosh": lambda g, o, x: [g * sinh(x)],
+    "exp2": lambda g, o, x: [g * _cj(o) * math.log(2.0)],
+    "log2": lambda g, o, x: [g / (_cj(x) * math.log(2.0))],
+    "log10": lambda g, o, x: [g / (_cj(x) * math.log(10.0))],
+    "reciprocal": lambda g, o, x: [negative(g) * _cj(o * o)],
+    "tan": lambda g, o, x: [g * _cj(1 + o * o)],
+    "arcsin": lambda g, o, x: [g / _cj(sqrt(1 - x * x))],
+    "arccos": lambda g, o, x: [negative(g) / _cj(sqrt(1 - x * x))],
+    "arctan": lambda g, o, x: [g / _cj(1 + x * x)],
+    "sinh": lambda g, o, x: [g * _cj(cosh(x))],
+    "cosh": lambda g, o, x: [g * _cj(sinh(x))],
     "softplus": lambda g, o, x: [g * sigmoid(x)],
     "erf": lambda g, o, x: [g * (2.0 / math.sqrt(math.pi)) * exp(negative(x * x))],
     "erfc": lambda g, o, x: [g * (-2.0 / math.sqrt(math.pi)) * exp(negative(x * x))],
     "gammaln": lambda g, o, x: [g * digamma(x)],
-    "digamma": lambda g, o, x: _no_grad("digamma", "the trigamma function is not implemented"),
+    "digamma": lambda g, o, x: [g * trigamma(x)],
+    "trigamma": lambda g, o, x: _no_grad("trigamma", "polygamma(2, x) is not implemented"),
     "rint": _zeros_grad,
+    # parts of complex numbers: real carries g into the real component, imag into the imaginary
+    # one (z = x + iy: d imag / dy = 1), conj conjugates it
+    "real": lambda g, o, x: [g],
+    "imag": lambda g, o, x: [g * 1j if kind_of(x.dtype) == "c" else zeros_like(x, dtype=g.dtype)],
+    "conj": lambda g, o, x: [_cj(g)],
+    "angle": _angle_grad,
 }
 
 
@@ -354,7 +403,7 @@ def _unbroadcast(g, x):
     if axes:
         g = sum(g, axis=axes, keepdims=True)
     if g.dtype != x.dtype:
-        g = astype(g, x.dtype)
+        g = _to_dtype(g, x.dtype)
     return g
 
 
@@ -407,7 +456,7 @@ class BroadcastLike(Op):
     def grad(self, node, output_grads):
         (g,) = output_grads
         x = node.inputs[0]
-        if g is None or not is_float(x.dtype):
+        if g is None or not _diff(x.dtype):
             return [None, None]
         return [_unbroadcast(g, x), None]
 
@@ -685,8 +734,51 @@ def gammaln(x):
 
 def digamma(x):
     """Elementwise digamma ``psi(a)`` (``scipy.special.digamma``; NaN at the poles); real dtypes
-    only. No gradient (``NotImplementedError``: trigamma is not implemented)."""
+    only. Gradient: :func:`trigamma`."""
     return _unary("digamma", x)
+
+
+def trigamma(x):
+    """Elementwise trigamma ``psi'(a)``, the derivative of digamma (``scipy.special.polygamma(1,
+    a)``): +inf at the poles 0, -1, -2, ..., 0 at +inf, NaN at -inf (scipy gives inf there, but
+    the function has no limit). Real dtypes only (``TypeError`` for complex); the float dtype of
+    ``numpy.exp``. No gradient (``NotImplementedError``: polygamma(2, x) is not implemented)."""
+    return _unary("trigamma", x)
+
+
+# ---- parts of complex numbers -------------------------------------------------------------
+
+def real(x):
+    """Real part (``numpy.real``): complex64 -> float32, complex128 -> float64; any other dtype
+    is ``x`` itself. Gradient: ``g`` into the real component."""
+    x = as_variable(x)
+    return _unary("real", x) if kind_of(x.dtype) == "c" else x
+
+
+def imag(x):
+    """Imaginary part (``numpy.imag``): complex64 -> float32, complex128 -> float64; other
+    dtypes give zeros of x's dtype. Gradient: ``i g`` (into the imaginary component)."""
+    x = as_variable(x)
+    return _unary("imag", x) if kind_of(x.dtype) == "c" else zeros_like(x)
+
+
+def conj(x):
+    """Complex conjugate (``numpy.conj``): same dtype; any other dtype is ``x`` itself (bool
+    gives int8, as ``numpy.conjugate``). Gradient: ``conj(g)``."""
+    x = as_variable(x)
+    if kind_of(x.dtype) == "c":
+        return _unary("conj", x)
+    return astype(x, "int8") if x.dtype == "bool" else x
+
+
+conjugate = conj
+
+
+def angle(x):
+    """Argument in radians, in [-pi, pi] (``numpy.angle``: ``arctan2(imag, real)``); complex64
+    -> float32, complex128 -> float64, real dtypes ``arctan2(0, x)`` (0 or pi) with arctan2's
+    float dtype. Gradient: ``g * i / conj(z)`` for complex z (0 at z = 0), 0 for real x."""
+    return _unary("angle", x)
 
 
 def arctan2(x1, x2):
@@ -734,7 +826,7 @@ class Round(Op):
     def grad(self, node, output_grads):
         (g,) = output_grads
         x = node.inputs[0]
-        if g is None or not is_float(x.dtype):
+        if g is None or not _diff(x.dtype):
             return [None]
         return [zeros_like(x)]
 
@@ -778,13 +870,13 @@ class Clip(Op):
     def grad(self, node, output_grads):
         (g,) = output_grads
         x, lo, hi = node.inputs
-        if g is None or not is_float(node.outputs[0].dtype):
+        if g is None or not _diff(node.outputs[0].dtype):
             return [None, None, None]
         t = maximum(x, lo)  # clip's intermediate (only compared with hi here)
         gx = where(logical_and(greater_equal(x, lo), less_equal(x, hi)), g, 0)
         glo = where(logical_and(less(x, lo), less_equal(lo, hi)), g, 0)
         ghi = where(greater(t, hi), g, 0)
-        return [None if not is_float(v.dtype) else _unbroadcast(gv, v) for gv, v in ((gx, x), (glo, lo), (ghi, hi))]
+        return [None if not _diff(v.dtype) else _unbroadcast(gv, v) for gv, v in ((gx, x), (glo, lo), (ghi, hi))]
 
 
 def clip(a, a_min, a_max):
@@ -840,8 +932,8 @@ class Where(Op):
         cond, x, y = node.inputs
         if g is None:
             return [None, None, None]
-        gx = _unbroadcast(where(cond, g, 0), x) if is_float(x.dtype) else None
-        gy = _unbroadcast(where(cond, 0, g), y) if is_float(y.dtype) else None
+        gx = _unbroadcast(where(cond, g, 0), x) if _diff(x.dtype) else None
+        gy = _unbroadcast(where(cond, 0, g), y) if _diff(y.dtype) else None
         return [None, gx, gy]
 
 
@@ -1031,9 +1123,9 @@ class Cast(Op):
     def grad(self, node, output_grads):
         (g,) = output_grads
         x = node.inputs[0]
-        if g is None or not is_float(x.dtype) or not is_float(self.dtype):
+        if g is None or not _diff(x.dtype) or not _diff(self.dtype):
             return [None]
-        return [astype(g, x.dtype)]
+        return [_to_dtype(g, x.dtype)]
 
 
 def astype(x, dtype, *, copy=True):
@@ -1133,7 +1225,7 @@ class Reduce(Op):
         (g,) = output_grads
         x = node.inputs[0]
         out = node.outputs[0]
-        if g is None or not is_float(x.dtype) or self.name in ("all", "any", "argmax", "argmin"):
+        if g is None or not _diff(x.dtype) or self.name in ("all", "any", "argmax", "argmin"):
             return [None]
         axes = self._axes(x.ndim)
         gk, ok = g, out  # gradient and result with the reduced axes kept (length 1)
@@ -1432,7 +1524,7 @@ class MatMul(Op):
     def grad(self, node, output_grads):
         (g,) = output_grads
         a, b = node.inputs
-        if g is None or not is_float(node.outputs[0].dtype):
+        if g is None or not _diff(node.outputs[0].dtype):
             return [None, None]
         A = expand_dims(a, 0) if a.ndim == 1 else a
         B = expand_dims(b, 1) if b.ndim == 1 else b
@@ -1448,12 +1540,12 @@ class MatMul(Op):
             return transpose(v, perm)
 
         ga = gb = None
-        if is_float(a.dtype):
-            ga = _unbroadcast(matmul(G, swap(B)), A)
+        if _diff(a.dtype):
+            ga = _unbroadcast(matmul(G, swap(_cj(B))), A)
             if a.ndim == 1:
                 ga = squeeze(ga, 0)
-        if is_float(b.dtype):
-            gb = _unbroadcast(matmul(swap(A), G), B)
+        if _diff(b.dtype):
+            gb = _unbroadcast(matmul(swap(_cj(A)), G), B)
             if b.ndim == 1:
                 gb = squeeze(gb, gb.ndim - 1)
         return [ga, gb]
@@ -1533,7 +1625,7 @@ class Reshape(Op):
     def grad(self, node, output_grads):
         (g,) = output_grads
         x = node.inputs[0]
-        if g is None or not is_float(x.dtype):
+        if g is None or not _diff(x.dtype):
             return [None]
         return [_reshape_like(g, x)]
 
@@ -1607,7 +1699,7 @@ class Transpose(Op):
 
     def grad(self, node, output_grads):
         (g,) = output_grads
-        if g is None or not is_float(node.inputs[0].dtype):
+        if g is None or not _diff(node.inputs[0].dtype):
             return [None]
         return [transpose(g, tuple(int(i) for i in np.argsort(self.axes)))]
 
@@ -1671,7 +1763,7 @@ class BroadcastTo(Op):
     def grad(self, node, output_grads):
         (g,) = output_grads
         x = node.inputs[0]
-        if g is None or not is_float(x.dtype):
+        if g is None or not _diff(x.dtype):
             return [None]
         return [_unbroadcast(g, x)]
 
@@ -1733,10 +1825,10 @@ class Concatenate(Op):
             return [None] * len(node.inputs)
         res = []
         for k, x in enumerate(node.inputs):
-            if not is_float(x.dtype):
+            if not _diff(x.dtype):
                 res.append(None)
                 continue
-            res.append(astype(Segment(self.axis, k)(g, *node.inputs), x.dtype))
+            res.append(_to_dtype(Segment(self.axis, k)(g, *node.inputs), x.dtype))
         return res
 
 
@@ -1828,7 +1920,7 @@ class Stack(Op):
         (g,) = output_grads
         if g is None:
             return [None] * len(node.inputs)
-        return [astype(getitem(g, (slice(None),) * self.axis + (k,)), x.dtype) if is_float(x.dtype) else None
+        return [_to_dtype(getitem(g, (slice(None),) * self.axis + (k,)), x.dtype) if _diff(x.dtype) else None
                 for k, x in enumerate(node.inputs)]
 
 
@@ -1863,7 +1955,7 @@ class ExpandDims(Op):
 
     def grad(self, node, output_grads):
         (g,) = output_grads
-        if g is None or not is_float(node.inputs[0].dtype):
+        if g is None or not _diff(node.inputs[0].dtype):
             return [None]
         return [squeeze(g, self.axis)]
 
@@ -1904,7 +1996,7 @@ class Squeeze(Op):
 
     def grad(self, node, output_grads):
         (g,) = output_grads
-        if g is None or not is_float(node.inputs[0].dtype):
+        if g is None or not _diff(node.inputs[0].dtype):
             return [None]
         for a in self.axis:
             g = expand_dims(g, a)
@@ -2011,7 +2103,7 @@ class GetItem(Op):
     def grad(self, node, output_grads):
         (g,) = output_grads
         x = node.inputs[0]
-        if g is None or not is_float(x.dtype):
+        if g is None or not _diff(x.dtype):
             return [None]
         return [GetItemGrad(self.index)(g, x)]
 
@@ -2080,7 +2172,7 @@ def _prod_grad(gk, x, axes):
     n_zero = sum(zero, axis=axes, keepdims=True)
     none = equal(n_zero, 0)
     one = logical_and(equal(n_zero, 1), zero)
-    return gk * where(none, p_nz / nz, where(one, p_nz, 0))
+    return gk * _cj(where(none, p_nz / nz, where(one, p_nz, 0)))
 
 
 def _keep_axes(v, axes, keepdims):
@@ -2127,11 +2219,11 @@ class Stat(Op):
     def grad(self, node, output_grads):
         (g,) = output_grads
         x = node.inputs[0]
-        if g is None or not is_float(x.dtype):
+        if g is None or not _diff(x.dtype):
             return [None]
         axes = self._axes(x.ndim)
         gk = _keep_axes(g, axes, self.keepdims)
-        n = _group_count(x, axes, x.dtype)
+        n = _group_count(x, axes, _stat_dtype(x.dtype))
         d = x - mean(x, axis=axes, keepdims=True)
         gx = gk * d * (2.0 / (n - self.ddof))
         if self.name == "std":
@@ -2200,7 +2292,7 @@ class LogSumExp(Op):
     def grad(self, node, output_grads):
         (g,) = output_grads
         x = node.inputs[0]
-        if g is None or not is_float(x.dtype):
+        if g is None or not _diff(x.dtype):
             return [None]
         axes = self._axes(x.ndim)
         gk = _keep_axes(g, axes, self.keepdims)
@@ -2255,17 +2347,31 @@ class Cumulate(Op):
     def grad(self, node, output_grads):
         (g,) = output_grads
         x = node.inputs[0]
-        if g is None or not is_float(x.dtype):
+        if g is None or not _diff(x.dtype):
             return [None]
         ax = 0 if self.axis is None else self.axis
         if self.name == "cumsum":
             gx = _flip(cumsum(_flip(g, ax), axis=ax), ax)
-        else:  # d cumprod: reverse cumsum of g * out, divided by x (undefined where x == 0)
-            gx = _flip(cumsum(_flip(g * node.outputs[0], ax), axis=ax), ax) / (
-                reshape(x, (-1,)) if self.axis is None else x)
+        else:
+            gx = _cumprod_grad(g, reshape(x, (-1,)) if self.axis is None else x, node.outputs[0], ax)
         if self.axis is None:
             gx = _reshape_like(gx, x)
-        return [gx]
+        return [_to_dtype(gx, x.dtype)]
+
+
+def _cumprod_grad(g, x, out, ax):
+    """d cumprod(x) along ``ax``, exact where x has zeros: entry i gets
+    ``sum_{j >= i} g_j * conj(prod_{k <= j, k != i} x_k)``. Before the first zero of its row
+    that is ``revcumsum(g * conj(out))_i / conj(x_i)`` (no x_k is zero there); at the first zero
+    it is ``revcumsum(g * conj(cumprod(x with that zero replaced by 1)))``; after it every
+    product contains the zero, so the gradient is 0."""
+    rev = lambda v: _flip(cumsum(_flip(v, ax), axis=ax), ax)  # noqa: E731 - sum over j >= i
+    zero = equal(x, 0)
+    zeros_upto = cumsum(zero, axis=ax)  # zeros among x_0..x_i
+    first_zero = logical_and(zero, equal(zeros_upto, 1))
+    before = rev(g * _cj(out)) / _cj(where(zero, 1, x))
+    at_first = rev(g * _cj(cumprod(where(first_zero, 1, x), axis=ax)))
+    return where(equal(zeros_upto, 0), before, where(first_zero, at_first, 0))
 
 
 def cumsum(a, axis=None):
@@ -2277,7 +2383,8 @@ def cumsum(a, axis=None):
 
 
 def cumprod(a, axis=None):
-    """Cumulative product along ``axis``; the gradient divides by ``a`` (undefined at zeros)."""
+    """Cumulative product along ``axis`` (None: of the flattened array); dtype as :func:`prod`'s.
+    The gradient is exact where ``a`` has zeros (each entry gets the products without it)."""
     a = as_variable(a)
     axis = _ufunc_axis(a, axis)
     ax = None if axis is None else _norm_axis("cumprod", axis, a.ndim)
@@ -2306,11 +2413,11 @@ class Outer(Op):
     def grad(self, node, output_grads):
         (g,) = output_grads
         a, b = node.inputs
-        if g is None or not is_float(node.outputs[0].dtype):
+        if g is None or not _diff(node.outputs[0].dtype):
             return [None, None]
         af, bf = reshape(a, (-1,)), reshape(b, (-1,))
-        ga = _reshape_like(astype(matmul(g, astype(bf, g.dtype)), a.dtype), a) if is_float(a.dtype) else None
-        gb = _reshape_like(astype(matmul(astype(af, g.dtype), g), b.dtype), b) if is_float(b.dtype) else None
+        ga = _reshape_like(_to_dtype(matmul(g, _cj(astype(bf, g.dtype))), a.dtype), a) if _diff(a.dtype) else None
+        gb = _reshape_like(_to_dtype(matmul(_cj(astype(af, g.dtype)), g), b.dtype), b) if _diff(b.dtype) else None
         return [ga, gb]
 
 
@@ -2358,9 +2465,9 @@ class Diagonal(Op):
     def grad(self, node, output_grads):
         (g,) = output_grads
         x = node.inputs[0]
-        if g is None or not is_float(x.dtype):
+        if g is None or not _diff(x.dtype):
             return [None]
-        return [DiagonalEmbed(self.offset, self.axis1, self.axis2)(astype(g, x.dtype), x)]
+        return [DiagonalEmbed(self.offset, self.axis1, self.axis2)(_to_dtype(g, x.dtype), x)]
 
 
 class DiagonalEmbed(Op):
@@ -2443,7 +2550,7 @@ class Diag(Op):
 
     def grad(self, node, output_grads):
         (g,) = output_grads
-        if g is None or not is_float(node.inputs[0].dtype):
+        if g is None or not _diff(node.inputs[0].dtype):
             return [None]
         return [Diagonal(self.k, 0, 1)(g)]
 
@@ -2541,9 +2648,9 @@ class Take(Op):
     def grad(self, node, output_grads):
         (g,) = output_grads
         x, idx = node.inputs
-        if g is None or not is_float(x.dtype):
+        if g is None or not _diff(x.dtype):
             return [None, None]
-        g = astype(g, x.dtype)
+        g = _to_dtype(g, x.dtype)
         if self.axis is None:
             flat = reshape(x, (-1,))
             return [_reshape_like(UpdateSubtensor("take", True, 0)(zeros_like(flat), g, idx), x), None]
@@ -2590,9 +2697,9 @@ class MaskSelect(Op):
     def grad(self, node, output_grads):
         (g,) = output_grads
         x, m = node.inputs
-        if g is None or not is_float(x.dtype):
+        if g is None or not _diff(x.dtype):
             return [None, None]
-        return [UpdateSubtensor("mask", True, None)(zeros_like(x), astype(g, x.dtype), m), None]
+        return [UpdateSubtensor("mask", True, None)(zeros_like(x), _to_dtype(g, x.dtype), m), None]
 
 
 def _is_index_array(it):
@@ -2681,10 +2788,10 @@ class UpdateSubtensor(Op):
         if g is None:
             return [None, None] + rest
         gx = gy = None
-        if is_float(x.dtype):
+        if _diff(x.dtype):
             gx = g if self.inc else UpdateSubtensor(self.kind, False, self.index)(
                 g, Constant(np.zeros((), dtype=np.float16)), *node.inputs[2:])
-        if is_float(y.dtype):
+        if _diff(y.dtype):
             gy = self._read(g, node)
             gy = _unbroadcast_to(gy, y)
         return [gx, gy] + rest
@@ -2698,7 +2805,7 @@ def _unbroadcast_to(g, y):
     axes = tuple(i for i in range(y.ndim) if y.shape[i] == 1 and g.shape[i] != 1)
     if axes:
         g = sum(g, axis=axes, keepdims=True)
-    return astype(g, y.dtype) if g.dtype != y.dtype else g
+    return _to_dtype(g, y.dtype)
 
 
 def _update(name, inc, args):
@@ -2761,7 +2868,7 @@ __all__ = [
     # issue 4 elementwise set
     "exp2", "log2", "log10", "reciprocal", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh",
     "rint", "softplus", "erf", "erfc", "gammaln", "digamma", "arctan2", "logical_xor", "round",
-    "clip",
+    "clip", "trigamma", "real", "imag", "conj", "conjugate", "angle",
     "where", "one_hot", "zeros_like", "ones_like", "empty_like", "full_like",
     "zeros", "ones", "empty", "full", "arange", "eye", "asarray", "array", "from_dlpack",
     "astype", "cast",

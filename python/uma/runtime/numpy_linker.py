@@ -64,6 +64,36 @@ def _sigmoid(x):
     return one / (one + np.exp(-x))
 
 
+def _trigamma(x):
+    """trigamma psi'(x) in NumPy (uma's kernel's method: reflection below 0, recurrence up to
+    10, asymptotic series), computed in float64 and rounded like the kernel: float16 and
+    bfloat16 results go through float32, as uma computes them."""
+    dt = np.exp(np.zeros(1, x.dtype)).dtype  # the dtype rule of exp (ints -> float64)
+    v = x.astype(np.float64)
+    pole = (v <= 0) & (v == np.floor(v))
+    reflect = v <= 0
+    with np.errstate(all="ignore"):
+        s = np.sin(np.pi * (v - np.rint(v)))  # exact offset to the nearest integer
+        reflected = np.where(reflect, np.pi ** 2 / (s * s), 0.0)
+        v = np.where(reflect, 1 - v, v)
+        total = np.zeros_like(v)
+        for _ in range(10):  # recurrence psi'(v) = psi'(v + 1) + 1 / v**2 until v >= 10
+            small = v < 10
+            total += np.where(small, 1 / (v * v), 0.0)
+            v = np.where(small, v + 1, v)
+        f = 1 / (v * v)
+        series = 7.0 / 6
+        for c in (-691.0 / 2730, 5.0 / 66, -1.0 / 30, 1.0 / 42, -1.0 / 30, 1.0 / 6, 1.0):
+            series = c + f * series
+        total += series / v + f / 2
+        r = np.where(reflect, reflected - total, total)
+    r = np.where(pole, np.inf, r)
+    r = np.where(np.isneginf(x.astype(np.float64)), np.nan, r)
+    if dt.itemsize < 4:  # float16, bfloat16: rounded through float32
+        return r.astype(np.float32).astype(dt)
+    return r.astype(dt)
+
+
 _ELEMWISE = {
     "negative": np.negative, "abs": np.abs, "exp": np.exp, "log": np.log, "log1p": np.log1p,
     "expm1": np.expm1, "sqrt": np.sqrt, "tanh": np.tanh, "sigmoid": _sigmoid, "sign": np.sign,
@@ -78,6 +108,10 @@ _ELEMWISE = {
     # ---- issue 4 elementwise set (exp2, tan, arctan2, ... are NumPy's functions of the same
     # name; erf, erfc, gammaln and digamma, which NumPy lacks, run uma's reference perform) ----
     "softplus": lambda x: np.logaddexp(x.dtype.type(0), x),
+    "trigamma": _trigamma,
+    # NumPy's real and imag of a real array are views of it: a copy keeps results unaliased
+    "real": lambda x: np.array(np.real(x), copy=True),
+    "imag": lambda x: np.array(np.imag(x), copy=True),
 }
 
 
@@ -134,6 +168,14 @@ def _getitem_grad(node, v):
     return [z]
 
 
+def _cast(node, v):
+    dt = numpy_dtype(node.op.dtype)
+    x = v[0]
+    if x.dtype.kind == "c" and dt.kind != "c":  # the real part, as uma's astype (NumPy would warn)
+        x = x.real
+    return [x.astype(dt)]
+
+
 def _table():
     from ..graph import ops as o
     return {
@@ -142,7 +184,7 @@ def _table():
         o.Where: lambda n, v: [np.where(*v)],
         o.OneHot: _one_hot,
         o.FillLike: _fill_like,
-        o.Cast: lambda n, v: [v[0].astype(numpy_dtype(n.op.dtype))],
+        o.Cast: _cast,
         o.Reduce: _reduce,
         o.Softmax: _softmax,
         o.MatMul: lambda n, v: [np.matmul(*v)],

@@ -109,7 +109,8 @@ void run_unary(const Loop<2>& L, const std::array<char*, 2>& B) {
 #define UMA_UNARY_OPS(X)                                                                                 \
   X(Negative) X(Abs) X(Exp) X(Log) X(Log1p) X(Expm1) X(Sqrt) X(Tanh) X(Sigmoid) X(Sign) X(LogicalNot)   \
   X(Square) X(Sin) X(Cos) X(Floor) X(Ceil) X(Exp2) X(Log2) X(Log10) X(Reciprocal) X(Tan) X(Arcsin)      \
-  X(Arccos) X(Arctan) X(Sinh) X(Cosh) X(Softplus) X(Erf) X(Erfc) X(Gammaln) X(Digamma) X(Rint)
+  X(Arccos) X(Arctan) X(Sinh) X(Cosh) X(Softplus) X(Erf) X(Erfc) X(Gammaln) X(Digamma) X(Rint) \
+  X(Trigamma) X(Real) X(Imag) X(Conj) X(Angle)
 
 template <class T>
 void binary_typed(BinaryOp op, const Array& a, const Array& b, const Array& out) {

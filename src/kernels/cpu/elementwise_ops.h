@@ -128,6 +128,33 @@ template <class T> T digamma(T x) {
   return static_cast<T>(acc + std::log(v) - 0.5 / v - series);
 }
 
+/// Trigamma psi'(x) = d/dx digamma(x) for real x (scipy.special.polygamma(1, x)): +inf at the
+/// poles (0 and the negative integers), 0 at +inf, NaN at -inf (no limit) and NaN. Reflection
+/// below 0 (psi'(1 - x) + psi'(x) = pi^2 / sin^2(pi x)), the recurrence psi'(x) = psi'(x + 1) +
+/// 1 / x^2 up to 10, then the asymptotic series 1/x + 1/(2x^2) + sum B_2k / x^(2k+1).
+template <class T> T trigamma(T x) {
+  const T inf = std::numeric_limits<T>::infinity();
+  if (std::isnan(x) || x == -inf) return std::numeric_limits<T>::quiet_NaN();
+  double v = static_cast<double>(x), reflected = 0;
+  const bool reflect = v <= 0;
+  if (reflect) {
+    if (v == std::floor(v)) return inf;  // poles at 0 and the negative integers
+    // sin(pi x) from the offset to the nearest integer (exact), so pi * x loses nothing
+    const double pi = 3.14159265358979323846, s = std::sin(pi * (v - std::nearbyint(v)));
+    reflected = pi * pi / (s * s);
+    v = 1 - v;
+  }
+  double sum = 0;
+  while (v < 10) {  // the series below is then accurate to ~1e-17
+    sum += 1 / (v * v);
+    v += 1;
+  }
+  const double f = 1 / (v * v);
+  sum += (1 + f * (1.0 / 6 - f * (1.0 / 30 - f * (1.0 / 42 - f * (1.0 / 30 - f * (5.0 / 66 - f * (691.0 / 2730 - f * 7.0 / 6))))))) / v +
+         f / 2;
+  return static_cast<T>(reflect ? reflected - sum : sum);
+}
+
 template <class T> T softplus(T x) {
   // log(1 + exp(x)) without overflow: x + log1p(exp(-x)) for x > 0.
   if (x > 0) return x + std::log1p(std::exp(-x));
@@ -235,8 +262,10 @@ constexpr bool unary_supported(UnaryOp op) {
     case UnaryOp::Negative: case UnaryOp::Square: case UnaryOp::Sign: case UnaryOp::Reciprocal:
       return !std::is_same_v<T, bool>;
     case UnaryOp::Sigmoid: case UnaryOp::Softplus: case UnaryOp::Erf: case UnaryOp::Erfc:
-    case UnaryOp::Gammaln: case UnaryOp::Digamma:
+    case UnaryOp::Gammaln: case UnaryOp::Digamma: case UnaryOp::Trigamma:
       return is_real_float_v<T>;
+    case UnaryOp::Real: case UnaryOp::Imag: case UnaryOp::Conj: case UnaryOp::Angle:
+      return is_cplx_v<T>;  // the ops layer handles the other dtypes
     default:  // transcendental and rint
       return is_real_float_v<T> || is_cplx_v<T>;
   }
@@ -334,6 +363,10 @@ inline auto apply_unary(T x) {
     else if constexpr (OP == UnaryOp::Arctan) return std::atan(x);
     else if constexpr (OP == UnaryOp::Sinh) return std::sinh(x);
     else if constexpr (OP == UnaryOp::Cosh) return std::cosh(x);
+    else if constexpr (OP == UnaryOp::Real) return x.real();
+    else if constexpr (OP == UnaryOp::Imag) return x.imag();
+    else if constexpr (OP == UnaryOp::Conj) return T(x.real(), -x.imag());
+    else if constexpr (OP == UnaryOp::Angle) return std::atan2(x.imag(), x.real());
     else return std::tanh(x);
   } else {  // float, double
     if constexpr (OP == UnaryOp::Negative) return -x;  // -(+0.0) is -0.0 (IEEE), unlike 0 - x
@@ -366,7 +399,8 @@ inline auto apply_unary(T x) {
     else if constexpr (OP == UnaryOp::Erf) return std::erf(x);
     else if constexpr (OP == UnaryOp::Erfc) return std::erfc(x);
     else if constexpr (OP == UnaryOp::Gammaln) return lgamma_threadsafe(x);
-    else return digamma(x);
+    else if constexpr (OP == UnaryOp::Digamma) return digamma(x);
+    else return trigamma(x);
   }
 }
 
