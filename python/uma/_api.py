@@ -88,6 +88,40 @@ for _name in _OPS:
 conjugate = conj  # NumPy's two names for one function
 
 
+_as_dtype = dtype  # the class; sum/prod/mean below take a keyword named ``dtype``
+
+
+def _with_dtype(name):
+    """sum/prod/mean with NumPy's and the Array API's keyword ``dtype``: the input converted to
+    ``dtype`` first (so the reduction accumulates in it) and the result returned in it."""
+    base = _g[name]
+
+    @functools.wraps(base)
+    def op(a, axis=None, keepdims=False, *, dtype=None):
+        if dtype is None:
+            return base(a, axis, keepdims)
+        if _symbolic_type is not None and _has_symbolic((a,)):
+            return getattr(_symbolic_ops, name)(a, axis, keepdims, dtype=dtype)
+        d = _as_dtype(dtype)
+        x = _core.astype(a, d, copy=False)
+        if name == "mean" and d.kind in "iub":
+            # NumPy: the sum in ``dtype`` (wrapping), then divided and converted back (truncated)
+            total = _core.astype(_core.sum(x, axis, keepdims), d, copy=False)
+            count = _core.sum(_core.ones_like(x, dtype="int64"), axis, keepdims)
+            return _core.astype(_core.divide(total, count), d, copy=False)
+        return _core.astype(base(x, axis, keepdims), d, copy=False)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = (base.__doc__ or "") + (
+        "\n\ndtype: accumulate in and return this dtype (Array API standard, sum/prod; numpy.mean);\n"
+        "the input is converted to it first, the result returned in it.")
+    return op
+
+
+for _name in ("sum", "prod", "mean"):
+    _g[_name] = _with_dtype(_name)
+
+
 def promote_types(type1, type2) -> dtype:
     """NumPy 2 promotion of two dtypes (NEP 50; bfloat16 as ml_dtypes promotes it)."""
     return _by_code[_core._promote_types(dtype(type1)._code, dtype(type2)._code)]
@@ -217,3 +251,19 @@ for _sym, _dunder, _fn in (("&", "and", logical_and), ("|", "or", logical_or), (
     _op = _logical_operator(_sym, _fn)
     setattr(Array, f"__{_dunder}__", _op)
     setattr(Array, f"__r{_dunder}__", (lambda f: lambda a, b: f(b, a))(_op))
+
+
+def _reduction_method(name):
+    """Array.sum/prod/mean with the keyword ``dtype`` (numpy.ndarray's methods take it)."""
+    method, fn = getattr(Array, name), _g[name]
+
+    def m(self, axis=None, keepdims=False, *, dtype=None):
+        return method(self, axis, keepdims) if dtype is None else fn(self, axis, keepdims, dtype=dtype)
+
+    m.__name__ = m.__qualname__ = name
+    m.__doc__ = f"{name} over ``axis``; ``dtype`` as for :func:`uma.{name}`."
+    return m
+
+
+for _name in ("sum", "prod", "mean"):
+    setattr(Array, _name, _reduction_method(_name))

@@ -382,6 +382,26 @@ def test_reduction_of_empty_without_identity_value_error(op):
     assert_matches(getattr(uma, op)(uma.zeros((0, 3)), axis=1), getattr(np, op)(np.zeros((0, 3)), axis=1))
 
 
+@pytest.mark.parametrize("op", ["sum", "prod", "mean"])
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int64", "bool", "float16", "float32", "float64", "complex64"])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_reduction_dtype_keyword(op, dtype, axis):
+    """sum/prod/mean(dtype=): accumulate in and return ``dtype`` (Array API standard; NumPy),
+    eagerly and in a compiled function, int8 wraparound and integer means included."""
+    x = np.array([[100, 100, 100, 7], [1, 2, 4, -3]], np.int8)
+    want = getattr(np, op)(x, axis=axis, dtype=dtype)
+    got = getattr(uma, op)(uma.asarray(x), axis=axis, dtype=dtype)
+    method = getattr(uma.asarray(x), op)(axis=axis, dtype=dtype)
+    v = uma.sym.matrix("x", dtype="int8")
+    f = uma.function([v], getattr(uma.sym, op)(v, axis=axis, dtype=dtype))
+    for out in (np.asarray(got), np.asarray(method), f(x)):
+        assert out.dtype == want.dtype
+        if np.dtype(dtype).kind == "f" and dtype == "float16":
+            np.testing.assert_allclose(out.astype(np.float64), want.astype(np.float64), rtol=2e-3)
+        else:
+            np.testing.assert_allclose(out, want, rtol=1e-6)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_reduction_nan_propagates(dtype):
     x = np.array([[1.0, np.nan, 3.0], [4.0, 5.0, 6.0]], dtype=dtype)

@@ -1273,14 +1273,30 @@ def _reduce(name, a, axis, keepdims):
     return Reduce(name, ax, bool(keepdims))(a)
 
 
-def sum(a, axis=None, keepdims=False):  # noqa: A001
-    """Sum over ``axis`` (int, tuple or None = all); ints/bool sum to int64 (NumPy)."""
-    return _reduce("sum", a, axis, keepdims)
+def _reduce_in(name, a, axis, keepdims, dtype):
+    """``name`` computed in ``dtype`` with a ``dtype`` result (NumPy's and the Array API's
+    ``dtype=`` of sum/prod/mean): the input converted to ``dtype`` first, the result after."""
+    if dtype is None:
+        return _reduce(name, a, axis, keepdims)
+    a = as_variable(a)
+    if name == "mean" and kind_of(dtype_name(dtype)) in "iub":
+        # NumPy: the sum in ``dtype`` (wrapping), then divided and converted back (truncated)
+        total = astype(_reduce("sum", astype(a, dtype), axis, keepdims), dtype)
+        count = _reduce("sum", ones_like(a, dtype="int64"), axis, keepdims)
+        return astype(divide(total, count), dtype)
+    return astype(_reduce(name, astype(a, dtype), axis, keepdims), dtype)
 
 
-def mean(a, axis=None, keepdims=False):
-    """Arithmetic mean over ``axis``; ints give float64 (NumPy)."""
-    return _reduce("mean", a, axis, keepdims)
+def sum(a, axis=None, keepdims=False, *, dtype=None):  # noqa: A001
+    """Sum over ``axis`` (int, tuple or None = all); ints/bool sum to int64 (NumPy).
+    ``dtype``: accumulate in and return that dtype (Array API standard, sum)."""
+    return _reduce_in("sum", a, axis, keepdims, dtype)
+
+
+def mean(a, axis=None, keepdims=False, *, dtype=None):
+    """Arithmetic mean over ``axis``; ints give float64 (NumPy). ``dtype``: compute in and
+    return that dtype (numpy.mean)."""
+    return _reduce_in("mean", a, axis, keepdims, dtype)
 
 
 def max(a, axis=None, keepdims=False):  # noqa: A001
@@ -1294,10 +1310,11 @@ def min(a, axis=None, keepdims=False):  # noqa: A001
     return _reduce("min", a, axis, keepdims)
 
 
-def prod(a, axis=None, keepdims=False):
+def prod(a, axis=None, keepdims=False, *, dtype=None):
     """Product over ``axis``; ints/bool give int64 (unsigned: uint64), as NumPy. The gradient is
-    the product of the other elements, exact where ``a`` has zeros."""
-    return _reduce("prod", a, axis, keepdims)
+    the product of the other elements, exact where ``a`` has zeros. ``dtype``: accumulate in
+    and return that dtype (Array API standard, prod)."""
+    return _reduce_in("prod", a, axis, keepdims, dtype)
 
 
 def all(a, axis=None, keepdims=False):  # noqa: A001
