@@ -211,16 +211,13 @@ UnaryTypes unary_types(UnaryOp op, DType t) {
   return {kernel_dtype(t), kernel_dtype(t), t};
 }
 
-// The CUDA kernels cover the ops and dtypes of the first op set (bool, int32, int64, float32,
-// float64; float16/bfloat16 run as float32); anything else on a GPU is a TypeError naming it.
-bool cuda_kernel_dtype(DType t) {
-  return t == DType::Bool || t == DType::Int32 || t == DType::Int64 || t == DType::Float32 || t == DType::Float64;
-}
-void check_cuda(const char* op, bool op_ok, DType kernel_t, const Device& dev) {
+// On a cuda device an op runs only where kernels::cuda::supports() says a kernel exists for
+// it in its compute dtype; otherwise a TypeError naming op, dtype and device.
+template <class Op>
+void check_cuda(Op op, DType kernel_t, const Device& dev) {
   if (dev.is_cpu()) return;
-  UMA_CHECK(op_ok && cuda_kernel_dtype(kernel_t), Type, op, ": no ", dev.str(), " kernel yet for dtype ",
-            dtype_name(kernel_t), " (cuda kernels: the first op set on bool, int32, int64, float16, bfloat16, "
-            "float32, float64; move the array with .to_device('cpu'))");
+  UMA_CHECK(kernels::cuda::supports(op, kernel_t), Type, op_name(op), ": no ", dev.str(), " kernel for dtype ",
+            dtype_name(kernel_t), "; move the array to the host with .to_device('cpu')");
 }
 }  // namespace
 
@@ -253,10 +250,8 @@ Array binary(BinaryOp op, const Array& a0, const Array& b0) {
   Array a = a0, b = b0;
   const Device dev = a.device().is_cpu() && b.device().is_cpu() ? Device::cpu()
                                                                  : detail::common_device(op_name(op), {&a, &b});
-  auto [ct, rt] = binary_types(op, a.dtype(), b.dtype());
-  if (!dev.is_cpu() && ct == DType::Int8 && a.dtype() == DType::Bool && b.dtype() == DType::Bool)
-    ct = DType::Int64;  // bool power/floor_divide/remainder: the GPU computes in int64, result int8
-  check_cuda(op_name(op), static_cast<int>(op) <= static_cast<int>(BinaryOp::LogicalOr), ct, dev);
+  const auto [ct, rt] = binary_types(op, a.dtype(), b.dtype());
+  check_cuda(op, ct, dev);
   const Shape shape = broadcast_shapes(a.shape(), b.shape(), op_name(op));
   Array A = a.dtype() == ct ? a : astype(a, ct);
   Array B = b.dtype() == ct ? b : astype(b, ct);
@@ -277,10 +272,8 @@ Array binary(BinaryOp op, const Array& a0, const Array& b0) {
 }
 
 Array unary(UnaryOp op, const Array& a) {
-  auto [ct, kt, rt] = unary_types(op, a.dtype());
-  if (!a.device().is_cpu() && kt == DType::Int8 && a.dtype() == DType::Bool)
-    ct = kt = DType::Int64;  // bool square/reciprocal: the GPU computes in int64, result int8
-  check_cuda(op_name(op), static_cast<int>(op) <= static_cast<int>(UnaryOp::Ceil), ct, a.device());
+  const auto [ct, kt, rt] = unary_types(op, a.dtype());
+  check_cuda(op, ct, a.device());
   Array A = a.dtype() == ct ? a : astype(a, ct);
   Array out = Array::empty(a.shape(), kt, a.device());
   kernels::unary(op, A, out);
@@ -309,8 +302,11 @@ Array round(const Array& a, int64_t decimals) {
   return binary(BinaryOp::Multiply, unary(UnaryOp::Rint, binary(BinaryOp::Divide, x, f)), f);
 }
 
-Array clip(const Array& a, const std::optional<Array>& lo, const std::optional<Array>& hi) {
-  require_host("clip", a);
+Array clip(const Array& a0, const std::optional<Array>& lo0, const std::optional<Array>& hi0) {
+  Array a = a0;
+  std::optional<Array> lo = lo0, hi = hi0;
+  if (lo && hi && !(a.device().is_cpu() && lo->device().is_cpu() && hi->device().is_cpu()))
+    detail::common_device("clip", {&a, &*lo, &*hi});
   if (!lo && !hi) {  // numpy.clip(a, None, None) is positive(a), which has no bool loop
     UMA_CHECK(a.dtype() != DType::Bool, Type, "clip: not supported for dtype bool without bounds (numpy.positive)");
     return copy(a);
@@ -321,8 +317,8 @@ Array clip(const Array& a, const std::optional<Array>& lo, const std::optional<A
   const DType ct = kernel_dtype(t);
   const Shape shape = broadcast_shapes(broadcast_shapes(a.shape(), lo->shape(), "clip"), hi->shape(), "clip");
   auto conv = [&](const Array& x) { return broadcast_view(x.dtype() == ct ? x : astype(x, ct), shape); };
-  Array out = Array::empty(shape, ct);
-  kernels::cpu::clip(conv(a), conv(*lo), conv(*hi), out);
+  Array out = Array::empty(shape, ct, a.device());
+  kernels::clip(conv(a), conv(*lo), conv(*hi), out);
   return out.dtype() == t ? out : astype(out, t);
 }
 

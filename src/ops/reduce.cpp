@@ -122,12 +122,8 @@ Array reduce(ReduceOp op, const Array& a, const std::optional<std::vector<int64_
     UMA_CHECK(!arg, Value, name, ": attempt to get ", name, " of an empty sequence");
   }
   const DType rt = reduce_result_dtype(op, a.dtype());
-  if (!a.device().is_cpu()) {
-    const DType t = a.dtype();
-    UMA_CHECK(t == DType::Bool || t == DType::Int32 || t == DType::Int64 || t == DType::Float32 ||
-                  t == DType::Float64, Type, name, ": dtype ", dtype_name(t), " is not supported on ",
-              a.device().str(), " yet (bool, int32, int64, float32, float64)");
-  }
+  UMA_CHECK(a.device().is_cpu() || kernels::cuda::supports(op, a.dtype()), Type, name, ": no ", a.device().str(),
+            " kernel for dtype ", dtype_name(a.dtype()), "; move the array to the host with .to_device('cpu')");
   Array out = Array::empty(p.kept_shape, rt, a.device());
   kernels::reduce(op, a, p.mask, out);
   return finish(out, p, keepdims);

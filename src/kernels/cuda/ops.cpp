@@ -12,11 +12,24 @@ namespace uma::kernels::cuda {
 
 namespace L = cuda_launch;
 
+// The launchers' codes are the enums' values (kernels/cuda/support.h).
 static_assert(static_cast<int>(DType::Float64) == L::kFloat64 && static_cast<int>(DType::BFloat16) == L::kBFloat16 &&
-              static_cast<int>(DType::Int64) == L::kInt64 && static_cast<int>(DType::Bool) == L::kBool);
-static_assert(static_cast<int>(BinaryOp::LogicalOr) == 16 && static_cast<int>(BinaryOp::Equal) == 9);
-static_assert(static_cast<int>(UnaryOp::Ceil) == 15 && static_cast<int>(UnaryOp::Sigmoid) == 8);
-static_assert(static_cast<int>(ReduceOp::Any) == 8 && static_cast<int>(ReduceOp::ArgMax) == 5);
+              static_cast<int>(DType::Int64) == L::kInt64 && static_cast<int>(DType::Bool) == L::kBool &&
+              static_cast<int>(DType::UInt64) == L::kUInt64 && static_cast<int>(DType::Complex64) == L::kComplex64 &&
+              static_cast<int>(DType::Complex128) == L::kComplex128 && kNumDTypes == L::kNumDt);
+static_assert(static_cast<int>(BinaryOp::LogicalOr) == L::LogicalOr && static_cast<int>(BinaryOp::Equal) == L::Equal &&
+              static_cast<int>(BinaryOp::Arctan2) == L::Arctan2 && static_cast<int>(BinaryOp::LogicalXor) == L::LogicalXor &&
+              kNumBinaryOps == L::kNumBin);
+static_assert(static_cast<int>(UnaryOp::Ceil) == L::Ceil && static_cast<int>(UnaryOp::Sigmoid) == L::Sigmoid &&
+              static_cast<int>(UnaryOp::Exp2) == L::Exp2 && static_cast<int>(UnaryOp::Reciprocal) == L::Reciprocal &&
+              static_cast<int>(UnaryOp::Softplus) == L::Softplus && static_cast<int>(UnaryOp::Rint) == L::Rint &&
+              kNumUnaryOps == L::kNumUn);
+static_assert(static_cast<int>(ReduceOp::Any) == L::RAny && static_cast<int>(ReduceOp::ArgMax) == L::RArgMax &&
+              static_cast<int>(ReduceOp::Prod) == L::RProd);
+
+bool supports(BinaryOp op, DType t) noexcept { return L::binary_ok(static_cast<int>(op), static_cast<int>(t)); }
+bool supports(UnaryOp op, DType t) noexcept { return L::unary_ok(static_cast<int>(op), static_cast<int>(t)); }
+bool supports(ReduceOp op, DType t) noexcept { return L::reduce_ok(static_cast<int>(op), static_cast<int>(t)); }
 
 namespace {
 
@@ -76,8 +89,6 @@ struct Launch {
 
 void cast(const Array& src, const Array& dst) {
   UMA_ASSERT(src.shape() == dst.shape() && dst.is_c_contiguous());
-  UMA_CHECK(!is_complex(src.dtype()) && !is_complex(dst.dtype()), Type, "astype on cuda: complex dtypes (",
-            dtype_name(src.dtype()), " -> ", dtype_name(dst.dtype()), ") are not supported yet");
   std::vector<L::Operand> ops;
   const L::Space s = merge(dst, {&src}, ops);
   Launch l(dst);
@@ -101,6 +112,15 @@ void unary(UnaryOp op, const Array& a, const Array& out) {
   Launch l(out);
   check(L::unary(static_cast<int>(op), static_cast<int>(a.dtype()), ops[0], out.data(), s, l.stream),
         "unary<<<...>>>");
+}
+
+void clip(const Array& x, const Array& lo, const Array& hi, const Array& out) {
+  UMA_ASSERT(x.shape() == out.shape() && lo.shape() == out.shape() && hi.shape() == out.shape() &&
+             out.is_c_contiguous() && x.dtype() == out.dtype() && lo.dtype() == out.dtype() && hi.dtype() == out.dtype());
+  std::vector<L::Operand> ops;
+  const L::Space s = merge(out, {&x, &lo, &hi}, ops);
+  Launch l(out);
+  check(L::clip(static_cast<int>(out.dtype()), ops[0], ops[1], ops[2], out.data(), s, l.stream), "clip<<<...>>>");
 }
 
 void where(const Array& cond, const Array& x, const Array& y, const Array& out) {

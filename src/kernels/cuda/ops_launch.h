@@ -6,12 +6,9 @@
 #include <cstdint>
 
 #include "kernels/cuda/launch.h"
+#include "kernels/cuda/support.h"
 
 namespace uma::kernels::cuda_launch {
-
-enum Dt : int {
-  kBool, kInt8, kInt16, kInt32, kInt64, kUInt8, kUInt16, kUInt32, kUInt64, kFloat16, kBFloat16, kFloat32, kFloat64,
-};
 
 /// An operand of an elementwise kernel over a common index space of `Space::shape`: element
 /// i (C order) is at ptr + sum_k idx_k * byte_strides[k] (stride 0 on broadcast axes).
@@ -29,9 +26,12 @@ struct Space {
   bool dense;
 };
 
-/// Each returns a cudaError_t (0 on success); the output is C-contiguous over the space.
+/// Each returns a cudaError_t (cudaErrorInvalidValue for an (op, dtype) pair without a
+/// kernel: kernels/cuda/support.h) (0 on success); the output is C-contiguous over the space.
 int binary(int op, int dtype, const Operand& a, const Operand& b, void* out, const Space& s, void* stream);
 int unary(int op, int dtype, const Operand& a, void* out, const Space& s, void* stream);
+/// out = clip(a, lo, hi) (numpy.clip's rule), all three of kernel dtype `dtype`.
+int clip(int dtype, const Operand& a, const Operand& lo, const Operand& hi, void* out, const Space& s, void* stream);
 int where(int itemsize, const Operand& c, const Operand& x, const Operand& y, void* out, const Space& s, void* stream);
 int cast(int from, int to, const Operand& a, void* out, const Space& s, void* stream);
 
