@@ -31,6 +31,9 @@ void where(const Array& cond, const Array& x, const Array& y, const Array& out);
 /// out = clip(x, lo, hi) (numpy.clip's rule); all four share one kernel dtype.
 void clip(const Array& x, const Array& lo, const Array& hi, const Array& out);
 void reduce(ReduceOp op, const Array& a, const std::vector<bool>& reduce_mask, const Array& out);
+/// out = cumulative sum (product) of `a` along `axis` (any layout); out C-contiguous with a's
+/// shape and the sum's result dtype (ops/reduce.cpp), each partial result rounded to it.
+void cumulate(const Array& a, int64_t axis, bool product, const Array& out);
 /// out (batch..., M, N) = a (batch..., M, K) @ b (batch..., K, N) with cuBLAS (loaded with
 /// dlopen at the first call; RuntimeError naming the library when it cannot be loaded).
 /// float32/float64, and float16/bfloat16 with float32 accumulation. a and b are broadcast views.

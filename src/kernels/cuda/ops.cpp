@@ -172,6 +172,32 @@ void reduce(ReduceOp op, const Array& a, const std::vector<bool>& mask, const Ar
   // `ws` returns to the stream-ordered cache here: later work on the stream may reuse it.
 }
 
+void cumulate(const Array& a, int64_t axis, bool product, const Array& out) {
+  UMA_ASSERT(out.is_c_contiguous() && out.shape() == a.shape() && axis >= 0 && axis < a.ndim());
+  if (a.size() == 0) return;
+  L::ScanGeometry g{};
+  const int64_t isz = static_cast<int64_t>(a.itemsize());
+  const Strides oc = contiguous_strides(out.shape());
+  g.len = a.shape()[axis];
+  g.in_axis_stride = a.strides()[axis] * isz;
+  g.out_axis_stride = oc[axis];
+  g.nlines = 1;
+  int nd = 0;
+  for (int64_t d = 0; d < a.ndim(); ++d) {
+    if (d == axis || a.shape()[d] == 1) continue;
+    UMA_CHECK(nd < L::kMaxDims, Runtime, "cumsum/cumprod on cuda: more than ", L::kMaxDims, " axes");
+    g.shape[nd] = a.shape()[d];
+    g.in_strides[nd] = a.strides()[d] * isz;
+    g.out_strides[nd] = oc[d];
+    g.nlines *= a.shape()[d];
+    ++nd;
+  }
+  g.ndim = nd;
+  Launch l(out);
+  check(L::cumulate(product, static_cast<int>(a.dtype()), static_cast<const char*>(a.data()), out.data(), g, l.stream),
+        "cumulate<<<...>>>");
+}
+
 void softmax_xent(const char* op, const Array& z, const Array& y, const Array* grad, int64_t gstride, const Array& out) {
   UMA_ASSERT(z.is_c_contiguous() && y.is_c_contiguous() && out.is_c_contiguous() && z.ndim() == 2);
   const int64_t n = z.shape()[0], c = z.shape()[1];

@@ -51,6 +51,17 @@ int64_t reduce_splits(const ReduceGeometry& g, int itemsize);
 int reduce(int op, int dtype, const char* in, void* out, const ReduceGeometry& g, int64_t splits, void* workspace,
            void* stream);
 
+/// Lines of a cumulative sum/product: line l (C order over `shape`, the axes other than the
+/// scanned one) starts at in + sum_k idx_k * in_strides[k] (bytes) and out + sum_k idx_k *
+/// out_strides[k] (elements); element j of it is j * in_axis_stride bytes / out_axis_stride
+/// elements further. out has the sum's result dtype (reduce.cuh's Policy<RSum>::Out).
+struct ScanGeometry {
+  int32_t ndim;
+  int64_t shape[kMaxDims], in_strides[kMaxDims], out_strides[kMaxDims];
+  int64_t nlines, len, in_axis_stride, out_axis_stride;
+};
+int cumulate(bool product, int dtype, const char* in, void* out, const ScanGeometry& g, void* stream);
+
 /// Softmax cross-entropy over rows of C-contiguous logits (n, c) of float32/float64 (dtype)
 /// with labels (n,) of int32/int64 (label_dtype, contiguous). Forward: out (n,). Backward:
 /// out (n, c) = grad_i * (softmax - onehot), grad read with element stride gstride (0 or 1).

@@ -23,6 +23,7 @@ void unary(UnaryOp op, const Array&, const Array& out) { unavailable(ops::op_nam
 void where(const Array&, const Array&, const Array&, const Array& out) { unavailable("where", out); }
 void clip(const Array&, const Array&, const Array&, const Array& out) { unavailable("clip", out); }
 void reduce(ReduceOp op, const Array&, const std::vector<bool>&, const Array& out) { unavailable(ops::op_name(op), out); }
+void cumulate(const Array&, int64_t, bool product, const Array& out) { unavailable(product ? "cumprod" : "cumsum", out); }
 void matmul(const Array&, const Array&, const Array& out) { unavailable("matmul", out); }
 void softmax_xent(const char* op, const Array&, const Array&, const Array*, int64_t, const Array& out) {
   unavailable(op, out);
