@@ -148,6 +148,17 @@ def test_dtype_conversion_on_transfer():
     b = a.astype("float64")
     assert b.device == "cuda:0"
     np.testing.assert_array_equal(np.asarray(b), x.astype(np.float32).astype(np.float64))
+    # complex conversions run on the device too (to and from complex, on transfer and astype)
+    c = uma.asarray(x, dtype="complex64", device="cuda")
+    assert c.dtype.name == "complex64" and c.device == "cuda:0"
+    np.testing.assert_array_equal(np.asarray(c), x.astype(np.complex64))
+    z = sample("complex128")
+    d = uma.asarray(z, device="cuda")
+    for t in ("complex64", "float64", "int32", "bool"):
+        got = d.astype(t)
+        assert got.device == "cuda:0"
+        np.testing.assert_array_equal(np.asarray(got), numpy_quiet(lambda: z.astype(t)), err_msg=t)
+    np.testing.assert_array_equal(np.asarray(uma.asarray(d, dtype="complex64")), z.astype(np.complex64))
 
 
 @needs_gpu
@@ -855,7 +866,11 @@ def test_cuda_cumulative_match_numpy(name, dtype):
     a = _red_operand("prod" if name == "cumprod" else "sum", dtype, (5, 70), rng)
     d = uma.asarray(a, device="cuda")
     tol = RED_TOL.get(dtype)
-    for layout, x, dx in [("contiguous", a, d), ("transposed", a.T, d.T), ("strided", a[::2, ::-3], d[::2, ::-3])]:
+    # few long lines (the block-per-line kernel: several 1024-element tiles and a partial one)
+    long = _red_operand("prod" if name == "cumprod" else "sum", dtype, (3, 5003), rng)
+    dl = uma.asarray(long, device="cuda")
+    for layout, x, dx in [("contiguous", a, d), ("transposed", a.T, d.T), ("strided", a[::2, ::-3], d[::2, ::-3]),
+                          ("long lines", long, dl), ("long strided lines", long[:, ::-2], dl[:, ::-2])]:
         for axis in (None, 0, 1, -1):
             expected = numpy_quiet(lambda: np.asarray(_red_oracle(lambda v: getattr(np, name)(v, axis=axis), x)))
             if x.dtype.kind in "fc":  # double (complex128) accumulator, each partial result rounded
