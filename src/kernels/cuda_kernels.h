@@ -11,16 +11,29 @@
 
 namespace uma::kernels::cuda {
 
+/// Whether a CUDA kernel exists for the op computed in dtype `t` (the ops layer's compute
+/// dtype: float16/bfloat16 elementwise ops compute in float32, logical ops in bool; reductions
+/// read every dtype). The ops layer raises TypeError for the other pairs on a cuda array. The
+/// table is kernels/cuda/support.h; a build without CUDA answers false.
+bool supports(BinaryOp op, DType t) noexcept;
+bool supports(UnaryOp op, DType t) noexcept;
+bool supports(ReduceOp op, DType t) noexcept;
+
 /// dst = src element by element, same shape and dtype, both on one cuda device; dst is
 /// C-contiguous, src any strided view. Queued on uma's stream of the device.
 void pack(const Array& src, const Array& dst);
 
-/// dst = src converted (real dtypes: bool, integers, float16, bfloat16, float32, float64).
+/// dst = src converted (every pair of dtypes; the cpu kernels' conversions).
 void cast(const Array& src, const Array& dst);
 void binary(BinaryOp op, const Array& a, const Array& b, const Array& out);
 void unary(UnaryOp op, const Array& a, const Array& out);
 void where(const Array& cond, const Array& x, const Array& y, const Array& out);
+/// out = clip(x, lo, hi) (numpy.clip's rule); all four share one kernel dtype.
+void clip(const Array& x, const Array& lo, const Array& hi, const Array& out);
 void reduce(ReduceOp op, const Array& a, const std::vector<bool>& reduce_mask, const Array& out);
+/// out = cumulative sum (product) of `a` along `axis` (any layout); out C-contiguous with a's
+/// shape and the sum's result dtype (ops/reduce.cpp), each partial result rounded to it.
+void cumulate(const Array& a, int64_t axis, bool product, const Array& out);
 /// out (batch..., M, N) = a (batch..., M, K) @ b (batch..., K, N) with cuBLAS (loaded with
 /// dlopen at the first call; RuntimeError naming the library when it cannot be loaded).
 /// float32/float64, and float16/bfloat16 with float32 accumulation. a and b are broadcast views.

@@ -70,6 +70,9 @@ inline void unary(UnaryOp op, const Array& a, const Array& out) {
 inline void where(const Array& cond, const Array& x, const Array& y, const Array& out) {
   if (out.device().is_cpu()) cpu::where(cond, x, y, out); else cuda::where(cond, x, y, out);
 }
+inline void clip(const Array& x, const Array& lo, const Array& hi, const Array& out) {
+  if (out.device().is_cpu()) cpu::clip(x, lo, hi, out); else cuda::clip(x, lo, hi, out);
+}
 inline void reduce(ReduceOp op, const Array& a, const std::vector<bool>& reduce_mask, const Array& out) {
   if (out.device().is_cpu()) cpu::reduce(op, a, reduce_mask, out); else cuda::reduce(op, a, reduce_mask, out);
 }

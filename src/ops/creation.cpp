@@ -8,7 +8,6 @@
 namespace uma::ops {
 
 Array astype(const Array& a, DType dtype) {
-  if (!a.device().is_cpu() && (is_complex(a.dtype()) || is_complex(dtype))) return to_device(a, a.device(), dtype);
   Array out = Array::empty(a.shape(), dtype, a.device());
   kernels::cast(a, out);
   return out;

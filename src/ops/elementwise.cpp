@@ -223,16 +223,13 @@ UnaryTypes unary_types(UnaryOp op, DType t) {
   return {kernel_dtype(t), kernel_dtype(t), t};
 }
 
-// The CUDA kernels cover the ops and dtypes of the first op set (bool, int32, int64, float32,
-// float64; float16/bfloat16 run as float32); anything else on a GPU is a TypeError naming it.
-bool cuda_kernel_dtype(DType t) {
-  return t == DType::Bool || t == DType::Int32 || t == DType::Int64 || t == DType::Float32 || t == DType::Float64;
-}
-void check_cuda(const char* op, bool op_ok, DType kernel_t, const Device& dev) {
+// On a cuda device an op runs only where kernels::cuda::supports() says a kernel exists for
+// it in its compute dtype; otherwise a TypeError naming op, dtype and device.
+template <class Op>
+void check_cuda(Op op, DType kernel_t, const Device& dev) {
   if (dev.is_cpu()) return;
-  UMA_CHECK(op_ok && cuda_kernel_dtype(kernel_t), Type, op, ": no ", dev.str(), " kernel yet for dtype ",
-            dtype_name(kernel_t), " (cuda kernels: the first op set on bool, int32, int64, float16, bfloat16, "
-            "float32, float64; move the array with .to_device('cpu'))");
+  UMA_CHECK(kernels::cuda::supports(op, kernel_t), Type, op_name(op), ": no ", dev.str(), " kernel for dtype ",
+            dtype_name(kernel_t), "; move the array to the host with .to_device('cpu')");
 }
 }  // namespace
 
@@ -265,10 +262,8 @@ Array binary(BinaryOp op, const Array& a0, const Array& b0) {
   Array a = a0, b = b0;
   const Device dev = a.device().is_cpu() && b.device().is_cpu() ? Device::cpu()
                                                                  : detail::common_device(op_name(op), {&a, &b});
-  auto [ct, rt] = binary_types(op, a.dtype(), b.dtype());
-  if (!dev.is_cpu() && ct == DType::Int8 && a.dtype() == DType::Bool && b.dtype() == DType::Bool)
-    ct = DType::Int64;  // bool power/floor_divide/remainder: the GPU computes in int64, result int8
-  check_cuda(op_name(op), static_cast<int>(op) <= static_cast<int>(BinaryOp::LogicalOr), ct, dev);
+  const auto [ct, rt] = binary_types(op, a.dtype(), b.dtype());
+  check_cuda(op, ct, dev);
   const Shape shape = broadcast_shapes(a.shape(), b.shape(), op_name(op));
   Array A = a.dtype() == ct ? a : astype(a, ct);
   Array B = b.dtype() == ct ? b : astype(b, ct);
@@ -291,29 +286,26 @@ Array binary(BinaryOp op, const Array& a0, const Array& b0) {
 namespace {
 // real / imag / conj / angle of a non-complex array, as NumPy: real and conj give the values
 // (conj of bool gives int8: numpy.conjugate has no bool loop), imag zeros of a's dtype, angle
-// arctan2(0, a) with the 0 a weak Python int (int64 next to bool).
+// arctan2(0, a) with the 0 a weak Python int (int64 next to bool). On a GPU the zero is one
+// element moved there once, broadcast by the kernels.
 Array complex_part_of_real(UnaryOp op, const Array& a) {
+  auto zero = [&](DType t) {
+    Array z = scalar_array(Scalar::from_int(0), t);
+    return broadcast_view(a.device().is_cpu() ? z : to_device(z, a.device()), a.shape());
+  };
   switch (op) {
     case UnaryOp::Real: return copy(a);
-    case UnaryOp::Imag: return zeros(a.shape(), a.dtype());
+    case UnaryOp::Imag: return a.device().is_cpu() ? zeros(a.shape(), a.dtype()) : contiguous(zero(a.dtype()));
     case UnaryOp::Conj: return astype(a, a.dtype() == DType::Bool ? DType::Int8 : a.dtype());
-    default: {
-      Array zero = scalar_array(Scalar::from_int(0), a.dtype() == DType::Bool ? DType::Int64 : a.dtype());
-      return binary(BinaryOp::Arctan2, broadcast_view(zero, a.shape()), a);
-    }
+    default: return binary(BinaryOp::Arctan2, zero(a.dtype() == DType::Bool ? DType::Int64 : a.dtype()), a);
   }
 }
 }  // namespace
 
 Array unary(UnaryOp op, const Array& a) {
-  if (unary_kind(op) == UnaryKind::Complex && !is_complex(a.dtype())) {
-    check_cuda(op_name(op), false, a.dtype(), a.device());
-    return complex_part_of_real(op, a);
-  }
-  auto [ct, kt, rt] = unary_types(op, a.dtype());
-  if (!a.device().is_cpu() && kt == DType::Int8 && a.dtype() == DType::Bool)
-    ct = kt = DType::Int64;  // bool square/reciprocal: the GPU computes in int64, result int8
-  check_cuda(op_name(op), static_cast<int>(op) <= static_cast<int>(UnaryOp::Ceil), ct, a.device());
+  if (unary_kind(op) == UnaryKind::Complex && !is_complex(a.dtype())) return complex_part_of_real(op, a);
+  const auto [ct, kt, rt] = unary_types(op, a.dtype());
+  check_cuda(op, ct, a.device());
   Array A = a.dtype() == ct ? a : astype(a, ct);
   Array out = Array::empty(a.shape(), kt, a.device());
   kernels::unary(op, A, out);
@@ -342,8 +334,11 @@ Array round(const Array& a, int64_t decimals) {
   return binary(BinaryOp::Multiply, unary(UnaryOp::Rint, binary(BinaryOp::Divide, x, f)), f);
 }
 
-Array clip(const Array& a, const std::optional<Array>& lo, const std::optional<Array>& hi) {
-  require_host("clip", a);
+Array clip(const Array& a0, const std::optional<Array>& lo0, const std::optional<Array>& hi0) {
+  Array a = a0;
+  std::optional<Array> lo = lo0, hi = hi0;
+  if (lo && hi && !(a.device().is_cpu() && lo->device().is_cpu() && hi->device().is_cpu()))
+    detail::common_device("clip", {&a, &*lo, &*hi});
   if (!lo && !hi) {  // numpy.clip(a, None, None) is positive(a), which has no bool loop
     UMA_CHECK(a.dtype() != DType::Bool, Type, "clip: not supported for dtype bool without bounds (numpy.positive)");
     return copy(a);
@@ -354,8 +349,8 @@ Array clip(const Array& a, const std::optional<Array>& lo, const std::optional<A
   const DType ct = kernel_dtype(t);
   const Shape shape = broadcast_shapes(broadcast_shapes(a.shape(), lo->shape(), "clip"), hi->shape(), "clip");
   auto conv = [&](const Array& x) { return broadcast_view(x.dtype() == ct ? x : astype(x, ct), shape); };
-  Array out = Array::empty(shape, ct);
-  kernels::cpu::clip(conv(a), conv(*lo), conv(*hi), out);
+  Array out = Array::empty(shape, ct, a.device());
+  kernels::clip(conv(a), conv(*lo), conv(*hi), out);
   return out.dtype() == t ? out : astype(out, t);
 }
 

@@ -3,6 +3,7 @@
 // keep the dtype; argmax/argmin give int64; all/any give bool; var/std give float64 for
 // bool/ints and the real dtype of complex inputs; cumsum/cumprod follow sum.
 #include <algorithm>
+#include <cmath>
 
 #include "kernels/kernels.h"
 #include "ops/common.h"
@@ -89,23 +90,39 @@ DType stat_dtype(DType t) {
   }
 }
 
+// var/std on a cuda device: the cpu kernel's two passes as ops on the device, in float64
+// (complex128 for complex inputs): sum(|x - mean|^2) / max(n - ddof, 0), sqrt for std.
+Array var_device(const Array& a, const Plan& p, const std::optional<std::vector<int64_t>>& axes, double ddof,
+                 bool keepdims, bool take_sqrt) {
+  const DType wt = is_complex(a.dtype()) ? DType::Complex128 : DType::Float64;
+  Array x = a.dtype() == wt ? a : astype(a, wt);
+  Array d = binary(BinaryOp::Subtract, x, reduce(ReduceOp::Mean, x, axes, true));
+  Array sq = unary(UnaryOp::Square, is_complex(wt) ? unary(UnaryOp::Abs, d) : d);
+  const double n = static_cast<double>(p.rsize), denom = n - ddof > 0 ? n - ddof : 0.0;
+  Array r = binary(BinaryOp::Divide, reduce(ReduceOp::Sum, sq, axes, keepdims),
+                   scalar_array(Scalar::from_float(denom), DType::Float64));
+  if (take_sqrt) r = unary(UnaryOp::Sqrt, r);
+  const DType rt = stat_dtype(a.dtype());
+  return r.dtype() == rt ? r : astype(r, rt);
+}
+
 Array var_impl(const char* name, const Array& a, const std::optional<std::vector<int64_t>>& axes, double ddof,
                bool keepdims, bool take_sqrt) {
-  require_host(name, a);
   Plan p = plan_reduce(name, a, axes, keepdims);
+  if (!a.device().is_cpu()) return var_device(a, p, axes, ddof, keepdims, take_sqrt);
   Array out = Array::empty(p.kept_shape, stat_dtype(a.dtype()));
   kernels::cpu::var(a, p.mask, ddof, take_sqrt, out);
   return finish(out, p, keepdims);
 }
 
 Array cumulate(const char* name, const Array& a0, std::optional<int64_t> axis0, bool product) {
-  require_host(name, a0);
   Array a = a0;
   int64_t axis = 0;
   if (!axis0) a = reshape(a0, {a0.size()});
   else axis = normalize_axis(*axis0, a.ndim(), name);
-  Array out = Array::empty(a.shape(), reduce_result_dtype(ReduceOp::Sum, a.dtype()));
-  kernels::cpu::cumulate(a, axis, product, out);
+  Array out = Array::empty(a.shape(), reduce_result_dtype(ReduceOp::Sum, a.dtype()), a.device());
+  if (a.device().is_cpu()) kernels::cpu::cumulate(a, axis, product, out);
+  else kernels::cuda::cumulate(a, axis, product, out);
   return out;
 }
 
@@ -122,12 +139,8 @@ Array reduce(ReduceOp op, const Array& a, const std::optional<std::vector<int64_
     UMA_CHECK(!arg, Value, name, ": attempt to get ", name, " of an empty sequence");
   }
   const DType rt = reduce_result_dtype(op, a.dtype());
-  if (!a.device().is_cpu()) {
-    const DType t = a.dtype();
-    UMA_CHECK(t == DType::Bool || t == DType::Int32 || t == DType::Int64 || t == DType::Float32 ||
-                  t == DType::Float64, Type, name, ": dtype ", dtype_name(t), " is not supported on ",
-              a.device().str(), " yet (bool, int32, int64, float32, float64)");
-  }
+  UMA_CHECK(a.device().is_cpu() || kernels::cuda::supports(op, a.dtype()), Type, name, ": no ", a.device().str(),
+            " kernel for dtype ", dtype_name(a.dtype()), "; move the array to the host with .to_device('cpu')");
   Array out = Array::empty(p.kept_shape, rt, a.device());
   kernels::reduce(op, a, p.mask, out);
   return finish(out, p, keepdims);
@@ -144,8 +157,22 @@ Array std_dev(const Array& a, const std::optional<std::vector<int64_t>>& axes, d
 Array logsumexp(const Array& a, const std::optional<std::vector<int64_t>>& axes, bool keepdims) {
   UMA_CHECK(!is_complex(a.dtype()), Type, "logsumexp: complex input (", dtype_name(a.dtype()),
             ") is not supported");
-  require_host("logsumexp", a);
   Plan p = plan_reduce("logsumexp", a, axes, keepdims);
+  if (!a.device().is_cpu()) {
+    // The cpu kernel's rule as ops on the device, in float64: m = max(x), shift = m where m
+    // is finite else 0, log(sum(exp(x - shift))) + shift (all -inf gives -inf, a +inf gives
+    // +inf, a NaN gives NaN; an empty reduction gives -inf).
+    const DType rt = stat_dtype(a.dtype());
+    if (p.rsize == 0) return finish(to_device(full(p.kept_shape, Scalar::from_float(-INFINITY), rt), a.device()), p, keepdims);
+    Array x = a.dtype() == DType::Float64 ? a : astype(a, DType::Float64);
+    Array m = reduce(ReduceOp::Max, x, axes, true);
+    Array finite = binary(BinaryOp::Less, unary(UnaryOp::Abs, m), scalar_array(Scalar::from_float(INFINITY), DType::Float64));
+    Array shift = where(finite, m, scalar_array(Scalar::from_float(0.0), DType::Float64));
+    Array s = reduce(ReduceOp::Sum, unary(UnaryOp::Exp, binary(BinaryOp::Subtract, x, shift)), axes, true);
+    Array r = binary(BinaryOp::Add, unary(UnaryOp::Log, s), shift);
+    if (!keepdims) r = reshape(r, p.out_shape);
+    return r.dtype() == rt ? r : astype(r, rt);
+  }
   Array out = Array::empty(p.kept_shape, stat_dtype(a.dtype()));
   kernels::cpu::logsumexp(a, p.mask, out);
   return finish(out, p, keepdims);

@@ -41,8 +41,8 @@ Array to_device(const Array& a, Device to) {
 
 Array to_device(const Array& a, Device to, DType dtype) {
   if (dtype == a.dtype()) return to_device(a, to);
-  // To a cuda device: move, then convert there (complex dtypes convert on the host).
-  if (!to.is_cpu() && !is_complex(a.dtype()) && !is_complex(dtype)) return ops::astype(to_device(a, to), dtype);
+  // To a cuda device: move, then convert there.
+  if (!to.is_cpu()) return ops::astype(to_device(a, to), dtype);
   Array host = a.device().is_cpu() ? ops::astype(a, dtype) : ops::astype(to_device(a, Device::cpu()), dtype);
   return to.is_cpu() ? host : to_device(host, to);
 }

@@ -6,11 +6,13 @@ behaviour run instead.
 """
 import gc
 import importlib.util
+import math
 
 import numpy as np
 import pytest
 
 import uma
+from conftest import RTOL, assert_matches, numpy_error_type, numpy_quiet, random_data
 
 GPU = uma.cuda.is_available()
 needs_gpu = pytest.mark.skipif(not GPU, reason=f"no usable CUDA GPU: {uma.cuda.unavailable_reason()}")
@@ -146,6 +148,17 @@ def test_dtype_conversion_on_transfer():
     b = a.astype("float64")
     assert b.device == "cuda:0"
     np.testing.assert_array_equal(np.asarray(b), x.astype(np.float32).astype(np.float64))
+    # complex conversions run on the device too (to and from complex, on transfer and astype)
+    c = uma.asarray(x, dtype="complex64", device="cuda")
+    assert c.dtype.name == "complex64" and c.device == "cuda:0"
+    np.testing.assert_array_equal(np.asarray(c), x.astype(np.complex64))
+    z = sample("complex128")
+    d = uma.asarray(z, device="cuda")
+    for t in ("complex64", "float64", "int32", "bool"):
+        got = d.astype(t)
+        assert got.device == "cuda:0"
+        np.testing.assert_array_equal(np.asarray(got), numpy_quiet(lambda: z.astype(t)), err_msg=t)
+    np.testing.assert_array_equal(np.asarray(uma.asarray(d, dtype="complex64")), z.astype(np.complex64))
 
 
 @needs_gpu
@@ -180,9 +193,14 @@ def test_creation_functions_on_cuda():
 
 @needs_gpu
 def test_ops_without_cuda_kernel_refuse_device_arrays():
+    """Every elementwise op and reduction has a GPU kernel for every dtype; what still runs on
+    the host only (one_hot, take, boolean-mask reads, the functional updates) raises
+    RuntimeError naming the op and the device."""
     a = uma.asarray(np.ones(3, np.int64), device="cuda")
-    with pytest.raises(RuntimeError, match="cuda:0"):
+    with pytest.raises(RuntimeError, match="one_hot.*cuda:0"):
         uma.one_hot(a, 3)
+    with pytest.raises(RuntimeError, match="take.*cuda:0"):
+        uma.take(a, np.array([0, 2]))
 
 
 @needs_gpu
@@ -468,94 +486,256 @@ def test_dlpack_import_copies_to_host_and_other_dtype():
 
 
 # ---- eager ops on cuda arrays (kernels of src/kernels/cuda) vs NumPy -----------------------
+#
+# The op x dtype matrices: every elementwise op and reduction on every dtype, run on cuda
+# arrays in several layouts (views taken on the device), against NumPy on the host copies.
+# Oracles as in the cpu op-matrix tests: bfloat16 computed in float32 and rounded (ml_dtypes'
+# rule); the functions NumPy lacks (sigmoid, softplus, erf, erfc, gammaln, digamma) in float64
+# and rounded to the dtype numpy.exp gives; a NumPy error must be the same uma error type.
+# Inputs: random values of each op's domain (conftest.random_data) with edge values written
+# over some of them: integer extremes (wraparound), NaN, +-inf, signed zeros, tiny and huge
+# floats, and for complex the special values of NumPy's tables (for the ops whose special
+# values the cpu tests check too). Tolerances per dtype: conftest.RTOL.
 
-OP_DTYPES = ["bool", "int32", "int64", "float32", "float64"]
-ARITH = ["add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "floor_divide", "remainder"]
-CMP = ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and", "logical_or"]
-UNARY = ["negative", "abs", "exp", "log", "log1p", "expm1", "sqrt", "tanh", "sigmoid", "sign", "logical_not",
-         "square", "sin", "cos", "floor", "ceil"]
-TRANSCENDENTAL = {"exp", "log", "log1p", "expm1", "sqrt", "tanh", "sigmoid", "sin", "cos"}
+OP_DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
+             "bfloat16", "float32", "float64", "complex64", "complex128"]
 
 
-def operand(dtype, shape, seed, positive=False):
-    x = sample(dtype, shape, seed)
-    if dtype in ("int32", "int64"):
-        x = (x % 7 + (1 if positive else -3)).astype(dtype)
-    elif dtype.startswith("float") and positive:
-        x = np.abs(x) / 10 + 0.5
-    elif dtype.startswith("float"):
-        x = (x / 10).astype(dtype)
+def _np_dt(name):
+    if name == "bfloat16":
+        return np.dtype(pytest.importorskip("ml_dtypes").bfloat16)
+    return np.dtype(name)
+
+
+def _is_bf16(dt):
+    return np.dtype(dt).name == "bfloat16"
+
+
+def _on_bf16(fn):
+    """NumPy's fn, with bfloat16 operands computed in float32 and a float32 result rounded
+    back to bfloat16."""
+    def oracle(*xs):
+        bf = [x.dtype for x in xs if _is_bf16(x.dtype)]
+        if bf:
+            r = np.asarray(fn(*[x.astype(np.float32) if _is_bf16(x.dtype) else x for x in xs]))
+            return r.astype(bf[0]) if r.dtype == np.float32 else r
+        return fn(*xs)
+    return oracle
+
+
+def _real_only(f64):
+    def oracle(x):
+        if x.dtype.kind == "c":
+            raise TypeError("real dtypes only")
+        out = x.dtype if _is_bf16(x.dtype) else np.exp(np.zeros(1, x.dtype)).dtype
+        return np.asarray(f64(x.astype(np.float64))).astype(out)
+    return oracle
+
+
+def _lgamma(v):
+    try:
+        return math.lgamma(v)
+    except ValueError:  # a pole
+        return math.inf
+
+
+def _digamma(v):
+    mpmath = pytest.importorskip("mpmath")
+    if math.isnan(v) or math.isinf(v):
+        return math.nan if (math.isnan(v) or v < 0) else math.inf
+    if v == 0:
+        return -math.copysign(math.inf, v)
+    if v < 0 and v == math.floor(v):
+        return math.nan
+    return float(mpmath.digamma(v))
+
+
+def _trigamma(v):
+    mpmath = pytest.importorskip("mpmath")
+    if math.isnan(v) or v == -math.inf:
+        return math.nan
+    if v == math.inf:
+        return 0.0
+    if v <= 0 and v == math.floor(v):
+        return math.inf
+    return float(mpmath.psi(1, v))
+
+
+UNARY_ORACLES = {  # name -> (oracle, domain)
+    "negative": (np.negative, "general"), "abs": (np.abs, "general"), "exp": (np.exp, "general"),
+    "exp2": (np.exp2, "general"), "expm1": (np.expm1, "general"), "log": (np.log, "positive"),
+    "log2": (np.log2, "positive"), "log10": (np.log10, "positive"), "log1p": (np.log1p, "positive"),
+    "sqrt": (np.sqrt, "positive"), "square": (np.square, "general"), "reciprocal": (np.reciprocal, "nonzero"),
+    "sin": (np.sin, "general"), "cos": (np.cos, "general"), "tan": (np.tan, "general"),
+    "arcsin": (np.arcsin, "unit"), "arccos": (np.arccos, "unit"), "arctan": (np.arctan, "general"),
+    "sinh": (np.sinh, "general"), "cosh": (np.cosh, "general"), "tanh": (np.tanh, "general"),
+    "floor": (np.floor, "general"), "ceil": (np.ceil, "general"), "rint": (np.rint, "coarse"),
+    "sign": (np.sign, "coarse"), "logical_not": (np.logical_not, "coarse"),
+    "sigmoid": (_real_only(lambda x: 1.0 / (1.0 + np.exp(-x))), "general"),
+    "softplus": (_real_only(lambda x: np.logaddexp(0.0, x)), "general"),
+    "erf": (_real_only(np.vectorize(math.erf, otypes=[np.float64])), "general"),
+    "erfc": (_real_only(np.vectorize(math.erfc, otypes=[np.float64])), "general"),
+    "gammaln": (_real_only(np.vectorize(_lgamma, otypes=[np.float64])), "positive"),
+    "digamma": (_real_only(np.vectorize(_digamma, otypes=[np.float64])), "positive"),
+    "trigamma": (_real_only(np.vectorize(_trigamma, otypes=[np.float64])), "general"),
+    "real": (np.real, "general"), "imag": (np.imag, "general"), "conj": (np.conjugate, "general"),
+    "angle": (np.angle, "general"),
+}
+BINARY_ORACLES = {  # name -> (oracle, lhs domain, rhs domain)
+    "add": (np.add, "general", "general"), "subtract": (np.subtract, "general", "general"),
+    "multiply": (np.multiply, "general", "general"), "divide": (np.divide, "general", "nonzero"),
+    "power": (np.power, "positive", "exponent"), "maximum": (np.maximum, "coarse", "coarse"),
+    "minimum": (np.minimum, "coarse", "coarse"), "floor_divide": (np.floor_divide, "general", "nonzero"),
+    "remainder": (np.remainder, "general", "nonzero"), "arctan2": (np.arctan2, "general", "general"),
+    "equal": (np.equal, "coarse", "coarse"), "not_equal": (np.not_equal, "coarse", "coarse"),
+    "less": (np.less, "coarse", "coarse"), "less_equal": (np.less_equal, "coarse", "coarse"),
+    "greater": (np.greater, "coarse", "coarse"), "greater_equal": (np.greater_equal, "coarse", "coarse"),
+    "logical_and": (np.logical_and, "coarse", "coarse"), "logical_or": (np.logical_or, "coarse", "coarse"),
+    "logical_xor": (np.logical_xor, "coarse", "coarse"),
+}
+FLOAT_EDGE = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.5, -2.5, 1e-30, 700.0, -700.0, 3.0]
+COMPLEX_EDGE = [complex(r, i) for r in (0.0, -0.0, 1.5, -2.0, np.inf, np.nan) for i in (0.0, -0.0, 0.5, -3.0)]
+# The complex ops whose special values (infinities, NaN, signed zeros) are checked: those the
+# cpu tests check (the others' special values are libm's / libcu++'s own conventions).
+COMPLEX_EDGE_OPS = {"sign", "abs", "reciprocal", "square", "negative", "rint", "sqrt", "exp", "log", "logical_not",
+                    "add", "subtract", "multiply", "equal", "not_equal", "less", "less_equal", "greater",
+                    "greater_equal", "maximum", "minimum", "logical_and", "logical_or", "logical_xor"}
+
+
+def _edges(dtype, domain, op):
+    """Edge values for an operand of `op` in `domain` (written over random values)."""
+    dt = _np_dt(dtype)
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        signed = dt.kind == "i"
+        if domain in ("general", "coarse"):
+            return [info.min, info.max, 0, 1, info.max - 1] + ([-1, info.min + 1] if signed else [])
+        if domain == "nonzero":
+            return [info.min, info.max, 1] + ([-1] if signed else [])
+        if domain == "positive":
+            return [info.max, 1]
+        return []
+    if dt.kind == "f" or _is_bf16(dt):
+        return FLOAT_EDGE
+    if dt.kind == "c":
+        return COMPLEX_EDGE if op in COMPLEX_EDGE_OPS else []
+    return []
+
+
+def _operand(dtype, shape, domain, op, rng):
+    """A C-contiguous host array of dtype/shape: random values of the domain with the edge
+    values written at random positions."""
+    dt = _np_dt(dtype)
+    if _is_bf16(dt):
+        x = random_data("float32", shape, rng, domain).astype(dt)
+    else:
+        x = random_data(dtype, shape, rng, domain)
+    e = _edges(dtype, domain, op)
+    if e and x.size >= len(e):
+        flat = x.reshape(-1)
+        pos = rng.choice(x.size, size=len(e), replace=False)
+        flat[pos] = np.asarray(e).astype(dt) if dt.kind != "c" else np.asarray(e, dtype=dt)
     return x
 
 
-def np_ref(name, *xs):
-    if name == "sigmoid":  # bool -> float16 computed in float32, as uma does
-        x = xs[0].astype(np.float32) if xs[0].dtype == bool else xs[0]
-        r = 1 / (1 + np.exp(-x))
-        return r.astype(np.float16) if xs[0].dtype == bool else r
-    with np.errstate(all="ignore"):
-        return getattr(np, name)(*xs)
+def _elem(x, i, j):
+    """Element (i, j) as a 0-d array (also for ml_dtypes' bfloat16)."""
+    return x[i:i + 1, j:j + 1].reshape(())
 
 
-def check_close(got, want, dtype_exact=True):
-    got_np = np.asarray(got)
-    assert got_np.dtype == np.asarray(want).dtype, (got_np.dtype, np.asarray(want).dtype)
-    if got_np.dtype.kind == "f":
-        tol = 2e-6 if got_np.dtype == np.float32 else 1e-13
-        np.testing.assert_allclose(got_np, want, rtol=tol, atol=tol, equal_nan=True)
-    else:
-        np.testing.assert_array_equal(got_np, want)
+def _device_views(x):
+    """(layout name, numpy view, cuda view): the same view taken on the host copy and on the
+    device (so the kernels see strided, transposed and negative-stride operands)."""
+    d = uma.asarray(x, device="cuda")
+    return [("contiguous", x, d), ("transposed", x.T, d.T), ("strided", x[::2, ::-1], d[::2, ::-1]),
+            ("offset", x[1:, 1:], d[1:, 1:]), ("flat unaligned", x.reshape(-1)[3:], d.reshape(-1)[3:])]
 
 
-OP_LAYOUTS = {
-    "contiguous": lambda x: x,
-    "transposed": lambda x: x.T,
-    "strided": lambda x: x[::2, ::-1],
-}
+def _expect_like_numpy(oracle, np_args, call, what):
+    """uma's call on cuda arrays matches the oracle (values, dtype, shape; result on the
+    device), or raises the error type NumPy's refusal maps to. `what` names the case."""
+    try:
+        expected = numpy_quiet(lambda: np.asarray(oracle(*np_args)))
+    except Exception as e:
+        with pytest.raises(numpy_error_type(e)):
+            call()
+        return
+    got = call()
+    assert str(got.device) == "cuda:0", what
+    try:
+        assert_matches(got, expected)
+    except AssertionError as e:
+        raise AssertionError(f"{what}: {e}") from None
 
 
 @needs_gpu
 @pytest.mark.parametrize("dtype", OP_DTYPES)
-@pytest.mark.parametrize("name", ARITH + CMP)
+@pytest.mark.parametrize("name", list(BINARY_ORACLES))
 def test_cuda_binary_matches_numpy(name, dtype):
-    if dtype == "bool" and name in ("subtract",):
-        pytest.skip("NumPy rejects boolean subtract (tested in test_ops)")
-    a = operand(dtype, (64, 33), 1)
-    b = operand(dtype, (64, 33), 2, positive=name in ("power", "floor_divide", "remainder", "divide"))
-    if name == "power" and dtype.startswith("int"):
-        b = b % 4
-    for layout, f in OP_LAYOUTS.items():
-        x, y = f(a), f(b)
-        got = getattr(uma, name)(uma.asarray(x, device="cuda"), uma.asarray(y, device="cuda"))
-        assert str(got.device) == "cuda:0"
-        check_close(got, np_ref(name, x, y))
-    # broadcasting: a row, a column and a 0-d host scalar
-    got = getattr(uma, name)(uma.asarray(a, device="cuda"), uma.asarray(b[:1], device="cuda"))
-    check_close(got, np_ref(name, a, b[:1]))
-    got = getattr(uma, name)(uma.asarray(a[:, :1], device="cuda"), uma.asarray(b, device="cuda"))
-    check_close(got, np_ref(name, a[:, :1], b))
-    got = getattr(uma, name)(uma.asarray(a, device="cuda"), uma.asarray(b[3, 4]))
-    check_close(got, np_ref(name, a, b[3, 4]))
+    oracle, dl, dr = BINARY_ORACLES[name]
+    oracle = _on_bf16(oracle)
+    rng = np.random.default_rng(sum(map(ord, name + dtype)))
+    a = _operand(dtype, (40, 33), dl, name, rng)
+    b = _operand(dtype, (40, 33), dr, name, rng)
+    op = getattr(uma, name)
+    for (layout, x, dx), (_, y, dy) in zip(_device_views(a), _device_views(b)):
+        _expect_like_numpy(oracle, [x, y], lambda: op(dx, dy), f"{name}({dtype}, {layout})")
+    da, db = uma.asarray(a, device="cuda"), uma.asarray(b, device="cuda")
+    # broadcasting: a row, a column, a 0-d host scalar (joins the cuda op), a 0-d device array
+    cases = [("row", a, b[:1], da, uma.asarray(b[:1], device="cuda")),
+             ("column", a[:, :1], b, uma.asarray(a[:, :1], device="cuda"), db),
+             ("host scalar", a, _elem(b, 3, 4), da, uma.asarray(_elem(b, 3, 4))),
+             ("device scalar", _elem(a, 5, 6), b, uma.asarray(_elem(a, 5, 6), device="cuda"), db)]
+    for layout, x, y, dx, dy in cases:
+        _expect_like_numpy(oracle, [x, y], lambda: op(dx, dy), f"{name}({dtype}, {layout})")
 
 
 @needs_gpu
 @pytest.mark.parametrize("dtype", OP_DTYPES)
-@pytest.mark.parametrize("name", UNARY)
+@pytest.mark.parametrize("name", list(UNARY_ORACLES))
 def test_cuda_unary_matches_numpy(name, dtype):
-    if dtype == "bool" and name in ("negative", "sign"):
-        pytest.skip("NumPy rejects these for bool")
-    a = operand(dtype, (50, 41), 3, positive=name in ("log", "sqrt", "log1p"))
-    for layout, f in OP_LAYOUTS.items():
-        x = f(a)
-        got = getattr(uma, name)(uma.asarray(x, device="cuda"))
-        want = np_ref(name, x)
-        if name in TRANSCENDENTAL:
-            got_np = np.asarray(got)
-            assert got_np.dtype == want.dtype
-            tol = {np.dtype(np.float16): 1e-3, np.dtype(np.float32): 1e-5}.get(want.dtype, 1e-12)
-            np.testing.assert_allclose(got_np, want, rtol=tol, atol=tol)
-        else:
-            check_close(got, want)
+    oracle, dom = UNARY_ORACLES[name]
+    oracle = _on_bf16(oracle)
+    rng = np.random.default_rng(sum(map(ord, name + dtype)))
+    a = _operand(dtype, (40, 33), dom, name, rng)
+    op = getattr(uma, name)
+    for layout, x, dx in _device_views(a) + [("0-d", _elem(a, 2, 3), uma.asarray(_elem(a, 2, 3), device="cuda"))]:
+        _expect_like_numpy(oracle, [x], lambda: op(dx), f"{name}({dtype}, {layout})")
+
+
+@needs_gpu
+def test_cuda_complex_branch_cuts():
+    """Values on the branch cuts of sqrt/log/arcsin/arccos/arctan with both signs of zero
+    (the cpu tests' cases), on complex64 and complex128."""
+    x = np.array([complex(-2, 0.0), complex(-2, -0.0), complex(2, 0.0), complex(2, -0.0),
+                  complex(0.0, 2), complex(-0.0, 2), complex(0.0, -2), complex(-0.0, -2)])
+    for dtype in ("complex64", "complex128"):
+        xs = x.astype(dtype)
+        for name in ["sqrt", "log", "log2", "log10", "arcsin", "arccos", "arctan", "log1p"]:
+            exp = numpy_quiet(lambda: getattr(np, name)(xs))
+            got = np.asarray(getattr(uma, name)(uma.asarray(xs, device="cuda")))
+            tol = RTOL[dtype]
+            np.testing.assert_allclose(got, exp, rtol=tol, atol=tol, err_msg=f"{name}({dtype})")
+            np.testing.assert_array_equal(np.signbit(got.imag), np.signbit(exp.imag), err_msg=f"{name}({dtype}): imag sign")
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("name", list(BINARY_ORACLES))
+def test_cuda_binary_float_edge_pairs(name, dtype):
+    """Every pair of float edge values (signs of zeros and infinities checked too)."""
+    v = np.array(FLOAT_EDGE[:11], dtype=dtype)
+    a, b = np.meshgrid(v, v)
+    exp = numpy_quiet(lambda: BINARY_ORACLES[name][0](a, b))
+    got = np.asarray(getattr(uma, name)(uma.asarray(a, device="cuda"), uma.asarray(b, device="cuda")))
+    assert got.dtype == exp.dtype, (name, dtype, got.dtype, exp.dtype)
+    if exp.dtype.kind == "f":
+        r = RTOL[exp.dtype.name]
+        np.testing.assert_allclose(got, exp, rtol=r, atol=r, equal_nan=True, err_msg=f"{name}({dtype})")
+        zero = (exp == 0) | np.isinf(exp)
+        np.testing.assert_array_equal(np.signbit(got[zero]), np.signbit(exp[zero]), err_msg=f"{name}({dtype}): sign")
+    else:
+        np.testing.assert_array_equal(got, exp, err_msg=f"{name}({dtype})")
 
 
 @needs_gpu
@@ -568,6 +748,23 @@ def test_cuda_dense_vector_path_and_tails():
             check_close(uma.add(uma.asarray(a, device="cuda")[0:], uma.asarray(b, device="cuda")), a + b)
             ga = uma.asarray(np.arange(n + 1, dtype=np.float32), device="cuda")[off:off + n]
             check_close(uma.multiply(ga, uma.asarray(b, device="cuda")), np.arange(n + 1, dtype=np.float32)[off:off + n] * b)
+    for dtype in ("int8", "uint16", "complex128", "complex64", "bool"):  # other vector widths
+        x = sample(dtype, (1, 1001))[0]
+        for off in (0, 1, 3):
+            d = uma.asarray(x, device="cuda")[off:]
+            np.testing.assert_array_equal(np.asarray(uma.equal(d, d)), np.ones(x.size - off, bool), err_msg=dtype)
+            np.testing.assert_array_equal(np.asarray(uma.maximum(d, d)), x[off:], err_msg=dtype)
+            np.testing.assert_array_equal(np.asarray(uma.logical_not(d)), np.logical_not(x[off:]), err_msg=dtype)
+
+
+def check_close(got, want):
+    got_np = np.asarray(got)
+    assert got_np.dtype == np.asarray(want).dtype, (got_np.dtype, np.asarray(want).dtype)
+    if got_np.dtype.kind == "f":
+        tol = 2e-6 if got_np.dtype == np.float32 else 1e-13
+        np.testing.assert_allclose(got_np, want, rtol=tol, atol=tol, equal_nan=True)
+    else:
+        np.testing.assert_array_equal(got_np, want)
 
 
 @needs_gpu
@@ -586,64 +783,218 @@ def test_cuda_broadcast_operands_of_every_kernel():
 
 
 @needs_gpu
-def test_cuda_where_and_astype():
-    c = operand("bool", (30, 20), 4)
-    for dtype in OP_DTYPES:
-        x, y = operand(dtype, (30, 20), 5), operand(dtype, (1, 20), 6)
-        got = uma.where(uma.asarray(c, device="cuda"), uma.asarray(x, device="cuda"), uma.asarray(y, device="cuda"))
-        check_close(got, np.where(c, x, y))
-    src = operand("float64", (30, 20), 7) * 100
-    for f in ["bool", "int8", "int32", "int64", "uint8", "float16", "float32", "float64"]:
-        for t in ["bool", "int16", "int32", "int64", "uint16", "float16", "float32", "float64"]:
-            x = np.abs(src).astype(f)
-            d = uma.asarray(x, device="cuda")
-            got = d.T.astype(t)
-            assert str(got.device) == "cuda:0"
-            np.testing.assert_array_equal(np.asarray(got), x.T.astype(t))
+@pytest.mark.parametrize("dtype", OP_DTYPES)
+def test_cuda_where_astype_and_clip(dtype):
+    rng = np.random.default_rng(4)
+    c = rng.integers(0, 2, size=(30, 1)).astype(bool)
+    x, y = _operand(dtype, (30, 20), "general", "add", rng), _operand(dtype, (1, 20), "general", "add", rng)
+    got = uma.where(uma.asarray(c, device="cuda"), uma.asarray(x, device="cuda"), uma.asarray(y, device="cuda"))
+    assert_matches(got, np.where(c, x, y))
+    for t in OP_DTYPES:  # every pair of dtypes, from a transposed device view
+        src = x
+        if np.dtype(_np_dt(t)).kind in "iu" and (_is_bf16(x.dtype) or x.dtype.kind in "fc"):
+            # NaN, inf and out-of-range floats convert to integers in platform-defined ways
+            # (NumPy warns "invalid value encountered in cast"): finite values in range here.
+            fin = np.where(np.isfinite(x.astype(np.complex128)), x, 0).astype(x.dtype)
+            src = np.clip(fin.astype(np.complex128).real, -100, 100).astype(x.dtype)
+        expected = numpy_quiet(lambda: src.T.astype(_np_dt(t)))
+        got = uma.asarray(src, device="cuda").T.astype(getattr(uma, "bool_" if t == "bool" else t))
+        assert str(got.device) == "cuda:0"
+        try:
+            assert_matches(got, expected)
+        except AssertionError as e:
+            raise AssertionError(f"astype({dtype} -> {t}): {e}") from None
+    lo, hi = _operand(dtype, (20,), "coarse", "clip", rng), _operand(dtype, (30, 1), "coarse", "clip", rng)
+    _expect_like_numpy(_on_bf16(np.clip), [x, lo, hi], lambda: uma.clip(
+        uma.asarray(x, device="cuda"), uma.asarray(lo, device="cuda"), uma.asarray(hi, device="cuda")), f"clip({dtype})")
+    if dtype != "bool":
+        _expect_like_numpy(_on_bf16(lambda v: np.clip(v, 0, 1)), [x], lambda: uma.clip(
+            uma.asarray(x, device="cuda").T, 0, 1).T, f"clip({dtype}, 0, 1)")
+    # round: integers rounded to tens go through float64 (values away from the dtype's limits);
+    # complex values finite (NumPy rounds the parts separately, uma multiplies by 10**d)
+    r = random_data("float32", (30, 20), rng).astype(x.dtype) if _is_bf16(x.dtype) else (
+        random_data(dtype, (30, 20), rng) if x.dtype.kind in "biuc" else x)
+    for decimals in (0, 1, -1):
+        _expect_like_numpy(_on_bf16(lambda v: np.round(v, decimals)), [r],
+                           lambda: uma.round(uma.asarray(r, device="cuda"), decimals), f"round({dtype}, {decimals})")
 
 
-REDUCE = ["sum", "mean", "max", "min", "prod", "argmax", "argmin", "all", "any"]
+@needs_gpu
+def test_cuda_clip_signed_zero_and_nan():
+    x = np.array([-0.0, 0.0, np.nan, -np.inf, np.inf, 0.5])
+    for lo, hi in [(0.0, 1.0), (-0.0, 1.0), (-1.0, 0.0), (-1.0, -0.0), (np.nan, 1.0), (0.0, np.nan)]:
+        got = np.asarray(uma.clip(uma.asarray(x, device="cuda"), lo, hi))
+        exp = np.clip(x, lo, hi)
+        np.testing.assert_array_equal(got, exp)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(exp), err_msg=f"clip({lo}, {hi})")
+
+
+# Reductions: NumPy on the host copy is the oracle; bfloat16 computes in float32 and rounds
+# (its dtype rule is float16's). uma accumulates float sums in double, NumPy float16 sums
+# partly in float16, so float16/bfloat16 compare at 1e-2 (the cpu reduction matrix's values).
+RED_TOL = {"float16": 1e-2, "bfloat16": 2e-2}
+
+
+def _red_oracle(fn, a):
+    if not _is_bf16(a.dtype):
+        return fn(a)
+    r16 = np.asarray(fn(a.astype(np.float16)))
+    r = np.asarray(fn(a.astype(np.float32)))
+    return r.astype(a.dtype if r16.dtype == np.float16 else r16.dtype)
+
+
+def _np_logsumexp(a, axis=None, keepdims=False):
+    a = np.asarray(a)
+    if a.dtype.kind == "c":
+        raise TypeError("complex")
+    x = a.astype(np.float64)
+    m = np.max(x, axis=axis, keepdims=True, initial=-np.inf)
+    m = np.where(np.isfinite(m), m, 0.0)
+    res = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=keepdims)) + (
+        m if keepdims else np.squeeze(m, axis=axis if x.ndim else None))
+    return res.astype(a.dtype if a.dtype.kind == "f" else np.float64)
+
+
+REDUCE = {
+    "sum": np.sum, "prod": np.prod, "mean": np.mean, "max": np.max, "min": np.min, "argmax": np.argmax,
+    "argmin": np.argmin, "all": np.all, "any": np.any,
+    "var": lambda a, **k: np.var(a, ddof=1, **k), "std": np.std, "logsumexp": _np_logsumexp,
+}
+UMA_REDUCE = {"var": lambda a, **k: uma.var(a, ddof=1, **k)}
+
+
+def _red_operand(name, dtype, shape, rng):
+    dt = _np_dt(dtype)
+    if name == "prod":  # products near 1 (floats), or of small integers that wrap
+        if dt.kind in "iu":
+            return rng.choice([1, 2, 3] + ([-1] if dt.kind == "i" else []), size=shape).astype(dt)
+        if dt.kind == "b":
+            return rng.random(shape) < 0.9
+        base = random_data("complex128" if dt.kind == "c" else "float64", shape, rng, "unit")
+        return (base * 0.2 + 1).astype(dt)
+    x = random_data("float32", shape, rng, "general").astype(dt) if _is_bf16(dt) else random_data(dtype, shape, rng)
+    if dt.kind in "iu" and name == "sum":
+        info = np.iinfo(dt)
+        x.reshape(-1)[: 4] = [info.max, info.max, info.min, info.max]  # sums past the input's range
+    return x
 
 
 @needs_gpu
 @pytest.mark.parametrize("dtype", OP_DTYPES)
-@pytest.mark.parametrize("name", REDUCE)
+@pytest.mark.parametrize("name", list(REDUCE))
 def test_cuda_reductions_match_numpy(name, dtype):
-    a = operand(dtype, (6, 37, 129), 8)
-    if name == "prod" and dtype.startswith("float"):
-        a = (a / 10 + 1).astype(dtype)
-    axes_list = [None, 0, 1, 2, -1] if name.startswith("arg") else [None, 0, 1, 2, (0, 2), (1, 2), (0, 1)]
-    for layout in ("contiguous", "transposed"):
-        x = a if layout == "contiguous" else a.transpose(2, 0, 1)
-        d = uma.asarray(x, device="cuda")
+    rng = np.random.default_rng(sum(map(ord, name + dtype)))
+    a = _red_operand(name, dtype, (6, 37, 129), rng)
+    np_fn, uma_fn = REDUCE[name], UMA_REDUCE.get(name, getattr(uma, name))
+    tol = RED_TOL.get(dtype)
+    arg = name.startswith("arg")
+    axes_list = [None, 0, 1, 2, -1] if arg else [None, 0, 1, 2, (0, 2), (1, 2), (0, 1)]
+    d = uma.asarray(a, device="cuda")
+    for layout, x, dx in [("contiguous", a, d), ("transposed", a.transpose(2, 0, 1), d.transpose(2, 0, 1)),
+                          ("strided", a[::2, 1:, ::-3], d[::2, 1:, ::-3])]:
         for axis in axes_list:
-            for keepdims in (False, True) if not name.startswith("arg") else (False,):
-                kw = {"axis": axis} if name.startswith("arg") else {"axis": axis, "keepdims": keepdims}
-                got = getattr(uma, name)(d, **kw)
-                want = getattr(np, name)(x, **kw)
-                if x.dtype == np.float32 and name in ("sum", "mean", "prod"):
-                    # uma accumulates float32 in float64: compare with the exact value, rounded
-                    want = getattr(np, name)(x.astype(np.float64), **kw).astype(np.float32)
-                got_np = np.asarray(got)
-                assert got_np.dtype == want.dtype and got_np.shape == np.shape(want), (axis, got_np.dtype, want.dtype)
-                if want.dtype.kind == "f":
-                    np.testing.assert_allclose(got_np, want, rtol=1e-5 if x.dtype == np.float32 else 1e-12)
-                else:
-                    np.testing.assert_array_equal(got_np, want)
+            for keepdims in (False, True):
+                what = f"{name}({dtype}, {layout}, axis={axis}, keepdims={keepdims})"
+                try:
+                    expected = numpy_quiet(lambda: np.asarray(_red_oracle(
+                        lambda v: np_fn(v, axis=axis, keepdims=keepdims), x)))
+                except TypeError:
+                    with pytest.raises(TypeError):
+                        uma_fn(dx, axis=axis, keepdims=keepdims)
+                    continue
+                if x.dtype.kind in "fc" and name in ("sum", "mean", "prod", "var", "std"):
+                    # uma accumulates in double (complex128): the exact value, rounded once
+                    wide = np.complex128 if x.dtype.kind == "c" else np.float64
+                    expected = numpy_quiet(lambda: np.asarray(
+                        np_fn(x.astype(wide), axis=axis, keepdims=keepdims))).astype(expected.dtype)
+                got = uma_fn(dx, axis=axis, keepdims=keepdims)
+                assert str(got.device) == "cuda:0", what
+                try:
+                    assert_matches(got, expected, rtol=tol, atol=tol)
+                except AssertionError as e:
+                    raise AssertionError(f"{what}: {e}") from None
 
 
 @needs_gpu
-def test_cuda_large_full_reductions_and_nan():
+@pytest.mark.parametrize("dtype", OP_DTYPES)
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+def test_cuda_cumulative_match_numpy(name, dtype):
+    rng = np.random.default_rng(sum(map(ord, name + dtype)))
+    a = _red_operand("prod" if name == "cumprod" else "sum", dtype, (5, 70), rng)
+    d = uma.asarray(a, device="cuda")
+    tol = RED_TOL.get(dtype)
+    # few long lines (the block-per-line kernel: several 1024-element tiles and a partial one)
+    long = _red_operand("prod" if name == "cumprod" else "sum", dtype, (3, 5003), rng)
+    dl = uma.asarray(long, device="cuda")
+    for layout, x, dx in [("contiguous", a, d), ("transposed", a.T, d.T), ("strided", a[::2, ::-3], d[::2, ::-3]),
+                          ("long lines", long, dl), ("long strided lines", long[:, ::-2], dl[:, ::-2])]:
+        for axis in (None, 0, 1, -1):
+            expected = numpy_quiet(lambda: np.asarray(_red_oracle(lambda v: getattr(np, name)(v, axis=axis), x)))
+            if x.dtype.kind in "fc":  # double (complex128) accumulator, each partial result rounded
+                wide = np.complex128 if x.dtype.kind == "c" else np.float64
+                expected = numpy_quiet(lambda: getattr(np, name)(x.astype(wide), axis=axis)).astype(expected.dtype)
+            got = getattr(uma, name)(dx, axis=axis)
+            assert str(got.device) == "cuda:0"
+            try:
+                assert_matches(got, expected, rtol=tol, atol=tol)
+            except AssertionError as e:
+                raise AssertionError(f"{name}({dtype}, {layout}, axis={axis}): {e}") from None
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "complex64", "complex128"])
+def test_cuda_max_min_nan_and_first_occurrence(dtype):
+    dt = _np_dt(dtype)
+    a = np.array([[1.0, np.nan, 3.0, 3.0], [2.0, 5.0, -1.0, 5.0], [-0.0, 0.0, 0.0, -0.0]]).astype(dt)
+    if dt.kind == "c":
+        a[1, 0] = complex(2.0, np.nan)
+        a[2, 2] = complex(0.0, 1.0)
+    d = uma.asarray(a, device="cuda")
+    for name in ("max", "min", "argmax", "argmin"):
+        for axis in (None, 0, 1):
+            expected = np.asarray(_red_oracle(lambda v: getattr(np, name)(v, axis=axis), a))
+            assert_matches(getattr(uma, name)(d, axis=axis), expected)
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", OP_DTYPES)
+def test_cuda_large_full_reductions(dtype):
+    """Full reductions of a million elements (the split kernels and their second pass), from
+    an aligned and an unaligned start, and one NaN placed late for the float dtypes."""
+    rng = np.random.default_rng(11)
+    dt = _np_dt(dtype)
+    x = _red_operand("mean", dtype, (1_000_003,), rng)
+    d = uma.asarray(x, device="cuda")
+    for off in (0, 1, 5):
+        v, dv = x[off:], d[off:]
+        for name in ("sum", "mean", "max", "min", "argmax", "argmin", "any", "all"):
+            expected = np.asarray(_red_oracle(getattr(np, name), v))
+            if name in ("sum", "mean") and dt.kind in "fc" and not _is_bf16(dt):
+                wide = np.complex128 if dt.kind == "c" else np.float64
+                expected = np.asarray(getattr(np, name)(v.astype(wide))).astype(dt)
+            tol = RED_TOL.get(dtype)
+            try:
+                assert_matches(getattr(uma, name)(dv), expected, rtol=tol, atol=tol)
+            except AssertionError as e:
+                raise AssertionError(f"{name}({dtype}, offset {off}): {e}") from None
+    if dt.kind in "fc" or _is_bf16(dt):
+        x[987_654] = np.nan
+        d = uma.asarray(x, device="cuda")
+        for name in ("max", "min", "sum"):
+            assert np.isnan(np.asarray(getattr(uma, name)(d)).astype(np.complex128)), f"{name}({dtype})"
+        assert int(uma.argmax(d)) == 987_654 and int(uma.argmin(d)) == 987_654, dtype
+
+
+@needs_gpu
+def test_cuda_large_float_sum_accuracy():
     x = np.random.default_rng(0).standard_normal(3_000_001).astype(np.float32)
     d = uma.asarray(x, device="cuda")
-    np.testing.assert_allclose(float(uma.sum(d)), x.astype(np.float64).sum(), rtol=1e-5)
-    assert float(uma.max(d)) == x.max() and int(uma.argmin(d)) == x.argmin()
-    x[123456] = np.nan
-    d = uma.asarray(x, device="cuda")
-    assert np.isnan(float(uma.max(d))) and int(uma.argmax(d)) == 123456
+    assert float(uma.sum(d)) == np.float32(x.astype(np.float64).sum())  # double accumulator, one rounding
+    np.testing.assert_allclose(float(uma.sum(d.astype("float64"))), x.astype(np.float64).sum(), rtol=1e-13)
     e = uma.asarray(np.zeros((0, 3), np.float32), device="cuda")
-    check_close(uma.sum(e, axis=0), np.zeros(3, np.float32))
+    assert_matches(uma.sum(e, axis=0), np.zeros(3, np.float32))
     assert np.asarray(uma.all(e, axis=0)).all()
+    assert_matches(uma.logsumexp(e, axis=0), np.full(3, -np.inf, np.float32))
 
 
 @needs_gpu

@@ -1,10 +1,13 @@
-// Casts between the real dtypes and where() (launchers in kernels/cuda/ops_launch.h).
-// float16/bfloat16 convert through float32 (to them from float64 directly), bool is 0/1.
+// Casts between every pair of dtypes and where() (launchers in kernels/cuda/ops_launch.h).
+// float16/bfloat16 convert through float32 (to them from float64 directly), bool is 0/1;
+// complex to real takes the real part, complex to bool tests both parts, real to complex has
+// a zero imaginary part (the cpu kernels' convert, kernels/cpu/convert.h).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <type_traits>
 
+#include "kernels/cuda/device_ops.cuh"
 #include "kernels/cuda/grid.cuh"
 
 namespace uma::kernels::cuda_launch {
@@ -21,8 +24,32 @@ __device__ __forceinline__ auto widen(From x) {
   else return x;
 }
 
+// NaN or out-of-range float -> integer (UB in C++, saturating on the GPU): as the cpu
+// kernels' float_to_int (x86-64's results, what NumPy shows): signed targets get their
+// minimum, narrower ones going through int64 first; unsigned targets go through int64 and wrap.
+template <class D>
+__device__ __forceinline__ D float_to_int(double v) {
+  constexpr double two63 = 9223372036854775808.0;
+  if constexpr (std::is_signed_v<D>) {
+    constexpr double lo = -static_cast<double>(static_cast<uint64_t>(1) << (sizeof(D) * 8 - 1));
+    if (!(v >= lo && v < -lo)) {
+      if constexpr (sizeof(D) < 8) {
+        if (v >= -two63 && v < two63) return static_cast<D>(static_cast<int64_t>(v));
+      }
+      return static_cast<D>(static_cast<uint64_t>(1) << (sizeof(D) * 8 - 1));
+    }
+    return static_cast<D>(v);
+  } else {
+    if constexpr (sizeof(D) == 8) {
+      if (v >= two63 && v < 2 * two63) return static_cast<D>(v);
+    }
+    if (!(v >= -two63 && v < two63)) return static_cast<D>(static_cast<uint64_t>(1) << 63);
+    return static_cast<D>(static_cast<int64_t>(v));
+  }
+}
+
 template <class To, class From>
-__device__ __forceinline__ To convert(From x0) {
+__device__ __forceinline__ To convert_real(From x0) {
   const auto x = widen(x0);
   using W = decltype(x);
   if constexpr (std::is_same_v<To, bool>) return x != W(0);
@@ -32,8 +59,32 @@ __device__ __forceinline__ To convert(From x0) {
   } else if constexpr (std::is_same_v<To, __nv_bfloat16>) {
     if constexpr (std::is_same_v<W, double>) return __double2bfloat16(x);
     else return __float2bfloat16_rn(static_cast<float>(x));
+  } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<W>) {
+    return float_to_int<To>(static_cast<double>(x));
   } else {
     return static_cast<To>(x);
+  }
+}
+
+using cuda_dev::Cx;
+using cuda_dev::is_cx_v;
+
+template <class To, class From>
+__device__ __forceinline__ To convert(From x0) {
+  if constexpr (is_cx_v<From>) {
+    if constexpr (is_cx_v<To>) {
+      using R = cuda_dev::real_t<To>;
+      return To{static_cast<R>(x0.re), static_cast<R>(x0.im)};
+    } else if constexpr (std::is_same_v<To, bool>) {
+      return x0.re != 0 || x0.im != 0;
+    } else {
+      return convert<To>(x0.re);
+    }
+  } else if constexpr (is_cx_v<To>) {
+    using R = cuda_dev::real_t<To>;
+    return To{static_cast<R>(widen(x0)), R(0)};
+  } else {
+    return convert_real<To>(x0);
   }
 }
 
@@ -57,6 +108,7 @@ int cast_from(int to, const Operand& a, void* out, const Space& s, cudaStream_t 
     UMA_TO(kBool, bool) UMA_TO(kInt8, int8_t) UMA_TO(kInt16, int16_t) UMA_TO(kInt32, int32_t) UMA_TO(kInt64, int64_t)
     UMA_TO(kUInt8, uint8_t) UMA_TO(kUInt16, uint16_t) UMA_TO(kUInt32, uint32_t) UMA_TO(kUInt64, uint64_t)
     UMA_TO(kFloat16, __half) UMA_TO(kBFloat16, __nv_bfloat16) UMA_TO(kFloat32, float) UMA_TO(kFloat64, double)
+    UMA_TO(kComplex64, Cx<float>) UMA_TO(kComplex128, Cx<double>)
 #undef UMA_TO
     default: return static_cast<int>(cudaErrorInvalidValue);
   }
@@ -96,6 +148,8 @@ int cast(int from, int to, const Operand& a, void* out, const Space& s, void* st
     case kBFloat16: return cast_from<__nv_bfloat16>(to, a, out, s, st);
     case kFloat32: return cast_from<float>(to, a, out, s, st);
     case kFloat64: return cast_from<double>(to, a, out, s, st);
+    case kComplex64: return cast_from<Cx<float>>(to, a, out, s, st);
+    case kComplex128: return cast_from<Cx<double>>(to, a, out, s, st);
     default: return static_cast<int>(cudaErrorInvalidValue);
   }
 }
@@ -109,6 +163,7 @@ int where(int itemsize, const Operand& c, const Operand& x, const Operand& y, vo
     case 2: where_kernel<Raw<2>><<<g, kThreads, 0, st>>>(c, x, y, static_cast<Raw<2>*>(out), s); break;
     case 4: where_kernel<Raw<4>><<<g, kThreads, 0, st>>>(c, x, y, static_cast<Raw<4>*>(out), s); break;
     case 8: where_kernel<Raw<8>><<<g, kThreads, 0, st>>>(c, x, y, static_cast<Raw<8>*>(out), s); break;
+    case 16: where_kernel<Raw<16>><<<g, kThreads, 0, st>>>(c, x, y, static_cast<Raw<16>*>(out), s); break;
     default: return static_cast<int>(cudaErrorInvalidValue);
   }
   return static_cast<int>(cudaGetLastError());

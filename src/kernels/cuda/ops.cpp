@@ -12,11 +12,25 @@ namespace uma::kernels::cuda {
 
 namespace L = cuda_launch;
 
+// The launchers' codes are the enums' values (kernels/cuda/support.h).
 static_assert(static_cast<int>(DType::Float64) == L::kFloat64 && static_cast<int>(DType::BFloat16) == L::kBFloat16 &&
-              static_cast<int>(DType::Int64) == L::kInt64 && static_cast<int>(DType::Bool) == L::kBool);
-static_assert(static_cast<int>(BinaryOp::LogicalOr) == 16 && static_cast<int>(BinaryOp::Equal) == 9);
-static_assert(static_cast<int>(UnaryOp::Ceil) == 15 && static_cast<int>(UnaryOp::Sigmoid) == 8);
-static_assert(static_cast<int>(ReduceOp::Any) == 8 && static_cast<int>(ReduceOp::ArgMax) == 5);
+              static_cast<int>(DType::Int64) == L::kInt64 && static_cast<int>(DType::Bool) == L::kBool &&
+              static_cast<int>(DType::UInt64) == L::kUInt64 && static_cast<int>(DType::Complex64) == L::kComplex64 &&
+              static_cast<int>(DType::Complex128) == L::kComplex128 && kNumDTypes == L::kNumDt);
+static_assert(static_cast<int>(BinaryOp::LogicalOr) == L::LogicalOr && static_cast<int>(BinaryOp::Equal) == L::Equal &&
+              static_cast<int>(BinaryOp::Arctan2) == L::Arctan2 && static_cast<int>(BinaryOp::LogicalXor) == L::LogicalXor &&
+              kNumBinaryOps == L::kNumBin);
+static_assert(static_cast<int>(UnaryOp::Ceil) == L::Ceil && static_cast<int>(UnaryOp::Sigmoid) == L::Sigmoid &&
+              static_cast<int>(UnaryOp::Exp2) == L::Exp2 && static_cast<int>(UnaryOp::Reciprocal) == L::Reciprocal &&
+              static_cast<int>(UnaryOp::Softplus) == L::Softplus && static_cast<int>(UnaryOp::Rint) == L::Rint &&
+              static_cast<int>(UnaryOp::Trigamma) == L::Trigamma && static_cast<int>(UnaryOp::Angle) == L::Angle &&
+              kNumUnaryOps == L::kNumUn);
+static_assert(static_cast<int>(ReduceOp::Any) == L::RAny && static_cast<int>(ReduceOp::ArgMax) == L::RArgMax &&
+              static_cast<int>(ReduceOp::Prod) == L::RProd);
+
+bool supports(BinaryOp op, DType t) noexcept { return L::binary_ok(static_cast<int>(op), static_cast<int>(t)); }
+bool supports(UnaryOp op, DType t) noexcept { return L::unary_ok(static_cast<int>(op), static_cast<int>(t)); }
+bool supports(ReduceOp op, DType t) noexcept { return L::reduce_ok(static_cast<int>(op), static_cast<int>(t)); }
 
 namespace {
 
@@ -76,8 +90,6 @@ struct Launch {
 
 void cast(const Array& src, const Array& dst) {
   UMA_ASSERT(src.shape() == dst.shape() && dst.is_c_contiguous());
-  UMA_CHECK(!is_complex(src.dtype()) && !is_complex(dst.dtype()), Type, "astype on cuda: complex dtypes (",
-            dtype_name(src.dtype()), " -> ", dtype_name(dst.dtype()), ") are not supported yet");
   std::vector<L::Operand> ops;
   const L::Space s = merge(dst, {&src}, ops);
   Launch l(dst);
@@ -101,6 +113,15 @@ void unary(UnaryOp op, const Array& a, const Array& out) {
   Launch l(out);
   check(L::unary(static_cast<int>(op), static_cast<int>(a.dtype()), ops[0], out.data(), s, l.stream),
         "unary<<<...>>>");
+}
+
+void clip(const Array& x, const Array& lo, const Array& hi, const Array& out) {
+  UMA_ASSERT(x.shape() == out.shape() && lo.shape() == out.shape() && hi.shape() == out.shape() &&
+             out.is_c_contiguous() && x.dtype() == out.dtype() && lo.dtype() == out.dtype() && hi.dtype() == out.dtype());
+  std::vector<L::Operand> ops;
+  const L::Space s = merge(out, {&x, &lo, &hi}, ops);
+  Launch l(out);
+  check(L::clip(static_cast<int>(out.dtype()), ops[0], ops[1], ops[2], out.data(), s, l.stream), "clip<<<...>>>");
 }
 
 void where(const Array& cond, const Array& x, const Array& y, const Array& out) {
@@ -150,6 +171,32 @@ void reduce(ReduceOp op, const Array& a, const std::vector<bool>& mask, const Ar
                   splits, splits > 1 ? ws.data() : nullptr, l.stream),
         "reduce<<<...>>>");
   // `ws` returns to the stream-ordered cache here: later work on the stream may reuse it.
+}
+
+void cumulate(const Array& a, int64_t axis, bool product, const Array& out) {
+  UMA_ASSERT(out.is_c_contiguous() && out.shape() == a.shape() && axis >= 0 && axis < a.ndim());
+  if (a.size() == 0) return;
+  L::ScanGeometry g{};
+  const int64_t isz = static_cast<int64_t>(a.itemsize());
+  const Strides oc = contiguous_strides(out.shape());
+  g.len = a.shape()[axis];
+  g.in_axis_stride = a.strides()[axis] * isz;
+  g.out_axis_stride = oc[axis];
+  g.nlines = 1;
+  int nd = 0;
+  for (int64_t d = 0; d < a.ndim(); ++d) {
+    if (d == axis || a.shape()[d] == 1) continue;
+    UMA_CHECK(nd < L::kMaxDims, Runtime, "cumsum/cumprod on cuda: more than ", L::kMaxDims, " axes");
+    g.shape[nd] = a.shape()[d];
+    g.in_strides[nd] = a.strides()[d] * isz;
+    g.out_strides[nd] = oc[d];
+    g.nlines *= a.shape()[d];
+    ++nd;
+  }
+  g.ndim = nd;
+  Launch l(out);
+  check(L::cumulate(product, static_cast<int>(a.dtype()), static_cast<const char*>(a.data()), out.data(), g, l.stream),
+        "cumulate<<<...>>>");
 }
 
 namespace {

@@ -6,12 +6,9 @@
 #include <cstdint>
 
 #include "kernels/cuda/launch.h"
+#include "kernels/cuda/support.h"
 
 namespace uma::kernels::cuda_launch {
-
-enum Dt : int {
-  kBool, kInt8, kInt16, kInt32, kInt64, kUInt8, kUInt16, kUInt32, kUInt64, kFloat16, kBFloat16, kFloat32, kFloat64,
-};
 
 /// An operand of an elementwise kernel over a common index space of `Space::shape`: element
 /// i (C order) is at ptr + sum_k idx_k * byte_strides[k] (stride 0 on broadcast axes).
@@ -29,9 +26,12 @@ struct Space {
   bool dense;
 };
 
-/// Each returns a cudaError_t (0 on success); the output is C-contiguous over the space.
+/// Each returns a cudaError_t (cudaErrorInvalidValue for an (op, dtype) pair without a
+/// kernel: kernels/cuda/support.h) (0 on success); the output is C-contiguous over the space.
 int binary(int op, int dtype, const Operand& a, const Operand& b, void* out, const Space& s, void* stream);
 int unary(int op, int dtype, const Operand& a, void* out, const Space& s, void* stream);
+/// out = clip(a, lo, hi) (numpy.clip's rule), all three of kernel dtype `dtype`.
+int clip(int dtype, const Operand& a, const Operand& lo, const Operand& hi, void* out, const Space& s, void* stream);
 int where(int itemsize, const Operand& c, const Operand& x, const Operand& y, void* out, const Space& s, void* stream);
 int cast(int from, int to, const Operand& a, void* out, const Space& s, void* stream);
 
@@ -50,6 +50,17 @@ int64_t reduce_acc_bytes(int op, int dtype);
 int64_t reduce_splits(const ReduceGeometry& g, int itemsize);
 int reduce(int op, int dtype, const char* in, void* out, const ReduceGeometry& g, int64_t splits, void* workspace,
            void* stream);
+
+/// Lines of a cumulative sum/product: line l (C order over `shape`, the axes other than the
+/// scanned one) starts at in + sum_k idx_k * in_strides[k] (bytes) and out + sum_k idx_k *
+/// out_strides[k] (elements); element j of it is j * in_axis_stride bytes / out_axis_stride
+/// elements further. out has the sum's result dtype (reduce.cuh's Policy<RSum>::Out).
+struct ScanGeometry {
+  int32_t ndim;
+  int64_t shape[kMaxDims], in_strides[kMaxDims], out_strides[kMaxDims];
+  int64_t nlines, len, in_axis_stride, out_axis_stride;
+};
+int cumulate(bool product, int dtype, const char* in, void* out, const ScanGeometry& g, void* stream);
 
 /// Softmax cross-entropy over rows of C-contiguous logits (n, c) of float32/float64 (dtype)
 /// with labels (n,) of int32/int64 (label_dtype, contiguous). Forward: out (n,). Backward:

@@ -1,0 +1,336 @@
+// src/kernels/cuda/reduce.cuh — the reduction kernel templates (internal), instantiated per
+// dtype group in reduce_{int,uint,float,complex}.cu and dispatched by reduce.cu.
+//
+// Output element o reduces the elements at offset_kept(o) + offset_red(r). Two kernels:
+// - thread per output (few reduced elements, or the innermost axis is kept so neighbouring
+//   threads read neighbouring addresses: coalesced);
+// - `splits` blocks per output, each reducing a contiguous range of r (a multiple of 64
+//   elements long, so that the 16-byte vectors of every block stay aligned) with four
+//   16-byte loads in flight per thread on a contiguous reduced axis and a shared-memory tree
+//   at the end; with splits > 1 the blocks write partial accumulators to a workspace that a
+//   second kernel combines (a full reduction of a large array runs on about 4 blocks per
+//   multiprocessor: reduce_splits in reduce.cu).
+//
+// Accumulators (the cpu kernels' policy, kernels/cpu/reduce_impl.h): sums, means and
+// products of bool and signed integers in int64, of unsigned integers in uint64 (both wrap, as
+// NumPy), of real floats in double (float16/bfloat16 are loaded as float32; float32/float16/
+// bfloat16 results are rounded once at the end), of complex in complex128. max/min/argmax/
+// argmin keep (value, index): ties and NaNs go to the smaller index, so the result is the
+// first occurrence of the extreme, or of the first NaN (a complex value is NaN when either
+// part is), whatever order the threads combine in; complex values compare lexicographically.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/cuda/device_ops.cuh"
+#include "kernels/cuda/grid.cuh"
+
+namespace uma::kernels::cuda_launch {
+
+// Per-group entry points (cudaError_t; cudaErrorInvalidValue for a dtype outside the group).
+int reduce_int(int op, int dtype, const char* in, void* out, const ReduceGeometry& g, int64_t splits, void* ws,
+               cudaStream_t st);
+int reduce_uint(int op, int dtype, const char* in, void* out, const ReduceGeometry& g, int64_t splits, void* ws,
+                cudaStream_t st);
+int reduce_float(int op, int dtype, const char* in, void* out, const ReduceGeometry& g, int64_t splits, void* ws,
+                 cudaStream_t st);
+int reduce_complex(int op, int dtype, const char* in, void* out, const ReduceGeometry& g, int64_t splits, void* ws,
+                   cudaStream_t st);
+
+namespace red {
+
+using namespace cuda_dev;
+
+constexpr int64_t kChunkAlign = 64;  // elements; a multiple of every 16-byte vector width
+
+template <class T> struct LoadT { using type = T; };
+template <> struct LoadT<__half> { using type = float; };
+template <> struct LoadT<__nv_bfloat16> { using type = float; };
+template <class T> using V_t = typename LoadT<T>::type;
+
+template <class T> __device__ __forceinline__ V_t<T> load_v(T x) {
+  if constexpr (std::is_same_v<T, __half>) return __half2float(x);
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __bfloat162float(x);
+  else return x;
+}
+
+template <class T>
+using SumAcc_t = std::conditional_t<
+    is_cx_v<T>, Cx<double>,
+    std::conditional_t<std::is_same_v<T, bool> || (std::is_integral_v<T> && std::is_signed_v<T>), int64_t,
+                       std::conditional_t<std::is_integral_v<T>, uint64_t, double>>>;
+
+template <class V>
+struct ArgAcc {
+  V v;
+  int64_t i;  // -1: empty
+};
+
+template <class V> __device__ __forceinline__ bool is_nan(V x) {
+  if constexpr (is_cx_v<V>) return cnan(x);
+  else if constexpr (std::is_floating_point_v<V>) return x != x;
+  else return false;
+}
+template <class V> __device__ __forceinline__ bool greater(V a, V b) {
+  if constexpr (is_cx_v<V>) return a.re > b.re || (a.re == b.re && a.im > b.im);
+  else return a > b;
+}
+template <class V> __device__ __forceinline__ bool equal(V a, V b) {
+  if constexpr (is_cx_v<V>) return a.re == b.re && a.im == b.im;
+  else return a == b;
+}
+
+/// Converts an accumulator (double, Cx<double>, int64/uint64, or the load type) to the
+/// output element type.
+template <class O, class A> __device__ __forceinline__ O to_out(A a) {
+  if constexpr (std::is_same_v<O, A>) return a;
+  else if constexpr (std::is_same_v<O, __half>) return __double2half(static_cast<double>(a));
+  else if constexpr (std::is_same_v<O, __nv_bfloat16>) return __double2bfloat16(static_cast<double>(a));
+  else if constexpr (is_cx_v<O>) return O{static_cast<real_t<O>>(a.re), static_cast<real_t<O>>(a.im)};
+  else return static_cast<O>(a);
+}
+
+template <int OP, class T>
+struct Policy {
+  using V = V_t<T>;
+  static constexpr bool kArg = OP == RArgMax || OP == RArgMin;
+  static constexpr bool kExt = kArg || OP == RMax || OP == RMin;
+  static constexpr bool kMaxLike = OP == RMax || OP == RArgMax;
+  static constexpr bool kLogic = OP == RAll || OP == RAny;
+  static constexpr bool kIntegral = std::is_integral_v<T>;  // bool included
+  using Sum = SumAcc_t<T>;
+  using Acc = std::conditional_t<kExt, ArgAcc<V>, std::conditional_t<kLogic, bool, Sum>>;
+  using Out = std::conditional_t<
+      kArg, int64_t,
+      std::conditional_t<kLogic, bool,
+      std::conditional_t<OP == RMax || OP == RMin, T,
+      std::conditional_t<OP == RMean, std::conditional_t<kIntegral, double, T>,
+                         std::conditional_t<kIntegral, Sum, T>>>>>;
+
+  __device__ static Acc identity() {
+    if constexpr (kExt) return Acc{V(), -1};
+    else if constexpr (OP == RAll) return true;
+    else if constexpr (OP == RAny) return false;
+    else if constexpr (is_cx_v<Sum>) return Sum{OP == RProd ? 1.0 : 0.0, 0.0};
+    else return Sum(OP == RProd ? 1 : 0);
+  }
+  __device__ static Acc load(T x0, int64_t r) {
+    const V x = load_v(x0);
+    if constexpr (kExt) return Acc{x, r};
+    else if constexpr (kLogic) return nonzero(x);
+    else if constexpr (is_cx_v<Sum>) return Sum{static_cast<double>(x.re), static_cast<double>(x.im)};
+    else return static_cast<Sum>(x);
+  }
+  __device__ static Acc combine(Acc a, Acc b) {
+    if constexpr (OP == RSum || OP == RMean) {
+      if constexpr (is_cx_v<Sum>) return Sum{a.re + b.re, a.im + b.im};
+      else if constexpr (kIntegral) return static_cast<Sum>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+      else return a + b;
+    } else if constexpr (OP == RProd) {
+      if constexpr (is_cx_v<Sum>) return cmul(a, b);
+      else if constexpr (kIntegral) return static_cast<Sum>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+      else return a * b;
+    } else if constexpr (OP == RAll) {
+      return a && b;
+    } else if constexpr (OP == RAny) {
+      return a || b;
+    } else {  // extremes: order independent (ties and NaNs go to the smaller index)
+      if (a.i < 0) return b;
+      if (b.i < 0) return a;
+      const bool an = is_nan(a.v), bn = is_nan(b.v);
+      if (an || bn) {
+        if (an && bn) return a.i < b.i ? a : b;
+        return an ? a : b;
+      }
+      if (equal(a.v, b.v)) return a.i < b.i ? a : b;
+      if constexpr (kMaxLike) return greater(a.v, b.v) ? a : b;
+      else return greater(b.v, a.v) ? a : b;
+    }
+  }
+  __device__ static Out finish(Acc a, int64_t n) {
+    if constexpr (kArg) return a.i < 0 ? 0 : a.i;
+    else if constexpr (kExt) return to_out<T>(a.v);
+    else if constexpr (kLogic) return a;
+    else if constexpr (OP == RMean) {
+      const double dn = static_cast<double>(n);
+      if constexpr (is_cx_v<Sum>) return to_out<Out>(Sum{a.re / dn, a.im / dn});
+      else return to_out<Out>(static_cast<double>(a) / dn);
+    } else {
+      return to_out<Out>(a);
+    }
+  }
+};
+
+__device__ __forceinline__ int64_t kept_offset(int64_t o, const ReduceGeometry& g) {
+  int64_t off = 0;
+  for (int d = g.nkept - 1; d >= 0; --d) {
+    const int64_t q = o / g.kept_shape[d];
+    off += (o - q * g.kept_shape[d]) * g.kept_strides[d];
+    o = q;
+  }
+  return off;
+}
+__device__ __forceinline__ int64_t red_offset(int64_t r, const ReduceGeometry& g) {
+  if (g.nred == 1) return r * g.red_strides[0];
+  int64_t off = 0;
+  for (int d = g.nred - 1; d >= 0; --d) {
+    const int64_t q = r / g.red_shape[d];
+    off += (r - q * g.red_shape[d]) * g.red_strides[d];
+    r = q;
+  }
+  return off;
+}
+
+template <int OP, class T>
+__global__ void reduce_per_thread(const char* __restrict__ in, typename Policy<OP, T>::Out* __restrict__ out,
+                                  ReduceGeometry g) {
+  using P = Policy<OP, T>;
+  for (int64_t o = global_index(); o < g.nout; o += grid_step()) {
+    const char* base = in + kept_offset(o, g);
+    typename P::Acc acc = P::identity();
+    for (int64_t r = 0; r < g.rsize; ++r)
+      acc = P::combine(acc, P::load(*reinterpret_cast<const T*>(base + red_offset(r, g)), r));
+    out[o] = P::finish(acc, g.rsize);
+  }
+}
+
+template <int OP, class T>
+__device__ typename Policy<OP, T>::Acc block_reduce(typename Policy<OP, T>::Acc acc) {
+  using P = Policy<OP, T>;
+  using Acc = typename P::Acc;
+  __shared__ Acc sm[kThreads];
+  sm[threadIdx.x] = acc;
+  __syncthreads();
+  for (int w = kThreads / 2; w > 0; w >>= 1) {
+    if (static_cast<int>(threadIdx.x) < w) sm[threadIdx.x] = P::combine(sm[threadIdx.x], sm[threadIdx.x + w]);
+    __syncthreads();
+  }
+  return sm[0];
+}
+
+/// The chunk of the reduced range each of `splits` blocks reduces: ceil(rsize / splits)
+/// rounded up to a multiple of kChunkAlign.
+__host__ __device__ inline int64_t chunk_of(int64_t rsize, int64_t splits) {
+  const int64_t c = (rsize + splits - 1) / splits;
+  return (c + kChunkAlign - 1) / kChunkAlign * kChunkAlign;
+}
+
+// Block b reduces output b / splits over chunk b % splits of the reduced range. `dense`: one
+// reduced axis of unit element stride, read 16 bytes at a time (four loads in flight).
+template <int OP, class T>
+__global__ void reduce_blocks(const char* __restrict__ in, typename Policy<OP, T>::Out* __restrict__ out,
+                              typename Policy<OP, T>::Acc* __restrict__ partial, ReduceGeometry g, int64_t splits,
+                              bool dense) {
+  using P = Policy<OP, T>;
+  using Acc = typename P::Acc;
+  const int64_t o = blockIdx.x / splits, s = blockIdx.x % splits;
+  const int64_t chunk = chunk_of(g.rsize, splits);
+  const int64_t lo = s * chunk < g.rsize ? s * chunk : g.rsize, hi = lo + chunk < g.rsize ? lo + chunk : g.rsize;
+  const char* base = in + kept_offset(o, g);
+  const int64_t bd = blockDim.x;
+  Acc acc = P::identity();
+  constexpr int V = sizeof(T) >= 16 ? 1 : static_cast<int>(16 / sizeof(T));
+  if (dense && V > 1) {
+    const T* p = reinterpret_cast<const T*>(base);
+    // Aligned middle part [vlo, vhi) read as 16-byte vectors.
+    int64_t vlo = lo;
+    while (vlo < hi && (reinterpret_cast<uintptr_t>(p + vlo) & 15) != 0) ++vlo;
+    const int64_t nv = (hi - vlo) / V, vhi = vlo + nv * V;
+    for (int64_t r = lo + threadIdx.x; r < vlo; r += bd) acc = P::combine(acc, P::load(p[r], r));
+    const Vec<T, V>* pv = reinterpret_cast<const Vec<T, V>*>(p + vlo);
+    int64_t k = threadIdx.x;
+    for (; k + 3 * bd < nv; k += 4 * bd) {
+      Vec<T, V> v[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) v[u] = pv[k + u * bd];
+#pragma unroll
+      for (int u = 0; u < 4; ++u)
+#pragma unroll
+        for (int j = 0; j < V; ++j) acc = P::combine(acc, P::load(v[u].v[j], vlo + (k + u * bd) * V + j));
+    }
+    for (; k < nv; k += bd) {
+      const Vec<T, V> v = pv[k];
+#pragma unroll
+      for (int j = 0; j < V; ++j) acc = P::combine(acc, P::load(v.v[j], vlo + k * V + j));
+    }
+    for (int64_t r = vhi + threadIdx.x; r < hi; r += bd) acc = P::combine(acc, P::load(p[r], r));
+  } else {
+    for (int64_t r = lo + threadIdx.x; r < hi; r += bd)
+      acc = P::combine(acc, P::load(*reinterpret_cast<const T*>(base + red_offset(r, g)), r));
+  }
+  acc = block_reduce<OP, T>(acc);
+  if (threadIdx.x == 0) {
+    if (splits == 1) out[o] = P::finish(acc, g.rsize);
+    else partial[blockIdx.x] = acc;
+  }
+}
+
+// The second pass: block o combines the `splits` partial accumulators of output o.
+template <int OP, class T>
+__global__ void reduce_finish(const typename Policy<OP, T>::Acc* __restrict__ partial,
+                              typename Policy<OP, T>::Out* __restrict__ out, int64_t nout, int64_t splits, int64_t rsize) {
+  using P = Policy<OP, T>;
+  const int64_t o = blockIdx.x;
+  typename P::Acc acc = P::identity();
+  for (int64_t s = threadIdx.x; s < splits; s += blockDim.x) acc = P::combine(acc, partial[o * splits + s]);
+  acc = block_reduce<OP, T>(acc);
+  if (threadIdx.x == 0 && o < nout) out[o] = P::finish(acc, rsize);
+}
+
+template <int OP, class T>
+int launch(const char* in, void* out0, const ReduceGeometry& g, int64_t splits, void* ws, cudaStream_t st) {
+  using P = Policy<OP, T>;
+  auto* out = static_cast<typename P::Out*>(out0);
+  if (splits == 0) {
+    reduce_per_thread<OP, T><<<grid_for(g.nout), kThreads, 0, st>>>(in, out, g);
+  } else {
+    const bool dense = g.nred == 1 && g.red_strides[0] == static_cast<int64_t>(sizeof(T));
+    auto* partial = static_cast<typename P::Acc*>(ws);
+    reduce_blocks<OP, T><<<static_cast<unsigned>(g.nout * splits), kThreads, 0, st>>>(in, out, partial, g, splits, dense);
+    if (splits > 1)
+      reduce_finish<OP, T><<<static_cast<unsigned>(g.nout), kThreads, 0, st>>>(partial, out, g.nout, splits, g.rsize);
+  }
+  return static_cast<int>(cudaGetLastError());
+}
+
+template <class T>
+int by_op(int op, const char* in, void* out, const ReduceGeometry& g, int64_t splits, void* ws, cudaStream_t st) {
+  switch (op) {
+    case RSum: return launch<RSum, T>(in, out, g, splits, ws, st);
+    case RMean: return launch<RMean, T>(in, out, g, splits, ws, st);
+    case RMax: return launch<RMax, T>(in, out, g, splits, ws, st);
+    case RMin: return launch<RMin, T>(in, out, g, splits, ws, st);
+    case RProd: return launch<RProd, T>(in, out, g, splits, ws, st);
+    case RArgMax: return launch<RArgMax, T>(in, out, g, splits, ws, st);
+    case RArgMin: return launch<RArgMin, T>(in, out, g, splits, ws, st);
+    case RAll: return launch<RAll, T>(in, out, g, splits, ws, st);
+    case RAny: return launch<RAny, T>(in, out, g, splits, ws, st);
+    default: return static_cast<int>(cudaErrorInvalidValue);
+  }
+}
+
+template <class T>
+int64_t acc_bytes(int op) {
+  switch (op) {
+    case RMax: case RMin: case RArgMax: case RArgMin: return sizeof(typename Policy<RArgMax, T>::Acc);
+    case RAll: case RAny: return sizeof(bool);
+    default: return sizeof(typename Policy<RSum, T>::Acc);
+  }
+}
+
+}  // namespace red
+
+#define UMA_RED_DEFINE_GROUP(G, LIST)                                                                       \
+  int reduce_##G(int op, int dtype, const char* in, void* out, const ReduceGeometry& g, int64_t splits, void* ws, \
+                 cudaStream_t st) {                                                                         \
+    switch (dtype) {                                                                                        \
+      LIST(UMA_RED_CASE)                                                                                    \
+      default: return static_cast<int>(cudaErrorInvalidValue);                                              \
+    }                                                                                                       \
+  }
+#define UMA_RED_CASE(CODE, T) case CODE: return red::by_op<T>(op, in, out, g, splits, ws, st);
+
+}  // namespace uma::kernels::cuda_launch
