@@ -489,6 +489,30 @@ def test_shared_static_shape_makes_axes_broadcastable():
         g(np.ones((2, 3)))
 
 
+@pytest.mark.parametrize("backend", ["cpu", "numpy", "reference"])
+def test_update_keeps_the_static_shape(backend):
+    # An update expression of unknown length must not change a shared variable's declared
+    # shape: the call raises ValueError and writes no update (not even the valid one).
+    xs = uma.shared(np.ones(3), "xs", shape=(3,))
+    other = uma.shared(np.zeros(2), "other")
+    v = sym.vector("v")
+    f = uma.function([v], [], updates={other: other + 1, xs: v}, backend=backend)
+    f(np.arange(3.0))
+    np.testing.assert_array_equal(xs.get_value(), np.arange(3.0))
+    with pytest.raises(ValueError, match=r"xs.*shape \(5,\).*static shape"):
+        f(np.arange(5.0))
+    np.testing.assert_array_equal(xs.get_value(), np.arange(3.0))
+    np.testing.assert_array_equal(other.get_value(), np.ones(2))
+    # a length-1 declared axis keeps broadcasting correctly afterwards
+    b = uma.shared(np.ones(1), "b", shape=(1,))
+    g = uma.function([v], [], updates={b: v}, backend=backend)
+    with pytest.raises(ValueError, match="static shape"):
+        g(np.arange(5.0))
+    grad = uma.function([v], uma.grad(uma.sum(v * b), b), backend=backend)
+    np.testing.assert_array_equal(np.asarray(grad(np.arange(1.0, 6.0))), [15.0])
+    assert b.get_value().shape == (1,)
+
+
 @pytest.mark.parametrize("value,ok", [
     (np.array([1, 2], np.int32), True),      # int32 -> float64: safe
     (np.array([1, 2], np.float32), True),

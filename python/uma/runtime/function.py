@@ -182,11 +182,18 @@ class Function:
         self._read_only_locks = [c.lock for c in ordered if id(c) not in written]
         self._write_locks = [c.lock for c in ordered if id(c) in written]
         self._shapes_ok = set()
+        # Updates whose shape the graph cannot prove: the target's static shape fixes an axis
+        # that the update expression leaves open (None). Checked at run time, before any update
+        # is written, so a wrong shape raises and changes nothing.
+        self._update_checks = [
+            (n_out + k, t.type.shape, _label(t)) for k, (t, v) in enumerate(upd)
+            if any(b is not None and a is None for a, b in zip(v.type.shape, t.type.shape))]
         compiled = fgraph.clone()
         compiled.mode = self.mode
         self._thunk = linker.compile(compiled)
         self._general_calls = 0
-        self._fast = self._make_fast_path()
+        # The C++ path writes updates without the run-time shape checks above.
+        self._fast = None if self._update_checks else self._make_fast_path()
 
     def _make_fast_path(self):
         """The C++ call path (``uma._core.Function``) for a ``cpu`` function compiled to one
@@ -289,6 +296,12 @@ class Function:
                 self._check_shapes(values)
                 outs = self._thunk(values)
                 # Every output is computed: now write all updates at once (they read old values).
+                for oi, shape, label in self._update_checks:
+                    got = tuple(outs[oi].shape)
+                    if len(got) != len(shape) or any(b is not None and a != b for a, b in zip(got, shape)):
+                        raise ValueError(f"function: the update of shared variable {label} has shape {got}, "
+                                         f"but the variable's static shape is {_fmt_shape(shape)}; "
+                                         f"no shared variable was changed")
                 if self._writes:
                     if self.update_policy == "eager":
                         hosts = [c.host_copy_of(linker, outs[oi]) for c, oi in self._writes]
