@@ -138,6 +138,9 @@ Array reduce(ReduceOp op, const Array& a, const std::optional<std::vector<int64_
               op == ReduceOp::Max ? "maximum" : "minimum", " which has no identity");
     UMA_CHECK(!arg, Value, name, ": attempt to get ", name, " of an empty sequence");
   }
+  if (op == ReduceOp::Mean && (is_integer(a.dtype()) || a.dtype() == DType::Bool))
+    // numpy.mean (dtype=None) accumulates integers in float64; an int64 sum would wrap
+    return reduce(op, astype(a, DType::Float64), axes, keepdims);
   const DType rt = reduce_result_dtype(op, a.dtype());
   UMA_CHECK(a.device().is_cpu() || kernels::cuda::supports(op, a.dtype()), Type, name, ": no ", a.device().str(),
             " kernel for dtype ", dtype_name(a.dtype()), "; move the array to the host with .to_device('cpu')");

@@ -402,6 +402,22 @@ def test_reduction_dtype_keyword(op, dtype, axis):
             np.testing.assert_allclose(out, want, rtol=1e-6)
 
 
+@pytest.mark.parametrize("backend", ["eager", "cpu", "numpy", "reference"])
+def test_integer_mean_accumulates_in_float64(backend):
+    """numpy.mean of integers accumulates in float64: large values do not wrap."""
+    cases = [np.array([2**63 + 5, 2**63 + 7], np.uint64), np.array([2**62, 2**62, 2**62], np.int64),
+             np.array([[127, 127], [127, 1]], np.int8), np.array([True, False, True])]
+    for x in cases:
+        want = np.mean(x, axis=0)
+        if backend == "eager":
+            got = np.asarray(uma.mean(uma.asarray(x), axis=0))
+        else:
+            v = uma.sym.tensor("x", dtype=str(x.dtype), ndim=x.ndim)
+            got = np.asarray(uma.function([v], uma.sym.mean(v, axis=0), backend=backend)(x))
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-15)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_reduction_nan_propagates(dtype):
     x = np.array([[1.0, np.nan, 3.0], [4.0, 5.0, 6.0]], dtype=dtype)

@@ -1275,7 +1275,8 @@ def _reduce(name, a, axis, keepdims):
 
 def _reduce_in(name, a, axis, keepdims, dtype):
     """``name`` computed in ``dtype`` with a ``dtype`` result (NumPy's and the Array API's
-    ``dtype=`` of sum/prod/mean): the input converted to ``dtype`` first, the result after."""
+    ``dtype=`` of sum/prod/mean): the input converted to ``dtype`` first, the result after
+    (float16/bfloat16 accumulate in float32, as every uma reduction of them does)."""
     if dtype is None:
         return _reduce(name, a, axis, keepdims)
     a = as_variable(a)
