@@ -418,6 +418,23 @@ def test_integer_mean_accumulates_in_float64(backend):
         np.testing.assert_allclose(got, want, rtol=1e-15)
 
 
+@pytest.mark.parametrize("backend", ["eager", "cpu", "numpy", "reference"])
+def test_cumulative_ops_take_the_first_element_as_it_is(backend):
+    """cumprod/cumsum start from the first element itself, as numpy.multiply.accumulate does:
+    no 1 * (1+infj) = nan+infj, no 0 + -0.0 = +0.0."""
+    cases = [("cumprod", np.array([complex(1, np.inf), 1, 2])), ("cumprod", np.array([complex(np.inf, 0), 1j])),
+             ("cumsum", np.array([-0.0, -0.0])), ("cumsum", np.array([complex(-0.0, -0.0), 1]))]
+    for name, x in cases:
+        want = getattr(np, name)(x)
+        if backend == "eager":
+            got = np.asarray(getattr(uma, name)(uma.asarray(x)))
+        else:
+            v = uma.sym.vector("x", dtype=str(x.dtype))
+            got = np.asarray(uma.function([v], getattr(uma.sym, name)(v), backend=backend)(x))
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got.real), np.signbit(want.real))
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_reduction_nan_propagates(dtype):
     x = np.array([[1.0, np.nan, 3.0], [4.0, 5.0, 6.0]], dtype=dtype)

@@ -144,10 +144,12 @@ void cumulate_typed(const Array& a, int64_t axis, const Array& out) {
       ao += i * astr[d];
       oo += i * ostr[d];
     }
-    Acc acc = PROD ? Acc(1) : Acc(0);
+    // The first element is taken as it is, as NumPy's accumulate does (1 * (1+infj) would be
+    // nan+infj, 0 + -0.0 would be +0.0).
+    Acc acc{};
     for (int64_t k = 0; k < len; ++k) {
       const Acc v = static_cast<Acc>(convert<red::V_t<T>>(src[ao + k * as]));
-      acc = PROD ? red::wrap_mul(acc, v) : red::wrap_add(acc, v);
+      acc = k == 0 ? v : PROD ? red::wrap_mul(acc, v) : red::wrap_add(acc, v);
       dst[oo + k * os] = convert<D>(acc);
     }
   }

@@ -29,7 +29,9 @@ __global__ void scan_kernel(const char* __restrict__ in, typename red::Policy<OP
     }
     typename P::Acc acc = P::identity();
     for (int64_t k = 0; k < g.len; ++k) {
-      acc = P::combine(acc, P::load(*reinterpret_cast<const T*>(in + ia + k * g.in_axis_stride), k));
+      // the first element as it is (NumPy's accumulate: no 1 * x or 0 + x)
+      const auto v = P::load(*reinterpret_cast<const T*>(in + ia + k * g.in_axis_stride), k);
+      acc = k == 0 ? v : P::combine(acc, v);
       out[oa + k * g.out_axis_stride] = red::to_out<typename P::Out>(acc);
     }
   }
