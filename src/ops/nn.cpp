@@ -160,6 +160,7 @@ void check_labels(const char* op, const Array& labels0, int64_t nclasses) {
   UMA_CHECK(is_integer(labels0.dtype()), Type, op, ": labels must have an integer dtype, got ",
             dtype_name(labels0.dtype()));
   UMA_CHECK(labels0.ndim() == 1, Value, op, ": labels must be 1-d, got shape ", shape_str(labels0.shape()));
+  UMA_CHECK(nclasses >= 0, Value, op, ": the number of classes must be >= 0, got ", nclasses);
   const Array y = labels0.dtype() == DType::Int64 ? contiguous(labels0) : astype(labels0, DType::Int64);
   if (y.device().is_cpu()) check_host_labels(op, y.data_as<int64_t>(), y.shape()[0], nclasses);
   else kernels::cuda::check_labels(op, y, nclasses);

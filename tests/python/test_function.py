@@ -622,3 +622,5 @@ def test_check_labels():
         uma._core._check_labels(np.array([0.0]), 4)
     with pytest.raises(ValueError, match="1-d"):
         uma._core._check_labels(np.zeros((2, 2), np.int64), 4)
+    with pytest.raises(ValueError, match="number of classes must be >= 0, got -1"):
+        uma._core._check_labels(np.array([0]), -1)

@@ -394,7 +394,8 @@ def test_reduction_dtype_keyword(op, dtype, axis):
     method = getattr(uma.asarray(x), op)(axis=axis, dtype=dtype)
     v = uma.sym.matrix("x", dtype="int8")
     f = uma.function([v], getattr(uma.sym, op)(v, axis=axis, dtype=dtype))
-    for out in (np.asarray(got), np.asarray(method), f(x)):
+    g = uma.function([v], getattr(v, op)(axis=axis, dtype=dtype))  # the Variable method
+    for out in (np.asarray(got), np.asarray(method), f(x), g(x)):
         assert out.dtype == want.dtype
         if np.dtype(dtype).kind == "f" and dtype == "float16":
             np.testing.assert_allclose(out.astype(np.float64), want.astype(np.float64), rtol=2e-3)

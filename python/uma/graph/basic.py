@@ -166,11 +166,11 @@ class Variable:
     def astype(self, dtype):
         return _ops.astype(self, dtype)
 
-    def sum(self, axis=None, keepdims=False): return _ops.sum(self, axis=axis, keepdims=keepdims)
-    def mean(self, axis=None, keepdims=False): return _ops.mean(self, axis=axis, keepdims=keepdims)
+    def sum(self, axis=None, keepdims=False, *, dtype=None): return _ops.sum(self, axis=axis, keepdims=keepdims, dtype=dtype)
+    def mean(self, axis=None, keepdims=False, *, dtype=None): return _ops.mean(self, axis=axis, keepdims=keepdims, dtype=dtype)
     def max(self, axis=None, keepdims=False): return _ops.max(self, axis=axis, keepdims=keepdims)
     def min(self, axis=None, keepdims=False): return _ops.min(self, axis=axis, keepdims=keepdims)
-    def prod(self, axis=None, keepdims=False): return _ops.prod(self, axis=axis, keepdims=keepdims)
+    def prod(self, axis=None, keepdims=False, *, dtype=None): return _ops.prod(self, axis=axis, keepdims=keepdims, dtype=dtype)
     def all(self, axis=None, keepdims=False): return _ops.all(self, axis=axis, keepdims=keepdims)
     def any(self, axis=None, keepdims=False): return _ops.any(self, axis=axis, keepdims=keepdims)
     def argmax(self, axis=None, keepdims=False): return _ops.argmax(self, axis=axis, keepdims=keepdims)
