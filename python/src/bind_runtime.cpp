@@ -122,11 +122,21 @@ PyTypeObject* ndarray_type() {
   return reinterpret_cast<PyTypeObject*>(t.ptr());
 }
 
+// NumPy inputs of at most this many bytes are copied into pooled memory at the call instead
+// of adopted: cheaper than an adoption for small arrays, and nothing to release later.
+constexpr std::size_t kCopyInputBytes = 1024;
+
 Array call_argument(const PyFunction& f, std::size_t k, nb::handle h) {
   if (nb::isinstance<Array>(h)) {
     const Array& a = nb::cast<const Array&>(h);
     if (f.fn.accepts(k, a)) return a;
   } else if (Py_TYPE(h.ptr()) == ndarray_type()) {
+    // The declared dtype and ndim: read from NumPy's struct fields (no Python call); other
+    // arrays (a cast, a byte-swapped or exotic dtype) go through asarray and the filter.
+    const runtime::InputSpec& spec = f.fn.input_specs()[k];
+    if (auto a = import_ndarray_input(h, spec.dtype, spec.shape.size(), kCopyInputBytes, "function")) {
+      if (f.fn.accepts(k, *a)) return std::move(*a);
+    }
     // Zero-copy import (the rules of uma.asarray); anything unusual goes to the filter.
     std::optional<Array> a;
     try {
@@ -250,6 +260,11 @@ void bind_runtime(nb::module_& m) {
         std::vector<Array> in;
         in.reserve(n + f.fn.shared().size());
         for (std::size_t k = 0; k < n; ++k) in.push_back(call_argument(f, k, args[k]));
+        // Adopted inputs (NumPy memory) are released here, with the GIL held, not inside the
+        // call, whose last use of an input would otherwise take the GIL to drop its owner.
+        std::vector<Array> keep;
+        for (const Array& a : in)
+          if (a.is_adopted()) keep.push_back(a);
         std::vector<Array> out;
         bool ok;
         {

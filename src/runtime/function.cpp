@@ -133,7 +133,8 @@ std::vector<Array> Function::operator()(std::vector<Array> inputs) const {
 }
 
 void Function::check_shapes(const std::vector<Array>& values) const {
-  std::vector<int64_t> key;
+  thread_local std::vector<int64_t> key;  // reused: a call allocates nothing here
+  key.clear();
   for (const Array& v : values) {
     key.push_back(v.ndim());
     key.insert(key.end(), v.shape().begin(), v.shape().end());
@@ -143,10 +144,11 @@ void Function::check_shapes(const std::vector<Array>& values) const {
     for (const auto& k : shapes_ok_)
       if (k == key) return;
   }
+  std::vector<int64_t> mine = key;  // the check may run Python, which may call a function
   shape_check_(values);
   std::lock_guard<std::mutex> g(shapes_mu_);
   if (shapes_ok_.size() >= 64) shapes_ok_.clear();
-  shapes_ok_.push_back(std::move(key));
+  shapes_ok_.push_back(std::move(mine));
 }
 
 bool Function::try_call(std::vector<Array>& values, std::vector<Array>& outputs) const {
