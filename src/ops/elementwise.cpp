@@ -239,8 +239,17 @@ Array binary_small(BinaryOp op, const Array& a, const Array& b) {
   if (a.size() != 1 || b.size() != 1 || b.dtype() != t || !a.defined() || !b.defined() || !a.device().is_cpu() ||
       !b.device().is_cpu())
     return Array();
-  const auto [ct, rt] = binary_types(op, t, t);
-  if (ct != t || rt != (is_comparison(op) || is_logical(op) ? DType::Bool : t)) return Array();
+  // The arithmetic ops on the kernel dtypes keep the dtype (binary_types' answer, without
+  // its promotion and checks: a small step's fixed cost matters); others ask binary_types.
+  const bool keeps = (t == DType::Float64 || t == DType::Float32 || t == DType::Int64 || t == DType::Int32) &&
+                     (op == BinaryOp::Add || op == BinaryOp::Subtract || op == BinaryOp::Multiply ||
+                      op == BinaryOp::Maximum || op == BinaryOp::Minimum);
+  DType rt = t;
+  if (!keeps) {
+    const BinaryTypes bt = binary_types(op, t, t);
+    rt = bt.result;
+    if (bt.compute != t || rt != (is_comparison(op) || is_logical(op) ? DType::Bool : t)) return Array();
+  }
   if (op == BinaryOp::Power && dtype_kind(t) == 'i') return Array();
   Array out = Array::empty(a.ndim() >= b.ndim() ? a.shape() : b.shape(), rt);
   kernels::cpu::binary_one(op, t, a.data(), b.data(), out.data());

@@ -132,8 +132,16 @@ std::vector<Array> Function::operator()(std::vector<Array> inputs) const {
   return out;
 }
 
+namespace {
+// The calling thread's shape key buffer (found once per call, see Program::run_into).
+[[gnu::noinline]] std::vector<int64_t>& shape_key() {
+  thread_local std::vector<int64_t> key;
+  return key;
+}
+}  // namespace
+
 void Function::check_shapes(const std::vector<Array>& values) const {
-  thread_local std::vector<int64_t> key;  // reused: a call allocates nothing here
+  std::vector<int64_t>& key = shape_key();  // reused: a call allocates nothing here
   key.clear();
   for (const Array& v : values) {
     key.push_back(v.ndim());

@@ -237,6 +237,12 @@ struct Scratch {
   std::vector<Array> slots, args;
   std::size_t n = 0;
 };
+// The calling thread's scratch, found once per run (a thread_local in a shared library costs
+// a __tls_get_addr call per access otherwise).
+[[gnu::noinline]] Scratch& thread_scratch() {
+  thread_local Scratch scratch;
+  return scratch;
+}
 struct ScratchGuard {
   Scratch& s;
   ~ScratchGuard() {
@@ -248,7 +254,7 @@ struct ScratchGuard {
 
 void Program::run_into(std::vector<Array>& inputs, std::vector<Array>& out) const {
   UMA_CHECK(inputs.size() == inputs_.size(), Type, "Program expects ", inputs_.size(), " inputs, got ", inputs.size());
-  thread_local Scratch scratch;
+  Scratch& scratch = thread_scratch();
   if (scratch.slots.size() < static_cast<std::size_t>(nslots_)) scratch.slots.resize(nslots_);
   scratch.n = static_cast<std::size_t>(nslots_);
   ScratchGuard guard{scratch};

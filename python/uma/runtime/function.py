@@ -2,9 +2,12 @@
 
 Two call paths with one semantics. A ``cpu`` function compiled to a single Program gets a C++
 call path (``uma._core.Function``, include/uma/runtime/function.h): one C++ call filters the
-arguments (``uma.Array`` and ``numpy.ndarray`` of the declared type as they are; anything
-else through :func:`~uma.runtime.filters.filter_host`), locks the shared variables, reads
-their host copies, runs the Program with the GIL released and writes the updates.
+arguments (``uma.Array`` of the declared type as it is; a ``numpy.ndarray`` of the declared
+dtype and ndim read from NumPy's struct fields, copied when it holds at most 1 KiB and shared
+under the copy rules otherwise; anything else through
+:func:`~uma.runtime.filters.filter_host`), locks the shared variables, reads their host copies,
+runs the Program with the GIL released and writes the updates. ``Function.__call__`` itself is
+written in C++ (``uma._core._function_call``), so such a call runs no Python frame.
 When that path cannot run a call (keyword arguments, the wrong number of arguments, a shared
 variable whose host copy is stale because another backend wrote it last) it hands the call
 back untouched, and the general Python path below runs it (and brings the host copies up to
@@ -359,6 +362,19 @@ class Function:
             "single": self._single, "backend": backend, "update_policy": self.update_policy,
             "allow_input_downcast": self.allow_input_downcast, "mode": self.mode,
         }
+
+
+def _install_native_call():
+    """``Function.__call__`` in C++ (``uma._core._function_call``, python/src/bind_runtime.cpp):
+    the same logic as the Python method, without its frame (a call on the C++ path runs no
+    Python code). Kept in Python when the extension lacks it."""
+    from .. import _core
+    native = getattr(_core, "_function_call", None)
+    if native is not None:
+        Function.__call__ = native
+
+
+_install_native_call()
 
 
 def _check_shapes(fgraph, shapes_ok, values):
