@@ -6,8 +6,12 @@ arguments (``uma.Array`` of the declared type as it is; a ``numpy.ndarray`` of t
 dtype and ndim read from NumPy's struct fields, copied when it holds at most 1 KiB and shared
 under the copy rules otherwise; anything else through
 :func:`~uma.runtime.filters.filter_host`), locks the shared variables, reads their host copies,
-runs the Program with the GIL released and writes the updates. ``Function.__call__`` itself is
-written in C++ (``uma._core._function_call``), so such a call runs no Python frame.
+runs the Program and writes the updates. The GIL is released while it computes, except for a
+call whose inputs and shared values hold at most 4096 elements: that one keeps the GIL (cheaper
+than handing it over) and runs only if every lock it needs is free at once, so it never waits
+for a lock while holding the GIL (otherwise it releases the GIL and waits).
+``Function.__call__`` itself is written in C++ (``uma._core._function_call``), so such a call
+runs no Python frame.
 When that path cannot run a call (keyword arguments, the wrong number of arguments, a shared
 variable whose host copy is stale because another backend wrote it last) it hands the call
 back untouched, and the general Python path below runs it (and brings the host copies up to
@@ -18,7 +22,7 @@ Thread safety: a call locks the containers of the shared variables it reads or w
 re-entrant lock per container, taken in the containers' creation order, so two calls can never
 wait for each other in a cycle), reads their values, then releases the containers it only
 reads; the containers it writes stay locked while it computes (the GIL is released inside a
-``cpu`` Program) until its updates are written. Calls touching the same variables therefore
+``cpu`` Program, small calls aside: see above) until its updates are written. Calls touching the same variables therefore
 behave as if run one after the other in some order (two-phase locking); calls on disjoint
 variables run in parallel. ``get_value``/``set_value`` take the same locks.
 """
