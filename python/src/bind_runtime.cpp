@@ -129,7 +129,11 @@ constexpr std::size_t kCopyInputBytes = 1024;
 constexpr int64_t kHoldGilElements = 4096;
 
 Array call_argument(const PyFunction& f, std::size_t k, nb::handle h) {
-  if (nb::isinstance<Array>(h)) {
+  static PyTypeObject* const array_type = reinterpret_cast<PyTypeObject*>(nb::type<Array>().ptr());
+  if (Py_TYPE(h.ptr()) == array_type && nb::inst_ready(h)) {  // no type-map lookup for the common case
+    const Array& a = *nb::inst_ptr<Array>(h);
+    if (f.fn.accepts(k, a)) return a;
+  } else if (nb::isinstance<Array>(h)) {
     const Array& a = nb::cast<const Array&>(h);
     if (f.fn.accepts(k, a)) return a;
   } else if (Py_TYPE(h.ptr()) == ndarray_type()) {
