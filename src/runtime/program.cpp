@@ -246,7 +246,8 @@ struct Scratch {
 struct ScratchGuard {
   Scratch& s;
   ~ScratchGuard() {
-    for (std::size_t i = 0; i < s.n; ++i) s.slots[i] = Array();
+    for (std::size_t i = 0; i < s.n; ++i)
+      if (s.slots[i].defined()) s.slots[i] = Array();  // most were released or moved out already
     s.args.clear();
   }
 };
