@@ -5,7 +5,9 @@
 // interpreter is finalizing (the process is ending; touching Python then would crash).
 #include <nanobind/stl/pair.h>
 
+#include <bit>
 #include <climits>
+#include <cstring>
 
 #include "common.h"
 #include "uma/error.h"
@@ -68,6 +70,100 @@ bool is_ndarray(nb::handle h) {
     g_ndarray_type = np.attr("ndarray");
   }
   return PyObject_TypeCheck(h.ptr(), reinterpret_cast<PyTypeObject*>(g_ndarray_type.ptr()));
+}
+
+// Note [NumPy struct fields]: a numpy.ndarray and its dtype begin with fields whose layout is
+// part of NumPy's C ABI (every compiled extension reads them through NumPy's macros; unchanged
+// from NumPy 1.x to 2.x; pybind11 reads them the same way, without NumPy's headers). Reading
+// them directly describes an ndarray without a Python call (the buffer protocol builds a
+// format string per request). Only exact ndarrays of the builtin numeric dtypes are read, and
+// only after a check against NumPy's own __array_interface__ on the first use (a NumPy whose
+// layout differed would simply not take this path).
+struct NdArrayFields {
+  PyObject_HEAD
+  char* data;
+  int nd;
+  Py_intptr_t* dimensions;
+  Py_intptr_t* strides;
+  PyObject* base;
+  PyObject* descr;
+  int flags;
+};
+struct NdDescrFields {
+  PyObject_HEAD
+  PyTypeObject* typeobj;
+  char kind;
+  char type;
+  char byteorder;
+  char flags;
+  int type_num;
+};
+constexpr int kNpyWriteable = 0x0400;
+
+// NumPy's type numbers (stable since NumPy 1.0) of the dtypes uma has.
+std::optional<DType> dtype_of_type_num(int n) {
+  switch (n) {
+    case 0: return DType::Bool;
+    case 1: return DType::Int8;
+    case 2: return DType::UInt8;
+    case 3: return DType::Int16;
+    case 4: return DType::UInt16;
+    case 5: return sizeof(int) == 4 ? std::optional<DType>(DType::Int32) : std::nullopt;
+    case 6: return sizeof(int) == 4 ? std::optional<DType>(DType::UInt32) : std::nullopt;
+    case 7: return sizeof(long) == 8 ? DType::Int64 : DType::Int32;
+    case 8: return sizeof(long) == 8 ? DType::UInt64 : DType::UInt32;
+    case 9: return sizeof(long long) == 8 ? std::optional<DType>(DType::Int64) : std::nullopt;
+    case 10: return sizeof(long long) == 8 ? std::optional<DType>(DType::UInt64) : std::nullopt;
+    case 11: return DType::Float32;
+    case 12: return DType::Float64;
+    case 14: return DType::Complex64;
+    case 15: return DType::Complex128;
+    case 23: return DType::Float16;
+    default: return std::nullopt;
+  }
+}
+
+// The fields of an exact ndarray, or nullptr (another type, or a dtype not read here).
+const NdArrayFields* nd_fields(nb::handle h, DType* dtype) {
+  if (!g_ndarray_type.is_valid()) is_ndarray(h);
+  if (Py_TYPE(h.ptr()) != reinterpret_cast<PyTypeObject*>(g_ndarray_type.ptr())) return nullptr;
+  const auto* a = reinterpret_cast<const NdArrayFields*>(h.ptr());
+  const auto* d = reinterpret_cast<const NdDescrFields*>(a->descr);
+  if (d == nullptr) return nullptr;
+  constexpr char native = std::endian::native == std::endian::little ? '<' : '>';
+  if (d->byteorder != '=' && d->byteorder != '|' && d->byteorder != native) return nullptr;
+  auto t = dtype_of_type_num(d->type_num);
+  if (!t) return nullptr;
+  *dtype = *t;
+  return a;
+}
+
+// 1: the struct fields agree with NumPy's __array_interface__ for a probe array; 0: they do
+// not (or the check failed): the fast path is off. Checked once, with the GIL held.
+int g_nd_fields_ok = -1;
+bool nd_fields_checked() {
+  if (g_nd_fields_ok >= 0) return g_nd_fields_ok == 1;
+  g_nd_fields_ok = 0;
+  try {
+    nb::module_ np = nb::module_::import_("numpy");
+    nb::object probe = np.attr("zeros")(nb::make_tuple(2, 3), nb::arg("dtype") = "float64")[nb::make_tuple(
+        nb::slice(nb::none(), nb::none(), nb::none()), nb::slice(nb::none(), nb::none(), nb::int_(2)))];
+    nb::object ro = np.attr("zeros")(nb::make_tuple(4), nb::arg("dtype") = "int32");
+    ro.attr("flags").attr("writeable") = false;
+    DType t1 = DType::Bool, t2 = DType::Bool;
+    const NdArrayFields* a = nd_fields(probe, &t1);
+    const NdArrayFields* b = nd_fields(ro, &t2);
+    nb::object iface = probe.attr("__array_interface__");
+    const auto addr = nb::cast<unsigned long long>(iface["data"][0]);
+    const bool ok = a && b && t1 == DType::Float64 && t2 == DType::Int32 && a->nd == 2 && a->dimensions[0] == 2 &&
+                    a->dimensions[1] == 2 && a->strides[0] == 24 && a->strides[1] == 16 &&
+                    reinterpret_cast<uintptr_t>(a->data) == addr && (a->flags & kNpyWriteable) &&
+                    b->nd == 1 && b->dimensions[0] == 4 && !(b->flags & kNpyWriteable);
+    g_nd_fields_ok = ok ? 1 : 0;
+  } catch (const nb::python_error&) {
+    g_nd_fields_ok = 0;
+  }
+  return g_nd_fields_ok == 1;
 }
 
 // Parses an __array_interface__ typestr ("<f4", "|b1", ">i8", "<c16") into a dtype
@@ -440,6 +536,43 @@ Array asarray(nb::handle obj, std::optional<DType> dtype, std::optional<Device> 
     return import_array_interface(arr, arr.attr("__array_interface__"), dtype, device, copy, api);
   }
   return import_sequence(obj, dtype, device, copy, api);
+}
+
+std::optional<Array> import_ndarray_input(nb::handle h, DType dtype, std::size_t ndim, std::size_t copy_bytes,
+                                         const char* api) {
+  DType t = DType::Bool;
+  const NdArrayFields* a = nd_fields(h, &t);
+  if (a == nullptr || t != dtype || static_cast<std::size_t>(a->nd) != ndim || !nd_fields_checked()) return std::nullopt;
+  ForeignLayout f;
+  f.ptr = a->data;
+  f.dtype = t;
+  f.shape.assign(a->dimensions, a->dimensions + a->nd);
+  f.byte_strides.assign(a->strides, a->strides + a->nd);
+  f.readonly = (a->flags & kNpyWriteable) == 0;
+  int64_t n = 1;
+  for (int64_t d : f.shape) n *= d;  // NumPy keeps sizes within intp
+  const std::size_t nbytes = static_cast<std::size_t>(n) * itemsize(t);
+  if (nbytes <= copy_bytes) {
+    // Small: a copy in pooled memory now (no adoption, nothing to release later).
+    const std::size_t isz = itemsize(t);
+    bool contiguous = t != DType::Bool && reinterpret_cast<uintptr_t>(f.ptr) % isz == 0;
+    int64_t expect = static_cast<int64_t>(isz);
+    for (std::size_t k = f.shape.size(); k-- > 0 && contiguous;) {
+      contiguous = f.shape[k] <= 1 || f.byte_strides[k] == expect;
+      expect *= f.shape[k];
+    }
+    if (contiguous) {
+      Array out = Array::empty(f.shape, t);
+      if (nbytes) std::memcpy(out.data(), f.ptr, nbytes);
+      return out;
+    }
+    return interop::import_foreign(f, [&]() -> DataPtr { UMA_FAIL(Runtime, api, ": unexpected adoption"); },
+                                   std::nullopt, std::nullopt, CopyMode::Always, api);
+  }
+  return interop::import_foreign(f, [&]() {
+    Py_INCREF(h.ptr());
+    return adopt(f.ptr, static_cast<std::size_t>(extent_bytes(f)), Device::cpu(), &release_pyobject, h.ptr());
+  }, std::nullopt, std::nullopt, CopyMode::IfNeeded, api);
 }
 
 namespace {

@@ -122,11 +122,27 @@ PyTypeObject* ndarray_type() {
   return reinterpret_cast<PyTypeObject*>(t.ptr());
 }
 
+// NumPy inputs of at most this many bytes are copied into pooled memory at the call instead
+// of adopted: cheaper than an adoption for small arrays, and nothing to release later.
+constexpr std::size_t kCopyInputBytes = 1024;
+// Calls whose inputs and shared values hold at most this many elements run with the GIL held.
+constexpr int64_t kHoldGilElements = 4096;
+
 Array call_argument(const PyFunction& f, std::size_t k, nb::handle h) {
-  if (nb::isinstance<Array>(h)) {
+  static PyTypeObject* const array_type = reinterpret_cast<PyTypeObject*>(nb::type<Array>().ptr());
+  if (Py_TYPE(h.ptr()) == array_type && nb::inst_ready(h)) {  // no type-map lookup for the common case
+    const Array& a = *nb::inst_ptr<Array>(h);
+    if (f.fn.accepts(k, a)) return a;
+  } else if (nb::isinstance<Array>(h)) {
     const Array& a = nb::cast<const Array&>(h);
     if (f.fn.accepts(k, a)) return a;
   } else if (Py_TYPE(h.ptr()) == ndarray_type()) {
+    // The declared dtype and ndim: read from NumPy's struct fields (no Python call); other
+    // arrays (a cast, a byte-swapped or exotic dtype) go through asarray and the filter.
+    const runtime::InputSpec& spec = f.fn.input_specs()[k];
+    if (auto a = import_ndarray_input(h, spec.dtype, spec.shape.size(), kCopyInputBytes, "function")) {
+      if (f.fn.accepts(k, *a)) return std::move(*a);
+    }
     // Zero-copy import (the rules of uma.asarray); anything unusual goes to the filter.
     std::optional<Array> a;
     try {
@@ -140,6 +156,55 @@ Array call_argument(const PyFunction& f, std::size_t k, nb::handle h) {
   UMA_CHECK(nb::isinstance<Array>(r), Type, "function: the input filter returned ", py_str(nb::type_name(r.type())),
             ", not a uma.Array");
   return nb::cast<Array>(r);
+}
+// One call on the C++ path: the outputs (one value or a list), or nullopt when this path cannot
+// run it (wrong arity, a stale host copy): the caller then takes the Python path.
+std::optional<nb::object> fast_call(PyFunction& f, nb::handle args) {
+  const std::size_t n = static_cast<std::size_t>(PyTuple_GET_SIZE(args.ptr()));
+  if (n != f.fn.num_inputs()) return std::nullopt;
+  std::vector<Array> in;
+  in.reserve(n + f.fn.shared().size());
+  for (std::size_t k = 0; k < n; ++k) in.push_back(call_argument(f, k, PyTuple_GET_ITEM(args.ptr(), k)));
+  // Adopted inputs (NumPy memory) are released here, with the GIL held, not inside the
+  // call, whose last use of an input would otherwise take the GIL to drop its owner.
+  std::vector<Array> keep;
+  for (const Array& a : in)
+    if (a.is_adopted()) keep.push_back(a);
+  std::vector<Array> out;
+  // A small call keeps the GIL (releasing and retaking it would cost more than the call): it
+  // runs only if every cell lock is free at once, so it never waits while holding the GIL.
+  // Otherwise the GIL is released and the call waits for its locks.
+  runtime::Function::Attempt r = f.fn.try_call_now(in, out, kHoldGilElements);
+  if (r == runtime::Function::Attempt::NotNow) {
+    nb::gil_scoped_release release;
+    r = f.fn.try_call(in, out) ? runtime::Function::Attempt::Done : runtime::Function::Attempt::Stale;
+  }
+  const bool ok = r == runtime::Function::Attempt::Done;
+  if (!ok) {
+    f.stale.fetch_add(1, std::memory_order_relaxed);
+    return std::nullopt;
+  }
+  f.calls.fetch_add(1, std::memory_order_relaxed);
+  if (f.single) return nb::cast(std::move(out[0]));
+  nb::list l;
+  for (Array& a : out) l.append(nb::cast(std::move(a)));
+  return nb::object(std::move(l));
+}
+
+// uma.Function.__call__ (python/uma/runtime/function.py) as a method written in C++, so that a
+// call on the C++ path runs no Python frame: positional arguments with a fast path (the
+// instance's `_fast`, a uma._core.Function) run here; keyword arguments, functions without a
+// fast path and calls handed back go to `Function._general_call(args, kwargs)`.
+nb::object function_call(nb::handle self, nb::args args, nb::kwargs kwargs) {
+  static PyObject* const fast_name = PyUnicode_InternFromString("_fast");  // leaked: outlives Python
+  if (PyDict_GET_SIZE(kwargs.ptr()) == 0) {
+    nb::object fast = nb::steal(PyObject_GetAttr(self.ptr(), fast_name));
+    if (!fast.is_valid()) throw nb::python_error();
+    if (!fast.is_none()) {
+      if (auto r = fast_call(nb::cast<PyFunction&>(fast), args)) return std::move(*r);
+    }
+  }
+  return self.attr("_general_call")(args, kwargs);
 }
 }  // namespace
 
@@ -245,33 +310,20 @@ void bind_runtime(nb::module_& m) {
       }, nb::arg("program"), nb::arg("specs"), nb::arg("cells"), nb::arg("updates"), nb::arg("n_outputs"),
          nb::arg("allow_input_downcast"), nb::arg("filter"), nb::arg("shape_check").none(), nb::arg("single"))
       .def("__call__", [](PyFunction& f, nb::tuple args, nb::handle stale) -> nb::object {
-        const std::size_t n = nb::len(args);
-        if (n != f.fn.num_inputs()) return nb::borrow(stale);
-        std::vector<Array> in;
-        in.reserve(n + f.fn.shared().size());
-        for (std::size_t k = 0; k < n; ++k) in.push_back(call_argument(f, k, args[k]));
-        std::vector<Array> out;
-        bool ok;
-        {
-          nb::gil_scoped_release release;
-          ok = f.fn.try_call(in, out);
-        }
-        if (!ok) {
-          f.stale.fetch_add(1, std::memory_order_relaxed);
-          return nb::borrow(stale);
-        }
-        f.calls.fetch_add(1, std::memory_order_relaxed);
-        if (f.single) return nb::cast(std::move(out[0]));
-        nb::list l;
-        for (Array& a : out) l.append(nb::cast(std::move(a)));
-        return l;
+        if (auto r = fast_call(f, args)) return std::move(*r);
+        return nb::borrow(stale);
       }, nb::arg("args"), nb::arg("stale"),
       "Calls with the tuple `args`: the outputs (one value, or a list), or `stale` when this path\n"
-      "cannot run the call. The GIL is released while it computes.")
+      "cannot run the call. The GIL is released while it computes (a call on at most 4096 elements\n"
+      "whose locks are all free keeps it).")
       .def_prop_ro("calls", [](const PyFunction& f) { return f.calls.load(); }, "Calls computed here.")
       .def_prop_ro("stale_calls", [](const PyFunction& f) { return f.stale.load(); },
                    "Calls handed back because a shared variable's host copy was stale.");
 
+  m.attr("_function_call") = nb::cpp_function(
+      &function_call, nb::is_method(), nb::name("__call__"),
+      "uma.Function.__call__ in C++ (python/uma/runtime/function.py): the C++ call path without a\n"
+      "Python frame; other calls go to Function._general_call(args, kwargs).");
   m.def("_program_ops", &runtime::op_names, "Names of the ops a Program can run.");
   m.def("_fusable", [](const std::string& name, nb::handle dtype) {
     DType t = *to_dtype(dtype);

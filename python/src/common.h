@@ -35,6 +35,13 @@ bool is_index_array(nb::handle h);
 /// uma.asarray(obj, dtype, device, copy) — the single import entry point.
 Array asarray(nb::handle obj, std::optional<DType> dtype, std::optional<Device> device, interop::CopyMode copy,
               const char* api);
+/// A function-call input: when `h` is exactly a numpy.ndarray of dtype `dtype` with `ndim`
+/// dimensions (read from NumPy's struct fields, Note [NumPy struct fields]), its value as a host
+/// array: copied into pooled memory when it holds at most `copy_bytes` bytes, otherwise imported
+/// under the copy rules (shared when possible, holding a reference to `h`; read-only sources
+/// give read-only arrays). nullopt for anything else (the caller takes the general path).
+std::optional<Array> import_ndarray_input(nb::handle h, DType dtype, std::size_t ndim, std::size_t copy_bytes,
+                                         const char* api);
 /// An operand of an op: uma arrays as they are, Python scalars as 0-d arrays of the dtype
 /// NEP 50 gives with `other`'s dtype (weak), anything else through asarray.
 Array operand(nb::handle h, const Array* other, const char* op);

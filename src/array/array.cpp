@@ -54,6 +54,11 @@ Array::Array(std::shared_ptr<Storage> storage, void* data, Shape shape, Strides 
 }
 
 Array Array::empty(const Shape& shape, DType dtype, Device device) {
+  if (shape.empty() && device.is_cpu()) {  // 0-d on the host: a small step's result, no shape work
+    auto st = std::make_shared<Storage>(host_allocator().allocate(uma::itemsize(dtype)));
+    void* p = st->data.get();
+    return Array(std::move(st), p, Shape{}, Strides{}, dtype, true);
+  }
   int64_t n = checked_size(shape);
   UMA_CHECK(n <= INT64_MAX / 16, Value, "array is too big: shape ", shape_str(shape));
   const std::size_t nbytes = static_cast<std::size_t>(n) * uma::itemsize(dtype);

@@ -31,6 +31,11 @@ void reduce(ReduceOp op, const Array& a, const std::vector<bool>& reduce_mask, c
 /// elements stay in cache). Inputs have out's dtype and broadcast to out's shape; the last
 /// register is written to `out`. Each op rounds exactly as the unfused kernel does.
 void fused(const std::vector<Array>& inputs, const std::vector<FusedInstr>& code, const Array& out);
+/// The chain on one element: `inputs[i]` points to input i's element (host memory, out's
+/// dtype), the result goes to `*out`. The same per-instruction routines as fused() (bitwise
+/// its value); no blocks, no allocation for chains of up to 64 registers. The small-operand
+/// fast path of ops::fused_elementwise.
+void fused_one(const void* const* inputs, int n_inputs, const std::vector<FusedInstr>& code, DType dtype, void* out);
 
 /// out[m, n] = a[m, k] @ b[k, n] for one matrix (2-D views), out C-contiguous.
 void gemm(const Array& a, const Array& b, const Array& out);

@@ -76,17 +76,27 @@ std::size_t CachingAllocator::size_class(std::size_t n) noexcept {
   return (n + kMiB - 1) / kMiB * kMiB;
 }
 
+std::vector<void*>& CachingAllocator::free_list(std::size_t cls) {
+  if (cls <= kMiB) return small_free_[std::countr_zero(cls) - 6];
+  return free_[cls];
+}
+
 DataPtr CachingAllocator::allocate(std::size_t nbytes) {
   const std::size_t cls = size_class(nbytes);
   UMA_CHECK(cls >= nbytes, Value, "allocation of ", nbytes, " bytes is too large");
   void* p = nullptr;
   {
     std::lock_guard<std::mutex> g(mu_);
-    auto it = free_.find(cls);
-    if (it != free_.end() && !it->second.empty()) {
+    std::vector<void*>* list = nullptr;
+    if (cls <= kMiB) {
+      list = &small_free_[std::countr_zero(cls) - 6];
+    } else if (auto it = free_.find(cls); it != free_.end()) {
+      list = &it->second;
+    }
+    if (list && !list->empty()) {
       // A cache hit (the common case of a loop's temporaries): one critical section.
-      p = it->second.back();
-      it->second.pop_back();
+      p = list->back();
+      list->pop_back();
       cached_ -= static_cast<int64_t>(cls);
       active_ += static_cast<int64_t>(cls);
       if (active_ > peak_) peak_ = active_;
@@ -120,7 +130,7 @@ void CachingAllocator::free_block(void* ptr, std::size_t cls) noexcept {
     trim_locked(cache_limit_ - cls);
   if (cached_ + static_cast<int64_t>(cls) <= static_cast<int64_t>(cache_limit_)) {
     try {
-      free_[cls].push_back(ptr);
+      free_list(cls).push_back(ptr);
       cached_ += static_cast<int64_t>(cls);
       return;
     } catch (...) {
@@ -131,6 +141,14 @@ void CachingAllocator::free_block(void* ptr, std::size_t cls) noexcept {
 }
 
 void CachingAllocator::trim_locked(std::size_t limit) noexcept {
+  for (int c = 0; c < kSmallClasses && cached_ > static_cast<int64_t>(limit); ++c) {
+    auto& v = small_free_[c];
+    while (!v.empty() && cached_ > static_cast<int64_t>(limit)) {
+      std::free(v.back());
+      v.pop_back();
+      cached_ -= static_cast<int64_t>(std::size_t(64) << c);
+    }
+  }
   for (auto it = free_.begin(); it != free_.end() && cached_ > static_cast<int64_t>(limit); ++it) {
     auto& v = it->second;
     while (!v.empty() && cached_ > static_cast<int64_t>(limit)) {

@@ -248,8 +248,17 @@ Array binary_small(BinaryOp op, const Array& a, const Array& b) {
   if (a.size() != 1 || b.size() != 1 || b.dtype() != t || !a.defined() || !b.defined() || !a.device().is_cpu() ||
       !b.device().is_cpu())
     return Array();
-  const auto [ct, rt] = binary_types(op, t, t);
-  if (ct != t || rt != (is_comparison(op) || is_logical(op) ? DType::Bool : t)) return Array();
+  // The arithmetic ops on the kernel dtypes keep the dtype (binary_types' answer, without
+  // its promotion and checks: a small step's fixed cost matters); others ask binary_types.
+  const bool keeps = (t == DType::Float64 || t == DType::Float32 || t == DType::Int64 || t == DType::Int32) &&
+                     (op == BinaryOp::Add || op == BinaryOp::Subtract || op == BinaryOp::Multiply ||
+                      op == BinaryOp::Maximum || op == BinaryOp::Minimum);
+  DType rt = t;
+  if (!keeps) {
+    const BinaryTypes bt = binary_types(op, t, t);
+    rt = bt.result;
+    if (bt.compute != t || rt != (is_comparison(op) || is_logical(op) ? DType::Bool : t)) return Array();
+  }
   if (op == BinaryOp::Power && dtype_kind(t) == 'i') return Array();
   Array out = Array::empty(a.ndim() >= b.ndim() ? a.shape() : b.shape(), rt);
   kernels::cpu::binary_one(op, t, a.data(), b.data(), out.data());
@@ -389,18 +398,13 @@ bool is_fusable(UnaryOp op, DType t) noexcept {
   return unary_kind(op) == UnaryKind::Keep || is_float(t);
 }
 
-Array fused_elementwise(const std::vector<Array>& inputs, const std::vector<FusedInstr>& code, DType dtype) {
-  std::vector<Array> moved(inputs);
-  std::vector<Array*> ptrs;
-  for (Array& t : moved) ptrs.push_back(&t);
-  const Device dev = ptrs.empty() ? Device::cpu() : detail::common_device("fused_elementwise", ptrs);
+namespace {
+// The checks of fused_elementwise that do not depend on devices or shapes.
+void check_fused(const std::vector<Array>& inputs, const std::vector<FusedInstr>& code, DType dtype) {
   UMA_CHECK(!code.empty(), Value, "fused_elementwise: empty program");
-  Shape shape;
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
+  for (std::size_t i = 0; i < inputs.size(); ++i)
     UMA_CHECK(inputs[i].dtype() == dtype, Type, "fused_elementwise: input ", i, " has dtype ",
               dtype_name(inputs[i].dtype()), ", expected ", dtype_name(dtype));
-    shape = i == 0 ? inputs[i].shape() : broadcast_shapes(shape, inputs[i].shape(), "fused_elementwise");
-  }
   const int nin = static_cast<int>(inputs.size());
   for (std::size_t k = 0; k < code.size(); ++k) {
     const FusedInstr& c = code[k];
@@ -412,6 +416,38 @@ Array fused_elementwise(const std::vector<Array>& inputs, const std::vector<Fuse
               c.binary ? op_name(static_cast<BinaryOp>(c.op)) : op_name(static_cast<UnaryOp>(c.op)),
               " cannot be fused for dtype ", dtype_name(dtype));
   }
+}
+}  // namespace
+
+Array fused_elementwise(const std::vector<Array>& inputs, const std::vector<FusedInstr>& code, DType dtype) {
+  check_fused(inputs, code, dtype);
+  // Small-operand fast path: every input holds one element on the host (a scalar chain). The
+  // broadcast shape is then all ones, as long as the longest input's; the value is the
+  // kernels' per-element routine (bitwise the general path's).
+  constexpr std::size_t kOneMax = 16;
+  if (!inputs.empty() && inputs.size() <= kOneMax) {
+    const void* ptrs[kOneMax];
+    std::size_t longest = 0;
+    bool one = true;
+    for (std::size_t i = 0; i < inputs.size() && one; ++i) {
+      const Array& a = inputs[i];
+      one = a.defined() && a.size() == 1 && a.device().is_cpu();
+      ptrs[i] = a.data();
+      if (a.ndim() > inputs[longest].ndim()) longest = i;
+    }
+    if (one) {
+      Array out = Array::empty(inputs[longest].shape(), dtype);
+      kernels::cpu::fused_one(ptrs, static_cast<int>(inputs.size()), code, dtype, out.data());
+      return out;
+    }
+  }
+  std::vector<Array> moved(inputs);
+  std::vector<Array*> ptrs;
+  for (Array& t : moved) ptrs.push_back(&t);
+  const Device dev = ptrs.empty() ? Device::cpu() : detail::common_device("fused_elementwise", ptrs);
+  Shape shape;
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    shape = i == 0 ? inputs[i].shape() : broadcast_shapes(shape, inputs[i].shape(), "fused_elementwise");
   Array out = Array::empty(shape, dtype, dev);
   kernels::fused(moved, code, out);
   return out;

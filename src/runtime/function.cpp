@@ -33,6 +33,15 @@ class Unlocker {
       set(i, true);
     }
   }
+  // Takes every lock that is free now; false at the first busy one (the destructor releases
+  // the ones taken).
+  bool try_lock_all() {
+    for (std::size_t i = 0; i < cells_.size(); ++i) {
+      if (!cells_[i]->try_lock()) return false;
+      set(i, true);
+    }
+    return true;
+  }
   void unlock(std::size_t i) {
     if (held(i)) {
       set(i, false);
@@ -132,8 +141,17 @@ std::vector<Array> Function::operator()(std::vector<Array> inputs) const {
   return out;
 }
 
+namespace {
+// The calling thread's shape key buffer (found once per call, see Program::run_into).
+[[gnu::noinline]] std::vector<int64_t>& shape_key() {
+  thread_local std::vector<int64_t> key;
+  return key;
+}
+}  // namespace
+
 void Function::check_shapes(const std::vector<Array>& values) const {
-  std::vector<int64_t> key;
+  std::vector<int64_t>& key = shape_key();  // reused: a call allocates nothing here
+  key.clear();
   for (const Array& v : values) {
     key.push_back(v.ndim());
     key.insert(key.end(), v.shape().begin(), v.shape().end());
@@ -143,20 +161,40 @@ void Function::check_shapes(const std::vector<Array>& values) const {
     for (const auto& k : shapes_ok_)
       if (k == key) return;
   }
+  std::vector<int64_t> mine = key;  // the check may run Python, which may call a function
   shape_check_(values);
   std::lock_guard<std::mutex> g(shapes_mu_);
   if (shapes_ok_.size() >= 64) shapes_ok_.clear();
-  shapes_ok_.push_back(std::move(key));
+  shapes_ok_.push_back(std::move(mine));
 }
 
 bool Function::try_call(std::vector<Array>& values, std::vector<Array>& outputs) const {
+  return call(values, outputs, -1) == Attempt::Done;
+}
+
+Function::Attempt Function::try_call_now(std::vector<Array>& values, std::vector<Array>& outputs,
+                                         int64_t max_elements) const {
+  return call(values, outputs, max_elements < 0 ? 0 : max_elements);
+}
+
+Function::Attempt Function::call(std::vector<Array>& values, std::vector<Array>& outputs, int64_t max_elements) const {
   UMA_CHECK(values.size() == inputs_.size(), Type, "function takes ", inputs_.size(), " argument(s), got ",
             values.size());
-  values.reserve(inputs_.size() + shared_.size());
   Unlocker locks(lock_order_);
-  locks.lock_all();  // serial order: no lock cycles
+  if (max_elements < 0) {
+    locks.lock_all();  // serial order: no lock cycles
+  } else if (!locks.try_lock_all()) {
+    return Attempt::NotNow;  // the Unlocker releases the locks taken; nothing changed
+  }
   for (const SharedCell* c : lock_order_)
-    if (!c->host_current()) return false;  // the Unlocker releases them; nothing changed
+    if (!c->host_current()) return Attempt::Stale;  // the Unlocker releases them; nothing changed
+  if (max_elements >= 0) {
+    int64_t n = 0;
+    for (const Array& v : values) n += v.size();
+    for (const auto& c : shared_) n += c->host().size();
+    if (n > max_elements) return Attempt::NotNow;
+  }
+  values.reserve(inputs_.size() + shared_.size());
   for (const auto& c : shared_) values.push_back(c->host());
   for (std::size_t i = 0; i < lock_order_.size(); ++i)  // read: their values are immutable buffers
     if (!lock_written_[i]) locks.unlock(i);
@@ -165,7 +203,7 @@ bool Function::try_call(std::vector<Array>& values, std::vector<Array>& outputs)
   // Every output is computed: now write all updates at once (they read the old values).
   for (std::size_t k = 0; k < updates_.size(); ++k) shared_[updates_[k]]->write_host(std::move(outputs[n_outputs_ + k]));
   outputs.resize(n_outputs_);
-  return true;
+  return Attempt::Done;
 }
 
 }  // namespace uma::runtime

@@ -125,6 +125,8 @@ int Program::add_input() {
 }
 
 int Program::add_constant(Array value) {
+  const_slots_.resize(nslots_ + 1);
+  const_slots_[nslots_] = value;
   constants_.emplace_back(nslots_, std::move(value));
   return nslots_++;
 }
@@ -134,6 +136,9 @@ int Program::add_op(const std::string& name, const std::vector<int>& inputs, OpA
   UMA_CHECK(fn != nullptr, Value, "Program: unknown op '", name, "'");
   for (int s : inputs) UMA_CHECK(s >= 0 && s < nslots_, Value, "Program: op '", name, "' reads undefined slot ", s);
   steps_.push_back(Step{fn, name, inputs, nslots_, std::move(attrs), {}, {}});
+  if (inputs.size() == 2)  // the registry's bin<OP> ops: run_into calls ops::binary itself
+    for (int i = 0; i < kNumBinaryOps; ++i)
+      if (name == ops::op_name(static_cast<BinaryOp>(i))) steps_.back().binary = i;
   plan_releases();
   return nslots_++;
 }
@@ -233,10 +238,17 @@ struct Scratch {
   std::vector<Array> slots, args;
   std::size_t n = 0;
 };
+// The calling thread's scratch, found once per run (a thread_local in a shared library costs
+// a __tls_get_addr call per access otherwise).
+[[gnu::noinline]] Scratch& thread_scratch() {
+  thread_local Scratch scratch;
+  return scratch;
+}
 struct ScratchGuard {
   Scratch& s;
   ~ScratchGuard() {
-    for (std::size_t i = 0; i < s.n; ++i) s.slots[i] = Array();
+    for (std::size_t i = 0; i < s.n; ++i)
+      if (s.slots[i].defined()) s.slots[i] = Array();  // most were released or moved out already
     s.args.clear();
   }
 };
@@ -244,7 +256,7 @@ struct ScratchGuard {
 
 void Program::run_into(std::vector<Array>& inputs, std::vector<Array>& out) const {
   UMA_CHECK(inputs.size() == inputs_.size(), Type, "Program expects ", inputs_.size(), " inputs, got ", inputs.size());
-  thread_local Scratch scratch;
+  Scratch& scratch = thread_scratch();
   if (scratch.slots.size() < static_cast<std::size_t>(nslots_)) scratch.slots.resize(nslots_);
   scratch.n = static_cast<std::size_t>(nslots_);
   ScratchGuard guard{scratch};
@@ -252,27 +264,36 @@ void Program::run_into(std::vector<Array>& inputs, std::vector<Array>& out) cons
   std::vector<Array>& args = scratch.args;
   for (std::size_t i = 0; i < inputs.size(); ++i) slots[inputs_[i]] = std::move(inputs[i]);
   inputs.clear();
-  for (const auto& [s, v] : constants_) slots[s] = v;
+  // Constants are read in place from const_slots_ (never copied into the scratch slots).
+  const std::size_t nconst = const_slots_.size();
+  auto value = [&](int s) -> const Array& {
+    return static_cast<std::size_t>(s) < nconst && const_slots_[s].defined() ? const_slots_[s] : slots[s];
+  };
   for (const Step& st : steps_) {
-    args.clear();
-    for (std::size_t j = 0; j < st.in.size(); ++j) {
-      Array& v = slots[st.in[j]];
-      if (st.take[j])
-        args.push_back(std::move(v));
-      else
-        args.push_back(v);
+    if (st.binary >= 0) {
+      slots[st.out] = ops::binary(static_cast<BinaryOp>(st.binary), value(st.in[0]), value(st.in[1]));
+    } else {
+      args.clear();
+      for (std::size_t j = 0; j < st.in.size(); ++j) {
+        if (st.take[j])  // never a constant: constants are not released
+          args.push_back(std::move(slots[st.in[j]]));
+        else
+          args.push_back(value(st.in[j]));
+      }
+      slots[st.out] = st.fn(args, st.attrs);
+      args.clear();  // released values go back to the allocator before the next op
     }
-    slots[st.out] = st.fn(args, st.attrs);
-    args.clear();  // released values go back to the allocator before the next op
     for (int s : st.release) slots[s] = Array();
   }
   out.resize(outputs_.size());
   for (std::size_t k = 0; k < outputs_.size(); ++k) {
-    Array& v = slots[outputs_[k]];
-    if (take_output_[k])
-      out[k] = std::move(v);
+    const int s = outputs_[k];
+    if (static_cast<std::size_t>(s) < nconst && const_slots_[s].defined())
+      out[k] = const_slots_[s];
+    else if (take_output_[k])
+      out[k] = std::move(slots[s]);
     else
-      out[k] = v;
+      out[k] = slots[s];
   }
 }
 

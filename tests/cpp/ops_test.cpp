@@ -713,5 +713,32 @@ TEST(ShapeAllDtypes, SplitSectionsAndPoints) {
   EXPECT_EQ(error_kind([&] { ops::split_sections(a, 4, 0); }), ErrorKind::Value);
 }
 
+
+// The one-element fast path of fused_elementwise (every input holds one element on the host)
+// gives the general path's values bitwise and the broadcast shape (the longest input's).
+TEST(FusedElementwise, OneElementInputsMatchTheUnfusedOps) {
+  const std::vector<FusedInstr> code = {
+      {true, static_cast<int>(BinaryOp::Multiply), 0, 1},  // r3 = x * y
+      {false, static_cast<int>(UnaryOp::Exp), 3, 0},       // r4 = exp(r3)
+      {true, static_cast<int>(BinaryOp::Add), 4, 2},       // r5 = r4 + z
+  };
+  auto full1 = [](const Shape& s, double v) { return ops::full(s, Scalar::from_float(v), DType::Float64); };
+  for (const Shape& zs : {Shape{}, Shape{1}, Shape{1, 1}}) {
+    Array x = full1({}, 0.3), y = full1({1}, -1.7), z = full1(zs, 2.25);
+    Array got = ops::fused_elementwise({x, y, z}, code, DType::Float64);
+    Array want = ops::binary(BinaryOp::Add, ops::unary(UnaryOp::Exp, ops::binary(BinaryOp::Multiply, x, y)), z);
+    EXPECT_EQ(got.shape(), want.shape());
+    EXPECT_EQ(*got.data_as<double>(), *want.data_as<double>());
+    // The same values broadcast against a longer operand take the general path: equal too.
+    Array big = ops::fused_elementwise({x, y, full1({5}, 2.25)}, code, DType::Float64);
+    for (int i = 0; i < 5; ++i) EXPECT_EQ(big.data_as<double>()[i], *want.data_as<double>());
+  }
+  // The checks still run on the fast path: a dtype mismatch and an unfusable op are TypeErrors.
+  Array i32 = ops::full({}, Scalar::from_int(1), DType::Int32);
+  EXPECT_THROW(ops::fused_elementwise({i32, full1({}, 1.0), full1({}, 1.0)}, code, DType::Float64), Error);
+  const std::vector<FusedInstr> cmp = {{true, static_cast<int>(BinaryOp::Less), 0, 1}};
+  EXPECT_THROW(ops::fused_elementwise({full1({}, 1.0), full1({}, 2.0)}, cmp, DType::Float64), Error);
+}
+
 }  // namespace
 }  // namespace uma

@@ -3,7 +3,9 @@
 // serializability test of Function is in threads_test.cpp (it also runs under TSAN).
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -207,6 +209,54 @@ TEST(Function, AStaleHostCopyHandsTheCallBackUnchanged) {
   }
   EXPECT_TRUE(k.fn->try_call(in, out));
   EXPECT_EQ(host_value(*k.cell), 11.0);
+}
+
+TEST(Function, TryCallNowRunsSmallCallsWhoseLocksAreFreeAndOtherwiseChangesNothing) {
+  Counter k(1);
+  std::vector<Array> in, out;
+  using A = Function::Attempt;
+  EXPECT_EQ(k.fn->try_call_now(in, out, 1), A::Done);  // one shared element
+  EXPECT_EQ(host_value(*k.cell), 2.0);
+  EXPECT_EQ(k.fn->try_call_now(in, out, 0), A::NotNow);  // too many elements
+  EXPECT_FALSE(k.cell->held_by_this_thread());
+  EXPECT_EQ(host_value(*k.cell), 2.0);
+  {
+    // Another thread holds the cell: NotNow at once (no wait), nothing changed.
+    std::mutex mu;
+    std::condition_variable cv;
+    bool locked = false, done = false;
+    std::thread holder([&] {
+      std::lock_guard<SharedCell> g(*k.cell);
+      std::unique_lock<std::mutex> l(mu);
+      locked = true;
+      cv.notify_all();
+      cv.wait(l, [&] { return done; });
+    });
+    {
+      std::unique_lock<std::mutex> l(mu);
+      cv.wait(l, [&] { return locked; });
+    }
+    EXPECT_EQ(k.fn->try_call_now(in, out, 100), A::NotNow);
+    {
+      std::lock_guard<std::mutex> l(mu);
+      done = true;
+    }
+    cv.notify_all();
+    holder.join();
+  }
+  EXPECT_EQ(host_value(*k.cell), 2.0);
+  {
+    std::lock_guard<SharedCell> g(*k.cell);
+    k.cell->write_elsewhere();
+  }
+  EXPECT_EQ(k.fn->try_call_now(in, out, 100), A::Stale);
+  EXPECT_FALSE(k.cell->held_by_this_thread());
+  {
+    std::lock_guard<SharedCell> g(*k.cell);
+    k.cell->refresh_host(f64(5));
+  }
+  EXPECT_EQ(k.fn->try_call_now(in, out, 100), A::Done);
+  EXPECT_EQ(host_value(*k.cell), 6.0);
 }
 
 TEST(Function, OutputsNeverAliasSharedStorageOrEachOther) {

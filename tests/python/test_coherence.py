@@ -350,6 +350,30 @@ def test_get_value_and_set_value_race_with_calls_without_torn_state():
     assert np.all(v == v[0]) and 1 <= v[0] <= 30 * (N_THREADS - 2)
 
 
+def test_a_small_cpu_call_waits_for_a_held_variable_with_the_gil_released():
+    # A small call keeps the GIL only when every lock is free at once; here another thread
+    # holds the variable's lock and runs Python (needing the GIL) before releasing it, so a
+    # call that waited while holding the GIL would never return.
+    c = uma.shared(np.array(0.0), "c")
+    f = uma.function([], [], updates={c: c + 1}, backend="cpu")
+    f()
+    held, ran = threading.Event(), []
+
+    def holder():
+        with c.container.lock:
+            held.set()
+            time.sleep(0.05)
+            ran.append(sum(range(10_000)))  # Python work with the lock held
+    t = threading.Thread(target=holder)
+    t.start()
+    held.wait()
+    f()  # waits for the holder (the GIL released meanwhile)
+    t.join()
+    assert ran == [sum(range(10_000))]
+    assert float(c.get_value()) == 2.0
+    assert f.call_counts() == {"fast": 2, "general": 0}
+
+
 def test_the_gil_is_released_while_a_cpu_function_computes():
     rng = np.random.default_rng(0)
     A = uma.shared(rng.normal(size=(600, 600)) / 30, "A")

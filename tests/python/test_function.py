@@ -624,3 +624,100 @@ def test_check_labels():
         uma._core._check_labels(np.zeros((2, 2), np.int64), 4)
     with pytest.raises(ValueError, match="number of classes must be >= 0, got -1"):
         uma._core._check_labels(np.array([0]), -1)
+
+
+# ------------------------------------------------------- NumPy inputs on the C++ call path
+# NumPy arrays of the declared dtype are read from NumPy's struct fields: small ones (at most
+# 1 KiB) are copied at the call, larger ones shared under the copy rules; anything else goes
+# through uma.asarray and the input filter (python/src/bind_runtime.cpp, call_argument).
+
+@pytest.mark.parametrize("n", [0, 3, 1000])  # 0-d, small (copied), large (shared)
+def test_cpu_numpy_inputs_give_numpys_values_and_never_alias_the_result(n):
+    x = sym.scalar("x") if n == 0 else sym.vector("x")
+    f = uma.function([x], [x, x * 2], backend="cpu")
+    v = np.array(1.5) if n == 0 else np.arange(n, dtype=np.float64)
+    same, double = f(v)
+    assert_matches(same, v)
+    assert_matches(double, v * 2)
+    v[...] = -7.0  # the caller's array changes after the call: the results do not
+    assert_matches(same, np.array(1.5) if n == 0 else np.arange(n, dtype=np.float64))
+    assert f.call_counts() == {"fast": 1, "general": 0}
+
+
+@pytest.mark.parametrize("n", [0, 3, 1000])
+def test_cpu_numpy_input_mutated_after_the_call_leaves_the_shared_value(n):
+    shape = () if n == 0 else (n,)
+    a = uma.shared(np.zeros(shape), "a")
+    x = sym.scalar("x") if n == 0 else sym.vector("x")
+    f = uma.function([x], [], updates={a: x}, backend="cpu")  # the update is the input itself
+    v = np.full(shape, 2.5)
+    f(v)
+    v[...] = 99.0
+    np.testing.assert_array_equal(a.get_value(), np.full(shape, 2.5))
+    g = uma.function([x], [], updates={a: a + x}, backend="cpu")
+    g(v)
+    v[...] = -1.0
+    np.testing.assert_array_equal(a.get_value(), np.full(shape, 2.5 + 99.0))
+    assert f.call_counts()["fast"] == 1 and g.call_counts()["fast"] == 1
+
+
+@pytest.mark.parametrize("n", [4, 1000])
+def test_cpu_numpy_inputs_non_contiguous_read_only_and_byte_swapped(n):
+    x = sym.vector("x")
+    f = uma.function([x], x + 1, backend="cpu")
+    base = np.arange(3 * n, dtype=np.float64)
+    for v in (base[::3], base[::-3], base.reshape(n, 3)[:, 1]):  # strided and reversed views
+        assert_matches(f(v), v + 1)
+    ro = np.arange(n, dtype=np.float64)
+    ro.flags.writeable = False
+    assert_matches(f(ro), ro + 1)
+    swapped = np.arange(n, dtype=">f8")  # non-native byte order: converted on the way in
+    assert_matches(f(swapped), np.arange(n, dtype=np.float64) + 1)
+    unaligned = np.frombuffer(b"\0" + np.arange(n, dtype=np.float64).tobytes(), dtype=np.float64, offset=1)
+    assert_matches(f(unaligned), np.arange(n, dtype=np.float64) + 1)
+    assert f.call_counts() == {"fast": 6, "general": 0}
+
+
+def test_cpu_numpy_inputs_of_other_dtypes_follow_the_casting_rules():
+    x = sym.scalar("x", dtype="float64")
+    i = sym.vector("i", dtype="int32")
+    f = uma.function([x, i], x * i, backend="cpu")
+    out = f(np.array(2, dtype=np.int32), np.array([1, 2], dtype=np.int32))  # int32 -> float64: safe
+    assert_matches(out, np.array([2.0, 4.0]))
+    with pytest.raises(TypeError, match=r"input 0 \('x'\).*complex128 to float64"):
+        f(np.array(1j), np.array([1, 2], dtype=np.int32))
+    with pytest.raises(TypeError, match=r"input 1 \('i'\).*int64 to int32"):
+        f(np.array(1.0), np.array([1, 2], dtype=np.int64))
+    with pytest.raises(TypeError, match=r"input 1 \('i'\).*1-d.*0-d"):
+        f(np.array(1.0), np.array(1, dtype=np.int32))
+    with pytest.raises(TypeError, match=r"input 0 \('x'\).*0-d.*1-d"):
+        f(np.array([1.0]), np.array([1, 2], dtype=np.int32))
+    down = uma.function([x, i], x * i, backend="cpu", allow_input_downcast=True)
+    assert_matches(down(np.array(2.0), np.array([1.9, 2.2])), np.array([2.0, 4.0]))
+    b = sym.vector("b", dtype="bool")
+    g = uma.function([b], uma.where(b, 1.0, 0.0), backend="cpu")
+    flags = np.array([2, 0, 1], dtype=np.uint8).view(np.bool_)  # a byte 2 reads as True (NumPy)
+    assert_matches(g(flags), np.where(flags, 1.0, 0.0))
+
+
+def test_cpu_numpy_static_shape_mismatch_is_a_value_error():
+    x = sym.tensor("x", shape=(3,))
+    f = uma.function([x], x * 2, backend="cpu")
+    assert_matches(f(np.arange(3.0)), np.arange(3.0) * 2)
+    with pytest.raises(ValueError, match=r"input 0 \('x'\)"):
+        f(np.arange(4.0))
+
+
+@pytest.mark.parametrize("n", [3, 1000])
+def test_cpu_numpy_inputs_are_released_after_the_call(n):
+    import sys
+    x = sym.vector("x")
+    f = uma.function([x], x.sum(), backend="cpu")
+    v = np.arange(n, dtype=np.float64)
+    f(v)  # warm up: compile-time caches
+    refs = sys.getrefcount(v)
+    adopted = uma.memory_stats()["adopted_bytes"]
+    for _ in range(5):
+        f(v)
+    assert sys.getrefcount(v) == refs
+    assert uma.memory_stats()["adopted_bytes"] == adopted

@@ -48,8 +48,13 @@ class CachingAllocator final : public Allocator {
   void free_block(void* ptr, std::size_t cls) noexcept;
   void trim_locked(std::size_t limit) noexcept;
 
+  // Free blocks: classes up to 1 MiB (powers of two from 64 bytes) by log2(class) - 6, larger
+  // ones by class size.
+  static constexpr int kSmallClasses = 15;
+  std::vector<void*>& free_list(std::size_t cls);
   mutable std::mutex mu_;
-  std::unordered_map<std::size_t, std::vector<void*>> free_;  // class size -> blocks
+  std::vector<void*> small_free_[kSmallClasses];
+  std::unordered_map<std::size_t, std::vector<void*>> free_;
   std::size_t cache_limit_;
   int64_t active_ = 0, cached_ = 0, peak_ = 0;
 };

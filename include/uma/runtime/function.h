@@ -53,6 +53,15 @@ class Function {
   /// the Program propagate and no update is written.
   bool try_call(std::vector<Array>& inputs, std::vector<Array>& outputs) const;
 
+  /// What try_call_now did.
+  enum class Attempt { Done, Stale, NotNow };
+  /// try_call without waiting, for small calls: runs (Done) only when every cell's lock is free
+  /// at once and the inputs and shared values hold at most `max_elements` elements together;
+  /// otherwise NotNow (nothing changed, no lock held: the caller may then use try_call). A
+  /// caller that holds a lock other threads need while waiting for a cell (Python's GIL) can
+  /// keep it through such a call: it never waits.
+  Attempt try_call_now(std::vector<Array>& inputs, std::vector<Array>& outputs, int64_t max_elements) const;
+
   /// True when `value` can be passed as input `k` as it is: the declared dtype and ndim, a
   /// CPU array, and every static length matching.
   bool accepts(std::size_t k, const Array& value) const noexcept;
@@ -76,6 +85,8 @@ class Function {
 
  private:
   void check_shapes(const std::vector<Array>& values) const;
+  // try_call (max_elements < 0: wait for the locks) and try_call_now.
+  Attempt call(std::vector<Array>& values, std::vector<Array>& outputs, int64_t max_elements) const;
 
   std::shared_ptr<const Program> program_;
   std::vector<InputSpec> inputs_;

@@ -71,11 +71,13 @@ class Program {
     OpAttrs attrs;
     std::vector<int> release;  // slots whose last use is this step
     std::vector<char> take;    // per input: move the slot's value (its last read) instead of copying
+    int binary = -1;           // a BinaryOp: run_into calls ops::binary on the slots directly
   };
   void plan_releases();
   int nslots_ = 0;
   std::vector<int> inputs_;
   std::vector<std::pair<int, Array>> constants_;
+  std::vector<Array> const_slots_;  // per slot: the constant's value, undefined for other slots
   std::vector<Step> steps_;
   std::vector<int> outputs_;
   std::vector<char> take_output_;  // per output: the slot's last read among the outputs

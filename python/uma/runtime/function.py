@@ -2,9 +2,16 @@
 
 Two call paths with one semantics. A ``cpu`` function compiled to a single Program gets a C++
 call path (``uma._core.Function``, include/uma/runtime/function.h): one C++ call filters the
-arguments (``uma.Array`` and ``numpy.ndarray`` of the declared type as they are; anything
-else through :func:`~uma.runtime.filters.filter_host`), locks the shared variables, reads
-their host copies, runs the Program with the GIL released and writes the updates.
+arguments (``uma.Array`` of the declared type as it is; a ``numpy.ndarray`` of the declared
+dtype and ndim read from NumPy's struct fields, copied when it holds at most 1 KiB and shared
+under the copy rules otherwise; anything else through
+:func:`~uma.runtime.filters.filter_host`), locks the shared variables, reads their host copies,
+runs the Program and writes the updates. The GIL is released while it computes, except for a
+call whose inputs and shared values hold at most 4096 elements: that one keeps the GIL (cheaper
+than handing it over) and runs only if every lock it needs is free at once, so it never waits
+for a lock while holding the GIL (otherwise it releases the GIL and waits).
+``Function.__call__`` itself is written in C++ (``uma._core._function_call``), so such a call
+runs no Python frame.
 When that path cannot run a call (keyword arguments, the wrong number of arguments, a shared
 variable whose host copy is stale because another backend wrote it last) it hands the call
 back untouched, and the general Python path below runs it (and brings the host copies up to
@@ -15,7 +22,7 @@ Thread safety: a call locks the containers of the shared variables it reads or w
 re-entrant lock per container, taken in the containers' creation order, so two calls can never
 wait for each other in a cycle), reads their values, then releases the containers it only
 reads; the containers it writes stay locked while it computes (the GIL is released inside a
-``cpu`` Program) until its updates are written. Calls touching the same variables therefore
+``cpu`` Program, small calls aside: see above) until its updates are written. Calls touching the same variables therefore
 behave as if run one after the other in some order (two-phase locking); calls on disjoint
 variables run in parallel. ``get_value``/``set_value`` take the same locks.
 """
@@ -372,6 +379,19 @@ class Function:
             "single": self._single, "backend": backend, "update_policy": self.update_policy,
             "allow_input_downcast": self.allow_input_downcast, "mode": self.mode,
         }
+
+
+def _install_native_call():
+    """``Function.__call__`` in C++ (``uma._core._function_call``, python/src/bind_runtime.cpp):
+    the same logic as the Python method, without its frame (a call on the C++ path runs no
+    Python code). Kept in Python when the extension lacks it."""
+    from .. import _core
+    native = getattr(_core, "_function_call", None)
+    if native is not None:
+        Function.__call__ = native
+
+
+_install_native_call()
 
 
 def _check_shapes(fgraph, shapes_ok, values):

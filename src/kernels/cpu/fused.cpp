@@ -132,7 +132,37 @@ void fused_typed(const std::vector<Array>& inputs, const std::vector<FusedInstr>
   }
 }
 
+template <class T>
+void fused_one_typed(const void* const* inputs, int nin, const std::vector<FusedInstr>& code, void* out) {
+  constexpr int kMaxRegs = 64;
+  const int nregs = nin + static_cast<int>(code.size());
+  T small[kMaxRegs];
+  std::unique_ptr<T[]> big;
+  T* regs = small;
+  if (nregs > kMaxRegs) {
+    big.reset(new T[static_cast<std::size_t>(nregs)]);
+    regs = big.get();
+  }
+  for (int i = 0; i < nin; ++i) regs[i] = *static_cast<const T*>(inputs[i]);
+  for (std::size_t k = 0; k < code.size(); ++k) {
+    const FusedInstr& c = code[k];
+    exec<T>(c, &regs[nin + k], &regs[c.a], c.binary ? &regs[c.b] : nullptr, 1);
+  }
+  *static_cast<T*>(out) = regs[nregs - 1];
+}
+
 }  // namespace
+
+void fused_one(const void* const* inputs, int n_inputs, const std::vector<FusedInstr>& code, DType dtype, void* out) {
+  UMA_ASSERT(!code.empty());
+  switch (dtype) {
+    case DType::Int32: fused_one_typed<int32_t>(inputs, n_inputs, code, out); return;
+    case DType::Int64: fused_one_typed<int64_t>(inputs, n_inputs, code, out); return;
+    case DType::Float32: fused_one_typed<float>(inputs, n_inputs, code, out); return;
+    case DType::Float64: fused_one_typed<double>(inputs, n_inputs, code, out); return;
+    default: UMA_ASSERT(false && "fused_one: unsupported dtype");
+  }
+}
 
 void fused(const std::vector<Array>& inputs, const std::vector<FusedInstr>& code, const Array& out) {
   UMA_ASSERT(!code.empty());
