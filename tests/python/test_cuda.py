@@ -651,7 +651,7 @@ def _device_views(x):
             ("offset", x[1:, 1:], d[1:, 1:]), ("flat unaligned", x.reshape(-1)[3:], d.reshape(-1)[3:])]
 
 
-def _expect_like_numpy(oracle, np_args, call, what):
+def _expect_like_numpy(oracle, np_args, call, what, rtol=None):
     """uma's call on cuda arrays matches the oracle (values, dtype, shape; result on the
     device), or raises the error type NumPy's refusal maps to. `what` names the case."""
     try:
@@ -663,7 +663,7 @@ def _expect_like_numpy(oracle, np_args, call, what):
     got = call()
     assert str(got.device) == "cuda:0", what
     try:
-        assert_matches(got, expected)
+        assert_matches(got, expected, rtol=rtol, atol=rtol)
     except AssertionError as e:
         raise AssertionError(f"{what}: {e}") from None
 
@@ -699,8 +699,12 @@ def test_cuda_unary_matches_numpy(name, dtype):
     rng = np.random.default_rng(sum(map(ord, name + dtype)))
     a = _operand(dtype, (40, 33), dom, name, rng)
     op = getattr(uma, name)
+    # complex128 transcendental functions come from libcu++ on the GPU and glibc for NumPy: a
+    # few ulp apart, amplified near the poles of tan/tanh (measured on the H200: 3.2e-12
+    # relative at tanh = 120-295j); the default complex128 tolerance is 1e-12.
+    rtol = 1e-10 if dtype == "complex128" and name not in COMPLEX_EDGE_OPS else None
     for layout, x, dx in _device_views(a) + [("0-d", _elem(a, 2, 3), uma.asarray(_elem(a, 2, 3), device="cuda"))]:
-        _expect_like_numpy(oracle, [x], lambda: op(dx), f"{name}({dtype}, {layout})")
+        _expect_like_numpy(oracle, [x], lambda: op(dx), f"{name}({dtype}, {layout})", rtol=rtol)
 
 
 @needs_gpu
