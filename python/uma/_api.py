@@ -255,17 +255,41 @@ for _sym, _dunder, _fn in (("&", "and", logical_and), ("|", "or", logical_or), (
     setattr(Array, f"__r{_dunder}__", (lambda f: lambda a, b: f(b, a))(_op))
 
 
+def _no_out(name, out):
+    if out is not None:
+        raise TypeError(f"{name}: out= is not supported (uma ops return new arrays)")
+
+
 def _reduction_method(name):
-    """Array.sum/prod/mean with the keyword ``dtype`` (numpy.ndarray's methods take it)."""
+    """Array.sum/prod/mean with the keywords ``dtype`` and ``out`` (numpy.ndarray's methods
+    take them, and numpy.sum(x) / numpy.mean(x) call them with out=None)."""
     method, fn = getattr(Array, name), _g[name]
 
-    def m(self, axis=None, keepdims=False, *, dtype=None):
+    def m(self, axis=None, dtype=None, out=None, keepdims=False):
+        _no_out(name, out)
         return method(self, axis, keepdims) if dtype is None else fn(self, axis, keepdims, dtype=dtype)
 
     m.__name__ = m.__qualname__ = name
-    m.__doc__ = f"{name} over ``axis``; ``dtype`` as for :func:`uma.{name}`."
+    m.__doc__ = (f"{name} over ``axis``, numpy.ndarray.{name}'s signature; ``dtype`` as for "
+                 f":func:`uma.{name}`; ``out`` must be None (TypeError otherwise).")
+    return m
+
+
+def _plain_reduction_method(name):
+    """Array.max/min/all/any/argmax/argmin with numpy.ndarray's ``out`` keyword (must be None):
+    numpy.max(x) and friends call the method with out=None."""
+    method = getattr(Array, name)
+
+    def m(self, axis=None, out=None, keepdims=False):
+        _no_out(name, out)
+        return method(self, axis, keepdims)
+
+    m.__name__ = m.__qualname__ = name
+    m.__doc__ = method.__doc__
     return m
 
 
 for _name in ("sum", "prod", "mean"):
     setattr(Array, _name, _reduction_method(_name))
+for _name in ("max", "min", "all", "any", "argmax", "argmin"):
+    setattr(Array, _name, _plain_reduction_method(_name))

@@ -403,6 +403,21 @@ def test_reduction_dtype_keyword(op, dtype, axis):
             np.testing.assert_allclose(out, want, rtol=1e-6)
 
 
+@pytest.mark.parametrize("fn", ["sum", "mean", "prod", "max", "min", "all", "any", "argmax", "argmin"])
+def test_numpy_reductions_accept_uma_arrays(fn):
+    """numpy.sum(x) and friends call x.sum(axis=..., dtype=..., out=None): the methods take
+    numpy.ndarray's signature (out must be None)."""
+    x = np.arange(1.0, 7.0).reshape(2, 3)
+    a = uma.asarray(x)
+    f = getattr(np, fn)
+    np.testing.assert_array_equal(np.asarray(f(a)), f(x))
+    np.testing.assert_array_equal(np.asarray(f(a, axis=1)), f(x, axis=1))
+    if fn not in ("argmax", "argmin"):
+        np.testing.assert_array_equal(np.asarray(f(a, axis=0, keepdims=True)), f(x, axis=0, keepdims=True))
+    with pytest.raises(TypeError, match="out= is not supported"):
+        getattr(a, fn)(out=np.zeros(()))
+
+
 @pytest.mark.parametrize("backend", ["eager", "cpu", "numpy", "reference"])
 def test_integer_mean_accumulates_in_float64(backend):
     """numpy.mean of integers accumulates in float64: large values do not wrap."""
