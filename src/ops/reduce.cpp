@@ -133,7 +133,7 @@ Array reduce(ReduceOp op, const Array& a, const std::optional<std::vector<int64_
   const bool arg = op == ReduceOp::ArgMax || op == ReduceOp::ArgMin;
   if (arg) UMA_CHECK(!axes || axes->size() == 1, Type, name, ": axis must be an integer or None");
   Plan p = plan_reduce(name, a, axes, keepdims);
-  if (p.rsize == 0 && p.nout > 0) {
+  if (p.rsize == 0) {  // NumPy refuses these even when the result is empty (max over (0, 0), axis=1)
     UMA_CHECK(!(op == ReduceOp::Max || op == ReduceOp::Min), Value, name, ": zero-size array to reduction operation ",
               op == ReduceOp::Max ? "maximum" : "minimum", " which has no identity");
     UMA_CHECK(!arg, Value, name, ": attempt to get ", name, " of an empty sequence");

@@ -403,6 +403,15 @@ def test_reduction_dtype_keyword(op, dtype, axis):
             np.testing.assert_allclose(out, want, rtol=1e-6)
 
 
+@pytest.mark.parametrize("op", ["max", "min", "argmax", "argmin", "sum", "prod", "any"])
+@pytest.mark.parametrize("shape,axis", [((0, 0), -1), ((0, 0, 4), 0), ((3, 0), 1), ((0, 3), 1), ((0, 3), 0)])
+def test_reduction_over_a_zero_length_axis(op, shape, axis):
+    """max/min/argmax/argmin over a zero-length axis raise ValueError as NumPy does, also when
+    the result would be empty; the ops with an identity return it."""
+    check_like_numpy(lambda: getattr(np, op)(np.zeros(shape), axis=axis),
+                     lambda: getattr(uma, op)(uma.zeros(shape), axis=axis))
+
+
 @pytest.mark.parametrize("fn", ["sum", "mean", "prod", "max", "min", "all", "any", "argmax", "argmin"])
 def test_numpy_reductions_accept_uma_arrays(fn):
     """numpy.sum(x) and friends call x.sum(axis=..., dtype=..., out=None): the methods take
