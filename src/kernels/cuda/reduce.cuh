@@ -4,8 +4,7 @@
 // Output element o reduces the elements at offset_kept(o) + offset_red(r). Two kernels:
 // - thread per output (few reduced elements, or the innermost axis is kept so neighbouring
 //   threads read neighbouring addresses: coalesced);
-// - `splits` blocks per output, each reducing a contiguous range of r (a multiple of 64
-//   elements long, so that the 16-byte vectors of every block stay aligned) with four
+// - `splits` blocks per output, interleaved over the reduced range (grid-stride), with four
 //   16-byte loads in flight per thread on a contiguous reduced axis and a shared-memory tree
 //   at the end; with splits > 1 the blocks write partial accumulators to a workspace that a
 //   second kernel combines (a full reduction of a large array runs on about 4 blocks per
@@ -43,8 +42,6 @@ int reduce_complex(int op, int dtype, const char* in, void* out, const ReduceGeo
 namespace red {
 
 using namespace cuda_dev;
-
-constexpr int64_t kChunkAlign = 64;  // elements; a multiple of every 16-byte vector width
 
 template <class T> struct LoadT { using type = T; };
 template <> struct LoadT<__half> { using type = float; };
@@ -211,15 +208,12 @@ __device__ typename Policy<OP, T>::Acc block_reduce(typename Policy<OP, T>::Acc 
   return sm[0];
 }
 
-/// The chunk of the reduced range each of `splits` blocks reduces: ceil(rsize / splits)
-/// rounded up to a multiple of kChunkAlign.
-__host__ __device__ inline int64_t chunk_of(int64_t rsize, int64_t splits) {
-  const int64_t c = (rsize + splits - 1) / splits;
-  return (c + kChunkAlign - 1) / kChunkAlign * kChunkAlign;
-}
-
-// Block b reduces output b / splits over chunk b % splits of the reduced range. `dense`: one
-// reduced axis of unit element stride, read 16 bytes at a time (four loads in flight).
+// Block b reduces output b / splits: the `splits` blocks of an output interleave over its
+// reduced range (thread t of split s reads elements s * blockDim + t, then every
+// splits * blockDim further), so at any moment the whole grid reads one contiguous window of
+// memory, which an H200 serves about 6% faster than as many separate streams as blocks
+// (measured: 1 GiB float32 sum, 244 vs 258 us). `dense`: one reduced axis of unit element
+// stride, read 16 bytes at a time with four loads in flight per thread.
 template <int OP, class T>
 __global__ void reduce_blocks(const char* __restrict__ in, typename Policy<OP, T>::Out* __restrict__ out,
                               typename Policy<OP, T>::Acc* __restrict__ partial, ReduceGeometry g, int64_t splits,
@@ -227,38 +221,37 @@ __global__ void reduce_blocks(const char* __restrict__ in, typename Policy<OP, T
   using P = Policy<OP, T>;
   using Acc = typename P::Acc;
   const int64_t o = blockIdx.x / splits, s = blockIdx.x % splits;
-  const int64_t chunk = chunk_of(g.rsize, splits);
-  const int64_t lo = s * chunk < g.rsize ? s * chunk : g.rsize, hi = lo + chunk < g.rsize ? lo + chunk : g.rsize;
   const char* base = in + kept_offset(o, g);
-  const int64_t bd = blockDim.x;
+  const int64_t bd = blockDim.x, step = splits * bd, t = s * bd + threadIdx.x, n = g.rsize;
   Acc acc = P::identity();
   constexpr int V = sizeof(T) >= 16 ? 1 : static_cast<int>(16 / sizeof(T));
   if (dense && V > 1) {
     const T* p = reinterpret_cast<const T*>(base);
-    // Aligned middle part [vlo, vhi) read as 16-byte vectors.
-    int64_t vlo = lo;
-    while (vlo < hi && (reinterpret_cast<uintptr_t>(p + vlo) & 15) != 0) ++vlo;
-    const int64_t nv = (hi - vlo) / V, vhi = vlo + nv * V;
-    for (int64_t r = lo + threadIdx.x; r < vlo; r += bd) acc = P::combine(acc, P::load(p[r], r));
+    // Unaligned head [0, vlo), 16-byte vectors [vlo, vhi), tail [vhi, n). A row whose
+    // elements are not aligned to their own size has no aligned vector: vlo = n.
+    int64_t vlo = 0;
+    while (vlo < n && (reinterpret_cast<uintptr_t>(p + vlo) & 15) != 0) ++vlo;
+    const int64_t nv = (n - vlo) / V, vhi = vlo + nv * V;
+    for (int64_t r = t; r < vlo; r += step) acc = P::combine(acc, P::load(p[r], r));
     const Vec<T, V>* pv = reinterpret_cast<const Vec<T, V>*>(p + vlo);
-    int64_t k = threadIdx.x;
-    for (; k + 3 * bd < nv; k += 4 * bd) {
+    int64_t k = t;
+    for (; k + 3 * step < nv; k += 4 * step) {
       Vec<T, V> v[4];
 #pragma unroll
-      for (int u = 0; u < 4; ++u) v[u] = pv[k + u * bd];
+      for (int u = 0; u < 4; ++u) v[u] = pv[k + u * step];
 #pragma unroll
       for (int u = 0; u < 4; ++u)
 #pragma unroll
-        for (int j = 0; j < V; ++j) acc = P::combine(acc, P::load(v[u].v[j], vlo + (k + u * bd) * V + j));
+        for (int j = 0; j < V; ++j) acc = P::combine(acc, P::load(v[u].v[j], vlo + (k + u * step) * V + j));
     }
-    for (; k < nv; k += bd) {
+    for (; k < nv; k += step) {
       const Vec<T, V> v = pv[k];
 #pragma unroll
       for (int j = 0; j < V; ++j) acc = P::combine(acc, P::load(v.v[j], vlo + k * V + j));
     }
-    for (int64_t r = vhi + threadIdx.x; r < hi; r += bd) acc = P::combine(acc, P::load(p[r], r));
+    for (int64_t r = vhi + t; r < n; r += step) acc = P::combine(acc, P::load(p[r], r));
   } else {
-    for (int64_t r = lo + threadIdx.x; r < hi; r += bd)
+    for (int64_t r = t; r < n; r += step)
       acc = P::combine(acc, P::load(*reinterpret_cast<const T*>(base + red_offset(r, g)), r));
   }
   acc = block_reduce<OP, T>(acc);

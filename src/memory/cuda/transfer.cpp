@@ -10,7 +10,20 @@
 // oldest slot into the destination. Sources or destinations that are already page-locked
 // (pinned or registered) are copied by one DMA. The pool (kSlots * kChunk bytes of pinned
 // memory) is allocated at the first large transfer and kept; transfers take its mutex.
+//
+// Note [Fresh destinations]
+// A device -> host copy usually lands in memory just allocated for the result, whose pages
+// the kernel maps (and zeroes) at their first write. Left to the copy, those faults happen
+// inside the 1 MiB memcpy pieces: with transparent huge pages two threads meet on each 2 MiB
+// page and one zeroes it alone, which halved the rate (H200 host, 16 threads, 4 GiB: 15 GB/s).
+// When the destination's first page is not resident (mincore), every thread first writes
+// one byte per page of its own whole 2 MiB pieces, then the pipeline runs: measured 58 GB/s
+// for the touch and about 29 GB/s for the whole copy, the bound of writing the memory twice
+// (zeroing, then the data). A destination that is already resident (a block reused from the
+// host allocator's cache, an existing array) skips the touch and runs at the DMA rate.
 #include <omp.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -27,6 +40,7 @@ namespace {
 constexpr std::size_t kChunk = std::size_t(16) << 20;
 constexpr int kSlots = 4;
 constexpr std::size_t kDirect = std::size_t(256) << 10;  // below this: one driver-staged copy
+constexpr std::size_t kPrefault = std::size_t(4) << 20;  // from here: Note [Fresh destinations]
 
 struct StagingPool {
   std::mutex mu;
@@ -61,6 +75,31 @@ void parallel_memcpy(void* dst, const void* src, std::size_t n) {
   for (int64_t i = 0; i < pieces; ++i) {
     const std::size_t off = static_cast<std::size_t>(i) * kPiece;
     std::memcpy(static_cast<char*>(dst) + off, static_cast<const char*>(src) + off, std::min(kPiece, n - off));
+  }
+}
+
+// Whether the page holding p is resident (mapped); false when mincore refuses the range.
+bool page_resident(const void* p) {
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  unsigned char v = 0;
+  void* base = reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(p) & ~(page - 1));
+  return mincore(base, 1, &v) == 0 && (v & 1) != 0;
+}
+
+// Maps the pages of [dst, dst + n) by writing a zero byte into each, every thread taking whole
+// 2 MiB-aligned pieces (Note [Fresh destinations]). Only for memory about to be overwritten.
+void prefault(void* dst, std::size_t n) {
+  constexpr std::size_t kPiece = std::size_t(2) << 20, kPage = 4096;
+  char* const lo = static_cast<char*>(dst);
+  char* const hi = lo + n;
+  const uintptr_t first = reinterpret_cast<uintptr_t>(lo) & ~(kPiece - 1);
+  const int64_t pieces = static_cast<int64_t>((reinterpret_cast<uintptr_t>(hi) - first + kPiece - 1) / kPiece);
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < pieces; ++i) {
+    char* a = std::max(lo, reinterpret_cast<char*>(first + static_cast<uintptr_t>(i) * kPiece));
+    char* b = std::min(hi, reinterpret_cast<char*>(first + static_cast<uintptr_t>(i + 1) * kPiece));
+    for (char* q = a; q < b; q = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(q) + kPage) & ~(kPage - 1)))
+      *reinterpret_cast<volatile char*>(q) = 0;
   }
 }
 
@@ -121,6 +160,7 @@ void copy_to_host(void* dst, const void* src, std::size_t n, int device) {
     UMA_CUDA_CHECK(cudaStreamSynchronize(s));
     return;
   }
+  if (n >= kPrefault && !page_resident(dst)) prefault(dst, n);
   StagingPool& p = pool();
   std::lock_guard<std::mutex> lock(p.mu);
   p.init();
