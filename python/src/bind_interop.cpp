@@ -630,6 +630,17 @@ Array operand(nb::handle h, const Array* other, const char* op) {
       return ops::scalar_array(Scalar::from_float(v), t);
     }
   }
+  if (other && PyLong_CheckExact(h.ptr()) && (std::strcmp(op, "divide") == 0 || std::strcmp(op, "arctan2") == 0) &&
+      int_out_of_range(h, promote_weak(other->dtype(), ScalarKind::Int)) != 0) {
+    // divide and arctan2 compute integers in a float loop (float64; arctan2: the smallest
+    // float holding the integer dtype), and NumPy converts the Python int to that loop's dtype:
+    // divide(int8 array, 1000) is 0.001, not an OverflowError.
+    double v = PyLong_AsDouble(h.ptr());
+    if (v == -1.0 && PyErr_Occurred()) throw nb::python_error();
+    const DType t = std::strcmp(op, "divide") == 0 ? DType::Float64
+                                                   : float_result_type(promote_weak(other->dtype(), ScalarKind::Int));
+    return ops::scalar_array(Scalar::from_float(v), t);
+  }
   if (is_python_scalar(h)) {
     Scalar s = to_scalar(h);
     DType t = other ? promote_weak(other->dtype(), s.kind)

@@ -148,6 +148,19 @@ def test_python_int_out_of_range(op, dtype, scalar, rng):
     check_like_numpy(lambda: getattr(np, op)(n, scalar), lambda: getattr(uma, op)(u, scalar))
 
 
+@pytest.mark.parametrize("dtype,scalar", [
+    ("int8", 1000), ("uint8", -1), ("int16", 2**20), ("int64", 2**70), ("uint64", -2**64), ("bool", 2**70),
+])
+@pytest.mark.parametrize("op", ["divide", "arctan2"])
+def test_python_int_out_of_range_in_float_loops(op, dtype, scalar, rng):
+    """NumPy 2: divide and arctan2 compute integers in a float loop and convert the Python int
+    to that loop's dtype, so an int outside the array dtype's range is a value, not an error."""
+    n = random_data(dtype, (3,), rng, "positive")
+    u = uma.asarray(n)
+    check_like_numpy(lambda: getattr(np, op)(n, scalar), lambda: getattr(uma, op)(u, scalar))
+    check_like_numpy(lambda: getattr(np, op)(scalar, n), lambda: getattr(uma, op)(scalar, u))
+
+
 BROADCAST_SHAPES = [
     ((3, 1), (1, 4)), ((2, 1, 4), (3, 1)), ((), (3, 4)), ((3, 4), ()), ((0, 4), (1, 4)),
     ((4,), (3, 4)), ((1,), (0,)), ((2, 3, 1, 5), (4, 1)),
