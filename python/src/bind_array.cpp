@@ -280,15 +280,21 @@ void inplace(BinaryOp op, Array& self, nb::handle other) {
   ops::assign(self, r);
 }
 
-std::optional<std::vector<int64_t>> axes_arg(nb::handle h) {
-  if (h.is_none()) return std::nullopt;
-  if (nb::isinstance<nb::tuple>(h) || nb::isinstance<nb::list>(h)) return nb::cast<std::vector<int64_t>>(h);
-  return std::vector<int64_t>{nb::cast<int64_t>(h)};
-}
-
-Shape shape_arg(nb::handle h) {
-  if (nb::isinstance<nb::tuple>(h) || nb::isinstance<nb::list>(h)) return nb::cast<Shape>(h);
-  return Shape{nb::cast<int64_t>(h)};
+// The real or imaginary part of a complex array as a strided view of its floats (the layout
+// of complex numbers: real then imaginary); the .imag of another array is read-only zeros
+// (numpy.ndarray.real / .imag; .real of a real array is the array itself).
+Array complex_part(const Array& a, bool imag) {
+  if (!is_complex(a.dtype())) {
+    UMA_ASSERT(imag);
+    Array z = ops::zeros(a.shape(), a.dtype());
+    if (!a.device().is_cpu()) z = uma::to_device(z, a.device());
+    return Array(z.storage(), z.data(), z.shape(), z.strides(), z.dtype(), false);
+  }
+  const DType t = a.dtype() == DType::Complex64 ? DType::Float32 : DType::Float64;
+  Strides st;
+  for (int64_t s : a.strides()) st.push_back(2 * s);
+  char* p = static_cast<char*>(a.data()) + (imag ? itemsize(t) : 0);
+  return Array(a.storage(), p, a.shape(), st, t, a.writable());
 }
 
 }  // namespace
@@ -341,6 +347,16 @@ void bind_array(nb::module_& m) {
                    },
                    "Strides in bytes, like NumPy.")
       .def_prop_ro("device", [](const Array& a) { return device_object(a.device()); })
+      .def_prop_ro("real", [](nb::handle self) -> nb::object {
+                     const Array& a = nb::cast<const Array&>(self);
+                     if (!is_complex(a.dtype())) return nb::borrow(self);
+                     return nb::cast(complex_part(a, false));
+                   },
+                   "Real part (numpy.ndarray.real): of a complex array a view (float32 for complex64,\n"
+                   "float64 for complex128) sharing its memory and writability; of another array the array itself.")
+      .def_prop_ro("imag", [](const Array& a) { return complex_part(a, true); },
+                   "Imaginary part (numpy.ndarray.imag): of a complex array a view like .real; of another\n"
+                   "array a new read-only array of zeros of its dtype and shape.")
       .def_prop_ro("memory_kind", [](const Array& a) {
         return memory_kind_name(a.defined() ? a.storage()->data.memory_kind() : MemoryKind::Host);
       }, "Where the bytes live: 'host' (cpu arrays), 'device' (GPU memory), 'managed' (unified memory)\n"
@@ -371,6 +387,8 @@ void bind_array(nb::module_& m) {
         return to_list(a, 0, static_cast<char*>(a.data()));
       })
       .def("__bool__", [](const Array& a) {
+        UMA_CHECK(a.size() != 0, Value, "The truth value of an empty array is ambiguous. Use `array.size > 0` to check "
+                  "that an array is not empty.");
         UMA_CHECK(a.size() == 1, Value, "The truth value of an array with more than one element is ambiguous. Use a.any() or a.all()");
         return nb::cast<bool>(nb::bool_(scalar_to_python(a)));
       })
@@ -394,8 +412,8 @@ void bind_array(nb::module_& m) {
       "Values converted to dtype (never reinterpreted). copy=False returns self when the dtype already matches.")
       .def("copy", [](const Array& a) { return ops::copy(a); })
       .def("reshape", [](const Array& a, nb::args shape) {
-        if (shape.size() == 1 && !nb::isinstance<nb::int_>(shape[0])) return ops::reshape(a, shape_arg(shape[0]));
-        return ops::reshape(a, nb::cast<Shape>(shape));
+        if (shape.size() == 1 && !nb::isinstance<nb::int_>(shape[0])) return ops::reshape(a, shape_of(shape[0]));
+        return ops::reshape(a, shape_of(shape));
       })
       .def("transpose", [](const Array& a, nb::args axes) {
         if (axes.size() == 1 && !axes[0].is_none() && !nb::isinstance<nb::int_>(axes[0]))
@@ -544,10 +562,9 @@ void bind_array(nb::module_& m) {
   // Reductions as methods.
 #define UMA_RED(name, OP)                                                                        \
   cls.def(name, [](const Array& a, nb::handle axis, bool keepdims) {                            \
-    if ((ReduceOp::OP == ReduceOp::ArgMax || ReduceOp::OP == ReduceOp::ArgMin) && !axis.is_none() &&  \
-        !PyIndex_Check(axis.ptr()))                                                              \
-      UMA_FAIL(Type, #name ": axis must be an integer or None");                                 \
-    return ops::reduce(ReduceOp::OP, a, axes_arg(axis), keepdims);                              \
+    check_arg_axis(ReduceOp::OP, axis);                                                          \
+    return ops::reduce(ReduceOp::OP, a,                                                          \
+                       ReduceOp::OP == ReduceOp::Mean ? axes_of(axis) : ufunc_axes(a, axis), keepdims); \
   }, nb::arg("axis").none() = nb::none(), nb::arg("keepdims") = false);
   UMA_RED("sum", Sum) UMA_RED("mean", Mean) UMA_RED("max", Max) UMA_RED("min", Min) UMA_RED("prod", Prod)
   UMA_RED("argmax", ArgMax) UMA_RED("argmin", ArgMin) UMA_RED("all", All) UMA_RED("any", Any)

@@ -1,12 +1,76 @@
 // Eager op functions: uma.add, uma.exp, uma.sum, uma.matmul, ... (NumPy 2 semantics).
 #include <nanobind/stl/pair.h>
 
+#include <cmath>
+
 #include "common.h"
 #include "uma/error.h"
 #include "uma/memory/cuda.h"
 #include "uma/transfer.h"
 
 namespace uma::py {
+
+// ---- axis arguments (common.h) ----
+
+namespace {
+// One axis: an integer (operator.index), not a bool (NumPy: TypeError).
+int64_t axis_int(nb::handle h) {
+  UMA_CHECK(!PyBool_Check(h.ptr()) && PyIndex_Check(h.ptr()), Type,
+            "axis must be an integer or a tuple of integers, got ", py_repr(h));
+  return nb::cast<int64_t>(h);
+}
+}  // namespace
+
+std::optional<std::vector<int64_t>> axes_of(nb::handle h) {
+  if (h.is_none()) return std::nullopt;
+  std::vector<int64_t> v;
+  if (nb::isinstance<nb::tuple>(h) || nb::isinstance<nb::list>(h)) {
+    for (nb::handle x : h) v.push_back(axis_int(x));
+  } else {
+    v.push_back(axis_int(h));
+  }
+  return v;
+}
+
+namespace {
+// One dimension: an integer (operator.index), not a bool; beyond int64 is NumPy's ValueError.
+int64_t dim_int(nb::handle h) {
+  UMA_CHECK(!PyBool_Check(h.ptr()), Type, "shape: expected integers, got ", py_repr(h));
+  UMA_CHECK(PyIndex_Check(h.ptr()), Type, "shape: '", nb::type_name(h.type()).c_str(),
+            "' object cannot be interpreted as an integer");
+  nb::object i = nb::steal(PyNumber_Index(h.ptr()));
+  if (!i.is_valid()) throw nb::python_error();
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+  UMA_CHECK(overflow == 0, Value, "Maximum allowed dimension exceeded: ", py_str(i));
+  if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+  return v;
+}
+}  // namespace
+
+Shape shape_of(nb::handle h) {
+  Shape s;
+  if (nb::isinstance<nb::tuple>(h) || nb::isinstance<nb::list>(h)) {
+    for (nb::handle x : h) s.push_back(dim_int(x));
+  } else {
+    s.push_back(dim_int(h));
+  }
+  return s;
+}
+
+void check_arg_axis(ReduceOp op, nb::handle axis) {
+  if ((op == ReduceOp::ArgMax || op == ReduceOp::ArgMin) && !axis.is_none() && !PyIndex_Check(axis.ptr()))
+    UMA_FAIL(Type, ops::op_name(op), ": axis must be an integer or None, got ", py_repr((axis)));
+}
+
+std::optional<std::vector<int64_t>> ufunc_axes(const Array& a, nb::handle axis) {
+  if (a.ndim() == 0 && !axis.is_none() && PyIndex_Check(axis.ptr()) && !PyBool_Check(axis.ptr()) &&
+      !nb::isinstance<Array>(axis)) {
+    const int64_t v = nb::cast<int64_t>(axis);
+    if (v == 0 || v == -1) return std::nullopt;
+  }
+  return axes_of(axis);
+}
 
 namespace {
 
@@ -19,22 +83,7 @@ std::pair<Array, Array> operands(nb::handle a, nb::handle b, const char* op) {
   return {A, operand(b, &A, op)};
 }
 
-std::optional<std::vector<int64_t>> axes_of(nb::handle h) {
-  if (h.is_none()) return std::nullopt;
-  if (nb::isinstance<nb::tuple>(h) || nb::isinstance<nb::list>(h)) return nb::cast<std::vector<int64_t>>(h);
-  return std::vector<int64_t>{nb::cast<int64_t>(h)};
-}
 
-// argmax/argmin take one int axis (NumPy raises TypeError for a tuple).
-void check_arg_axis(ReduceOp op, nb::handle axis) {
-  if ((op == ReduceOp::ArgMax || op == ReduceOp::ArgMin) && !axis.is_none() && !PyIndex_Check(axis.ptr()))
-    UMA_FAIL(Type, ops::op_name(op), ": axis must be an integer or None, got ", py_repr((axis)));
-}
-
-Shape shape_of(nb::handle h) {
-  if (nb::isinstance<nb::tuple>(h) || nb::isinstance<nb::list>(h)) return nb::cast<Shape>(h);
-  return Shape{nb::cast<int64_t>(h)};
-}
 
 // The device a creation function was asked for; RuntimeError naming why for an unusable cuda device.
 Device target_device(nb::handle device, const char* op) {
@@ -78,15 +127,6 @@ std::vector<Array> array_list(nb::handle seq, const char* op) {
 
 // ---- advanced indices (reduce-linalg) ----------------------------------------------------
 
-// NumPy's ufunc reductions (sum, max, argmax, cumsum, ...) accept an int axis of 0 or -1 on a
-// 0-d array and treat it as None (mean/var/std do not).
-std::optional<std::vector<int64_t>> ufunc_axes(const Array& a, nb::handle axis) {
-  if (a.ndim() == 0 && !axis.is_none() && PyIndex_Check(axis.ptr()) && !nb::isinstance<Array>(axis)) {
-    const int64_t v = nb::cast<int64_t>(axis);
-    if (v == 0 || v == -1) return std::nullopt;
-  }
-  return axes_of(axis);
-}
 
 std::optional<int64_t> ufunc_axis(const Array& a, std::optional<int64_t> axis) {
   if (a.ndim() == 0 && axis && (*axis == 0 || *axis == -1)) return std::nullopt;
@@ -234,11 +274,20 @@ void bind_ops(nb::module_& m) {
         }
         auto is_int = [](nb::handle h) { return PyLong_Check(h.ptr()) != 0; };
         DType def = is_int(lo) && is_int(hi) && is_int(step) ? DType::Int64 : DType::Float64;
-        return on_device(dev, ops::arange(nb::cast<double>(lo), nb::cast<double>(hi), nb::cast<double>(step), to_dtype(dtype).value_or(def)));
+        const DType t = to_dtype(dtype).value_or(def);
+        const double dlo = nb::cast<double>(lo), dhi = nb::cast<double>(hi), dstep = nb::cast<double>(step);
+        if (is_integer(t)) {
+          // NumPy computes an integer range in its dtype from start and (for more than one
+          // element) step: a Python int outside the dtype is an OverflowError naming it.
+          if (is_int(lo)) (void)ops::scalar_array(to_scalar(lo), t);
+          if (is_int(step) && dstep != 0 && std::ceil((dhi - dlo) / dstep) > 1) (void)ops::scalar_array(to_scalar(step), t);
+        }
+        return on_device(dev, ops::arange(dlo, dhi, dstep, t));
       }, nb::arg("start"), nb::arg("stop").none() = nb::none(), nb::arg("step") = 1, nb::arg("dtype").none() = nb::none(),
       nb::kw_only(), nb::arg("device").none() = nb::none(),
       "Evenly spaced values in [start, stop) (NumPy arange): ceil((stop - start) / step) elements;\n"
-      "int64 when all arguments are ints, else float64. ValueError for step == 0.");
+      "int64 when all arguments are ints, else float64. ValueError for step == 0 and for more elements\n"
+      "than an array can hold; OverflowError for a Python int start or step outside an integer dtype.");
   m.def("eye", [](int64_t n, std::optional<int64_t> mm, int64_t k, nb::handle dtype, nb::handle device) {
         const Device dev = target_device(device, "eye");
         return on_device(dev, ops::eye(n, mm.value_or(n), k, to_dtype(dtype).value_or(DType::Float64)));

@@ -45,6 +45,17 @@ std::optional<Array> import_ndarray_input(nb::handle h, DType dtype, std::size_t
 /// An operand of an op: uma arrays as they are, Python scalars as 0-d arrays of the dtype
 /// NEP 50 gives with `other`'s dtype (weak), anything else through asarray.
 Array operand(nb::handle h, const Array* other, const char* op);
+
+// Axis arguments of reductions (NumPy's rules): None -> all axes; an int or a tuple/list of
+// ints (TypeError for anything else, bools included). ufunc_axes: NumPy's ufunc reductions
+// (sum, max, argmax, cumsum, ...) also accept axis 0 or -1 on a 0-d array, as None (mean, var
+// and std do not). check_arg_axis: argmax/argmin take one int axis (TypeError for a tuple).
+std::optional<std::vector<int64_t>> axes_of(nb::handle h);
+std::optional<std::vector<int64_t>> ufunc_axes(const Array& a, nb::handle axis);
+void check_arg_axis(ReduceOp op, nb::handle axis);
+// A shape argument: an int or a tuple/list of ints (TypeError otherwise; ValueError for a
+// dimension beyond int64, as NumPy's "Maximum allowed dimension exceeded").
+Shape shape_of(nb::handle h);
 interop::CopyMode to_copy_mode(nb::handle h);
 /// NumPy 2 compares integer arrays with Python ints outside the dtype's range exactly (the
 /// result is constant); every other op raises OverflowError. Returns that constant result

@@ -123,6 +123,20 @@ def _with_dtype(name):
 for _name in ("sum", "prod", "mean"):
     _g[_name] = _with_dtype(_name)
 
+_angle_rad = _g["angle"]
+
+
+def angle(z, deg=False):
+    """Argument of each element of ``z`` (numpy.angle): in radians in [-pi, pi], or with
+    ``deg=True`` in degrees (the radians times 180/pi, as NumPy computes it). complex64 ->
+    float32, complex128 -> float64; real dtypes ``arctan2(0, x)`` with arctan2's float dtype
+    (int8 -> float16, bool -> float64). Symbolic arguments build a graph node."""
+    a = _angle_rad(z)
+    return a * (180.0 / np.pi) if deg else a
+
+
+_g["angle"] = angle
+
 
 def promote_types(type1, type2) -> dtype:
     """NumPy 2 promotion of two dtypes (NEP 50; bfloat16 as ml_dtypes promotes it)."""

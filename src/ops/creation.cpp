@@ -125,6 +125,7 @@ Array arange(double start, double stop, double step, DType dtype) {
   UMA_CHECK(std::isfinite(start) && std::isfinite(stop) && std::isfinite(step), Value,
             "arange: start, stop and step must be finite");
   double len = std::ceil((stop - start) / step);
+  UMA_CHECK(len < 0x1p62, Value, "arange: Maximum allowed size exceeded (", len, " elements)");
   int64_t n = len > 0 ? static_cast<int64_t>(len) : 0;
   Array out = Array::empty({n}, DType::Float64);
   double* p = out.data_as<double>();

@@ -697,3 +697,49 @@ def test_wrongly_typed_arguments_are_type_errors_not_internal_errors():
 def test_impossible_allocation_is_memory_error():
     with pytest.raises(MemoryError):
         uma.zeros((2**45,))
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_real_imag_of_complex_are_writable_views(dtype):
+    """numpy.ndarray.real / .imag: views of the complex array's floats, sharing its memory."""
+    n = (np.arange(6) + 1j * np.arange(6, 12)).astype(dtype).reshape(2, 3)[:, ::2]
+    u = uma.asarray(n.copy())
+    re, im = u.real, u.imag
+    assert re.dtype == n.real.dtype and im.dtype == n.imag.dtype
+    np.testing.assert_array_equal(np.asarray(re), n.real)
+    np.testing.assert_array_equal(np.asarray(im), n.imag)
+    im[...] = -1
+    re[0, 0] = 42
+    expected = n.copy()
+    expected.imag = -1
+    expected.real[0, 0] = 42
+    np.testing.assert_array_equal(np.asarray(u), expected)
+
+
+def test_real_imag_of_read_only_complex_stay_read_only():
+    n = np.array([1 + 2j, 3 - 4j])
+    n.flags.writeable = False
+    u = uma.asarray(n)
+    with pytest.raises(ValueError):
+        u.real[0] = 0
+    assert n[0] == 1 + 2j
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool"])
+def test_real_imag_of_real_arrays(dtype):
+    n = np.array([1, 0, 1], dtype=dtype)
+    u = uma.asarray(n)
+    assert u.real is u
+    im = u.imag
+    assert im.dtype == n.imag.dtype
+    np.testing.assert_array_equal(np.asarray(im), n.imag)
+    with pytest.raises(ValueError):
+        im[0] = 1
+
+
+def test_truth_value_of_empty_array():
+    with pytest.raises(ValueError, match="empty array is ambiguous"):
+        bool(uma.zeros(0))
+    with pytest.raises(ValueError, match="more than one element"):
+        bool(uma.zeros(2))
+    assert bool(uma.ones(1)) is True

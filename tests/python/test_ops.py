@@ -1149,3 +1149,58 @@ def test_assignment_through_advanced_index_is_a_clear_index_error(key):
     with pytest.raises(IndexError, match="set_subtensor"):
         a[key] = 1.0
     np.testing.assert_array_equal(np.asarray(a), np.zeros(4))  # nothing was written
+
+
+# ---- NumPy argument rules found by a new-user attack ----
+
+@pytest.mark.parametrize("op", ["sum", "prod", "max", "min", "argmax", "argmin", "all", "any", "mean"])
+@pytest.mark.parametrize("axis", [0, -1, 1, (0,)])
+def test_reduction_method_on_0d_matches_function_and_numpy(op, axis):
+    """numpy.ndarray's reduction methods accept axis 0 / -1 on a 0-d array as the functions do
+    (the ufunc reductions; mean does not): the method and the function agree with NumPy."""
+    n = np.array(3.0)
+    u = uma.asarray(n)
+    check_like_numpy(lambda: getattr(n, op)(axis=axis), lambda: getattr(u, op)(axis=axis))
+    check_like_numpy(lambda: getattr(np, op)(n, axis=axis), lambda: getattr(uma, op)(u, axis=axis))
+
+
+@pytest.mark.parametrize("axis", [True, (0, False), 1.0, "0"])
+@pytest.mark.parametrize("how", ["function", "method"])
+def test_reduction_axis_must_be_integer(axis, how):
+    n = np.arange(6.0).reshape(2, 3)
+    u = uma.asarray(n)
+    with pytest.raises(TypeError):
+        np.sum(n, axis=axis)
+    with pytest.raises(TypeError):
+        uma.sum(u, axis=axis) if how == "function" else u.sum(axis=axis)
+
+
+@pytest.mark.parametrize("shape,err", [((2**63,), ValueError), (2**64, ValueError), ((2.0,), TypeError),
+                                       (("a",), TypeError), ((True,), TypeError)])
+@pytest.mark.parametrize("fn", ["zeros", "ones", "empty"])
+def test_creation_shape_errors_like_numpy(fn, shape, err):
+    with pytest.raises(err):
+        getattr(np, fn)(shape)
+    with pytest.raises(err):
+        getattr(uma, fn)(shape)
+
+
+@pytest.mark.parametrize("args", [(0, 2**63, 2**62, "int8"), (-1, 3, 1, "uint8"), (0, 300, 1, "int8"),
+                                  (0, 10, 1000, "int8"), (0, 1e20, 1, None), (0, 2**70, 1, None), (3, 9, 2, "int16")])
+def test_arange_range_errors_like_numpy(args):
+    lo, hi, step, dt = args
+    check_like_numpy(lambda: np.arange(lo, hi, step, dtype=dt), lambda: uma.arange(lo, hi, step, dtype=dt))
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128", "float32", "int8", "bool"])
+@pytest.mark.parametrize("deg", [False, True])
+def test_angle_deg(dtype, deg, rng):
+    n = random_data(dtype, (7,), rng)
+    check_like_numpy(lambda: np.angle(n, deg=deg), lambda: uma.angle(uma.asarray(n), deg=deg))
+
+
+def test_angle_deg_symbolic():
+    x = uma.sym.vector("x", dtype="complex128")
+    f = uma.function([x], uma.angle(x, deg=True))
+    n = np.array([1 + 1j, -1j, -2.0])
+    np.testing.assert_allclose(np.asarray(f(n)), np.angle(n, deg=True), rtol=1e-15)

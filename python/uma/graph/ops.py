@@ -774,11 +774,13 @@ def conj(x):
 conjugate = conj
 
 
-def angle(x):
-    """Argument in radians, in [-pi, pi] (``numpy.angle``: ``arctan2(imag, real)``); complex64
-    -> float32, complex128 -> float64, real dtypes ``arctan2(0, x)`` (0 or pi) with arctan2's
-    float dtype. Gradient: ``g * i / conj(z)`` for complex z (0 at z = 0), 0 for real x."""
-    return _unary("angle", x)
+def angle(x, deg=False):
+    """Argument in radians, in [-pi, pi] (``numpy.angle``: ``arctan2(imag, real)``), or in degrees
+    with ``deg=True`` (times 180/pi); complex64 -> float32, complex128 -> float64, real dtypes
+    ``arctan2(0, x)`` (0 or pi) with arctan2's float dtype. Gradient: ``g * i / conj(z)`` for
+    complex z (0 at z = 0), 0 for real x."""
+    a = _unary("angle", x)
+    return a * (180.0 / np.pi) if deg else a
 
 
 def arctan2(x1, x2):
