@@ -31,8 +31,8 @@ int mask_count(void* ws, std::size_t* ws_bytes, const bool* mask, int64_t* count
     const int e = static_cast<int>(cudaGetLastError());
     if (e != 0) return e;
   }
-  // In place: counts is both the input (0/1) and the inclusive sum.
-  return static_cast<int>(cub::DeviceScan::InclusiveSum(ws, *ws_bytes, counts, counts, n, st));
+  // In place (CUB's in-place overload): counts is both the input (0/1) and the inclusive sum.
+  return static_cast<int>(cub::DeviceScan::InclusiveSum(ws, *ws_bytes, counts, n, st));
 }
 
 }  // namespace uma::kernels::cuda_launch
