@@ -1474,10 +1474,11 @@ def test_matmul_mixed_integer_dtypes_promote_on_the_device():
     _exact(got, a @ b, "cuda")
 
 
-@pytest.mark.parametrize("backend", ["cpu", pytest.param("cuda", marks=needs_gpu)])
+@pytest.mark.parametrize("backend", ["cpu", "reference", pytest.param("cuda", marks=needs_gpu)])
 def test_function_indexing_ops_on_backend(backend):
     """take / x[idx] / x[mask] / set_subtensor / inc_subtensor (repeated indices) / one_hot and the
-    gradient of a gather (a scatter-add) in a compiled function, against NumPy."""
+    gradients of a gather (a scatter-add) and of a basic slice (an assignment into a view) in a
+    compiled function, against NumPy."""
     sym = uma.sym
     rng = np.random.default_rng(13)
     X = rng.standard_normal((6, 5)).astype(np.float32)
@@ -1492,14 +1493,16 @@ def test_function_indexing_ops_on_backend(backend):
     lab = sym.vector("lab", dtype="int64")
     outs = [sym.take(x, i, axis=0), x[m], x[:, i[:2]],
             sym.set_subtensor(x, i, y), sym.inc_subtensor(x, i, y), sym.inc_subtensor(x, m, 1.0),
-            sym.one_hot(lab, 5, dtype="float32"), uma.grad(sym.sum(x[i] * y), x)]
+            sym.one_hot(lab, 5, dtype="float32"), uma.grad(sym.sum(x[i] * y), x),
+            uma.grad(sym.sum(x[1:3, ::2] * 3), x)]
     f = uma.function([x, i, m, y, lab], outs, backend=backend)
     got = f(X, I, M, Y, L)
-    dev = "cpu" if backend == "cpu" else "cuda"
+    dev = "cuda" if backend == "cuda" else "cpu"
     inc = _scatter_oracle(X, I, 0, Y, True)
     want = [np.take(X, I, axis=0), X[M], X[:, I[:2]], _scatter_oracle(X, I, 0, Y, False), inc,
             np.where(M, X + np.float32(1), X), np.eye(5, dtype=np.float32)[L],
-            _scatter_oracle(np.zeros_like(X), I, 0, Y, True)]
+            _scatter_oracle(np.zeros_like(X), I, 0, Y, True), np.zeros_like(X)]
+    want[-1][1:3, ::2] = 3
     for k, (g, w) in enumerate(zip(got, want)):
         assert str(g.device) == ("cpu" if dev == "cpu" else "cuda:0"), k
         np.testing.assert_allclose(np.asarray(g), w, rtol=1e-6, atol=1e-6, err_msg=str(k))
