@@ -95,7 +95,8 @@ Array copy(const Array& a);
 /// `a` itself if C-contiguous, else a C-contiguous copy.
 Array contiguous(const Array& a);
 /// dst[...] = src with broadcasting and casting; ValueError if dst is read-only or shapes
-/// do not broadcast. Safe when src overlaps dst.
+/// do not broadcast. Safe when src overlaps dst. A src on another device is moved to dst's
+/// (the write asked for that transfer); dst may be any writable view, on any device.
 void assign(const Array& dst, const Array& src);
 
 // ---- elementwise -----------------------------------------------------------------------
@@ -114,7 +115,8 @@ Array round(const Array& a, int64_t decimals);
 /// in a or a bound propagates; complex order is NumPy's lexicographic one. A missing bound
 /// (nullopt) makes it maximum/minimum, as numpy.clip does.
 Array clip(const Array& a, const std::optional<Array>& lo, const std::optional<Array>& hi);
-/// One-hot encoding: result shape indices.shape + (depth,), value 1 where index == j.
+/// One-hot encoding: result shape indices.shape + (depth,), value 1 where index == j (rows of
+/// indices outside [0, depth) are 0), in `dtype`, on the indices' device.
 Array one_hot(const Array& indices, int64_t depth, DType dtype);
 
 /// Whether `op` keeps dtype `t` (so it can join a fused chain of dtype t): arithmetic on
@@ -215,6 +217,8 @@ std::vector<Array> split_sections(const Array& a, int64_t sections, int64_t axis
 /// np.take: elements of `a` at integer `indices` along `axis` (nullopt: of the flattened
 /// array); negative indices count from the end. IndexError naming the bad index; TypeError
 /// for non-integer indices. Shape a.shape[:axis] + indices.shape + a.shape[axis+1:].
+/// On a's device; index arrays and masks may be on a's device or on the host (RuntimeError
+/// otherwise; Note [Index arrays and devices] in ops/indexing.cpp).
 Array take(const Array& a, const Array& indices, std::optional<int64_t> axis);
 /// a[mask] for a bool mask whose shape equals a.shape[:mask.ndim]: shape (count,) +
 /// a.shape[mask.ndim:], C order. IndexError on a shape mismatch, TypeError for non-bool masks.
@@ -222,7 +226,8 @@ Array mask_select(const Array& a, const Array& mask);
 /// Functional updates (PyTensor's set_subtensor / inc_subtensor): a copy of x with the region
 /// x[index] replaced by y (inc: incremented by y; repeated integer indices accumulate, as
 /// np.add.at). y broadcasts to the region's shape (ValueError otherwise) and is converted to
-/// x's dtype (TypeError unless the cast is same_kind).
+/// x's dtype (TypeError unless the cast is same_kind). x and y follow the device rule of the
+/// elementwise ops (0-d host arrays join a cuda x); the result is on x's device.
 Array update_basic(const Array& x, const std::vector<IndexItem>& index, const Array& y, bool inc);
 Array update_take(const Array& x, const Array& indices, int64_t axis, const Array& y, bool inc);
 Array update_mask(const Array& x, const Array& mask, const Array& y, bool inc);

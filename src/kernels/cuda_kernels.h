@@ -34,9 +34,11 @@ void reduce(ReduceOp op, const Array& a, const std::vector<bool>& reduce_mask, c
 /// out = cumulative sum (product) of `a` along `axis` (any layout); out C-contiguous with a's
 /// shape and the sum's result dtype (ops/reduce.cpp), each partial result rounded to it.
 void cumulate(const Array& a, int64_t axis, bool product, const Array& out);
-/// out (batch..., M, N) = a (batch..., M, K) @ b (batch..., K, N) with cuBLAS (loaded with
-/// dlopen at the first call; RuntimeError naming the library when it cannot be loaded).
-/// float32/float64, and float16/bfloat16 with float32 accumulation. a and b are broadcast views.
+/// out (batch..., M, N) = a (batch..., M, K) @ b (batch..., K, N). float32/float64/complex64/
+/// complex128 with cuBLAS (loaded with dlopen at the first call; RuntimeError naming the
+/// library when it cannot be loaded), float16/bfloat16 with float32 accumulation; bool and the
+/// integer dtypes with uma's tiled kernel (kernels::cpu::gemm's wrapping accumulation). a and
+/// b are broadcast views of out's dtype.
 void matmul(const Array& a, const Array& b, const Array& out);
 /// Softmax cross-entropy rows of logits (N, C) (contiguous float32/float64) with int64/int32
 /// labels (N,): forward into out (N,), or with `grad` (gstride 0 or 1) the gradient into
@@ -48,5 +50,28 @@ void softmax_xent(const char* op, const Array& logits, const Array& labels, cons
 /// ValueError naming the first of the contiguous int64 `labels` (N,) outside [0, nclasses);
 /// waits for the stream (reads a 4-byte status word).
 void check_labels(const char* op, const Array& labels, int64_t nclasses);
+
+// ---- indexing, one_hot, assignment into views ----------------------------------------------
+/// Checks the C-contiguous int64 indices `idx` (converted from `src_dtype`) against axis
+/// `axis` of length n and wraps negative ones in place (+ n): IndexError naming the first
+/// index outside [-n, n) (`op` names the op; a uint64 index >= 2**63 is printed unsigned), as
+/// the cpu path. Waits for the stream (reads an 8-byte status word).
+void normalize_indices(const char* op, const Array& idx, int64_t n, int64_t axis, DType src_dtype);
+/// kernels::cpu::take's contract on the device: out = a gathered along `axis` at in-range
+/// int64 indices; a, idx, out C-contiguous.
+void take(const Array& a, const Array& idx, int64_t axis, const Array& out);
+/// kernels::cpu::scatter's contract on the device, with the same results bit for bit: repeated
+/// indices take the last source (set) or add up in index order (accumulate), deterministically
+/// (a stable sort groups them; no atomics). `sorted_unique`: idx is strictly increasing (mask
+/// positions), so the sort is skipped.
+void scatter(const Array& dst, const Array& idx, int64_t axis, const Array& src, bool accumulate, bool sorted_unique);
+/// Flat C-order positions (int64 (count,), on the mask's device) of the true entries of the
+/// C-contiguous bool `mask`. Waits for the stream once (the count decides the result's shape).
+Array mask_positions(const Array& mask);
+/// out (idx.shape + (depth,), C-contiguous, any dtype) = 1 where the last index equals the
+/// C-contiguous int64 idx, else 0 (rows of indices outside [0, depth) are all 0).
+void one_hot(const Array& idx, int64_t depth, const Array& out);
+/// dst (any non-overlapping view) = src (C-contiguous, same shape and dtype): pack's inverse.
+void unpack(const Array& src, const Array& dst);
 
 }  // namespace uma::kernels::cuda

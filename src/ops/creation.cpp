@@ -37,15 +37,24 @@ bool may_overlap(const Array& a, const Array& b) {
 }
 }  // namespace
 
-void assign(const Array& dst, const Array& src) {
-  require_host("assign", dst);
-  require_host("assign", src);
+void assign(const Array& dst, const Array& src0) {
   UMA_CHECK(dst.writable(), Value, "assignment destination is read-only");
-  Shape s = broadcast_shapes(dst.shape(), src.shape(), "assign");
-  UMA_CHECK(s == dst.shape(), Value, "could not broadcast input array from shape ", shape_str(src.shape()),
+  Shape s = broadcast_shapes(dst.shape(), src0.shape(), "assign");
+  UMA_CHECK(s == dst.shape(), Value, "could not broadcast input array from shape ", shape_str(src0.shape()),
             " into shape ", shape_str(dst.shape()));
+  // A source on another device moves to dst's device: the transfer is the write asked for.
+  Array src = src0.device() == dst.device() ? src0 : to_device(src0, dst.device());
   Array from = may_overlap(dst, src) ? copy(src) : src;
-  kernels::cpu::cast(detail::broadcast_view(from, dst.shape()), dst);
+  Array view = detail::broadcast_view(from, dst.shape());
+  if (dst.device().is_cpu()) {
+    kernels::cpu::cast(view, dst);
+  } else if (dst.is_c_contiguous()) {
+    kernels::cuda::cast(view, dst);
+  } else {  // a strided device view: convert into contiguous memory, then scatter into the view
+    Array tmp = Array::empty(dst.shape(), dst.dtype(), dst.device());
+    kernels::cuda::cast(view, tmp);
+    kernels::cuda::unpack(tmp, dst);
+  }
 }
 
 Array scalar_array(const Scalar& v, DType dtype) {

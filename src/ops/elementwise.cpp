@@ -454,13 +454,17 @@ Array fused_elementwise(const std::vector<Array>& inputs, const std::vector<Fuse
 }
 
 Array one_hot(const Array& indices, int64_t depth, DType dtype) {
-  require_host("one_hot", indices);
   UMA_CHECK(is_integer(indices.dtype()), Type, "one_hot: indices must have an integer dtype, got ",
             dtype_name(indices.dtype()));
   UMA_CHECK(depth >= 0, Value, "one_hot: depth must be non-negative, got ", depth);
   Array idx = astype(indices, DType::Int64);
   Shape shape = indices.shape();
   shape.push_back(depth);
+  if (!idx.device().is_cpu()) {  // written in the requested dtype on the device
+    Array out = Array::empty(shape, dtype, idx.device());
+    kernels::cuda::one_hot(idx, depth, out);
+    return out;
+  }
   Array out = zeros(shape, DType::Float64);
   double* o = out.data_as<double>();
   const int64_t* p = idx.data_as<int64_t>();

@@ -1,7 +1,17 @@
 // Advanced indexing op definitions (NumPy semantics): integer-array take, boolean-mask reads,
 // and the functional updates set/inc (PyTensor's set_subtensor / inc_subtensor), on every
-// dtype. Integer-array and mask indexing gather and scatter whole contiguous runs
-// (kernels/cpu/index.cpp); the updates work on a fresh copy of x, never on x itself.
+// dtype and device. Integer-array and mask indexing gather and scatter whole contiguous runs
+// (kernels/cpu/index.cpp, kernels/cuda/index.cu); the updates work on a fresh copy of x, never
+// on x itself, so a failed call changes nothing.
+//
+// Note [Index arrays and devices]
+// An index array or mask may live on the indexed array's device or on the host (Python lists
+// and NumPy arrays are host arrays): host indices are checked on the host and moved to a cuda
+// array's device once. Indices on a cuda device are checked there; the kernel records the
+// position of the first bad index and the host reads it back (one wait for the stream), so
+// the IndexError names the same index as on the cpu. A mask on a cuda device costs one
+// read-back too (its count is the result's length). Indices on a cuda device meeting a host
+// array, or another cuda device, raise RuntimeError as other ops do for mixed devices.
 #include "kernels/kernels.h"
 #include "ops/common.h"
 
@@ -9,12 +19,24 @@ namespace uma::ops {
 
 namespace {
 
-// indices as a fresh C-contiguous int64 array with negative entries wrapped; IndexError
-// naming the first bad index.
-Array normalized_indices(const char* op, const Array& indices, int64_t n, int64_t axis) {
+// RuntimeError unless an index array on `idx_dev` may index an array on `dev` (same device,
+// or host indices: Note [Index arrays and devices]).
+void check_index_device(const char* op, Device idx_dev, Device dev) {
+  UMA_CHECK(idx_dev == dev || idx_dev.is_cpu(), Runtime, op, ": the index array is on ", idx_dev.str(),
+            " but the indexed array is on ", dev.str(), " (move them to one device with .to_device(...))");
+}
+
+// indices as a fresh C-contiguous int64 array on `dev` with negative entries wrapped;
+// IndexError naming the first bad index.
+Array normalized_indices(const char* op, const Array& indices, int64_t n, int64_t axis, Device dev) {
   UMA_CHECK(is_integer(indices.dtype()), Type, op, ": indices must be integers, got dtype ",
             dtype_name(indices.dtype()));
-  Array idx = astype(indices, DType::Int64);
+  check_index_device(op, indices.device(), dev);
+  Array idx = astype(indices, DType::Int64);  // always a fresh array: normalised in place below
+  if (!idx.device().is_cpu()) {
+    kernels::cuda::normalize_indices(op, idx, n, axis, indices.dtype());
+    return idx;
+  }
   int64_t* p = idx.data_as<int64_t>();
   for (int64_t i = 0; i < idx.size(); ++i) {
     if (indices.dtype() == DType::UInt64 && p[i] < 0)  // a uint64 index >= 2**63
@@ -23,10 +45,11 @@ Array normalized_indices(const char* op, const Array& indices, int64_t n, int64_
               " with size ", n);
     if (p[i] < 0) p[i] += n;
   }
-  return idx;
+  return dev.is_cpu() ? idx : to_device(idx, dev);
 }
 
-// Flat C-order positions of the true entries of a bool mask matching x.shape[:mask.ndim].
+// Flat C-order positions (int64, on x's device) of the true entries of a bool mask matching
+// x.shape[:mask.ndim].
 Array mask_positions(const char* op, const Array& x, const Array& mask) {
   UMA_CHECK(mask.dtype() == DType::Bool, Type, op, ": a boolean mask must have dtype bool, got ",
             dtype_name(mask.dtype()));
@@ -36,7 +59,9 @@ Array mask_positions(const char* op, const Array& x, const Array& mask) {
   for (int64_t d = 0; d < mask.ndim(); ++d)
     UMA_CHECK(mask.shape()[d] == x.shape()[d], Index, op, ": boolean index did not match indexed array along axis ",
               d, "; size of axis is ", x.shape()[d], " but size of corresponding boolean axis is ", mask.shape()[d]);
+  check_index_device(op, mask.device(), x.device());
   Array m = contiguous(mask);
+  if (!m.device().is_cpu()) return kernels::cuda::mask_positions(m);
   const bool* mp = m.data_as<bool>();
   int64_t count = 0;
   for (int64_t i = 0; i < m.size(); ++i) count += mp[i] ? 1 : 0;
@@ -44,7 +69,7 @@ Array mask_positions(const char* op, const Array& x, const Array& mask) {
   int64_t* pp = pos.data_as<int64_t>();
   for (int64_t i = 0, k = 0; i < m.size(); ++i)
     if (mp[i]) pp[k++] = i;
-  return pos;
+  return x.device().is_cpu() ? pos : to_device(pos, x.device());
 }
 
 // x (C-contiguous) seen as (prod(x.shape[:k]),) + x.shape[k:].
@@ -55,7 +80,8 @@ Array flatten_leading(const Array& x, int64_t k) {
   return reshape(x, s);
 }
 
-// y converted to `t` (TypeError unless same_kind), broadcast to `shape`, C-contiguous.
+// y converted to `t` (TypeError unless same_kind), broadcast to `shape`, C-contiguous, on y's
+// device.
 Array update_source(const char* op, const Array& y0, DType t, const Shape& shape) {
   // NumPy's assignment rule: leading length-1 axes of the update beyond the region's rank drop.
   Array y = y0;
@@ -67,9 +93,28 @@ Array update_source(const char* op, const Array& y0, DType t, const Shape& shape
                 broadcast_shapes(y.shape(), shape, op) == shape,
             Value, op, ": could not broadcast the update of shape ", shape_str(y.shape()), " into shape ",
             shape_str(shape));
-  Array out = Array::empty(shape, t);
-  kernels::cpu::cast(detail::broadcast_view(y, shape), out);
+  Array out = Array::empty(shape, t, y.device());
+  kernels::cast(detail::broadcast_view(y, shape), out);
   return out;
+}
+
+// out = a (C-contiguous) gathered along `axis` at normalised int64 indices on a's device,
+// shaped a.shape[:axis] + index_shape + a.shape[axis+1:].
+Array take_normalized(const Array& a, const Array& idx, int64_t axis, const Shape& index_shape) {
+  Shape flat = a.shape();
+  flat[axis] = idx.size();
+  Array out = Array::empty(flat, a.dtype(), a.device());
+  if (a.device().is_cpu()) kernels::cpu::take(a, idx, axis, out);
+  else kernels::cuda::take(a, idx, axis, out);
+  Shape s(a.shape().begin(), a.shape().begin() + axis);
+  s.insert(s.end(), index_shape.begin(), index_shape.end());
+  s.insert(s.end(), a.shape().begin() + axis + 1, a.shape().end());
+  return out.view(out.data(), s, contiguous_strides(s));
+}
+
+void scatter(const Array& dst, const Array& idx, int64_t axis, const Array& src, bool inc, bool sorted_unique) {
+  if (dst.device().is_cpu()) kernels::cpu::scatter(dst, idx, axis, src, inc);
+  else kernels::cuda::scatter(dst, idx, axis, src, inc, sorted_unique);
 }
 
 const char* update_name(bool inc) { return inc ? "inc_subtensor" : "set_subtensor"; }
@@ -77,61 +122,61 @@ const char* update_name(bool inc) { return inc ? "inc_subtensor" : "set_subtenso
 }  // namespace
 
 Array take(const Array& a0, const Array& indices, std::optional<int64_t> axis0) {
-  require_host("take", a0);
   Array a = axis0 ? contiguous(a0) : reshape(a0, {a0.size()});
   const int64_t axis = axis0 ? normalize_axis(*axis0, a.ndim(), "take") : 0;
   a = contiguous(a);
-  Array idx = normalized_indices("take", indices, a.shape()[axis], axis);
-  Shape flat = a.shape();
-  flat[axis] = idx.size();
-  Array out = Array::empty(flat, a.dtype());
-  kernels::cpu::take(a, idx, axis, out);
-  Shape s(a.shape().begin(), a.shape().begin() + axis);
-  s.insert(s.end(), indices.shape().begin(), indices.shape().end());
-  s.insert(s.end(), a.shape().begin() + axis + 1, a.shape().end());
-  return out.view(out.data(), s, contiguous_strides(s));
+  Array idx = normalized_indices("take", indices, a.shape()[axis], axis, a.device());
+  return take_normalized(a, idx, axis, indices.shape());
 }
 
 Array mask_select(const Array& a, const Array& mask) {
-  require_host("getitem", a);
   Array pos = mask_positions("getitem", a, mask);
-  return take(flatten_leading(contiguous(a), mask.ndim()), pos, 0);
+  return take_normalized(flatten_leading(contiguous(a), mask.ndim()), pos, 0, pos.shape());
 }
 
-Array update_basic(const Array& x, const std::vector<IndexItem>& index, const Array& y, bool inc) {
-  require_host(inc ? "inc_subtensor" : "set_subtensor", x);
+Array update_basic(const Array& x0, const std::vector<IndexItem>& index, const Array& y0, bool inc) {
   const char* op = update_name(inc);
+  Array x = x0, y = y0;
+  const Device dev = detail::common_device(op, {&x, &y});
   Array out = copy(x);
   Array dst = getitem(out, index);
   Array src = update_source(op, y, x.dtype(), dst.shape());
-  if (inc) kernels::cpu::add_into(dst, src);
-  else kernels::cpu::cast(src, dst);
+  if (dev.is_cpu()) {
+    if (inc) kernels::cpu::add_into(dst, src);
+    else kernels::cpu::cast(src, dst);
+    return out;
+  }
+  // NumPy's add in the dtype (the cuda kernels compute float16/bfloat16 in float32 and round
+  // once, as add_into does), written into the view.
+  assign(dst, inc ? binary(BinaryOp::Add, dst, src) : src);
   return out;
 }
 
-Array update_take(const Array& x, const Array& indices, int64_t axis0, const Array& y, bool inc) {
-  require_host(inc ? "inc_subtensor" : "set_subtensor", x);
+Array update_take(const Array& x0, const Array& indices, int64_t axis0, const Array& y0, bool inc) {
   const char* op = update_name(inc);
+  Array x = x0, y = y0;
+  detail::common_device(op, {&x, &y});
   const int64_t axis = normalize_axis(axis0, x.ndim(), op);
-  Array idx = normalized_indices(op, indices, x.shape()[axis], axis);
+  Array idx = normalized_indices(op, indices, x.shape()[axis], axis, x.device());
   Shape region(x.shape().begin(), x.shape().begin() + axis);
   region.insert(region.end(), indices.shape().begin(), indices.shape().end());
   region.insert(region.end(), x.shape().begin() + axis + 1, x.shape().end());
   Array src = update_source(op, y, x.dtype(), region);
   Array out = copy(x);
-  kernels::cpu::scatter(out, idx, axis, src, inc);
+  scatter(out, idx, axis, src, inc, /*sorted_unique=*/false);
   return out;
 }
 
-Array update_mask(const Array& x, const Array& mask, const Array& y, bool inc) {
-  require_host(inc ? "inc_subtensor" : "set_subtensor", x);
+Array update_mask(const Array& x0, const Array& mask, const Array& y0, bool inc) {
   const char* op = update_name(inc);
+  Array x = x0, y = y0;
+  detail::common_device(op, {&x, &y});
   Array pos = mask_positions(op, x, mask);
   Shape region{pos.size()};
   for (int64_t d = mask.ndim(); d < x.ndim(); ++d) region.push_back(x.shape()[d]);
   Array src = update_source(op, y, x.dtype(), region);
   Array out = copy(x);
-  kernels::cpu::scatter(flatten_leading(out, mask.ndim()), pos, 0, src, inc);
+  scatter(flatten_leading(out, mask.ndim()), pos, 0, src, inc, /*sorted_unique=*/true);
   return out;
 }
 

@@ -1,7 +1,8 @@
 // Linear algebra with NumPy semantics on every dtype. matmul: 1-D operands are promoted to
 // matrices and the added axis removed from the result; leading (batch) axes broadcast; the
 // result has the promoted dtype (integers wrap); float16/bfloat16 are multiplied in float32
-// (BLAS) and rounded once to the dtype. outer, diag, diagonal, trace.
+// (BLAS) and rounded once to the dtype (on cuda: cuBLAS with float32 compute). Every dtype runs
+// on cuda devices too (kernels/cuda_kernels.h). outer, diag, diagonal, trace.
 #include <algorithm>
 
 #include "kernels/kernels.h"
@@ -15,14 +16,8 @@ Array matmul(const Array& a00, const Array& b00) {
   UMA_CHECK(a0.ndim() > 0 && b0.ndim() > 0, Value, "matmul: input operand ", a0.ndim() == 0 ? 0 : 1,
             " does not have enough dimensions (has 0, requires at least 1)");
   const DType t = promote_types(a0.dtype(), b0.dtype());
-  if (dev.is_cpu()) {
-    if (t == DType::Float16 || t == DType::BFloat16)  // BLAS in float32, rounded once
-      return astype(matmul(astype(a0, DType::Float32), astype(b0, DType::Float32)), t);
-  } else {
-    UMA_CHECK(t == DType::Float16 || t == DType::BFloat16 || t == DType::Float32 || t == DType::Float64, Type,
-              "matmul: dtype ", dtype_name(t), " is not supported on ", dev.str(),
-              " yet (cuBLAS path: float16, bfloat16, float32, float64)");
-  }
+  if (dev.is_cpu() && (t == DType::Float16 || t == DType::BFloat16))  // BLAS in float32, rounded once
+    return astype(matmul(astype(a0, DType::Float32), astype(b0, DType::Float32)), t);
   Array a = a0.dtype() == t ? a0 : astype(a0, t);
   Array b = b0.dtype() == t ? b0 : astype(b0, t);
   const bool a1 = a.ndim() == 1, b1 = b.ndim() == 1;
@@ -42,7 +37,7 @@ Array matmul(const Array& a00, const Array& b00) {
   sa.push_back(M); sa.push_back(K);
   sb.push_back(K); sb.push_back(N);
   Array A = detail::broadcast_view(a, sa), B = detail::broadcast_view(b, sb);
-  if (!dev.is_cpu()) kernels::cuda::matmul(A, B, out);  // one strided-batched cuBLAS call
+  if (!dev.is_cpu()) kernels::cuda::matmul(A, B, out);  // one strided-batched cuBLAS call (or uma's int kernel)
   const int64_t nb = dev.is_cpu() ? checked_size(batch) : 0, nbd = static_cast<int64_t>(batch.size());
   Strides bc = contiguous_strides(batch);
   const int64_t isz = static_cast<int64_t>(itemsize(t));

@@ -192,18 +192,6 @@ def test_creation_functions_on_cuda():
 
 
 @needs_gpu
-def test_ops_without_cuda_kernel_refuse_device_arrays():
-    """Every elementwise op and reduction has a GPU kernel for every dtype; what still runs on
-    the host only (one_hot, take, boolean-mask reads, the functional updates) raises
-    RuntimeError naming the op and the device."""
-    a = uma.asarray(np.ones(3, np.int64), device="cuda")
-    with pytest.raises(RuntimeError, match="one_hot.*cuda:0"):
-        uma.one_hot(a, 3)
-    with pytest.raises(RuntimeError, match="take.*cuda:0"):
-        uma.take(a, np.array([0, 2]))
-
-
-@needs_gpu
 def test_asarray_of_uma_array_between_devices():
     h = uma.asarray(sample("int64"))
     g = uma.asarray(h, device="cuda")
@@ -1182,3 +1170,341 @@ def test_train_example_on_cuda():
     assert r.returncode == 0, r.stdout + r.stderr
     acc = float(r.stdout.split("test accuracy (cuda): ")[1].split()[0])
     assert acc > 0.9, r.stdout
+
+
+# ---- indexing, one_hot, assignment and matmul of every dtype on the device -------------------
+# Each case runs on "cpu" too: the same calls checked against the same NumPy oracle, so the
+# tests themselves are exercised without a GPU; on the GPU the results must also equal the cpu
+# path's bit for bit (the kernels promise it: gathers move bytes, repeated-index additions run
+# in index order).
+
+DEVICES = ["cpu", pytest.param("cuda", marks=needs_gpu)]
+
+
+def _data(dtype, shape, seed=0):
+    if dtype == "bfloat16":
+        return sample("float32", shape, seed).astype(_np_dt("bfloat16"))
+    return sample(dtype, shape, seed)
+
+
+def _on(x, dev):
+    return uma.asarray(np.ascontiguousarray(x) if isinstance(x, np.ndarray) else x, device=dev)
+
+
+def _bits(x):
+    x = np.ascontiguousarray(np.asarray(x))
+    return x.view(np.uint8) if x.size else x
+
+
+def _exact(got, want, dev):
+    """got (a uma.Array on dev) has want's dtype, shape and bytes (also -0.0 vs 0.0)."""
+    assert isinstance(got, uma.Array) and str(got.device) == ("cpu" if dev == "cpu" else "cuda:0")
+    g = np.asarray(got)
+    want = np.asarray(want)
+    assert g.dtype == want.dtype and g.shape == want.shape, (g.dtype, g.shape, want.dtype, want.shape)
+    np.testing.assert_array_equal(_bits(g), _bits(want))
+
+
+def _rows(a, axis, r):
+    """The view a[..., r:r+1, ...] (an array, never a scalar: no overflow warnings)."""
+    return a[(slice(None),) * axis + (slice(r, r + 1),)]
+
+
+def _scatter_oracle(x, idx, axis, y, inc):
+    """NumPy: x with y's rows written (last one wins) or added one by one in index order, each
+    addition in x's dtype (np.add.at's order and rounding)."""
+    out = x.copy()
+    n = x.shape[axis]
+    for j, r in enumerate(np.asarray(idx).ravel()):
+        r = int(r) % n
+        dst, src = _rows(out, axis, r), _rows(y, axis, j)
+        if inc:
+            dst[...] = dst + src
+        else:
+            dst[...] = src
+    return out
+
+
+TAKE_INDEX = [4, -1, 0, 4, 2]
+
+
+@pytest.mark.parametrize("dev", DEVICES)
+@pytest.mark.parametrize("dtype", OP_DTYPES)
+def test_take_every_dtype(dev, dtype):
+    x = _data(dtype, (6, 5))
+    a = _on(x, dev)
+    idx = np.array(TAKE_INDEX)
+    for axis in (None, 0, 1, -2):
+        _exact(uma.take(a, _on(idx, dev), axis=axis), np.take(x, idx, axis=axis), dev)
+    # index arrays of other integer dtypes and shapes, host indices, strided operands
+    i2 = np.array([[1, 3, 0], [2, 2, 4]], np.int8)
+    _exact(uma.take(a, _on(i2, dev), axis=1), np.take(x, i2, axis=1), dev)
+    _exact(uma.take(a, np.array([5, 0], np.uint64), axis=0), np.take(x, np.array([5, 0]), axis=0), dev)
+    _exact(uma.take(a.T, _on(np.array([3, 0]), dev), axis=0), np.take(x.T, [3, 0], axis=0), dev)
+    _exact(a[[0, 5, -6, 0]], x[[0, 5, -6, 0]], dev)
+    _exact(a[:, np.array([4, 1], np.uint16)], x[:, [4, 1]], dev)
+    # empty index arrays and empty operands
+    _exact(uma.take(a, _on(np.zeros(0, np.int64), dev), axis=1), np.take(x, np.zeros(0, np.int64), axis=1), dev)
+    _exact(uma.take(_on(x[:0], dev), _on(np.array([1, 0]), dev), axis=1), np.take(x[:0], [1, 0], axis=1), dev)
+
+
+@pytest.mark.parametrize("dev", DEVICES)
+def test_take_bad_index_raises_index_error_naming_the_first(dev):
+    x = _data("float32", (6, 5))
+    a = _on(x, dev)
+    for idx, axis, bad, size in [([1, 7, -9], 0, "7", 6), ([0, -6, -7, 9], 1, "-6", 5),
+                                 ([2**63 + 1, 3], 0, str(2**63 + 1), 6)]:
+        arr = np.array(idx, np.uint64 if idx[0] > 2**62 else np.int64)
+        if arr.dtype == np.int64:  # (NumPy prints a uint64 index converted to int64; uma unsigned)
+            with pytest.raises(IndexError) as np_err:
+                np.take(x, arr, axis=axis)
+            assert f"index {bad} is out of bounds for axis {axis} with size {size}" in str(np_err.value)
+        for where in ("host", dev):
+            with pytest.raises(IndexError, match=f"index {bad} is out of bounds for axis {axis} with size {size}"):
+                uma.take(a, _on(arr, where if where != "host" else "cpu"), axis=axis)
+    with pytest.raises(TypeError, match="integer"):
+        uma.take(a, _on(np.array([0.0, 1.0]), dev), axis=0)
+    np.testing.assert_array_equal(np.asarray(a), x)  # nothing changed
+    uma.take(a, _on(np.array([1, 2]), dev), axis=0)  # still usable after an error
+
+
+@needs_gpu
+def test_index_arrays_on_a_device_meet_only_that_device():
+    x = np.arange(6.0)
+    with pytest.raises(RuntimeError, match="index array is on cuda:0"):
+        uma.take(uma.asarray(x), uma.asarray(np.array([0, 1]), device="cuda"))
+    with pytest.raises(RuntimeError, match="cuda:0"):
+        uma.asarray(x)[uma.asarray(x > 2, device="cuda")]
+    # host index arrays (lists, NumPy) index a device array: moved to it once
+    g = uma.asarray(x, device="cuda")
+    np.testing.assert_array_equal(np.asarray(g[[5, 0]]), x[[5, 0]])
+    np.testing.assert_array_equal(np.asarray(g[x > 2]), x[x > 2])
+
+
+@pytest.mark.parametrize("dev", DEVICES)
+@pytest.mark.parametrize("dtype", OP_DTYPES)
+def test_mask_read_every_dtype(dev, dtype):
+    x = _data(dtype, (6, 5))
+    a = _on(x, dev)
+    rng = np.random.default_rng(4)
+    full = rng.random((6, 5)) > 0.4
+    lead = np.array([True, False, True, True, False, True])
+    for m in (full, lead, np.zeros(6, bool), np.ones((6, 5), bool)):
+        _exact(a[_on(m, dev)], x[m], dev)  # mask on the array's device
+        _exact(a[m], x[m], dev)            # host mask (NumPy)
+    _exact(a.T[_on(full.T, dev)], x.T[full.T], dev)  # a strided operand
+    e = _on(x[:0], dev)
+    _exact(e[_on(np.zeros(0, bool), dev)], x[:0][np.zeros(0, bool)], dev)
+    big = rng.random(300_001) > 0.5  # several scan tiles
+    v = np.arange(big.size, dtype=np.int64)
+    _exact(_on(v, dev)[_on(big, dev)], v[big], dev)
+    with pytest.raises(IndexError, match="boolean index did not match"):
+        a[_on(np.ones(5, bool), dev)]
+
+
+@pytest.mark.parametrize("dev", DEVICES)
+@pytest.mark.parametrize("dtype", OP_DTYPES)
+def test_set_inc_subtensor_basic_every_dtype(dev, dtype):
+    x = _data(dtype, (6, 5))
+    y = _data(dtype, (3,), seed=1)
+    a = _on(x, dev)
+    for key, yv in [((slice(1, 4), 2), y), ((Ellipsis, slice(None, None, 2)), y), ((1,), _data(dtype, (5,), 2)),
+                    ((slice(None), slice(1, 2)), _data(dtype, (6, 1), 3)), ((2, 3), y[0])]:
+        want = x.copy()
+        want[key] = yv
+        _exact(uma.set_subtensor(a, key, _on(yv, dev)), want, dev)
+        want = x.copy()
+        want[key] = numpy_quiet(lambda: want[key] + yv)
+        _exact(uma.inc_subtensor(a, key, _on(yv, dev)), want, dev)
+    np.testing.assert_array_equal(_bits(a), _bits(x))  # x itself never changes
+    # Python scalars broadcast (weak, in x's dtype)
+    one = True if dtype == "bool" else 1
+    want = x.copy()
+    want[0] = one
+    _exact(uma.set_subtensor(a, 0, one), want, dev)
+
+
+@pytest.mark.parametrize("dev", DEVICES)
+@pytest.mark.parametrize("dtype", OP_DTYPES)
+def test_set_inc_subtensor_repeated_indices_every_dtype(dev, dtype):
+    x = _data(dtype, (6, 5))
+    a = _on(x, dev)
+    for axis, idx in [(0, np.array([3, 0, 3, 3, -1, 0, 5])), (1, np.array([4, 4, -5, 1, 4]))]:
+        region = list(x.shape)
+        region[axis] = idx.size
+        y = _data(dtype, tuple(region), seed=7)
+        key = (slice(None),) * axis + (_on(idx, dev),)
+        for inc, fn in ((False, uma.set_subtensor), (True, uma.inc_subtensor)):
+            want = numpy_quiet(lambda: _scatter_oracle(x, idx, axis, y, inc))
+            got = fn(a, key if axis else key[0], _on(y, dev))
+            _exact(got, want, dev)
+            if dev == "cuda":  # bit for bit the cpu path's result
+                cpu = fn(uma.asarray(x), (slice(None),) * axis + (idx,) if axis else idx, uma.asarray(y))
+                np.testing.assert_array_equal(_bits(got), _bits(cpu))
+    np.testing.assert_array_equal(_bits(a), _bits(x))
+
+
+@pytest.mark.parametrize("dev", DEVICES)
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int8", "complex64"])
+def test_inc_subtensor_many_repeats_adds_in_index_order(dev, dtype):
+    # 2000 additions into 3 rows: float sums depend on the order; it is the index order.
+    rng = np.random.default_rng(5)
+    x = _data(dtype, (3, 4))
+    idx = rng.integers(-3, 3, 2000)
+    y = _data(dtype, (2000, 4), seed=6)
+    want = numpy_quiet(lambda: _scatter_oracle(x, idx, 0, y, True))
+    _exact(uma.inc_subtensor(_on(x, dev), _on(idx, dev), _on(y, dev)), want, dev)
+
+
+@pytest.mark.parametrize("dev", DEVICES)
+@pytest.mark.parametrize("dtype", OP_DTYPES)
+def test_set_inc_subtensor_mask_every_dtype(dev, dtype):
+    x = _data(dtype, (6, 5))
+    a = _on(x, dev)
+    rng = np.random.default_rng(8)
+    for m in (rng.random((6, 5)) > 0.5, np.array([False, True, True, False, False, True])):
+        y = _data(dtype, x[m].shape, seed=9)
+        want = x.copy()
+        want[m] = y
+        _exact(uma.set_subtensor(a, _on(m, dev), _on(y, dev)), want, dev)
+        _exact(uma.set_subtensor(a, m, _on(y, dev)), want, dev)  # host mask
+        want = x.copy()
+        want[m] = numpy_quiet(lambda: x[m] + y)
+        _exact(uma.inc_subtensor(a, _on(m, dev), _on(y, dev)), want, dev)
+    np.testing.assert_array_equal(_bits(a), _bits(x))
+
+
+@pytest.mark.parametrize("dev", DEVICES)
+def test_failed_updates_raise_and_change_nothing(dev):
+    x = _data("float64", (6, 5))
+    a = _on(x, dev)
+    y = _on(np.ones(3), dev)
+    with pytest.raises(IndexError, match="index 6 is out of bounds for axis 0 with size 6"):
+        uma.set_subtensor(a, _on(np.array([0, 6, 1]), dev), _on(np.ones((3, 5)), dev))
+    with pytest.raises(IndexError, match="index -9 is out of bounds for axis 1 with size 5"):
+        uma.inc_subtensor(a, (slice(None), _on(np.array([0, -9, 1]), dev)), _on(np.ones((6, 3)), dev))
+    with pytest.raises(IndexError, match="boolean index did not match"):
+        uma.inc_subtensor(a, _on(np.ones(4, bool), dev), y)
+    with pytest.raises(ValueError, match="broadcast"):
+        uma.set_subtensor(a, _on(np.array([0, 1]), dev), _on(np.ones((3, 5)), dev))
+    with pytest.raises(TypeError, match="same_kind"):
+        uma.set_subtensor(_on(np.zeros(3, np.int32), dev), 0, _on(np.array(1.5), dev))
+    np.testing.assert_array_equal(np.asarray(a), x)
+
+
+@pytest.mark.parametrize("dev", DEVICES)
+@pytest.mark.parametrize("dtype", OP_DTYPES)
+def test_one_hot_every_dtype(dev, dtype):
+    idx = np.array([[0, 3, -1], [5, 2, 2]])
+    for it in ("int64", "int8", "uint16"):
+        i = idx.astype(it)
+        want = (i[..., None].astype(np.int64) == np.arange(4)).astype(_np_dt(dtype))
+        _exact(uma.one_hot(_on(i, dev), 4, dtype=dtype), want, dev)
+    _exact(uma.one_hot(_on(idx, dev), 0, dtype=dtype), np.zeros((2, 3, 0), _np_dt(dtype)), dev)
+    _exact(uma.one_hot(_on(np.zeros(0, np.int32), dev), 3, dtype=dtype), np.zeros((0, 3), _np_dt(dtype)), dev)
+    with pytest.raises(TypeError, match="integer"):
+        uma.one_hot(_on(np.ones(2), dev), 3)
+
+
+@pytest.mark.parametrize("dev", DEVICES)
+@pytest.mark.parametrize("dtype", OP_DTYPES)
+def test_setitem_every_dtype(dev, dtype):
+    x = _data(dtype, (6, 5))
+    y = _data(dtype, (6, 5), seed=3)
+    a = _on(x, dev)
+    want = x.copy()
+    for key, v in [((slice(1, 4), slice(None, None, 2)), y[:3, :3]),  # strided destination, host source
+                   ((2,), y[4]), ((Ellipsis, 4), y[:, 0]), ((slice(None, None, -1), 1), y[:, 2])]:
+        a[key] = v
+        want[key] = v
+        _exact(a, want, dev)
+    a[0] = _on(y[1], dev)  # a device source
+    want[0] = y[1]
+    a.T[3] = _on(y[:, 2], dev)  # a transposed destination
+    want.T[3] = y[:, 2]
+    a[:, 1] = a[:, 0]  # overlapping source and destination
+    want[:, 1] = want[:, 0]
+    _exact(a, want, dev)
+    a[...] = 0  # a Python scalar
+    _exact(a, np.zeros_like(x), dev)
+    with pytest.raises(ValueError, match="broadcast"):
+        a[1:3] = np.ones(4, x.dtype)
+    if dtype in ("float64", "int32"):  # conversions on assignment (NumPy's unsafe casting)
+        a[...] = np.arange(30, dtype=np.float32).reshape(6, 5) * 1.5
+        _exact(a, (np.arange(30, dtype=np.float32).reshape(6, 5) * 1.5).astype(dtype), dev)
+
+
+@pytest.mark.parametrize("dev", DEVICES)
+@pytest.mark.parametrize("dtype", ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                                   "complex64", "complex128"])
+def test_matmul_integer_bool_complex(dev, dtype):
+    rng = np.random.default_rng(12)
+
+    def data(shape):
+        if dtype == "bool":
+            return rng.random(shape) > 0.6
+        if dtype.startswith("complex"):
+            return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+        info = np.iinfo(dtype)  # the full range: products and sums wrap
+        return rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
+
+    def check(got, want):
+        if dtype.startswith("complex"):
+            assert np.asarray(got).dtype == want.dtype and str(got.device) == ("cpu" if dev == "cpu" else "cuda:0")
+            np.testing.assert_allclose(np.asarray(got), want, rtol=RTOL[dtype] * 10, atol=RTOL[dtype] * 10)
+        else:
+            _exact(got, want, dev)
+
+    cases = [((33, 17), (17, 45)), ((17,), (17, 5)), ((4, 17), (17,)), ((3, 8, 6), (6, 5)),
+             ((2, 1, 8, 6), (3, 6, 5)), ((0, 4), (4, 3)), ((3, 0), (0, 2)), ((5,), (5,))]
+    for sa, sb in cases:
+        a, b = data(sa), data(sb)
+        check(uma.matmul(_on(a, dev), _on(b, dev)), numpy_quiet(lambda: np.matmul(a, b)))
+    a, b = data((40, 30)), data((50, 40))
+    da, db = _on(a, dev), _on(b, dev)
+    check(uma.matmul(da.T, db.T), numpy_quiet(lambda: a.T @ b.T))
+    check(uma.matmul(da[::2, 1:], db[1:30, ::3]), numpy_quiet(lambda: a[::2, 1:] @ b[1:30, ::3]))
+
+
+@needs_gpu
+def test_matmul_mixed_integer_dtypes_promote_on_the_device():
+    a = np.arange(12, dtype=np.int8).reshape(3, 4)
+    b = np.arange(8, dtype=np.uint16).reshape(4, 2)
+    got = uma.matmul(uma.asarray(a, device="cuda"), uma.asarray(b, device="cuda"))
+    _exact(got, a @ b, "cuda")
+
+
+@pytest.mark.parametrize("backend", ["cpu", "reference", pytest.param("cuda", marks=needs_gpu)])
+def test_function_indexing_ops_on_backend(backend):
+    """take / x[idx] / x[mask] / set_subtensor / inc_subtensor (repeated indices) / one_hot and the
+    gradients of a gather (a scatter-add) and of a basic slice (an assignment into a view) in a
+    compiled function, against NumPy."""
+    sym = uma.sym
+    rng = np.random.default_rng(13)
+    X = rng.standard_normal((6, 5)).astype(np.float32)
+    I = np.array([3, 0, 3, -1])
+    M = X > 0
+    Y = rng.standard_normal((4, 5)).astype(np.float32)
+    L = np.array([1, 4, 0])
+    x = sym.matrix("x", dtype="float32")
+    i = sym.vector("i", dtype="int64")
+    m = sym.matrix("m", dtype="bool")
+    y = sym.matrix("y", dtype="float32")
+    lab = sym.vector("lab", dtype="int64")
+    outs = [sym.take(x, i, axis=0), x[m], x[:, i[:2]],
+            sym.set_subtensor(x, i, y), sym.inc_subtensor(x, i, y), sym.inc_subtensor(x, m, 1.0),
+            sym.one_hot(lab, 5, dtype="float32"), uma.grad(sym.sum(x[i] * y), x),
+            uma.grad(sym.sum(x[1:3, ::2] * 3), x)]
+    f = uma.function([x, i, m, y, lab], outs, backend=backend)
+    got = f(X, I, M, Y, L)
+    dev = "cuda" if backend == "cuda" else "cpu"
+    inc = _scatter_oracle(X, I, 0, Y, True)
+    want = [np.take(X, I, axis=0), X[M], X[:, I[:2]], _scatter_oracle(X, I, 0, Y, False), inc,
+            np.where(M, X + np.float32(1), X), np.eye(5, dtype=np.float32)[L],
+            _scatter_oracle(np.zeros_like(X), I, 0, Y, True), np.zeros_like(X)]
+    want[-1][1:3, ::2] = 3
+    for k, (g, w) in enumerate(zip(got, want)):
+        assert str(g.device) == ("cpu" if dev == "cpu" else "cuda:0"), k
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-6, atol=1e-6, err_msg=str(k))
+    with pytest.raises(IndexError, match="index 6 is out of bounds"):
+        f(X, np.array([0, 6, 1, 2]), M, Y, L)

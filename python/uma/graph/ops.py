@@ -2146,7 +2146,8 @@ class GetItemGrad(Op):
 
     def perform(self, node, values):
         g, x = values
-        z = _k().zeros_like(x, dtype=node.outputs[0].dtype)
+        # on x's device (a cuda linker's values stay on the GPU)
+        z = _k().zeros(tuple(x.shape), dtype=node.outputs[0].dtype, device=getattr(x, "device", None))
         z[self.index] = g
         return [z]
 

@@ -19,9 +19,12 @@ label input once, after the whole step is queued and before it returns (so befor
 is written): one wait per call, and a bad label still raises the op's ``ValueError`` and
 changes no shared variable.
 
-Ops whose ``perform`` has no device kernel yet (they compute on the host) raise a
-``RuntimeError`` naming the op and device; results a ``perform`` returns on the host (a
-creation op) are moved to the device.
+Every op runs on the device (indexing, the functional updates and one_hot included). Besides
+the label check, the host waits for the GPU where an op's result or error depends on device
+data: a take or an integer-array update checks its indices on the device and reads back the
+position of the first bad one (the ``IndexError`` of the cpu path), and a mask read or update
+reads back the mask's count (the result's length). Results a ``perform`` returns on the host
+(a creation op) are moved to the device.
 """
 from __future__ import annotations
 

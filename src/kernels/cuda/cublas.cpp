@@ -5,14 +5,17 @@
 // need no cuBLAS headers or libraries and `import uma` never loads it), and the few entry
 // points used are declared here from the cuBLAS API documentation. Every product is one
 // cublasGemmStridedBatchedEx call (batch 1 for a single matrix) on uma's stream: float32 and
-// float64 with their own compute type (no TF32), float16/bfloat16 with float32 compute.
-// Row-major C = A @ B is computed as the column-major C^T = B^T A^T.
+// float64 with their own compute type (no TF32), float16/bfloat16 with float32 compute,
+// complex64/complex128 with the float32/float64 compute types (complex scalars).
+// Row-major C = A @ B is computed as the column-major C^T = B^T A^T (plain transposes, no
+// conjugation). Bool and integer products run uma's own kernel (kernels/cuda/matmul_int.cu).
 #include <dlfcn.h>
 
 #include <cstdlib>
 #include <mutex>
 #include <string>
 
+#include "kernels/cuda/index_launch.h"
 #include "kernels/cuda_kernels.h"
 #include "memory/cuda/cuda_check.h"
 #include "uma/error.h"
@@ -96,7 +99,9 @@ int cuda_type(DType t) {
     case DType::Float64: return 1;    // CUDA_R_64F
     case DType::Float16: return 2;    // CUDA_R_16F
     case DType::BFloat16: return 14;  // CUDA_R_16BF
-    default: UMA_FAIL(Type, "matmul on cuda: dtype ", dtype_name(t), " is not supported (float16, bfloat16, float32, float64)");
+    case DType::Complex64: return 4;  // CUDA_C_32F
+    case DType::Complex128: return 5; // CUDA_C_64F
+    default: UMA_FAIL(Type, "matmul on cuda: dtype ", dtype_name(t), " is not supported by cuBLAS");
   }
 }
 
@@ -139,8 +144,49 @@ int64_t batch_stride(const Array& x, int64_t nb, int64_t matrix_elems) {
 
 }  // namespace
 
+namespace {
+
+// Bool and integer products with uma's tiled kernel; a and b keep their strides where one
+// batch stride walks their leading axes, else they are packed.
+void int_matmul(const Array& a0, const Array& b0, const Array& out) {
+  const int64_t nd = out.ndim(), nb = nd - 2;
+  const int64_t M = out.shape()[nd - 2], N = out.shape()[nd - 1], K = a0.shape()[nd - 1];
+  cuda_launch::IntGemm g{};
+  g.M = M;
+  g.N = N;
+  g.K = K;
+  g.batch = M * N > 0 ? out.size() / (M * N) : 0;
+  if (out.size() == 0) return;
+  Array a = a0, b = b0;
+  int64_t sa = batch_stride(a, nb, M * K), sb = batch_stride(b, nb, K * N);
+  if (sa < 0) {
+    a = Array::empty(a0.shape(), a0.dtype(), out.device());
+    pack(a0, a);
+    sa = M * K;
+  }
+  if (sb < 0) {
+    b = Array::empty(b0.shape(), b0.dtype(), out.device());
+    pack(b0, b);
+    sb = K * N;
+  }
+  g.a_rs = a.strides()[nd - 2];
+  g.a_cs = a.strides()[nd - 1];
+  g.a_bs = sa;
+  g.b_rs = b.strides()[nd - 2];
+  g.b_cs = b.strides()[nd - 1];
+  g.b_bs = sb;
+  const int dev = out.device().index;
+  uma::cuda::detail::DeviceGuard guard(dev);
+  const int e = cuda_launch::int_matmul(static_cast<int>(out.dtype()), a.data(), b.data(), out.data(), g,
+                                        uma::cuda::stream(dev));
+  if (e != 0) uma::cuda::detail::fail(static_cast<cudaError_t>(e), "matmul<<<...>>>", __FILE__, __LINE__);
+}
+
+}  // namespace
+
 void matmul(const Array& a0, const Array& b0, const Array& out) {
   const DType t = out.dtype();
+  if (t == DType::Bool || is_integer(t)) return int_matmul(a0, b0, out);
   const int ct = cuda_type(t);
   const int64_t nd = out.ndim(), nb = nd - 2;
   const int64_t M = out.shape()[nd - 2], N = out.shape()[nd - 1], K = a0.shape()[nd - 1];
@@ -173,12 +219,13 @@ void matmul(const Array& a0, const Array& b0, const Array& out) {
   const int dev = out.device().index;
   Handle h = handle(dev);
   uma::cuda::detail::DeviceGuard guard(dev);
-  const float one_f = 1.0f, zero_f = 0.0f;
-  const double one_d = 1.0, zero_d = 0.0;
-  const bool f64 = t == DType::Float64;
+  // alpha = 1, beta = 0 in the scale type: real for real dtypes, complex (re, im) for complex.
+  const float one_f[2] = {1.0f, 0.0f}, zero_f[2] = {0.0f, 0.0f};
+  const double one_d[2] = {1.0, 0.0}, zero_d[2] = {0.0, 0.0};
+  const bool f64 = t == DType::Float64 || t == DType::Complex128;
   const int st = lib().gemm(h, mb.op, ma.op, static_cast<int>(N), static_cast<int>(M), static_cast<int>(K),
-                            f64 ? static_cast<const void*>(&one_d) : &one_f, b.data(), ct, static_cast<int>(mb.ld), sb,
-                            a.data(), ct, static_cast<int>(ma.ld), sa, f64 ? static_cast<const void*>(&zero_d) : &zero_f,
+                            f64 ? static_cast<const void*>(one_d) : one_f, b.data(), ct, static_cast<int>(mb.ld), sb,
+                            a.data(), ct, static_cast<int>(ma.ld), sa, f64 ? static_cast<const void*>(zero_d) : zero_f,
                             out.data(), ct, static_cast<int>(N), M * N, static_cast<int>(batch),
                             f64 ? kCompute64F : kCompute32F, kGemmDefault);
   UMA_CHECK(st == 0, Runtime, "matmul on cuda:", dev, ": cublasGemmStridedBatchedEx failed with status ", st,

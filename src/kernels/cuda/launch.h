@@ -18,5 +18,9 @@ struct StridedGeometry {
 /// dst[i] = element i of the strided source, for n elements of `itemsize` bytes (1, 2, 4, 8
 /// or 16); dst is contiguous. Queued on `stream` (a cudaStream_t). Returns a cudaError_t.
 int strided_gather(const void* src, void* dst, const StridedGeometry& g, int64_t n, int itemsize, void* stream);
+/// dst (a strided view: element i, C order over g.shape, at dst + offset of i) = src[i]
+/// (contiguous) for n elements of `itemsize` bytes (1, 2, 4, 8 or 16). The inverse of
+/// strided_gather; dst's elements must not overlap.
+int strided_scatter(const void* src, void* dst, const StridedGeometry& g, int64_t n, int itemsize, void* stream);
 
 }  // namespace uma::kernels::cuda_launch

@@ -1,5 +1,6 @@
 // Packing a strided device view into contiguous memory (the GPU side of copies and transfers
-// of non-contiguous cuda arrays). Grid-stride loop sized to the multiprocessor count.
+// of non-contiguous cuda arrays), and the inverse: writing contiguous elements into a strided
+// view (assignment into device views). Grid-stride loop sized to the multiprocessor count.
 #include <cuda_runtime.h>
 
 #include "kernels/cuda/launch.h"
@@ -28,7 +29,21 @@ __global__ void gather_kernel(const char* __restrict__ src, T* __restrict__ dst,
 }
 
 template <class T>
-int launch(const void* src, void* dst, const StridedGeometry& g, int64_t n, void* stream) {
+__global__ void scatter_kernel(const T* __restrict__ src, char* __restrict__ dst, StridedGeometry g, int64_t n) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
+    int64_t rem = i, off = 0;
+    for (int d = g.ndim - 1; d >= 0; --d) {
+      const int64_t q = rem / g.shape[d];
+      off += (rem - q * g.shape[d]) * g.byte_strides[d];
+      rem = q;
+    }
+    *reinterpret_cast<T*>(dst + off) = src[i];
+  }
+}
+
+template <class T>
+int launch(const void* src, void* dst, const StridedGeometry& g, int64_t n, void* stream, bool scatter = false) {
   int dev = 0, sms = 132;
   if (cudaGetDevice(&dev) == cudaSuccess) cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
   const int threads = 256;
@@ -36,8 +51,12 @@ int launch(const void* src, void* dst, const StridedGeometry& g, int64_t n, void
   const int64_t cap = static_cast<int64_t>(sms) * 8;
   if (blocks > cap) blocks = cap;
   if (blocks < 1) blocks = 1;
-  gather_kernel<T><<<static_cast<unsigned>(blocks), threads, 0, static_cast<cudaStream_t>(stream)>>>(
-      static_cast<const char*>(src), static_cast<T*>(dst), g, n);
+  if (scatter)
+    scatter_kernel<T><<<static_cast<unsigned>(blocks), threads, 0, static_cast<cudaStream_t>(stream)>>>(
+        static_cast<const T*>(src), static_cast<char*>(dst), g, n);
+  else
+    gather_kernel<T><<<static_cast<unsigned>(blocks), threads, 0, static_cast<cudaStream_t>(stream)>>>(
+        static_cast<const char*>(src), static_cast<T*>(dst), g, n);
   return static_cast<int>(cudaGetLastError());
 }
 
@@ -51,6 +70,18 @@ int strided_gather(const void* src, void* dst, const StridedGeometry& g, int64_t
     case 4: return launch<unsigned int>(src, dst, g, n, stream);
     case 8: return launch<unsigned long long>(src, dst, g, n, stream);
     case 16: return launch<Bytes<16>>(src, dst, g, n, stream);
+    default: return static_cast<int>(cudaErrorInvalidValue);
+  }
+}
+
+int strided_scatter(const void* src, void* dst, const StridedGeometry& g, int64_t n, int itemsize, void* stream) {
+  if (n == 0) return 0;
+  switch (itemsize) {
+    case 1: return launch<unsigned char>(src, dst, g, n, stream, true);
+    case 2: return launch<unsigned short>(src, dst, g, n, stream, true);
+    case 4: return launch<unsigned int>(src, dst, g, n, stream, true);
+    case 8: return launch<unsigned long long>(src, dst, g, n, stream, true);
+    case 16: return launch<Bytes<16>>(src, dst, g, n, stream, true);
     default: return static_cast<int>(cudaErrorInvalidValue);
   }
 }

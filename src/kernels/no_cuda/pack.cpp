@@ -29,5 +29,13 @@ void softmax_xent(const char* op, const Array&, const Array&, const Array*, int6
   unavailable(op, out);
 }
 void check_labels(const char* op, const Array& labels, int64_t) { unavailable(op, labels); }
+void normalize_indices(const char* op, const Array& idx, int64_t, int64_t, DType) { unavailable(op, idx); }
+void take(const Array&, const Array&, int64_t, const Array& out) { unavailable("take", out); }
+void scatter(const Array& dst, const Array&, int64_t, const Array&, bool accumulate, bool) {
+  unavailable(accumulate ? "inc_subtensor" : "set_subtensor", dst);
+}
+Array mask_positions(const Array& mask) { unavailable("getitem", mask); }
+void one_hot(const Array&, int64_t, const Array& out) { unavailable("one_hot", out); }
+void unpack(const Array&, const Array& dst) { unavailable("assign", dst); }
 
 }  // namespace uma::kernels::cuda

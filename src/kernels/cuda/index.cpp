@@ -1,0 +1,192 @@
+// Host side of the indexing, one_hot and assignment kernels on cuda devices
+// (kernels/cuda_kernels.h): geometry, workspaces, and the read-backs that decide errors (a bad
+// index, a mask's count), which wait for uma's stream of the device.
+#include <cstring>
+#include <limits>
+
+#include "kernels/cuda/index_launch.h"
+#include "kernels/cuda_kernels.h"
+#include "memory/cuda/cuda_check.h"
+#include "uma/error.h"
+#include "uma/memory/cuda.h"
+
+namespace uma::kernels::cuda {
+
+namespace L = cuda_launch;
+
+namespace {
+
+void check(int e, const char* what) {
+  if (e != 0) uma::cuda::detail::fail(static_cast<cudaError_t>(e), what, __FILE__, __LINE__);
+}
+
+struct Launch {
+  uma::cuda::detail::DeviceGuard guard;
+  void* stream;
+  explicit Launch(const Array& on) : guard(on.device().index), stream(uma::cuda::stream(on.device().index)) {}
+  cudaStream_t st() const { return static_cast<cudaStream_t>(stream); }
+};
+
+// Reads `n` bytes of device memory at `src` (waits for the stream): a status word or one
+// value, not an array transfer (not counted in the transfer statistics).
+void read_back(void* dst, const void* src, std::size_t n, const Launch& l) {
+  UMA_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost, l.st()));
+  UMA_CUDA_CHECK(cudaStreamSynchronize(l.st()));
+}
+
+struct Blocks {
+  int64_t outer = 1, inner = 1;
+};
+Blocks blocks_of(const Shape& shape, int64_t axis) {
+  Blocks b;
+  for (int64_t d = 0; d < axis; ++d) b.outer *= shape[d];
+  for (int64_t d = axis + 1; d < static_cast<int64_t>(shape.size()); ++d) b.inner *= shape[d];
+  return b;
+}
+
+// A device workspace of at least `bytes` bytes (never a null pointer, which CUB would read as
+// a size query); it returns to the stream-ordered cache when released.
+Array workspace(std::size_t bytes, Device dev) {
+  return Array::empty({static_cast<int64_t>(bytes < 16 ? 16 : bytes)}, DType::UInt8, dev);
+}
+
+}  // namespace
+
+void normalize_indices(const char* op, const Array& idx, int64_t n, int64_t axis, DType src_dtype) {
+  UMA_ASSERT(idx.is_c_contiguous() && idx.dtype() == DType::Int64);
+  const int64_t m = idx.size();
+  if (m == 0) return;
+  Launch l(idx);
+  Array flag = Array::empty({1}, DType::UInt64, idx.device());
+  const unsigned long long none = std::numeric_limits<unsigned long long>::max();
+  // 0xff.. in every byte is UINT64_MAX: the "no bad index" value atomicMin lowers.
+  UMA_CUDA_CHECK(cudaMemsetAsync(flag.data(), 0xff, sizeof(none), l.st()));
+  check(L::normalize_indices(static_cast<int64_t*>(idx.data()), m, n, src_dtype == DType::UInt64,
+                             static_cast<unsigned long long*>(flag.data()), l.stream),
+        "normalize_indices<<<...>>>");
+  unsigned long long first = none;
+  read_back(&first, flag.data(), sizeof(first), l);
+  if (first == none) return;
+  int64_t v = 0;
+  read_back(&v, static_cast<const int64_t*>(idx.data()) + first, sizeof(v), l);
+  if (src_dtype == DType::UInt64 && v < 0)  // a uint64 index >= 2**63
+    UMA_FAIL(Index, op, ": index ", static_cast<uint64_t>(v), " is out of bounds for axis ", axis, " with size ", n);
+  UMA_FAIL(Index, op, ": index ", v, " is out of bounds for axis ", axis, " with size ", n);
+}
+
+void take(const Array& a, const Array& idx, int64_t axis, const Array& out) {
+  UMA_ASSERT(a.is_c_contiguous() && out.is_c_contiguous() && idx.is_c_contiguous() && idx.dtype() == DType::Int64);
+  const Blocks b = blocks_of(a.shape(), axis);
+  const int64_t n = a.shape()[axis], m = idx.size();
+  if (b.outer == 0 || b.inner == 0 || m == 0) return;
+  Launch l(out);
+  check(L::gather(a.data(), static_cast<const int64_t*>(idx.data()), out.data(), b.outer, n, m, b.inner,
+                  static_cast<int>(a.itemsize()), l.stream),
+        "take<<<...>>>");
+}
+
+void scatter(const Array& dst, const Array& idx, int64_t axis, const Array& src, bool accumulate, bool sorted_unique) {
+  UMA_ASSERT(dst.is_c_contiguous() && src.is_c_contiguous() && idx.is_c_contiguous() && idx.dtype() == DType::Int64 &&
+             src.dtype() == dst.dtype());
+  const Blocks b = blocks_of(dst.shape(), axis);
+  const int64_t n = dst.shape()[axis], m = idx.size();
+  if (b.outer == 0 || b.inner == 0 || m == 0) return;
+  Launch l(dst);
+  const Device dev = dst.device();
+  const auto* keys = static_cast<const uint64_t*>(idx.data());
+  const int64_t* vals = nullptr;
+  Array sorted_keys, sorted_vals, iota, ws;
+  if (!sorted_unique) {
+    // Group repeated destinations: a stable sort by index keeps each group's source rows in
+    // order, so the last one wins (set) and the additions run in index order (accumulate).
+    int bits = 1;
+    while (bits < 63 && (int64_t{1} << bits) < n) ++bits;
+    sorted_keys = Array::empty({m}, DType::UInt64, dev);
+    sorted_vals = Array::empty({m}, DType::Int64, dev);
+    iota = Array::empty({m}, DType::Int64, dev);
+    check(L::iota(static_cast<int64_t*>(iota.data()), m, l.stream), "iota<<<...>>>");
+    std::size_t bytes = 0;
+    check(L::sort_pairs(nullptr, &bytes, keys, static_cast<uint64_t*>(sorted_keys.data()),
+                        static_cast<const int64_t*>(iota.data()), static_cast<int64_t*>(sorted_vals.data()), m, bits,
+                        l.stream),
+          "cub::DeviceRadixSort::SortPairs (size query)");
+    ws = workspace(bytes, dev);
+    check(L::sort_pairs(ws.data(), &bytes, keys, static_cast<uint64_t*>(sorted_keys.data()),
+                        static_cast<const int64_t*>(iota.data()), static_cast<int64_t*>(sorted_vals.data()), m, bits,
+                        l.stream),
+          "cub::DeviceRadixSort::SortPairs");
+    keys = static_cast<const uint64_t*>(sorted_keys.data());
+    vals = static_cast<const int64_t*>(sorted_vals.data());
+  }
+  check(L::scatter_segments(dst.data(), src.data(), keys, vals, b.outer, n, m, b.inner, static_cast<int>(dst.dtype()),
+                            static_cast<int>(dst.itemsize()), accumulate, l.stream),
+        accumulate ? "inc_subtensor<<<...>>>" : "set_subtensor<<<...>>>");
+  // The temporaries return to the stream-ordered cache here: later work on the stream may reuse them.
+}
+
+Array mask_positions(const Array& mask) {
+  UMA_ASSERT(mask.is_c_contiguous() && mask.dtype() == DType::Bool);
+  const Device dev = mask.device();
+  const int64_t n = mask.size();
+  if (n == 0) return Array::empty({0}, DType::Int64, dev);
+  Launch l(mask);
+  Array counts = Array::empty({n}, DType::Int64, dev);
+  const auto* mp = static_cast<const bool*>(mask.data());
+  auto* cp = static_cast<int64_t*>(counts.data());
+  std::size_t bytes = 0;
+  check(L::mask_count(nullptr, &bytes, mp, cp, n, l.stream), "cub::DeviceScan::InclusiveSum (size query)");
+  Array ws = workspace(bytes, dev);
+  check(L::mask_count(ws.data(), &bytes, mp, cp, n, l.stream), "cub::DeviceScan::InclusiveSum");
+  int64_t count = 0;  // the one read-back: the result's length depends on the data
+  read_back(&count, cp + (n - 1), sizeof(count), l);
+  Array pos = Array::empty({count}, DType::Int64, dev);
+  if (count > 0) check(L::mask_compact(mp, cp, static_cast<int64_t*>(pos.data()), n, l.stream), "mask_compact<<<...>>>");
+  return pos;
+}
+
+void one_hot(const Array& idx, int64_t depth, const Array& out) {
+  UMA_ASSERT(idx.is_c_contiguous() && idx.dtype() == DType::Int64 && out.is_c_contiguous() &&
+             out.size() == idx.size() * depth);
+  if (out.size() == 0) return;
+  unsigned char one[16] = {};
+  const Array h = ops::ones({}, out.dtype());  // the dtype's 1, made on the host
+  std::memcpy(one, h.data(), out.itemsize());
+  Launch l(out);
+  check(L::one_hot(static_cast<const int64_t*>(idx.data()), idx.size(), depth, one, static_cast<int>(out.itemsize()),
+                   out.data(), l.stream),
+        "one_hot<<<...>>>");
+}
+
+void unpack(const Array& src, const Array& dst) {
+  UMA_ASSERT(src.shape() == dst.shape() && src.dtype() == dst.dtype() && src.is_c_contiguous());
+  const int device = dst.device().index;
+  const int64_t isz = static_cast<int64_t>(dst.itemsize());
+  if (dst.size() == 0) return;
+  if (dst.is_c_contiguous()) {
+    uma::cuda::copy_on_device(dst.data(), src.data(), static_cast<std::size_t>(src.nbytes()), device);
+    return;
+  }
+  // Drop size-1 dimensions and merge dimensions that are contiguous with the next one.
+  L::StridedGeometry g{};
+  int nd = 0;
+  for (int64_t d = 0; d < dst.ndim(); ++d) {
+    const int64_t n = dst.shape()[d], st = dst.strides()[d] * isz;
+    if (n == 1) continue;
+    if (nd > 0 && g.byte_strides[nd - 1] == st * n) {
+      g.shape[nd - 1] *= n;
+      g.byte_strides[nd - 1] = st;
+      continue;
+    }
+    UMA_CHECK(nd < L::kMaxDims, Runtime, "assignment on cuda: views of more than ", L::kMaxDims,
+              " non-mergeable dimensions are not supported");
+    g.shape[nd] = n;
+    g.byte_strides[nd] = st;
+    ++nd;
+  }
+  g.ndim = nd;
+  Launch l(dst);
+  check(L::strided_scatter(src.data(), dst.data(), g, dst.size(), static_cast<int>(isz), l.stream),
+        "strided_scatter<<<...>>>");
+}
+
+}  // namespace uma::kernels::cuda

@@ -1,0 +1,220 @@
+// Integer-array indexing, scatter and one_hot kernels (launchers in kernels/cuda/index_launch.h).
+// Grid-stride loops with 64-bit index arithmetic; gathers and scatters move elements by
+// itemsize (any dtype), only the accumulating scatter needs the dtype's addition.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "kernels/cuda/grid.cuh"
+#include "kernels/cuda/index_launch.h"
+
+namespace uma::kernels::cuda_launch {
+
+namespace {
+
+/// A 16-byte element (complex128) moved as two 8-byte words.
+struct B16 {
+  unsigned long long lo, hi;
+};
+template <class R>
+struct Cplx {
+  R re, im;
+};
+
+cudaStream_t as_stream(void* s) { return static_cast<cudaStream_t>(s); }
+int last_error() { return static_cast<int>(cudaGetLastError()); }
+
+// ---- index normalisation -------------------------------------------------------------
+
+__global__ void normalize_kernel(int64_t* __restrict__ idx, int64_t m, int64_t n, bool from_uint64,
+                                 unsigned long long* first_bad) {
+  for (int64_t i = global_index(); i < m; i += grid_step()) {
+    const int64_t v = idx[i];
+    const bool bad = (from_uint64 && v < 0) || v < -n || v >= n;
+    if (bad) atomicMin(first_bad, static_cast<unsigned long long>(i));
+    else if (v < 0) idx[i] = v + n;
+  }
+}
+
+// ---- gather --------------------------------------------------------------------------
+
+template <class T>
+__global__ void gather_rows_kernel(const T* __restrict__ src, const int64_t* __restrict__ idx, T* __restrict__ out,
+                                   int64_t total, int64_t n, int64_t m, int64_t inner) {
+  for (int64_t e = global_index(); e < total; e += grid_step()) {
+    const int64_t t = e / inner, k = e - t * inner;
+    const int64_t o = t / m, j = t - o * m;
+    out[e] = src[(o * n + idx[j]) * inner + k];
+  }
+}
+
+template <class T>
+int gather_t(const void* src, const int64_t* idx, void* out, int64_t total, int64_t n, int64_t m, int64_t inner,
+             void* stream) {
+  gather_rows_kernel<T><<<grid_for(total), kThreads, 0, as_stream(stream)>>>(
+      static_cast<const T*>(src), idx, static_cast<T*>(out), total, n, m, inner);
+  return last_error();
+}
+
+// ---- scatter -------------------------------------------------------------------------
+
+// NumPy's add in the dtype, as kernels/cpu/index.cpp's add_run.
+template <class T>
+__device__ __forceinline__ T add_elem(T x, T y) {
+  if constexpr (std::is_same_v<T, bool>) return x || y;
+  else if constexpr (std::is_integral_v<T>)
+    return static_cast<T>(static_cast<unsigned long long>(x) + static_cast<unsigned long long>(y));
+  else if constexpr (std::is_same_v<T, __half>) return __float2half_rn(__half2float(x) + __half2float(y));
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>)
+    return __float2bfloat16_rn(__bfloat162float(x) + __bfloat162float(y));
+  else if constexpr (std::is_same_v<T, Cplx<float>> || std::is_same_v<T, Cplx<double>>) return T{x.re + y.re, x.im + y.im};
+  else return x + y;
+}
+
+template <class T, bool Acc>
+__global__ void scatter_kernel(T* __restrict__ dst, const T* __restrict__ src, const uint64_t* __restrict__ keys,
+                               const int64_t* __restrict__ vals, int64_t total, int64_t n, int64_t m, int64_t inner) {
+  for (int64_t e = global_index(); e < total; e += grid_step()) {
+    const int64_t t = e / inner, k = e - t * inner;
+    const int64_t o = t / m, p = t - o * m;
+    const uint64_t key = keys[p];
+    if (p > 0 && keys[p - 1] == key) continue;  // not the first entry of its segment
+    T* d = dst + (o * n + static_cast<int64_t>(key)) * inner + k;
+    const T* s = src + o * m * inner + k;
+    if constexpr (!Acc) {
+      int64_t q = p;
+      while (q + 1 < m && keys[q + 1] == key) ++q;
+      *d = s[(vals ? vals[q] : q) * inner];
+    } else {
+      T x = *d;
+      for (int64_t q = p; q < m && keys[q] == key; ++q) x = add_elem(x, s[(vals ? vals[q] : q) * inner]);
+      *d = x;
+    }
+  }
+}
+
+template <class T, bool Acc>
+int scatter_t(void* dst, const void* src, const uint64_t* keys, const int64_t* vals, int64_t total, int64_t n,
+              int64_t m, int64_t inner, void* stream) {
+  scatter_kernel<T, Acc><<<grid_for(total), kThreads, 0, as_stream(stream)>>>(
+      static_cast<T*>(dst), static_cast<const T*>(src), keys, vals, total, n, m, inner);
+  return last_error();
+}
+
+// ---- one_hot and iota ----------------------------------------------------------------
+
+template <class T>
+__global__ void one_hot_kernel(const int64_t* __restrict__ idx, int64_t total, int64_t depth, T one,
+                               T* __restrict__ out) {
+  for (int64_t e = global_index(); e < total; e += grid_step()) {
+    const int64_t i = e / depth, c = e - i * depth;
+    out[e] = idx[i] == c ? one : T{};
+  }
+}
+
+template <class T>
+int one_hot_t(const int64_t* idx, int64_t total, int64_t depth, const unsigned char* one_bytes, void* out,
+              void* stream) {
+  T one;
+  std::memcpy(&one, one_bytes, sizeof(T));
+  one_hot_kernel<T><<<grid_for(total), kThreads, 0, as_stream(stream)>>>(idx, total, depth, one, static_cast<T*>(out));
+  return last_error();
+}
+
+__global__ void iota_kernel(int64_t* __restrict__ v, int64_t m) {
+  for (int64_t i = global_index(); i < m; i += grid_step()) v[i] = i;
+}
+
+__global__ void mask_compact_kernel(const bool* __restrict__ mask, const int64_t* __restrict__ counts,
+                                    int64_t* __restrict__ pos, int64_t n) {
+  for (int64_t i = global_index(); i < n; i += grid_step())
+    if (mask[i]) pos[counts[i] - 1] = i;
+}
+
+}  // namespace
+
+int normalize_indices(int64_t* idx, int64_t m, int64_t n, bool from_uint64, unsigned long long* first_bad,
+                      void* stream) {
+  if (m == 0) return 0;
+  normalize_kernel<<<grid_for(m), kThreads, 0, as_stream(stream)>>>(idx, m, n, from_uint64, first_bad);
+  return last_error();
+}
+
+int gather(const void* src, const int64_t* idx, void* out, int64_t outer, int64_t n, int64_t m, int64_t inner,
+           int itemsize, void* stream) {
+  const int64_t total = outer * m * inner;
+  if (total == 0) return 0;
+  switch (itemsize) {
+    case 1: return gather_t<uint8_t>(src, idx, out, total, n, m, inner, stream);
+    case 2: return gather_t<uint16_t>(src, idx, out, total, n, m, inner, stream);
+    case 4: return gather_t<uint32_t>(src, idx, out, total, n, m, inner, stream);
+    case 8: return gather_t<unsigned long long>(src, idx, out, total, n, m, inner, stream);
+    case 16: return gather_t<B16>(src, idx, out, total, n, m, inner, stream);
+    default: return static_cast<int>(cudaErrorInvalidValue);
+  }
+}
+
+int scatter_segments(void* dst, const void* src, const uint64_t* keys, const int64_t* vals, int64_t outer, int64_t n,
+                     int64_t m, int64_t inner, int dtype, int itemsize, bool accumulate, void* stream) {
+  const int64_t total = outer * m * inner;
+  if (total == 0) return 0;
+  if (!accumulate) {
+    switch (itemsize) {
+      case 1: return scatter_t<uint8_t, false>(dst, src, keys, vals, total, n, m, inner, stream);
+      case 2: return scatter_t<uint16_t, false>(dst, src, keys, vals, total, n, m, inner, stream);
+      case 4: return scatter_t<uint32_t, false>(dst, src, keys, vals, total, n, m, inner, stream);
+      case 8: return scatter_t<unsigned long long, false>(dst, src, keys, vals, total, n, m, inner, stream);
+      case 16: return scatter_t<B16, false>(dst, src, keys, vals, total, n, m, inner, stream);
+      default: return static_cast<int>(cudaErrorInvalidValue);
+    }
+  }
+  switch (dtype) {
+    case kBool: return scatter_t<bool, true>(dst, src, keys, vals, total, n, m, inner, stream);
+    case kInt8: return scatter_t<int8_t, true>(dst, src, keys, vals, total, n, m, inner, stream);
+    case kInt16: return scatter_t<int16_t, true>(dst, src, keys, vals, total, n, m, inner, stream);
+    case kInt32: return scatter_t<int32_t, true>(dst, src, keys, vals, total, n, m, inner, stream);
+    case kInt64: return scatter_t<int64_t, true>(dst, src, keys, vals, total, n, m, inner, stream);
+    case kUInt8: return scatter_t<uint8_t, true>(dst, src, keys, vals, total, n, m, inner, stream);
+    case kUInt16: return scatter_t<uint16_t, true>(dst, src, keys, vals, total, n, m, inner, stream);
+    case kUInt32: return scatter_t<uint32_t, true>(dst, src, keys, vals, total, n, m, inner, stream);
+    case kUInt64: return scatter_t<uint64_t, true>(dst, src, keys, vals, total, n, m, inner, stream);
+    case kFloat16: return scatter_t<__half, true>(dst, src, keys, vals, total, n, m, inner, stream);
+    case kBFloat16: return scatter_t<__nv_bfloat16, true>(dst, src, keys, vals, total, n, m, inner, stream);
+    case kFloat32: return scatter_t<float, true>(dst, src, keys, vals, total, n, m, inner, stream);
+    case kFloat64: return scatter_t<double, true>(dst, src, keys, vals, total, n, m, inner, stream);
+    case kComplex64: return scatter_t<Cplx<float>, true>(dst, src, keys, vals, total, n, m, inner, stream);
+    case kComplex128: return scatter_t<Cplx<double>, true>(dst, src, keys, vals, total, n, m, inner, stream);
+    default: return static_cast<int>(cudaErrorInvalidValue);
+  }
+}
+
+int iota(int64_t* values, int64_t m, void* stream) {
+  if (m == 0) return 0;
+  iota_kernel<<<grid_for(m), kThreads, 0, as_stream(stream)>>>(values, m);
+  return last_error();
+}
+
+int mask_compact(const bool* mask, const int64_t* counts, int64_t* pos, int64_t n, void* stream) {
+  if (n == 0) return 0;
+  mask_compact_kernel<<<grid_for(n), kThreads, 0, as_stream(stream)>>>(mask, counts, pos, n);
+  return last_error();
+}
+
+int one_hot(const int64_t* idx, int64_t m, int64_t depth, const unsigned char* one, int itemsize, void* out,
+            void* stream) {
+  const int64_t total = m * depth;
+  if (total == 0) return 0;
+  switch (itemsize) {
+    case 1: return one_hot_t<uint8_t>(idx, total, depth, one, out, stream);
+    case 2: return one_hot_t<uint16_t>(idx, total, depth, one, out, stream);
+    case 4: return one_hot_t<uint32_t>(idx, total, depth, one, out, stream);
+    case 8: return one_hot_t<unsigned long long>(idx, total, depth, one, out, stream);
+    case 16: return one_hot_t<B16>(idx, total, depth, one, out, stream);
+    default: return static_cast<int>(cudaErrorInvalidValue);
+  }
+}
+
+}  // namespace uma::kernels::cuda_launch

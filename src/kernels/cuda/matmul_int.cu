@@ -1,0 +1,80 @@
+// Integer and bool matrix products on the GPU (launcher in kernels/cuda/index_launch.h; the
+// float and complex dtypes go to cuBLAS, kernels/cuda/cublas.cpp). A 16 x 16 output tile per
+// block, the K dimension staged through shared memory in 16-wide slabs; the accumulation is
+// kernels::cpu::gemm's (unsigned 64-bit, wrapping, truncated to the dtype once; bool: or of
+// ands), so results equal the cpu path exactly.
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/cuda/grid.cuh"
+#include "kernels/cuda/index_launch.h"
+
+namespace uma::kernels::cuda_launch {
+
+namespace {
+
+constexpr int kTile = 16;
+
+template <class T>
+__global__ void int_gemm_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out, IntGemm g) {
+  __shared__ T as[kTile][kTile + 1];
+  __shared__ T bs[kTile][kTile + 1];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int64_t tm = (g.M + kTile - 1) / kTile, tn = (g.N + kTile - 1) / kTile;
+  const int64_t tiles = g.batch * tm * tn;
+  // Uniform per block (depends on blockIdx only), so every thread reaches each barrier.
+  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const int64_t bt = tile / (tm * tn), rest = tile - bt * (tm * tn);
+    const int64_t i = (rest / tn) * kTile + ty, j = (rest % tn) * kTile + tx;
+    const T* ab = a + bt * g.a_bs;
+    const T* bb = b + bt * g.b_bs;
+    unsigned long long acc = 0;
+    bool any = false;
+    for (int64_t k0 = 0; k0 < g.K; k0 += kTile) {
+      as[ty][tx] = (i < g.M && k0 + tx < g.K) ? ab[i * g.a_rs + (k0 + tx) * g.a_cs] : T(0);
+      bs[ty][tx] = (k0 + ty < g.K && j < g.N) ? bb[(k0 + ty) * g.b_rs + j * g.b_cs] : T(0);
+      __syncthreads();
+      for (int kk = 0; kk < kTile; ++kk) {
+        if constexpr (std::is_same_v<T, bool>) any = any || (as[ty][kk] && bs[kk][tx]);
+        else acc += static_cast<unsigned long long>(as[ty][kk]) * static_cast<unsigned long long>(bs[kk][tx]);
+      }
+      __syncthreads();
+    }
+    if (i < g.M && j < g.N) {
+      if constexpr (std::is_same_v<T, bool>) out[(bt * g.M + i) * g.N + j] = any;
+      else out[(bt * g.M + i) * g.N + j] = static_cast<T>(acc);
+    }
+  }
+}
+
+template <class T>
+int launch(const void* a, const void* b, void* out, const IntGemm& g, void* stream) {
+  const int64_t tiles = g.batch * ((g.M + kTile - 1) / kTile) * ((g.N + kTile - 1) / kTile);
+  int64_t blocks = tiles;
+  const int64_t cap = static_cast<int64_t>(sm_count()) * 16;
+  if (blocks > cap) blocks = cap;
+  if (blocks < 1) blocks = 1;
+  int_gemm_kernel<T><<<static_cast<unsigned>(blocks), dim3(kTile, kTile), 0, static_cast<cudaStream_t>(stream)>>>(
+      static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(out), g);
+  return static_cast<int>(cudaGetLastError());
+}
+
+}  // namespace
+
+int int_matmul(int dtype, const void* a, const void* b, void* out, const IntGemm& g, void* stream) {
+  if (g.M == 0 || g.N == 0 || g.batch == 0) return 0;
+  switch (dtype) {
+    case kBool: return launch<bool>(a, b, out, g, stream);
+    case kInt8: return launch<int8_t>(a, b, out, g, stream);
+    case kInt16: return launch<int16_t>(a, b, out, g, stream);
+    case kInt32: return launch<int32_t>(a, b, out, g, stream);
+    case kInt64: return launch<int64_t>(a, b, out, g, stream);
+    case kUInt8: return launch<uint8_t>(a, b, out, g, stream);
+    case kUInt16: return launch<uint16_t>(a, b, out, g, stream);
+    case kUInt32: return launch<uint32_t>(a, b, out, g, stream);
+    case kUInt64: return launch<uint64_t>(a, b, out, g, stream);
+    default: return static_cast<int>(cudaErrorInvalidValue);
+  }
+}
+
+}  // namespace uma::kernels::cuda_launch

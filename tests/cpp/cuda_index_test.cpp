@@ -1,0 +1,118 @@
+// Tests of indexing on cuda devices (ops/indexing.cpp, kernels/cuda/index.cu): take, mask
+// reads, set/inc updates with repeated indices (bit for bit the cpu path's result), one_hot,
+// assignment into strided device views and integer matmul. Each compares the device result
+// with the same op on the host. Without a usable GPU (CI) they skip with the reason; they run
+// under compute-sanitizer memcheck in tests/gpu/run.sh (the Cuda* filter).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "uma/array.h"
+#include "uma/error.h"
+#include "uma/memory/cuda.h"
+#include "uma/ops.h"
+#include "uma/transfer.h"
+
+namespace uma {
+namespace {
+
+const Device kGpu{DeviceType::CUDA, 0};
+
+#define NEED_GPU() \
+  if (!cuda::is_available()) GTEST_SKIP() << "no usable CUDA GPU: " << cuda::unavailable_reason()
+
+template <class T>
+Array host(const std::vector<T>& v, const Shape& shape, DType t) {
+  Array a = Array::empty(shape, t);
+  EXPECT_EQ(static_cast<std::size_t>(a.nbytes()), v.size() * sizeof(T));
+  std::memcpy(a.data(), v.data(), v.size() * sizeof(T));
+  return a;
+}
+
+// Same dtype, shape and bytes (the device array copied back).
+void expect_same_bytes(const Array& gpu, const Array& cpu) {
+  ASSERT_EQ(gpu.device(), kGpu);
+  Array g = to_host(gpu), c = ops::contiguous(cpu);
+  g = ops::contiguous(g);
+  ASSERT_EQ(g.dtype(), c.dtype());
+  ASSERT_EQ(g.shape(), c.shape());
+  EXPECT_EQ(std::memcmp(g.data(), c.data(), static_cast<std::size_t>(c.nbytes())), 0);
+}
+
+std::vector<float> ramp(int n, float scale) {
+  std::vector<float> v(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = scale * static_cast<float>((i * 7919) % 101) - 13.37f;
+  return v;
+}
+
+TEST(CudaIndex, TakeAndMaskReadEqualTheHost) {
+  NEED_GPU();
+  Array x = host(ramp(24, 0.5f), {4, 6}, DType::Float32);
+  Array idx = host<int64_t>({3, -1, 0, 3, 5}, {5}, DType::Int64);
+  Array gx = to_device(x, kGpu);
+  for (int64_t axis : {0, 1}) {
+    Array i = axis == 0 ? host<int64_t>({3, -1, 0, 3}, {4}, DType::Int64) : idx;
+    expect_same_bytes(ops::take(gx, to_device(i, kGpu), axis), ops::take(x, i, axis));
+    expect_same_bytes(ops::take(gx, i, axis), ops::take(x, i, axis));  // host indices
+  }
+  std::vector<uint8_t> m(24);
+  for (std::size_t k = 0; k < m.size(); ++k) m[k] = (k * 5) % 3 == 0;
+  Array mask = host(m, {4, 6}, DType::Bool);
+  expect_same_bytes(ops::mask_select(gx, to_device(mask, kGpu)), ops::mask_select(x, mask));
+}
+
+TEST(CudaIndex, BadIndexIsIndexErrorNamingTheFirstAndChangesNothing) {
+  NEED_GPU();
+  Array x = host(ramp(6, 1.0f), {6}, DType::Float32);
+  Array gx = to_device(x, kGpu);
+  Array bad = to_device(host<int64_t>({1, 9, -7, 2}, {4}, DType::Int64), kGpu);
+  try {
+    ops::update_take(gx, bad, 0, to_device(host(ramp(4, 1.0f), {4}, DType::Float32), kGpu), true);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Index);
+    EXPECT_NE(std::string(e.what()).find("index 9 is out of bounds for axis 0 with size 6"), std::string::npos) << e.what();
+  }
+  expect_same_bytes(gx, x);
+}
+
+TEST(CudaIndex, IncWithRepeatedIndicesIsBitForBitTheHostResult) {
+  NEED_GPU();
+  // 3000 float32 additions into 5 rows: the sums depend on the order, which is the index order.
+  const int m = 3000;
+  std::vector<int64_t> iv(m);
+  for (int k = 0; k < m; ++k) iv[static_cast<std::size_t>(k)] = (k * 37) % 5 - (k % 2 ? 5 : 0);
+  Array idx = host(iv, {m}, DType::Int64);
+  Array x = host(ramp(15, 0.25f), {5, 3}, DType::Float32);
+  Array y = host(ramp(m * 3, 1e-3f), {m, 3}, DType::Float32);
+  for (DType t : {DType::Float32, DType::Float16, DType::BFloat16, DType::Int8, DType::Complex128}) {
+    Array xt = ops::astype(x, t), yt = ops::astype(y, t);
+    for (bool inc : {false, true})
+      expect_same_bytes(ops::update_take(to_device(xt, kGpu), to_device(idx, kGpu), 0, to_device(yt, kGpu), inc),
+                        ops::update_take(xt, idx, 0, yt, inc));
+  }
+}
+
+TEST(CudaIndex, OneHotAssignAndIntegerMatmulEqualTheHost) {
+  NEED_GPU();
+  Array idx = host<int32_t>({0, 3, -1, 2, 7}, {5}, DType::Int32);
+  for (DType t : {DType::Bool, DType::Float16, DType::Int64, DType::Complex128})
+    expect_same_bytes(ops::one_hot(to_device(idx, kGpu), 4, t), ops::one_hot(idx, 4, t));
+  // a strided destination on the device, a broadcast host source
+  Array x = host(ramp(24, 1.0f), {4, 6}, DType::Float32);
+  Array gx = to_device(x, kGpu);
+  Array src = host(ramp(3, 2.0f), {3}, DType::Float32);
+  std::vector<IndexItem> key{IndexItem{IndexItem::Slice, 0, 0, 4, 2}, IndexItem{IndexItem::Slice, 0, 1, 6, 2}};
+  ops::assign(ops::getitem(gx, key), src);
+  ops::assign(ops::getitem(x, key), src);
+  expect_same_bytes(gx, x);
+  // int8 products wrap as on the host
+  Array a = ops::astype(host(ramp(35, 1.0f), {5, 7}, DType::Float32), DType::Int8);
+  Array b = ops::astype(host(ramp(21, 1.0f), {7, 3}, DType::Float32), DType::Int8);
+  expect_same_bytes(ops::matmul(to_device(a, kGpu), to_device(b, kGpu)), ops::matmul(a, b));
+}
+
+}  // namespace
+}  // namespace uma
