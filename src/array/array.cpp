@@ -151,9 +151,11 @@ std::shared_ptr<Storage> host_storage(std::size_t nbytes) {
 
 Array Array::empty(const Shape& shape, DType dtype, Device device) {
   if (shape.empty() && device.is_cpu()) {  // 0-d on the host: a small step's result, no shape work
-    std::shared_ptr<Storage> st = host_storage(uma::itemsize(dtype));
-    void* p = st->data.get();
-    return Array(std::move(st), p, Shape{}, Strides{}, dtype, true);
+    Array a;  // 0-d, size 1, writable: only the storage and dtype to set
+    a.storage_ = host_storage(uma::itemsize(dtype));
+    a.data_ = a.storage_->data.get();
+    a.dtype_ = dtype;
+    return a;
   }
   int64_t n = checked_size(shape);
   UMA_CHECK(n <= INT64_MAX / 16, Value, "array is too big: shape ", shape_str(shape));

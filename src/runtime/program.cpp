@@ -307,29 +307,30 @@ bool Program::run_scalar(std::vector<Array>& inputs, std::vector<Array>& out) co
   }
   // Every value is computed: now the outputs (nothing above changed the caller's state).
   const std::size_t nconst = const_slots_.size();
-  out.resize(outputs_.size());
+  static const Shape kScalar;
+  out.clear();
+  out.reserve(outputs_.size());
   for (std::size_t k = 0; k < outputs_.size(); ++k) {
     const int s = outputs_[k];
     if (static_cast<std::size_t>(s) < nconst && const_slots_[s].defined()) {
-      out[k] = const_slots_[s];
+      out.push_back(const_slots_[s]);
       continue;
     }
     bool is_input = false;
     for (std::size_t i = 0; i < inputs_.size() && !is_input; ++i) {
       if (inputs_[i] != s) continue;
       is_input = true;
-      out[k] = take_output_[k] ? std::move(inputs[i]) : inputs[i];
+      out.push_back(take_output_[k] ? std::move(inputs[i]) : inputs[i]);
     }
     if (is_input) continue;
     std::size_t j = 0;
     while (j < k && outputs_[j] != s) ++j;
     if (j < k) {  // the same step slot as output j
-      out[k] = out[j];
+      out.push_back(out[j]);
       continue;
     }
-    Array a = Array::empty({}, type[s]);
-    std::memcpy(a.data(), ptr[s], itemsize(type[s]));
-    out[k] = std::move(a);
+    out.push_back(Array::empty(kScalar, type[s]));
+    std::memcpy(out.back().data(), ptr[s], itemsize(type[s]));
   }
   inputs.clear();
   return true;

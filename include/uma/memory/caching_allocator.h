@@ -17,18 +17,24 @@
 //  * Limits. cache_limit defaults to 1 GiB (set_cache_limit; 0 disables caching). Lowering
 //    it trims the cache at once. If the system refuses memory, the cache is emptied and the
 //    request retried once before RuntimeError is raised.
-//  * Small blocks inside their owner (Note [Small host blocks]). A block of at most
-//    kInlineBytes bytes may live inside the object that owns it (a small array's Storage,
-//    one heap allocation with its control block) instead of coming from the free lists:
-//    inline_block() counts it in active_bytes as one 64-byte class until its DataPtr is
-//    released. Such a block is never cached here (its owner's memory goes back to the C++
-//    heap), so it costs no mutex: a scalar result of a compiled function's step allocates
-//    and frees without taking this allocator's lock.
+//  * Small blocks: see Note [Small host blocks] below (inline_block).
 //  * Stats. active_bytes is the sum of class sizes of live blocks (inline ones included);
 //    cached_bytes the sum of class sizes of free blocks held; peak_bytes the maximum of
 //    active_bytes. Invariant: after every call, cached_bytes <= cache_limit.
 //  * Threads. Every public method but inline_block takes one mutex (active and peak are
 //    atomics); blocks may be freed on any thread.
+//
+// Note [Small host blocks]
+// A block of at most kInlineBytes (64) bytes may live inside the object that owns it instead
+// of coming from the free lists: Array::empty puts a host array of at most 64 bytes inside its
+// Storage, so the Storage, its shared_ptr control block and the bytes are one heap allocation
+// (64-byte aligned within it). inline_block() counts such a block in active_bytes as one
+// 64-byte class until its DataPtr is released; it is Pooled memory (uma's own, writable, never
+// adopted) but never enters this allocator's cache, and neither call takes the mutex: a scalar
+// result of a compiled function's step is made and dropped without this allocator's lock.
+// Each thread keeps up to 64 of those freed allocations (about 200 bytes each) for reuse, in
+// a list of its own that is freed when the thread exits; they hold no array bytes, so they
+// count in neither active_bytes nor cached_bytes (as memory malloc keeps for reuse does not).
 #pragma once
 #include <atomic>
 #include <cstddef>
