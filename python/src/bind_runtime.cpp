@@ -203,12 +203,13 @@ std::optional<nb::object> fast_call(PyFunction& f, PyObject* const* args, std::s
     nb::gil_scoped_release release;
     r = f.fn.try_call(in, out) ? runtime::Function::Attempt::Done : runtime::Function::Attempt::Stale;
   }
-  const bool ok = r == runtime::Function::Attempt::Done;
-  if (!ok) {
-    f.stale.fetch_add(1, std::memory_order_relaxed);
+  // The counters change only here, with the GIL held: a load and a store, no atomic add.
+  auto bump = [](std::atomic<uint64_t>& c) { c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); };
+  if (r != runtime::Function::Attempt::Done) {
+    bump(f.stale);
     return std::nullopt;
   }
-  f.calls.fetch_add(1, std::memory_order_relaxed);
+  bump(f.calls);
   if (f.single) return nb::cast(std::move(out[0]));
   nb::list l = nb::steal<nb::list>(PyList_New(static_cast<Py_ssize_t>(out.size())));
   if (!l.is_valid()) throw nb::python_error();
