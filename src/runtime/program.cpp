@@ -266,42 +266,55 @@ struct ScratchGuard {
 };
 }  // namespace
 
-// Note [Scalar programs] (program.h).
+// Note [Scalar programs] (program.h): the dtype of every slot when the whole program can run
+// on the elements of `inputs`, else false (nothing computed).
+bool Program::scalar_types(const std::vector<Array>& inputs, DType* type) const {
+  if (!scalar_plan_ || inputs.size() != inputs_.size()) return false;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const Array& a = inputs[i];
+    if (!a.defined() || a.ndim() != 0 || !a.device().is_cpu()) return false;
+    type[inputs_[i]] = a.dtype();
+  }
+  for (const auto& [s, v] : constants_) type[s] = v.dtype();
+  for (const Step& st : steps_) {
+    if (st.binary >= 0) {
+      const DType t = type[st.in[0]];
+      if (type[st.in[1]] != t) return false;
+      const std::optional<DType> rt = ops::binary_one_dtype(static_cast<BinaryOp>(st.binary), t);
+      if (!rt) return false;
+      type[st.out] = *rt;
+    } else {
+      for (int s : st.in)
+        if (type[s] != *st.attrs.dtype) return false;
+      type[st.out] = *st.attrs.dtype;
+    }
+  }
+  return true;
+}
+
+bool Program::runs_on_elements(const std::vector<Array>& inputs) const {
+  DType type[kScalarMaxSlots];
+  return scalar_types(inputs, type);
+}
+
 bool Program::run_scalar(std::vector<Array>& inputs, std::vector<Array>& out) const {
+  DType type[kScalarMaxSlots];
+  if (!scalar_types(inputs, type)) return false;
   struct alignas(16) Value {
     unsigned char bytes[16];  // the widest dtype (complex128)
   };
   const void* ptr[kScalarMaxSlots];
-  DType type[kScalarMaxSlots];
   Value value[kScalarMaxSlots];
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    const Array& a = inputs[i];
-    if (!a.defined() || a.ndim() != 0 || !a.device().is_cpu()) return false;
-    ptr[inputs_[i]] = a.data();
-    type[inputs_[i]] = a.dtype();
-  }
-  for (const auto& [s, v] : constants_) {
-    ptr[s] = v.data();
-    type[s] = v.dtype();
-  }
+  for (std::size_t i = 0; i < inputs.size(); ++i) ptr[inputs_[i]] = inputs[i].data();
+  for (const auto& [s, v] : constants_) ptr[s] = v.data();
   for (const Step& st : steps_) {
     if (st.binary >= 0) {
-      const BinaryOp op = static_cast<BinaryOp>(st.binary);
-      const DType t = type[st.in[0]];
-      if (type[st.in[1]] != t) return false;
-      const std::optional<DType> rt = ops::binary_one_dtype(op, t);
-      if (!rt) return false;
-      ops::binary_one(op, t, ptr[st.in[0]], ptr[st.in[1]], value[st.out].bytes);
-      type[st.out] = *rt;
+      ops::binary_one(static_cast<BinaryOp>(st.binary), type[st.in[0]], ptr[st.in[0]], ptr[st.in[1]],
+                      value[st.out].bytes);
     } else {
-      const DType t = *st.attrs.dtype;
       const void* args[kScalarMaxInputs];
-      for (std::size_t j = 0; j < st.in.size(); ++j) {
-        if (type[st.in[j]] != t) return false;
-        args[j] = ptr[st.in[j]];
-      }
-      ops::fused_one(args, static_cast<int>(st.in.size()), st.attrs.fused, t, value[st.out].bytes);
-      type[st.out] = t;
+      for (std::size_t j = 0; j < st.in.size(); ++j) args[j] = ptr[st.in[j]];
+      ops::fused_one(args, static_cast<int>(st.in.size()), st.attrs.fused, *st.attrs.dtype, value[st.out].bytes);
     }
     ptr[st.out] = value[st.out].bytes;
   }
@@ -338,7 +351,7 @@ bool Program::run_scalar(std::vector<Array>& inputs, std::vector<Array>& out) co
 
 void Program::run_into(std::vector<Array>& inputs, std::vector<Array>& out) const {
   UMA_CHECK(inputs.size() == inputs_.size(), Type, "Program expects ", inputs_.size(), " inputs, got ", inputs.size());
-  if (scalar_plan_ && run_scalar(inputs, out)) return;
+  if (scalar_plan_ && run_scalar(inputs, out)) return;  // Note [Scalar programs]
   Scratch& scratch = thread_scratch();
   if (scratch.slots.size() < static_cast<std::size_t>(nslots_)) scratch.slots.resize(nslots_);
   scratch.n = static_cast<std::size_t>(nslots_);

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -145,9 +146,29 @@ TEST(Program, ScalarInputsGiveTheGeneralPathsValuesAndDtypes) {
         std::vector<Array> in{scalar_of(t, 7), scalar_of(t, 2)}, out;
         EXPECT_EQ(kind_of([&] { p.run_into(in, out); }), e.kind()) << what;
       }
-      if (!general_fails) expect_run_into_matches_run(p, {scalar_of(t, 7), scalar_of(t, 2)}, what);
+      const std::vector<Array> in{scalar_of(t, 7), scalar_of(t, 2)};
+      // The elements path runs exactly where binary()'s small-operand path would.
+      BinaryOp bop = BinaryOp::Add;
+      for (int i = 0; i < kNumBinaryOps; ++i)
+        if (std::string(ops::op_name(static_cast<BinaryOp>(i))) == op) bop = static_cast<BinaryOp>(i);
+      EXPECT_EQ(p.runs_on_elements(in), ops::binary_one_dtype(bop, t).has_value()) << what;
+      if (!general_fails) expect_run_into_matches_run(p, in, what);
     }
   }
+  // Spot checks of where it runs: the arithmetic of the kernel dtypes, complex, comparisons.
+  auto runs = [](const char* op, DType t) {
+    Program p;
+    int x = p.add_input(), y = p.add_input();
+    p.set_outputs({p.add_op(op, {x, y}, {})});
+    return p.runs_on_elements({scalar_of(t, 7), scalar_of(t, 2)});
+  };
+  EXPECT_TRUE(runs("add", DType::Float64));
+  EXPECT_TRUE(runs("multiply", DType::Int32));
+  EXPECT_TRUE(runs("add", DType::Complex128));
+  EXPECT_TRUE(runs("less", DType::Float64));
+  EXPECT_FALSE(runs("add", DType::Float16));   // computed in float32, rounded back
+  EXPECT_FALSE(runs("power", DType::Int64));   // the negative-exponent check
+  EXPECT_FALSE(runs("divide", DType::Int8));   // a float64 result
 }
 
 TEST(Program, ScalarInputsThroughAFusedChainMatchTheGeneralPath) {
@@ -160,10 +181,14 @@ TEST(Program, ScalarInputsThroughAFusedChainMatchTheGeneralPath) {
                                     {true, static_cast<int>(BinaryOp::Subtract), 4, 0}};
     int f = p.add_fused({x, y, z}, code, t);
     p.set_outputs({f, p.add_op("add", {f, z}, {})});
-    expect_run_into_matches_run(p, {scalar_of(t, 1.5), scalar_of(t, -2.25), scalar_of(t, 4)}, dtype_name(t));
+    const std::vector<Array> good{scalar_of(t, 1.5), scalar_of(t, -2.25), scalar_of(t, 4)};
+    EXPECT_TRUE(p.runs_on_elements(good)) << dtype_name(t);
+    expect_run_into_matches_run(p, good, dtype_name(t));
     // An input of another dtype: the general path's TypeError, nothing computed.
     std::vector<Array> in{scalar_of(t, 1), scalar_of(DType::Int8, 2), scalar_of(t, 3)}, out;
+    EXPECT_FALSE(p.runs_on_elements(in));
     EXPECT_EQ(kind_of([&] { p.run_into(in, out); }), ErrorKind::Type) << dtype_name(t);
+    EXPECT_FALSE(p.runs_on_elements({vec({1}), vec({2}), vec({3})}));  // not 0-d
   }
 }
 
@@ -171,6 +196,7 @@ TEST(Program, ScalarInputsOfMixedDtypesPromoteAsTheGeneralPath) {
   Program p;
   int x = p.add_input(), y = p.add_input();
   p.set_outputs({p.add_op("add", {x, y}, {}), p.add_op("divide", {y, y}, {})});
+  EXPECT_FALSE(p.runs_on_elements({scalar_of(DType::Float32, 1.5), scalar_of(DType::Float64, 2)}));
   expect_run_into_matches_run(p, {scalar_of(DType::Float32, 1.5), scalar_of(DType::Float64, 2)}, "f32 + f64");
   expect_run_into_matches_run(p, {scalar_of(DType::Int32, 3), scalar_of(DType::Int64, 2)}, "i32 + i64, i64 / i64");
   // One-element arrays that are not 0-d, and 0-d with a 1-d: the general path's shapes.
@@ -185,6 +211,7 @@ TEST(Program, ScalarInputsKeepTheAliasingOfInputConstantAndRepeatedOutputs) {
   p.set_outputs({s, x, k, s});
   Array in0 = f64(1);
   std::vector<Array> in{in0}, out;
+  EXPECT_TRUE(p.runs_on_elements(in));
   p.run_into(in, out);
   ASSERT_EQ(out.size(), 4u);
   EXPECT_EQ(values(out[0]), (std::vector<double>{11}));

@@ -68,6 +68,8 @@ class Program {
   std::size_t num_inputs() const { return inputs_.size(); }
   std::size_t num_outputs() const { return outputs_.size(); }
   std::size_t num_steps() const { return steps_.size(); }
+  /// True when run_into runs on the elements of `inputs` (Note [Scalar programs]).
+  bool runs_on_elements(const std::vector<Array>& inputs) const;
   /// Runs the program `repeat` times and returns, per step, its name and the mean wall time
   /// in nanoseconds (a profiling aid; same semantics as run()).
   std::vector<std::pair<std::string, double>> profile(const std::vector<Array>& inputs, int repeat) const;
@@ -85,6 +87,7 @@ class Program {
     bool scalar = false;       // a binary step, or a fused chain whose code is valid (run_scalar)
   };
   void plan_releases();
+  bool scalar_types(const std::vector<Array>& inputs, DType* type) const;
   bool run_scalar(std::vector<Array>& inputs, std::vector<Array>& out) const;
   int nslots_ = 0;
   std::vector<int> inputs_;
