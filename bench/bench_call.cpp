@@ -6,6 +6,11 @@
 //         -DUMA_BUILD_PYTHON=OFF -DUMA_BUILD_BENCH=ON
 //   cmake --build build/bench --target uma_bench_call && build/bench/uma_bench_call [--quick] [--json PATH]
 //
+// Instructions per call (callgrind; no timing, each row's call run N times after a warm-up of
+// 1000): `--count N [--only ROW]` (ROW: a row number from 0, in the table's order); then
+//   valgrind --tool=callgrind build/bench/uma_bench_call --count N --only ROW
+// for two values of N, and the difference of the totals divided by the difference of N.
+//
 // Functions (the same graphs the Python benchmark compiles with the cpu linker):
 //   counter      f = function([], [], updates={c: c + 1}) on a float64 scalar c
 //   3-in/2-upd   f = function([x, y, z], [], updates={a: a + x * y, b: b + z}), all float64 scalars
@@ -14,6 +19,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -62,14 +68,20 @@ Row measure(const std::string& name, const std::function<void()>& fn, int repeat
 
 int main(int argc, char** argv) {
   int repeat = 7;
+  long count = -1;  // --count: run each row's call this many times, untimed
+  int only = -1;
   const char* json = nullptr;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--quick")) {
       repeat = 3;
     } else if (!std::strcmp(argv[i], "--json") && i + 1 < argc) {
       json = argv[++i];
+    } else if (!std::strcmp(argv[i], "--count") && i + 1 < argc) {
+      count = std::atol(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) {
+      only = std::atoi(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: %s [--quick] [--json PATH]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--quick] [--json PATH] [--count N [--only ROW]]\n", argv[0]);
       return 2;
     }
   }
@@ -96,24 +108,34 @@ int main(int argc, char** argv) {
   const Array xv = scalar(1.0), yv = scalar(2.0), zv = scalar(3.0);
 
   std::vector<Array> in, out;
+  const Array zero = scalar(0.0);
+  const std::vector<std::pair<std::string, std::function<void()>>> cases = {
+      {"counter: Function::try_call", [&] {
+         in.clear();
+         counter.try_call(in, out);
+       }},
+      {"counter: Function::operator()", [&] { out = counter({}); }},
+      {"counter: Program::run_into only", [&] {
+         in.assign(1, zero);
+         counter_prog->run_into(in, out);
+       }},
+      {"3-in/2-upd: Function::try_call", [&] {
+         in.assign({xv, yv, zv});
+         f3.try_call(in, out);
+       }},
+      {"3-in/2-upd: Function::operator()", [&] { out = f3({xv, yv, zv}); }},
+      {"scalar add: ops::binary (one op, for scale)", [&] { Array r = uma::ops::binary(uma::BinaryOp::Add, xv, yv); }},
+  };
+  if (count >= 0) {
+    for (std::size_t k = 0; k < cases.size(); ++k) {
+      if (only >= 0 && static_cast<std::size_t>(only) != k) continue;
+      for (long i = 0; i < 1000 + count; ++i) cases[k].second();
+      std::printf("%s: %ld calls\n", cases[k].first.c_str(), 1000 + count);
+    }
+    return 0;
+  }
   std::vector<Row> rows;
-  rows.push_back(measure("counter: Function::try_call", [&] {
-    in.clear();
-    counter.try_call(in, out);
-  }, repeat));
-  rows.push_back(measure("counter: Function::operator()", [&] { out = counter({}); }, repeat));
-  rows.push_back(measure("counter: Program::run_into only", [&] {
-    in.assign(1, scalar(0.0));
-    counter_prog->run_into(in, out);
-  }, repeat));
-  rows.push_back(measure("3-in/2-upd: Function::try_call", [&] {
-    in.assign({xv, yv, zv});
-    f3.try_call(in, out);
-  }, repeat));
-  rows.push_back(measure("3-in/2-upd: Function::operator()", [&] { out = f3({xv, yv, zv}); }, repeat));
-  rows.push_back(measure("scalar add: ops::binary (one op, for scale)", [&] {
-    Array r = uma::ops::binary(uma::BinaryOp::Add, xv, yv);
-  }, repeat));
+  for (const auto& [name, fn] : cases) rows.push_back(measure(name, fn, repeat));
 
   cell->lock();
   const double got = *cell->host().data_as<double>();

@@ -129,6 +129,22 @@ bool is_fusable(UnaryOp op, DType t) noexcept;
 /// shapes that do not broadcast.
 Array fused_elementwise(const std::vector<Array>& inputs, const std::vector<FusedInstr>& code, DType dtype);
 
+// ---- one element on the host (the small-operand fast paths, for callers without arrays) ----
+/// The result dtype when binary(op, a, b) of two one-element host operands of dtype `t`
+/// takes its small-operand fast path (the value is then binary_one's); nullopt otherwise (the
+/// general path decides, its errors included).
+std::optional<DType> binary_one_dtype(BinaryOp op, DType t) noexcept;
+/// *out = op(*a, *b) for operands of dtype `t` whose binary_one_dtype is set; `out` receives
+/// that dtype. Bitwise the value binary() computes.
+void binary_one(BinaryOp op, DType t, const void* a, const void* b, void* out);
+/// True when fused_elementwise with `n_inputs` inputs of dtype `dtype` raises no error about
+/// `code` (registers, fusable ops).
+bool fused_code_ok(int n_inputs, const std::vector<FusedInstr>& code, DType dtype) noexcept;
+/// fused_elementwise on one element per input: `inputs[i]` points to input i's value (dtype
+/// `dtype`, host memory), the result goes to `*out`; `code` must pass fused_code_ok. Bitwise
+/// the value fused_elementwise computes.
+void fused_one(const void* const* inputs, int n_inputs, const std::vector<FusedInstr>& code, DType dtype, void* out);
+
 // ---- neural-network helpers --------------------------------------------------------------
 /// Per-example softmax cross-entropy of logits (N, C) float32/float64 with integer labels
 /// (N,): log(sum_j exp(z_ij)) - z_{i, y_i}, shape (N,), the logits' dtype. ValueError for a

@@ -543,6 +543,25 @@ std::optional<Array> import_ndarray_input(nb::handle h, DType dtype, std::size_t
   DType t = DType::Bool;
   const NdArrayFields* a = nd_fields(h, &t);
   if (a == nullptr || t != dtype || static_cast<std::size_t>(a->nd) != ndim || !nd_fields_checked()) return std::nullopt;
+  const std::size_t isz = itemsize(t);
+  if (t != DType::Bool && reinterpret_cast<uintptr_t>(a->data) % isz == 0) {
+    // Small and C-contiguous (a 0-d scalar above all): copied straight from the struct fields,
+    // the same array as the copy below makes, without building the layout description.
+    bool contiguous = true;
+    int64_t n = 1, expect = static_cast<int64_t>(isz);
+    for (int k = a->nd; k-- > 0;) {
+      const int64_t d = a->dimensions[k];
+      contiguous = contiguous && (d <= 1 || a->strides[k] == expect);
+      expect *= d;
+      n *= d;  // NumPy keeps sizes within intp
+    }
+    if (contiguous && static_cast<std::size_t>(n) * isz <= copy_bytes) {
+      static const Shape kScalar;
+      Array out = a->nd == 0 ? Array::empty(kScalar, t) : Array::empty(Shape(a->dimensions, a->dimensions + a->nd), t);
+      if (n) std::memcpy(out.data(), a->data, static_cast<std::size_t>(n) * isz);
+      return out;
+    }
+  }
   ForeignLayout f;
   f.ptr = a->data;
   f.dtype = t;

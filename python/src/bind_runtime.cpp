@@ -130,11 +130,8 @@ constexpr int64_t kHoldGilElements = 4096;
 
 Array call_argument(const PyFunction& f, std::size_t k, nb::handle h) {
   static PyTypeObject* const array_type = reinterpret_cast<PyTypeObject*>(nb::type<Array>().ptr());
-  if (Py_TYPE(h.ptr()) == array_type && nb::inst_ready(h)) {  // no type-map lookup for the common case
+  if (Py_TYPE(h.ptr()) == array_type && nb::inst_ready(h)) {  // no type-map lookup for the common cases
     const Array& a = *nb::inst_ptr<Array>(h);
-    if (f.fn.accepts(k, a)) return a;
-  } else if (nb::isinstance<Array>(h)) {
-    const Array& a = nb::cast<const Array&>(h);
     if (f.fn.accepts(k, a)) return a;
   } else if (Py_TYPE(h.ptr()) == ndarray_type()) {
     // The declared dtype and ndim: read from NumPy's struct fields (no Python call); other
@@ -151,26 +148,53 @@ Array call_argument(const PyFunction& f, std::size_t k, nb::handle h) {
     } catch (const nb::python_error&) {
     }
     if (a && f.fn.accepts(k, *a)) return std::move(*a);
+  } else if (nb::isinstance<Array>(h)) {  // a subclass of uma.Array
+    const Array& a = nb::cast<const Array&>(h);
+    if (f.fn.accepts(k, a)) return a;
   }
   nb::object r = f.filter(k, h);
   UMA_CHECK(nb::isinstance<Array>(r), Type, "function: the input filter returned ", py_str(nb::type_name(r.type())),
             ", not a uma.Array");
   return nb::cast<Array>(r);
 }
-// One call on the C++ path: the outputs (one value or a list), or nullopt when this path cannot
-// run it (wrong arity, a stale host copy): the caller then takes the Python path.
-std::optional<nb::object> fast_call(PyFunction& f, nb::handle args) {
-  const std::size_t n = static_cast<std::size_t>(PyTuple_GET_SIZE(args.ptr()));
+// The calling thread's argument and result vectors for fast_call (no allocation per call once
+// they have grown). A call made while one is running on this thread (the shape check or an
+// input filter may run Python that calls a function) uses vectors of its own.
+struct CallScratch {
+  std::vector<Array> in, keep, out;
+  bool busy = false;
+};
+[[gnu::noinline]] CallScratch& call_scratch() {
+  thread_local CallScratch scratch;
+  return scratch;
+}
+
+// One call on the C++ path with the positional arguments args[0..n): the outputs (one value
+// or a list), or nullopt when this path cannot run it (wrong arity, a stale host copy): the
+// caller then takes the Python path.
+std::optional<nb::object> fast_call(PyFunction& f, PyObject* const* args, std::size_t n) {
   if (n != f.fn.num_inputs()) return std::nullopt;
-  std::vector<Array> in;
+  CallScratch& shared = call_scratch();
+  CallScratch mine;
+  CallScratch& s = shared.busy ? mine : shared;
+  s.busy = true;
+  struct Done {  // every array the vectors hold is released before the call returns or throws
+    CallScratch& s;
+    ~Done() {
+      s.in.clear();
+      s.out.clear();
+      s.keep.clear();  // the adopted inputs last, with the GIL held (see below)
+      s.busy = false;
+    }
+  } done{s};
+  std::vector<Array>& in = s.in;
   in.reserve(n + f.fn.shared().size());
-  for (std::size_t k = 0; k < n; ++k) in.push_back(call_argument(f, k, PyTuple_GET_ITEM(args.ptr(), k)));
+  for (std::size_t k = 0; k < n; ++k) in.push_back(call_argument(f, k, args[k]));
   // Adopted inputs (NumPy memory) are released here, with the GIL held, not inside the
   // call, whose last use of an input would otherwise take the GIL to drop its owner.
-  std::vector<Array> keep;
   for (const Array& a : in)
-    if (a.is_adopted()) keep.push_back(a);
-  std::vector<Array> out;
+    if (a.is_adopted()) s.keep.push_back(a);
+  std::vector<Array>& out = s.out;
   // A small call keeps the GIL (releasing and retaking it would cost more than the call): it
   // runs only if every cell lock is free at once, so it never waits while holding the GIL.
   // Otherwise the GIL is released and the call waits for its locks.
@@ -179,33 +203,54 @@ std::optional<nb::object> fast_call(PyFunction& f, nb::handle args) {
     nb::gil_scoped_release release;
     r = f.fn.try_call(in, out) ? runtime::Function::Attempt::Done : runtime::Function::Attempt::Stale;
   }
-  const bool ok = r == runtime::Function::Attempt::Done;
-  if (!ok) {
-    f.stale.fetch_add(1, std::memory_order_relaxed);
+  // The counters change only here, with the GIL held: a load and a store, no atomic add.
+  auto bump = [](std::atomic<uint64_t>& c) { c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); };
+  if (r != runtime::Function::Attempt::Done) {
+    bump(f.stale);
     return std::nullopt;
   }
-  f.calls.fetch_add(1, std::memory_order_relaxed);
+  bump(f.calls);
   if (f.single) return nb::cast(std::move(out[0]));
-  nb::list l;
-  for (Array& a : out) l.append(nb::cast(std::move(a)));
+  nb::list l = nb::steal<nb::list>(PyList_New(static_cast<Py_ssize_t>(out.size())));
+  if (!l.is_valid()) throw nb::python_error();
+  for (std::size_t k = 0; k < out.size(); ++k)
+    PyList_SET_ITEM(l.ptr(), static_cast<Py_ssize_t>(k), nb::cast(std::move(out[k])).release().ptr());
   return nb::object(std::move(l));
 }
 
-// uma.Function.__call__ (python/uma/runtime/function.py) as a method written in C++, so that a
-// call on the C++ path runs no Python frame: positional arguments with a fast path (the
+// uma.Function.__call__ (python/uma/runtime/function.py) as a method written against the C API
+// (METH_FASTCALL | METH_KEYWORDS: no argument tuple, no keyword dict, no overload dispatch), so
+// that a call on the C++ path runs no Python frame: positional arguments with a fast path (the
 // instance's `_fast`, a uma._core.Function) run here; keyword arguments, functions without a
 // fast path and calls handed back go to `Function._general_call(args, kwargs)`.
-nb::object function_call(nb::handle self, nb::args args, nb::kwargs kwargs) {
+PyObject* function_call(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) noexcept {
   static PyObject* const fast_name = PyUnicode_InternFromString("_fast");  // leaked: outlives Python
-  if (PyDict_GET_SIZE(kwargs.ptr()) == 0) {
-    nb::object fast = nb::steal(PyObject_GetAttr(self.ptr(), fast_name));
-    if (!fast.is_valid()) throw nb::python_error();
-    if (!fast.is_none()) {
-      if (auto r = fast_call(nb::cast<PyFunction&>(fast), args)) return std::move(*r);
+  try {
+    const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (nkw == 0) {
+      nb::object fast = nb::steal(PyObject_GetAttr(self, fast_name));
+      if (!fast.is_valid()) return nullptr;
+      if (!fast.is_none()) {
+        if (auto r = fast_call(nb::cast<PyFunction&>(fast), args, static_cast<std::size_t>(nargs)))
+          return r->release().ptr();
+      }
     }
+    nb::tuple t = nb::steal<nb::tuple>(PyTuple_New(nargs));
+    if (!t.is_valid()) return nullptr;
+    for (Py_ssize_t i = 0; i < nargs; ++i) PyTuple_SET_ITEM(t.ptr(), i, nb::borrow(args[i]).release().ptr());
+    nb::dict kw;
+    for (Py_ssize_t i = 0; i < nkw; ++i) kw[nb::handle(PyTuple_GET_ITEM(kwnames, i))] = nb::handle(args[nargs + i]);
+    return nb::handle(self).attr("_general_call")(t, kw).release().ptr();
+  } catch (...) {
+    set_python_error(std::current_exception());
+    return nullptr;
   }
-  return self.attr("_general_call")(args, kwargs);
 }
+
+PyMethodDef g_function_call_def = {
+    "__call__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&function_call)),
+    METH_FASTCALL | METH_KEYWORDS,
+    "Calls the compiled function (uma.Function.__call__ written in C++, python/src/bind_runtime.cpp)."};
 }  // namespace
 
 void bind_runtime(nb::module_& m) {
@@ -310,7 +355,7 @@ void bind_runtime(nb::module_& m) {
       }, nb::arg("program"), nb::arg("specs"), nb::arg("cells"), nb::arg("updates"), nb::arg("n_outputs"),
          nb::arg("allow_input_downcast"), nb::arg("filter"), nb::arg("shape_check").none(), nb::arg("single"))
       .def("__call__", [](PyFunction& f, nb::tuple args, nb::handle stale) -> nb::object {
-        if (auto r = fast_call(f, args)) return std::move(*r);
+        if (auto r = fast_call(f, PySequence_Fast_ITEMS(args.ptr()), nb::len(args))) return std::move(*r);
         return nb::borrow(stale);
       }, nb::arg("args"), nb::arg("stale"),
       "Calls with the tuple `args`: the outputs (one value, or a list), or `stale` when this path\n"
@@ -320,10 +365,13 @@ void bind_runtime(nb::module_& m) {
       .def_prop_ro("stale_calls", [](const PyFunction& f) { return f.stale.load(); },
                    "Calls handed back because a shared variable's host copy was stale.");
 
-  m.attr("_function_call") = nb::cpp_function(
-      &function_call, nb::is_method(), nb::name("__call__"),
-      "uma.Function.__call__ in C++ (python/uma/runtime/function.py): the C++ call path without a\n"
-      "Python frame; other calls go to Function._general_call(args, kwargs).");
+  m.def("_function_call_method", [](nb::handle cls) {
+    UMA_CHECK(PyType_Check(cls.ptr()), Type, "_function_call_method: expected a class");
+    PyObject* d = PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(cls.ptr()), &g_function_call_def);
+    if (!d) throw nb::python_error();
+    return nb::steal(d);
+  }, "uma.Function.__call__ in C++ for the class `cls` (python/uma/runtime/function.py): the C++ call\n"
+     "path without a Python frame; other calls go to Function._general_call(args, kwargs).");
   m.def("_program_ops", &runtime::op_names, "Names of the ops a Program can run.");
   m.def("_fusable", [](const std::string& name, nb::handle dtype) {
     DType t = *to_dtype(dtype);

@@ -5,6 +5,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <exception>
 #include <optional>
 
 #include "uma/array.h"
@@ -25,6 +26,12 @@ Device to_device(nb::handle h);  // None -> cpu; str or uma.Device
 nb::object device_object(Device d);
 /// The Python exception type uma.CopyError.
 PyObject* copy_error_type();
+/// The module's translation of C++ exceptions (uma::Error by kind, nanobind cast errors as
+/// TypeError, bad_alloc as MemoryError); rethrows any other exception.
+void translate_exception(const std::exception_ptr& p);
+/// Sets the Python error for `p`, for functions written against the C API: translate_exception,
+/// a nanobind python_error restored, other exceptions as RuntimeError.
+void set_python_error(const std::exception_ptr& p) noexcept;
 
 // ---- conversion of operands (bind_interop.cpp) ----
 /// Python bool/int/float/complex (exact types: NumPy scalars are strong, NEP 50).

@@ -19,6 +19,55 @@ nb::object g_device_factory;  // python callable (type, index) -> uma.Device
 
 PyObject* copy_error_type() { return g_copy_error; }
 
+void translate_exception(const std::exception_ptr& p) {
+  try {
+    std::rethrow_exception(p);
+  } catch (const uma::Error& e) {
+    PyObject* t = PyExc_RuntimeError;
+    switch (e.kind()) {
+      case ErrorKind::Type: t = PyExc_TypeError; break;
+      case ErrorKind::Value: t = PyExc_ValueError; break;
+      case ErrorKind::Index: t = PyExc_IndexError; break;
+      case ErrorKind::Copy: t = g_copy_error; break;
+      case ErrorKind::Overflow: t = PyExc_OverflowError; break;
+      case ErrorKind::Runtime: t = PyExc_RuntimeError; break;
+      case ErrorKind::Memory: t = PyExc_MemoryError; break;
+      case ErrorKind::Axis: t = g_axis_error; break;
+    }
+    PyErr_SetString(t, e.what());
+  } catch (const nb::cast_error&) {
+    // An argument nanobind could not convert inside a binding (e.g. axis=1.0, a shape of
+    // strings): a TypeError, never a bare "std::bad_cast".
+    PyErr_SetString(PyExc_TypeError, "an argument has the wrong type (expected an int, a tuple of ints, or an array)");
+  } catch (const std::bad_alloc&) {
+    PyErr_SetString(PyExc_MemoryError, "out of memory");
+  }
+}
+
+void set_python_error(const std::exception_ptr& p) noexcept {
+  try {
+    translate_exception(p);
+  } catch (nb::python_error& e) {
+    e.restore();
+  } catch (const nb::builtin_exception& e) {
+    PyObject* t = PyExc_RuntimeError;
+    switch (e.type()) {
+      case nb::exception_type::index_error: t = PyExc_IndexError; break;
+      case nb::exception_type::key_error: t = PyExc_KeyError; break;
+      case nb::exception_type::value_error: t = PyExc_ValueError; break;
+      case nb::exception_type::type_error: t = PyExc_TypeError; break;
+      case nb::exception_type::buffer_error: t = PyExc_BufferError; break;
+      case nb::exception_type::attribute_error: t = PyExc_AttributeError; break;
+      default: break;
+    }
+    PyErr_SetString(t, e.what());
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  } catch (...) {
+    PyErr_SetString(PyExc_SystemError, "uma: unknown C++ exception");
+  }
+}
+
 std::string py_str(nb::handle h) {
   nb::object s = nb::steal(PyObject_Str(h.ptr()));
   if (!s.is_valid()) throw nb::python_error();
@@ -90,30 +139,7 @@ NB_MODULE(_core, m) {
     m.attr("CopyError") = nb::handle(g_copy_error);
   }
   g_axis_error = nb::object(nb::module_::import_("numpy").attr("exceptions").attr("AxisError")).release().ptr();
-  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
-    try {
-      std::rethrow_exception(p);
-    } catch (const uma::Error& e) {
-      PyObject* t = PyExc_RuntimeError;
-      switch (e.kind()) {
-        case ErrorKind::Type: t = PyExc_TypeError; break;
-        case ErrorKind::Value: t = PyExc_ValueError; break;
-        case ErrorKind::Index: t = PyExc_IndexError; break;
-        case ErrorKind::Copy: t = g_copy_error; break;
-        case ErrorKind::Overflow: t = PyExc_OverflowError; break;
-        case ErrorKind::Runtime: t = PyExc_RuntimeError; break;
-        case ErrorKind::Memory: t = PyExc_MemoryError; break;
-        case ErrorKind::Axis: t = g_axis_error; break;
-      }
-      PyErr_SetString(t, e.what());
-    } catch (const nb::cast_error&) {
-      // An argument nanobind could not convert inside a binding (e.g. axis=1.0, a shape of
-      // strings): a TypeError, never a bare "std::bad_cast".
-      PyErr_SetString(PyExc_TypeError, "an argument has the wrong type (expected an int, a tuple of ints, or an array)");
-    } catch (const std::bad_alloc&) {
-      PyErr_SetString(PyExc_MemoryError, "out of memory");
-    }
-  });
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) { translate_exception(p); });
 
   m.def("_register_dtypes", [](nb::list objs, nb::object type, nb::object resolve) {
     UMA_CHECK(nb::len(objs) == kNumDTypes, Value, "expected ", kNumDTypes, " dtype objects");

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "uma/error.h"
+#include "uma/memory/caching_allocator.h"
 #include "uma/memory/cuda.h"
 
 namespace uma {
@@ -53,18 +54,116 @@ Array::Array(std::shared_ptr<Storage> storage, void* data, Shape shape, Strides 
   else for (int64_t d : shape_) size_ *= d;
 }
 
+namespace {
+// A small host array's Storage with its bytes inside (Note [Small host blocks] in
+// caching_allocator.h): the Storage, its shared_ptr control block and the bytes are one heap
+// allocation, and the host allocator only counts the bytes (no lock, no free list).
+struct SmallStorage final : Storage {
+  static constexpr std::size_t kBytes = CachingAllocator::kInlineBytes;
+  SmallStorage() : Storage(DataPtr()) {
+    // operator new aligns to 16 bytes; the 64-byte aligned block starts within the first 48.
+    const uintptr_t at = (reinterpret_cast<uintptr_t>(bytes) + 63) & ~uintptr_t{63};
+    data = host_caching_allocator().inline_block(reinterpret_cast<void*>(at), kBytes);
+  }
+  alignas(16) unsigned char bytes[kBytes + 48];
+};
+
+// Per thread, at most this many freed SmallStorage allocations are kept for reuse; none under
+// AddressSanitizer, which should see every allocation and free.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr int kKeepBlocks = 0;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr int kKeepBlocks = 0;
+#else
+constexpr int kKeepBlocks = 64;
+#endif
+#else
+constexpr int kKeepBlocks = 64;
+#endif
+
+// The calling thread's freed SmallStorage allocations (all of one size), a list linked
+// through their first bytes. Trivially destructible, so it stays usable while the thread's
+// other thread_local objects are destroyed; Drain empties it and closes it then.
+struct KeptBlocks {
+  void* head = nullptr;
+  int count = 0;
+  bool open = false;    // Drain registered, thread not exiting
+  bool closed = false;  // the thread is exiting: allocate and free directly
+};
+thread_local KeptBlocks t_kept;
+
+struct Drain {
+  ~Drain() {
+    while (t_kept.head) {
+      void* p = t_kept.head;
+      t_kept.head = *static_cast<void**>(p);
+      ::operator delete(p);
+    }
+    t_kept.count = 0;
+    t_kept.closed = true;
+  }
+};
+[[gnu::noinline]] void open_kept() {
+  thread_local Drain drain;  // its destructor runs at thread exit
+  (void)drain;
+  t_kept.open = true;
+}
+
+// The allocator of SmallStorage's shared_ptr control block (one size): reuses the calling
+// thread's kept blocks. A block may be freed on another thread than the one that allocated
+// it: it then joins that thread's list (the bytes are plain heap memory either way).
+template <class T>
+struct KeepAlloc {
+  using value_type = T;
+  KeepAlloc() = default;
+  template <class U>
+  KeepAlloc(const KeepAlloc<U>&) noexcept {}
+  T* allocate(std::size_t n) {
+    static_assert(sizeof(T) >= sizeof(void*));
+    if (kKeepBlocks > 0 && n == 1 && t_kept.head) {
+      void* p = t_kept.head;
+      t_kept.head = *static_cast<void**>(p);
+      --t_kept.count;
+      return static_cast<T*>(p);
+    }
+    return static_cast<T*>(::operator new(n * sizeof(T)));
+  }
+  void deallocate(T* p, std::size_t n) noexcept {
+    if (kKeepBlocks > 0 && n == 1 && !t_kept.closed && t_kept.count < kKeepBlocks) {
+      if (!t_kept.open) open_kept();
+      *reinterpret_cast<void**>(p) = t_kept.head;
+      t_kept.head = p;
+      ++t_kept.count;
+      return;
+    }
+    ::operator delete(p);
+  }
+  template <class U>
+  bool operator==(const KeepAlloc<U>&) const noexcept { return true; }
+};
+
+std::shared_ptr<Storage> host_storage(std::size_t nbytes) {
+  if (nbytes <= SmallStorage::kBytes) return std::allocate_shared<SmallStorage>(KeepAlloc<SmallStorage>());
+  return std::make_shared<Storage>(host_allocator().allocate(nbytes));
+}
+}  // namespace
+
 Array Array::empty(const Shape& shape, DType dtype, Device device) {
   if (shape.empty() && device.is_cpu()) {  // 0-d on the host: a small step's result, no shape work
-    auto st = std::make_shared<Storage>(host_allocator().allocate(uma::itemsize(dtype)));
-    void* p = st->data.get();
-    return Array(std::move(st), p, Shape{}, Strides{}, dtype, true);
+    Array a;  // 0-d, size 1, writable: only the storage and dtype to set
+    a.storage_ = host_storage(uma::itemsize(dtype));
+    a.data_ = a.storage_->data.get();
+    a.dtype_ = dtype;
+    return a;
   }
   int64_t n = checked_size(shape);
   UMA_CHECK(n <= INT64_MAX / 16, Value, "array is too big: shape ", shape_str(shape));
   const std::size_t nbytes = static_cast<std::size_t>(n) * uma::itemsize(dtype);
   if (!device.is_cpu()) cuda::require(device, "empty");
-  auto st = std::make_shared<Storage>(device.is_cpu() ? host_allocator().allocate(nbytes)
-                                                      : cuda::device_allocator(device.index).allocate(nbytes));
+  std::shared_ptr<Storage> st = device.is_cpu()
+                                    ? host_storage(nbytes)
+                                    : std::make_shared<Storage>(cuda::device_allocator(device.index).allocate(nbytes));
   void* p = st->data.get();
   return Array(std::move(st), p, shape, contiguous_strides(shape), dtype, true);
 }

@@ -1,5 +1,6 @@
 #include "uma/memory/caching_allocator.h"
 
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cstdlib>
@@ -98,8 +99,7 @@ DataPtr CachingAllocator::allocate(std::size_t nbytes) {
       p = list->back();
       list->pop_back();
       cached_ -= static_cast<int64_t>(cls);
-      active_ += static_cast<int64_t>(cls);
-      if (active_ > peak_) peak_ = active_;
+      count_active(static_cast<int64_t>(cls));
       return DataPtr(p, cls, Device::cpu(), Origin::Pooled, &CachingAllocator::release, this);
     }
   }
@@ -109,12 +109,25 @@ DataPtr CachingAllocator::allocate(std::size_t nbytes) {
     p = system_alloc(cls);
   }
   UMA_CHECK(p != nullptr, Memory, "out of host memory allocating ", nbytes, " bytes");
-  {
-    std::lock_guard<std::mutex> g(mu_);
-    active_ += static_cast<int64_t>(cls);
-    if (active_ > peak_) peak_ = active_;
-  }
+  count_active(static_cast<int64_t>(cls));
   return DataPtr(p, cls, Device::cpu(), Origin::Pooled, &CachingAllocator::release, this);
+}
+
+void CachingAllocator::count_active(int64_t bytes) noexcept {
+  const int64_t now = active_.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+  int64_t peak = peak_.load(std::memory_order_relaxed);
+  while (now > peak && !peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+  }
+}
+
+DataPtr CachingAllocator::inline_block(void* ptr, std::size_t nbytes) noexcept {
+  UMA_ASSERT(nbytes <= kInlineBytes && reinterpret_cast<uintptr_t>(ptr) % kAlign == 0);
+  count_active(static_cast<int64_t>(kInlineBytes));
+  return DataPtr(ptr, kInlineBytes, Device::cpu(), Origin::Pooled, &CachingAllocator::release_inline, this);
+}
+
+void CachingAllocator::release_inline(void* ctx, void*, std::size_t nbytes) noexcept {
+  static_cast<CachingAllocator*>(ctx)->active_.fetch_sub(static_cast<int64_t>(nbytes), std::memory_order_relaxed);
 }
 
 void CachingAllocator::release(void* ctx, void* ptr, std::size_t nbytes) noexcept {
@@ -123,7 +136,7 @@ void CachingAllocator::release(void* ctx, void* ptr, std::size_t nbytes) noexcep
 
 void CachingAllocator::free_block(void* ptr, std::size_t cls) noexcept {
   std::lock_guard<std::mutex> g(mu_);
-  active_ -= static_cast<int64_t>(cls);
+  active_.fetch_sub(static_cast<int64_t>(cls), std::memory_order_relaxed);
   // Make room by returning older cached blocks of other classes: the block freed last is
   // the one most likely to be asked for again (a loop's temporaries).
   if (cls <= cache_limit_ && cached_ + static_cast<int64_t>(cls) > static_cast<int64_t>(cache_limit_))
@@ -162,9 +175,10 @@ void CachingAllocator::trim_locked(std::size_t limit) noexcept {
 MemoryStats CachingAllocator::stats() const {
   std::lock_guard<std::mutex> g(mu_);
   MemoryStats s;
-  s.active_bytes = active_;
+  s.active_bytes = active_.load(std::memory_order_relaxed);
   s.cached_bytes = cached_;
-  s.peak_bytes = peak_;
+  // An allocation on another thread may have counted itself in active_ and not yet in peak_.
+  s.peak_bytes = std::max(peak_.load(std::memory_order_relaxed), s.active_bytes);
   return s;
 }
 
@@ -179,11 +193,13 @@ void CachingAllocator::set_cache_limit(std::size_t bytes) {
   trim_locked(bytes);
 }
 
-Allocator& host_allocator() {
+CachingAllocator& host_caching_allocator() {
   // Intentionally leaked: arrays may be released during static destruction.
   static CachingAllocator* a = new CachingAllocator();
   return *a;
 }
+
+Allocator& host_allocator() { return host_caching_allocator(); }
 
 MemoryStats memory_stats(Device device) {
   if (!device.is_cpu()) {

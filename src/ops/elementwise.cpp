@@ -1,5 +1,7 @@
 // Elementwise op definitions: dtype rules (NumPy 2), broadcasting, dispatch.
+#include <array>
 #include <cmath>
+#include <optional>
 #include <utility>
 
 #include "kernels/kernels.h"
@@ -236,31 +238,61 @@ void check_cuda(Op op, DType kernel_t, const Device& dev) {
 DType binary_result_dtype(BinaryOp op, DType a, DType b) { return binary_types(op, a, b).result; }
 
 namespace {
+// binary_one_dtype's answer before the table: the arithmetic ops on the kernel dtypes keep the
+// dtype; other ops and dtypes qualify when binary_types computes in `t` itself and returns `t`
+// (bool for comparisons and logical ops), integer power excepted (its negative-exponent check
+// runs in the general path); a combination binary_types rejects does not qualify (the general
+// path raises its TypeError).
+std::optional<DType> compute_binary_one_dtype(BinaryOp op, DType t) {
+  const bool keeps = (t == DType::Float64 || t == DType::Float32 || t == DType::Int64 || t == DType::Int32) &&
+                     (op == BinaryOp::Add || op == BinaryOp::Subtract || op == BinaryOp::Multiply ||
+                      op == BinaryOp::Maximum || op == BinaryOp::Minimum);
+  if (keeps) return t;
+  if (op == BinaryOp::Power && dtype_kind(t) == 'i') return std::nullopt;
+  try {
+    const BinaryTypes bt = binary_types(op, t, t);
+    if (bt.compute != t || bt.result != (is_comparison(op) || is_logical(op) ? DType::Bool : t)) return std::nullopt;
+    return bt.result;
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+}  // namespace
+
+std::optional<DType> binary_one_dtype(BinaryOp op, DType t) noexcept {
+  // 0xff: no fast path. Built once (binary_types per pair), then one lookup per small step.
+  static const auto table = [] {
+    std::array<std::array<uint8_t, kNumDTypes>, kNumBinaryOps> tab{};
+    for (int o = 0; o < kNumBinaryOps; ++o)
+      for (int d = 0; d < kNumDTypes; ++d) {
+        const auto r = compute_binary_one_dtype(static_cast<BinaryOp>(o), static_cast<DType>(d));
+        tab[o][d] = r ? static_cast<uint8_t>(*r) : uint8_t{0xff};
+      }
+    return tab;
+  }();
+  const int o = static_cast<int>(op), d = static_cast<int>(t);
+  if (o < 0 || o >= kNumBinaryOps || d < 0 || d >= kNumDTypes || table[o][d] == 0xff) return std::nullopt;
+  return static_cast<DType>(table[o][d]);
+}
+
+void binary_one(BinaryOp op, DType t, const void* a, const void* b, void* out) {
+  kernels::cpu::binary_one(op, t, a, b, out);
+}
+
+namespace {
 // Small-operand fast path of binary(): both operands hold one element on the host, with one
-// dtype that is its own kernel dtype and result dtype (no conversion before or after), so the
-// result is that element computed by the kernels' scalar function (bitwise the general path's
-// value) in an array of the broadcast shape (all ones: the longer operand's shape). The
-// general path's checks that can fail here (binary_types' TypeErrors) run first; the integer
-// power's negative-exponent check runs in the general path. Returns an undefined array when
-// the fast path does not apply.
+// dtype for which binary_one_dtype is set (no conversion before or after), so the result is
+// that element computed by the kernels' scalar function (bitwise the general path's value) in
+// an array of the broadcast shape (all ones: the longer operand's shape). Returns an undefined
+// array when the fast path does not apply.
 Array binary_small(BinaryOp op, const Array& a, const Array& b) {
   const DType t = a.dtype();
   if (a.size() != 1 || b.size() != 1 || b.dtype() != t || !a.defined() || !b.defined() || !a.device().is_cpu() ||
       !b.device().is_cpu())
     return Array();
-  // The arithmetic ops on the kernel dtypes keep the dtype (binary_types' answer, without
-  // its promotion and checks: a small step's fixed cost matters); others ask binary_types.
-  const bool keeps = (t == DType::Float64 || t == DType::Float32 || t == DType::Int64 || t == DType::Int32) &&
-                     (op == BinaryOp::Add || op == BinaryOp::Subtract || op == BinaryOp::Multiply ||
-                      op == BinaryOp::Maximum || op == BinaryOp::Minimum);
-  DType rt = t;
-  if (!keeps) {
-    const BinaryTypes bt = binary_types(op, t, t);
-    rt = bt.result;
-    if (bt.compute != t || rt != (is_comparison(op) || is_logical(op) ? DType::Bool : t)) return Array();
-  }
-  if (op == BinaryOp::Power && dtype_kind(t) == 'i') return Array();
-  Array out = Array::empty(a.ndim() >= b.ndim() ? a.shape() : b.shape(), rt);
+  const std::optional<DType> rt = binary_one_dtype(op, t);
+  if (!rt) return Array();
+  Array out = Array::empty(a.ndim() >= b.ndim() ? a.shape() : b.shape(), *rt);
   kernels::cpu::binary_one(op, t, a.data(), b.data(), out.data());
   return out;
 }
@@ -399,13 +431,9 @@ bool is_fusable(UnaryOp op, DType t) noexcept {
 }
 
 namespace {
-// The checks of fused_elementwise that do not depend on devices or shapes.
-void check_fused(const std::vector<Array>& inputs, const std::vector<FusedInstr>& code, DType dtype) {
+// The checks of fused_elementwise that do not depend on the inputs (only on their number).
+void check_fused_code(int nin, const std::vector<FusedInstr>& code, DType dtype) {
   UMA_CHECK(!code.empty(), Value, "fused_elementwise: empty program");
-  for (std::size_t i = 0; i < inputs.size(); ++i)
-    UMA_CHECK(inputs[i].dtype() == dtype, Type, "fused_elementwise: input ", i, " has dtype ",
-              dtype_name(inputs[i].dtype()), ", expected ", dtype_name(dtype));
-  const int nin = static_cast<int>(inputs.size());
   for (std::size_t k = 0; k < code.size(); ++k) {
     const FusedInstr& c = code[k];
     const int avail = nin + static_cast<int>(k);
@@ -417,7 +445,29 @@ void check_fused(const std::vector<Array>& inputs, const std::vector<FusedInstr>
               " cannot be fused for dtype ", dtype_name(dtype));
   }
 }
+
+// The checks of fused_elementwise that do not depend on devices or shapes.
+void check_fused(const std::vector<Array>& inputs, const std::vector<FusedInstr>& code, DType dtype) {
+  UMA_CHECK(!code.empty(), Value, "fused_elementwise: empty program");
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    UMA_CHECK(inputs[i].dtype() == dtype, Type, "fused_elementwise: input ", i, " has dtype ",
+              dtype_name(inputs[i].dtype()), ", expected ", dtype_name(dtype));
+  check_fused_code(static_cast<int>(inputs.size()), code, dtype);
+}
 }  // namespace
+
+bool fused_code_ok(int n_inputs, const std::vector<FusedInstr>& code, DType dtype) noexcept {
+  try {
+    check_fused_code(n_inputs, code, dtype);
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+void fused_one(const void* const* inputs, int n_inputs, const std::vector<FusedInstr>& code, DType dtype, void* out) {
+  kernels::cpu::fused_one(inputs, n_inputs, code, dtype, out);
+}
 
 Array fused_elementwise(const std::vector<Array>& inputs, const std::vector<FusedInstr>& code, DType dtype) {
   check_fused(inputs, code, dtype);

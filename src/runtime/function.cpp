@@ -150,6 +150,10 @@ namespace {
 }  // namespace
 
 void Function::check_shapes(const std::vector<Array>& values) const {
+  // Every value 0-d (a scalar function): one combination, remembered without the mutex.
+  bool scalars = true;
+  for (const Array& v : values) scalars = scalars && v.ndim() == 0;
+  if (scalars && scalars_checked_.load(std::memory_order_acquire)) return;
   std::vector<int64_t>& key = shape_key();  // reused: a call allocates nothing here
   key.clear();
   for (const Array& v : values) {
@@ -163,6 +167,7 @@ void Function::check_shapes(const std::vector<Array>& values) const {
   }
   std::vector<int64_t> mine = key;  // the check may run Python, which may call a function
   shape_check_(values);
+  if (scalars) scalars_checked_.store(true, std::memory_order_release);
   std::lock_guard<std::mutex> g(shapes_mu_);
   if (shapes_ok_.size() >= 64) shapes_ok_.clear();
   shapes_ok_.push_back(std::move(mine));

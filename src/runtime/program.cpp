@@ -1,6 +1,7 @@
 #include "uma/runtime/program.h"
 
 #include <chrono>
+#include <cstring>
 #include <map>
 
 #include "uma/error.h"
@@ -10,6 +11,9 @@ namespace uma::runtime {
 
 namespace {
 using In = std::vector<Array>;
+// run_scalar's limits: slots (values on the stack) and inputs of one fused chain.
+constexpr int kScalarMaxSlots = 32;
+constexpr std::size_t kScalarMaxInputs = 16;
 
 template <BinaryOp OP>
 Array bin(const In& x, const OpAttrs&) { return ops::binary(OP, x[0], x[1]); }
@@ -139,6 +143,7 @@ int Program::add_op(const std::string& name, const std::vector<int>& inputs, OpA
   if (inputs.size() == 2)  // the registry's bin<OP> ops: run_into calls ops::binary itself
     for (int i = 0; i < kNumBinaryOps; ++i)
       if (name == ops::op_name(static_cast<BinaryOp>(i))) steps_.back().binary = i;
+  steps_.back().scalar = steps_.back().binary >= 0;
   plan_releases();
   return nslots_++;
 }
@@ -151,6 +156,9 @@ int Program::add_fused(const std::vector<int>& inputs, std::vector<FusedInstr> c
   a.fused = std::move(code);
   OpFn fn = [](const In& x, const OpAttrs& at) { return ops::fused_elementwise(x, at.fused, *at.dtype); };
   steps_.push_back(Step{fn, "fused_elementwise", inputs, nslots_, std::move(a), {}, {}});
+  steps_.back().scalar =
+      inputs.size() <= kScalarMaxInputs &&
+      ops::fused_code_ok(static_cast<int>(inputs.size()), steps_.back().attrs.fused, dtype);
   plan_releases();
   return nslots_++;
 }
@@ -162,6 +170,10 @@ void Program::set_outputs(std::vector<int> outputs) {
 }
 
 void Program::plan_releases() {
+  scalar_plan_ = nslots_ <= kScalarMaxSlots && !steps_.empty();
+  for (const Step& st : steps_) scalar_plan_ = scalar_plan_ && st.scalar;
+  for (const auto& [s, v] : constants_)
+    scalar_plan_ = scalar_plan_ && v.defined() && v.ndim() == 0 && v.device().is_cpu();
   std::vector<int> last(nslots_, -1);
   for (std::size_t i = 0; i < steps_.size(); ++i)
     for (int s : steps_[i].in) last[s] = static_cast<int>(i);
@@ -254,8 +266,92 @@ struct ScratchGuard {
 };
 }  // namespace
 
+// Note [Scalar programs] (program.h): the dtype of every slot when the whole program can run
+// on the elements of `inputs`, else false (nothing computed).
+bool Program::scalar_types(const std::vector<Array>& inputs, DType* type) const {
+  if (!scalar_plan_ || inputs.size() != inputs_.size()) return false;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const Array& a = inputs[i];
+    if (!a.defined() || a.ndim() != 0 || !a.device().is_cpu()) return false;
+    type[inputs_[i]] = a.dtype();
+  }
+  for (const auto& [s, v] : constants_) type[s] = v.dtype();
+  for (const Step& st : steps_) {
+    if (st.binary >= 0) {
+      const DType t = type[st.in[0]];
+      if (type[st.in[1]] != t) return false;
+      const std::optional<DType> rt = ops::binary_one_dtype(static_cast<BinaryOp>(st.binary), t);
+      if (!rt) return false;
+      type[st.out] = *rt;
+    } else {
+      for (int s : st.in)
+        if (type[s] != *st.attrs.dtype) return false;
+      type[st.out] = *st.attrs.dtype;
+    }
+  }
+  return true;
+}
+
+bool Program::runs_on_elements(const std::vector<Array>& inputs) const {
+  DType type[kScalarMaxSlots];
+  return scalar_types(inputs, type);
+}
+
+bool Program::run_scalar(std::vector<Array>& inputs, std::vector<Array>& out) const {
+  DType type[kScalarMaxSlots];
+  if (!scalar_types(inputs, type)) return false;
+  struct alignas(16) Value {
+    unsigned char bytes[16];  // the widest dtype (complex128)
+  };
+  const void* ptr[kScalarMaxSlots];
+  Value value[kScalarMaxSlots];
+  for (std::size_t i = 0; i < inputs.size(); ++i) ptr[inputs_[i]] = inputs[i].data();
+  for (const auto& [s, v] : constants_) ptr[s] = v.data();
+  for (const Step& st : steps_) {
+    if (st.binary >= 0) {
+      ops::binary_one(static_cast<BinaryOp>(st.binary), type[st.in[0]], ptr[st.in[0]], ptr[st.in[1]],
+                      value[st.out].bytes);
+    } else {
+      const void* args[kScalarMaxInputs];
+      for (std::size_t j = 0; j < st.in.size(); ++j) args[j] = ptr[st.in[j]];
+      ops::fused_one(args, static_cast<int>(st.in.size()), st.attrs.fused, *st.attrs.dtype, value[st.out].bytes);
+    }
+    ptr[st.out] = value[st.out].bytes;
+  }
+  // Every value is computed: now the outputs (nothing above changed the caller's state).
+  const std::size_t nconst = const_slots_.size();
+  static const Shape kScalar;
+  out.clear();
+  out.reserve(outputs_.size());
+  for (std::size_t k = 0; k < outputs_.size(); ++k) {
+    const int s = outputs_[k];
+    if (static_cast<std::size_t>(s) < nconst && const_slots_[s].defined()) {
+      out.push_back(const_slots_[s]);
+      continue;
+    }
+    bool is_input = false;
+    for (std::size_t i = 0; i < inputs_.size() && !is_input; ++i) {
+      if (inputs_[i] != s) continue;
+      is_input = true;
+      out.push_back(take_output_[k] ? std::move(inputs[i]) : inputs[i]);
+    }
+    if (is_input) continue;
+    std::size_t j = 0;
+    while (j < k && outputs_[j] != s) ++j;
+    if (j < k) {  // the same step slot as output j
+      out.push_back(out[j]);
+      continue;
+    }
+    out.push_back(Array::empty(kScalar, type[s]));
+    std::memcpy(out.back().data(), ptr[s], itemsize(type[s]));
+  }
+  inputs.clear();
+  return true;
+}
+
 void Program::run_into(std::vector<Array>& inputs, std::vector<Array>& out) const {
   UMA_CHECK(inputs.size() == inputs_.size(), Type, "Program expects ", inputs_.size(), " inputs, got ", inputs.size());
+  if (scalar_plan_ && run_scalar(inputs, out)) return;  // Note [Scalar programs]
   Scratch& scratch = thread_scratch();
   if (scratch.slots.size() < static_cast<std::size_t>(nslots_)) scratch.slots.resize(nslots_);
   scratch.n = static_cast<std::size_t>(nslots_);

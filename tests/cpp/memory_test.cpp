@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "uma/array.h"
 #include "uma/error.h"
 #include "uma/memory/allocator.h"
 #include "uma/memory/caching_allocator.h"
@@ -375,6 +376,80 @@ TEST(HostAllocator, MemoryStatsSeesHostAllocations) {
   MemoryStats after = memory_stats(Device::cpu());
   EXPECT_EQ(after.active_bytes, before.active_bytes);
   EXPECT_EQ(after.adopted_bytes, before.adopted_bytes);
+}
+
+// Note [Small host blocks]: bytes inside their owner, counted as one 64-byte class.
+TEST(CachingAllocator, InlineBlocksCountAsActiveUntilReleasedAndAreNeverCached) {
+  CachingAllocator alloc;
+  alignas(64) unsigned char buf[64];
+  {
+    DataPtr d = alloc.inline_block(buf, 8);
+    EXPECT_EQ(d.get(), buf);
+    EXPECT_EQ(d.nbytes(), 64u);
+    EXPECT_EQ(d.origin(), Origin::Pooled);
+    EXPECT_TRUE(d.device().is_cpu());
+    MemoryStats s = alloc.stats();
+    EXPECT_EQ(s.active_bytes, 64);
+    EXPECT_EQ(s.cached_bytes, 0);
+    EXPECT_EQ(s.peak_bytes, 64);
+    DataPtr p = alloc.allocate(100);  // a pooled block next to it: both count
+    EXPECT_EQ(alloc.stats().active_bytes, 64 + 128);
+    EXPECT_EQ(alloc.stats().peak_bytes, 64 + 128);
+  }
+  MemoryStats s = alloc.stats();
+  EXPECT_EQ(s.active_bytes, 0);
+  EXPECT_EQ(s.cached_bytes, 128);  // the pooled block only: inline bytes never enter the cache
+  EXPECT_EQ(s.peak_bytes, 64 + 128);
+  alloc.clear_cache();
+  EXPECT_EQ(alloc.stats().cached_bytes, 0);
+}
+
+TEST(HostAllocator, SmallArraysCountAsOneBlockAndAreAlignedPooledAndWritable) {
+  host_allocator().clear_cache();
+  const MemoryStats before = memory_stats(Device::cpu());
+  ASSERT_EQ(before.cached_bytes, 0);
+  {
+    // 8 and 64 bytes live inside their Storage (one 64-byte class each); 72 bytes are a
+    // pooled 128-byte block; a zero-byte array still has a real address.
+    std::vector<Array> arrays = {Array::empty({}, DType::Float64), Array::empty({2, 4}, DType::Float64),
+                                 Array::empty({9}, DType::Float64), Array::empty({0}, DType::Int8),
+                                 Array::empty({}, DType::Complex128)};
+    const MemoryStats during = memory_stats(Device::cpu());
+    EXPECT_EQ(during.active_bytes - before.active_bytes, 64 + 64 + 128 + 64 + 64);
+    EXPECT_GE(during.peak_bytes, during.active_bytes);
+    EXPECT_EQ(during.adopted_bytes, before.adopted_bytes);
+    for (const Array& a : arrays) {
+      ASSERT_NE(a.data(), nullptr);
+      EXPECT_EQ(reinterpret_cast<std::uintptr_t>(a.data()) % 64, 0u);
+      EXPECT_EQ(a.data(), a.storage()->data.get());
+      EXPECT_GE(a.storage()->data.nbytes(), static_cast<std::size_t>(a.nbytes()));
+      EXPECT_FALSE(a.is_adopted());
+      EXPECT_TRUE(a.writable());
+      std::memset(a.data(), 0x5a, a.storage()->data.nbytes());  // every byte is there (ASAN checks)
+    }
+    // The bytes are the array's own: distinct arrays, distinct bytes.
+    std::set<void*> distinct;
+    for (const Array& a : arrays) distinct.insert(a.data());
+    EXPECT_EQ(distinct.size(), arrays.size());
+  }
+  const MemoryStats after = memory_stats(Device::cpu());
+  EXPECT_EQ(after.active_bytes, before.active_bytes);
+  EXPECT_EQ(after.cached_bytes, 128);  // only the pooled block went to the cache
+}
+
+TEST(HostAllocator, AViewKeepsASmallArraysBytesAlive) {
+  const int64_t active0 = memory_stats(Device::cpu()).active_bytes;
+  Array view;
+  {
+    Array a = Array::empty({4}, DType::Float64);
+    for (int i = 0; i < 4; ++i) a.data_as<double>()[i] = i + 0.5;
+    view = a.view(a.data_as<double>() + 2, {2}, {1});
+  }
+  EXPECT_EQ(memory_stats(Device::cpu()).active_bytes - active0, 64);
+  EXPECT_EQ(view.data_as<double>()[0], 2.5);
+  EXPECT_EQ(view.data_as<double>()[1], 3.5);
+  view = Array();
+  EXPECT_EQ(memory_stats(Device::cpu()).active_bytes, active0);
 }
 
 TEST(HostAllocator, CudaStatsRaiseRuntimeErrorInACpuBuild) {

@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <condition_variable>
+#include <cstring>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -96,6 +98,128 @@ TEST(Program, RunIntoWrongArityIsATypeError) {
   p.set_outputs({p.add_input()});
   std::vector<Array> in, out;
   EXPECT_EQ(kind_of([&] { p.run_into(in, out); }), ErrorKind::Type);
+}
+
+// ---- Note [Scalar programs]: 0-d inputs run on the elements, as the general path would ----
+
+Array scalar_of(DType t, double v) {
+  return is_complex(t) ? ops::scalar_array(Scalar::from_complex({v, -v / 2}), t)
+         : is_float(t) ? ops::scalar_array(Scalar::from_float(v), t)
+         : t == DType::Bool ? ops::scalar_array(Scalar::from_bool(v != 0), t)
+                            : ops::scalar_array(Scalar::from_int(static_cast<int64_t>(v)), t);
+}
+// Bitwise equal: same dtype, shape and bytes.
+void expect_same(const Array& got, const Array& want, const std::string& what) {
+  ASSERT_EQ(got.dtype(), want.dtype()) << what;
+  ASSERT_EQ(got.shape(), want.shape()) << what;
+  ASSERT_EQ(got.nbytes(), want.nbytes()) << what;
+  EXPECT_EQ(std::memcmp(got.data(), want.data(), static_cast<std::size_t>(got.nbytes())), 0) << what;
+}
+// run_into (the scalar path for 0-d inputs) against run (the general path, op by op).
+void expect_run_into_matches_run(const Program& p, const std::vector<Array>& inputs, const std::string& what) {
+  std::vector<Array> want = p.run(inputs);
+  std::vector<Array> in = inputs, got;
+  p.run_into(in, got);
+  EXPECT_TRUE(in.empty()) << what;
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (std::size_t k = 0; k < got.size(); ++k) expect_same(got[k], want[k], what + ", output " + std::to_string(k));
+}
+
+TEST(Program, ScalarInputsGiveTheGeneralPathsValuesAndDtypes) {
+  const DType types[] = {DType::Float64, DType::Float32, DType::Int64, DType::Int32, DType::Int8,
+                         DType::UInt16,  DType::Bool,    DType::Complex128, DType::Float16};
+  const char* ops_[] = {"add", "subtract", "multiply", "divide", "maximum", "minimum", "power", "floor_divide",
+                        "remainder", "less", "equal", "logical_and", "arctan2"};
+  for (DType t : types) {
+    for (const char* op : ops_) {
+      Program p;
+      int x = p.add_input(), y = p.add_input();
+      int k = p.add_constant(scalar_of(t, 3));
+      int a = p.add_op(op, {x, y}, {});
+      p.set_outputs({a, p.add_op(op, {y, k}, {})});
+      const std::string what = std::string(op) + " on " + dtype_name(t);
+      bool general_fails = false;
+      try {
+        p.run({scalar_of(t, 7), scalar_of(t, 2)});
+      } catch (const Error& e) {
+        general_fails = true;  // the same error from run_into (below)
+        std::vector<Array> in{scalar_of(t, 7), scalar_of(t, 2)}, out;
+        EXPECT_EQ(kind_of([&] { p.run_into(in, out); }), e.kind()) << what;
+      }
+      const std::vector<Array> in{scalar_of(t, 7), scalar_of(t, 2)};
+      // The elements path runs exactly where binary()'s small-operand path would.
+      BinaryOp bop = BinaryOp::Add;
+      for (int i = 0; i < kNumBinaryOps; ++i)
+        if (std::string(ops::op_name(static_cast<BinaryOp>(i))) == op) bop = static_cast<BinaryOp>(i);
+      EXPECT_EQ(p.runs_on_elements(in), ops::binary_one_dtype(bop, t).has_value()) << what;
+      if (!general_fails) expect_run_into_matches_run(p, in, what);
+    }
+  }
+  // Spot checks of where it runs: the arithmetic of the kernel dtypes, complex, comparisons.
+  auto runs = [](const char* op, DType t) {
+    Program p;
+    int x = p.add_input(), y = p.add_input();
+    p.set_outputs({p.add_op(op, {x, y}, {})});
+    return p.runs_on_elements({scalar_of(t, 7), scalar_of(t, 2)});
+  };
+  EXPECT_TRUE(runs("add", DType::Float64));
+  EXPECT_TRUE(runs("multiply", DType::Int32));
+  EXPECT_TRUE(runs("add", DType::Complex128));
+  EXPECT_TRUE(runs("less", DType::Float64));
+  EXPECT_FALSE(runs("add", DType::Float16));   // computed in float32, rounded back
+  EXPECT_FALSE(runs("power", DType::Int64));   // the negative-exponent check
+  EXPECT_FALSE(runs("divide", DType::Int8));   // a float64 result
+}
+
+TEST(Program, ScalarInputsThroughAFusedChainMatchTheGeneralPath) {
+  for (DType t : {DType::Float64, DType::Float32, DType::Int64}) {
+    Program p;
+    int x = p.add_input(), y = p.add_input(), z = p.add_input();
+    // r2 = (x * y) + z, r3 = r2 - x (registers: inputs 0..2, then one per instruction)
+    std::vector<FusedInstr> code = {{true, static_cast<int>(BinaryOp::Multiply), 0, 1},
+                                    {true, static_cast<int>(BinaryOp::Add), 3, 2},
+                                    {true, static_cast<int>(BinaryOp::Subtract), 4, 0}};
+    int f = p.add_fused({x, y, z}, code, t);
+    p.set_outputs({f, p.add_op("add", {f, z}, {})});
+    const std::vector<Array> good{scalar_of(t, 1.5), scalar_of(t, -2.25), scalar_of(t, 4)};
+    EXPECT_TRUE(p.runs_on_elements(good)) << dtype_name(t);
+    expect_run_into_matches_run(p, good, dtype_name(t));
+    // An input of another dtype: the general path's TypeError, nothing computed.
+    std::vector<Array> in{scalar_of(t, 1), scalar_of(DType::Int8, 2), scalar_of(t, 3)}, out;
+    EXPECT_FALSE(p.runs_on_elements(in));
+    EXPECT_EQ(kind_of([&] { p.run_into(in, out); }), ErrorKind::Type) << dtype_name(t);
+    EXPECT_FALSE(p.runs_on_elements({vec({1}), vec({2}), vec({3})}));  // not 0-d
+  }
+}
+
+TEST(Program, ScalarInputsOfMixedDtypesPromoteAsTheGeneralPath) {
+  Program p;
+  int x = p.add_input(), y = p.add_input();
+  p.set_outputs({p.add_op("add", {x, y}, {}), p.add_op("divide", {y, y}, {})});
+  EXPECT_FALSE(p.runs_on_elements({scalar_of(DType::Float32, 1.5), scalar_of(DType::Float64, 2)}));
+  expect_run_into_matches_run(p, {scalar_of(DType::Float32, 1.5), scalar_of(DType::Float64, 2)}, "f32 + f64");
+  expect_run_into_matches_run(p, {scalar_of(DType::Int32, 3), scalar_of(DType::Int64, 2)}, "i32 + i64, i64 / i64");
+  // One-element arrays that are not 0-d, and 0-d with a 1-d: the general path's shapes.
+  expect_run_into_matches_run(p, {vec({1.5}), f64(2)}, "(1,) + ()");
+}
+
+TEST(Program, ScalarInputsKeepTheAliasingOfInputConstantAndRepeatedOutputs) {
+  Program p;
+  int x = p.add_input();
+  int k = p.add_constant(f64(10));
+  int s = p.add_op("add", {x, k}, {});
+  p.set_outputs({s, x, k, s});
+  Array in0 = f64(1);
+  std::vector<Array> in{in0}, out;
+  EXPECT_TRUE(p.runs_on_elements(in));
+  p.run_into(in, out);
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(values(out[0]), (std::vector<double>{11}));
+  EXPECT_EQ(out[1].storage(), in0.storage());     // an input output is the input itself (as run())
+  EXPECT_EQ(out[2].storage(), p.run({in0})[2].storage());  // the constant itself
+  EXPECT_EQ(out[3].storage(), out[0].storage());  // one slot output twice: one array (as run())
+  EXPECT_NE(out[0].storage(), in0.storage());     // a computed value is a new array
+  EXPECT_TRUE(out[0].writable());
 }
 
 // ---- SharedCell --------------------------------------------------------------------------

@@ -661,6 +661,25 @@ def test_cpu_numpy_input_mutated_after_the_call_leaves_the_shared_value(n):
     assert f.call_counts()["fast"] == 1 and g.call_counts()["fast"] == 1
 
 
+def test_cpu_call_made_while_another_converts_its_arguments():
+    """A call on the C++ path made while another call on the same thread converts its
+    arguments (here an object whose __array__ calls a compiled function) uses argument vectors
+    of its own: both calls compute the right values."""
+    c = uma.shared(np.array(0.0), "c")
+    g = uma.function([], [], updates={c: c + 1}, backend="cpu")
+
+    class CallsG:
+        def __array__(self, dtype=None, copy=None):
+            g()
+            return np.array(2.0)
+
+    x, y, z = sym.scalar("x"), sym.scalar("y"), sym.scalar("z")
+    f = uma.function([x, y, z], x * y + z, backend="cpu")
+    assert float(np.asarray(f(np.array(3.0), CallsG(), np.array(0.5)))) == 6.5
+    assert float(c.get_value()) == 1.0
+    assert f.call_counts()["fast"] == 1 and g.call_counts()["fast"] == 1
+
+
 @pytest.mark.parametrize("n", [4, 1000])
 def test_cpu_numpy_inputs_non_contiguous_read_only_and_byte_swapped(n):
     x = sym.vector("x")

@@ -15,6 +15,7 @@
 // disjoint cells run in parallel. Returned values never alias a shared value or each other
 // (the cpu linker compiles copies into the Program where a graph output would).
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -99,6 +100,7 @@ class Function {
   ShapeCheck shape_check_;
   mutable std::mutex shapes_mu_;
   mutable std::vector<std::vector<int64_t>> shapes_ok_;  // flattened shape keys already checked
+  mutable std::atomic<bool> scalars_checked_{false};     // the all-0-d combination passed
 };
 
 }  // namespace uma::runtime

@@ -40,6 +40,16 @@ OpFn find_op(const std::string& name);
 /// Every registered op name.
 std::vector<std::string> op_names();
 
+// Note [Scalar programs]
+// A program whose steps are all binary ops or fused elementwise chains, called with 0-d host
+// arrays only (inputs and constants), runs on the elements themselves: each step computes its
+// value with the one-element routine its op's small-operand fast path uses (ops::binary_one,
+// ops::fused_one: bitwise the same value), into scratch on the stack; only the outputs get
+// arrays (0-d, fresh, one per distinct output slot). Input and constant outputs are returned
+// exactly as run() returns them. A step whose dtypes do not qualify (binary_one_dtype unset,
+// a fused input of another dtype) sends the whole call to the general path before anything
+// was written, so errors and results are the general path's.
+
 class Program {
  public:
   int add_input();
@@ -58,6 +68,8 @@ class Program {
   std::size_t num_inputs() const { return inputs_.size(); }
   std::size_t num_outputs() const { return outputs_.size(); }
   std::size_t num_steps() const { return steps_.size(); }
+  /// True when run_into runs on the elements of `inputs` (Note [Scalar programs]).
+  bool runs_on_elements(const std::vector<Array>& inputs) const;
   /// Runs the program `repeat` times and returns, per step, its name and the mean wall time
   /// in nanoseconds (a profiling aid; same semantics as run()).
   std::vector<std::pair<std::string, double>> profile(const std::vector<Array>& inputs, int repeat) const;
@@ -72,8 +84,11 @@ class Program {
     std::vector<int> release;  // slots whose last use is this step
     std::vector<char> take;    // per input: move the slot's value (its last read) instead of copying
     int binary = -1;           // a BinaryOp: run_into calls ops::binary on the slots directly
+    bool scalar = false;       // a binary step, or a fused chain whose code is valid (run_scalar)
   };
   void plan_releases();
+  bool scalar_types(const std::vector<Array>& inputs, DType* type) const;
+  bool run_scalar(std::vector<Array>& inputs, std::vector<Array>& out) const;
   int nslots_ = 0;
   std::vector<int> inputs_;
   std::vector<std::pair<int, Array>> constants_;
@@ -81,6 +96,7 @@ class Program {
   std::vector<Step> steps_;
   std::vector<int> outputs_;
   std::vector<char> take_output_;  // per output: the slot's last read among the outputs
+  bool scalar_plan_ = false;       // every step can run in run_scalar (Note [Scalar programs])
 };
 
 }  // namespace uma::runtime

@@ -10,7 +10,7 @@ runs the Program and writes the updates. The GIL is released while it computes, 
 call whose inputs and shared values hold at most 4096 elements: that one keeps the GIL (cheaper
 than handing it over) and runs only if every lock it needs is free at once, so it never waits
 for a lock while holding the GIL (otherwise it releases the GIL and waits).
-``Function.__call__`` itself is written in C++ (``uma._core._function_call``), so such a call
+``Function.__call__`` itself is written in C++ (``uma._core._function_call_method``), so such a call
 runs no Python frame.
 When that path cannot run a call (keyword arguments, the wrong number of arguments, a shared
 variable whose host copy is stale because another backend wrote it last) it hands the call
@@ -382,13 +382,13 @@ class Function:
 
 
 def _install_native_call():
-    """``Function.__call__`` in C++ (``uma._core._function_call``, python/src/bind_runtime.cpp):
-    the same logic as the Python method, without its frame (a call on the C++ path runs no
-    Python code). Kept in Python when the extension lacks it."""
+    """``Function.__call__`` in C++ (``uma._core._function_call_method``,
+    python/src/bind_runtime.cpp): the same logic as the Python method, without its frame (a
+    call on the C++ path runs no Python code). Kept in Python when the extension lacks it."""
     from .. import _core
-    native = getattr(_core, "_function_call", None)
-    if native is not None:
-        Function.__call__ = native
+    make = getattr(_core, "_function_call_method", None)
+    if make is not None:
+        Function.__call__ = make(Function)
 
 
 _install_native_call()
