@@ -26,6 +26,39 @@ std::pair<int64_t, int64_t> byte_extent(const Shape& shape, const std::vector<in
   return {static_cast<int64_t>(lo), static_cast<int64_t>(hi)};
 }
 
+namespace {
+bool c_contiguous_bytes(const Shape& shape, const std::vector<int64_t>& byte_strides, std::size_t isz);
+
+// The C-order index of the first element of a host bool buffer whose byte is neither 0 nor 1,
+// or -1. Reads every element once (contiguous buffers: one pass over the bytes).
+int64_t first_non_bool_byte(const ForeignLayout& src) {
+  const int64_t n = checked_size(src.shape);
+  if (n == 0) return -1;
+  const auto* p = static_cast<const unsigned char*>(src.ptr);
+  if (c_contiguous_bytes(src.shape, src.byte_strides, 1)) {
+    unsigned char any = 0;
+    for (int64_t i = 0; i < n; ++i) any |= p[i];
+    if ((any & 0xfe) == 0) return -1;
+    for (int64_t i = 0; i < n; ++i)
+      if (p[i] > 1) return i;
+    return -1;
+  }
+  const std::size_t nd = src.shape.size();
+  std::vector<int64_t> idx(nd, 0);
+  int64_t off = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (p[off] > 1) return i;
+    for (std::size_t k = nd; k-- > 0;) {  // odometer over the C-order index
+      off += src.byte_strides[k];
+      if (++idx[k] < src.shape[k]) break;
+      off -= src.byte_strides[k] * src.shape[k];
+      idx[k] = 0;
+    }
+  }
+  return -1;
+}
+}  // namespace
+
 CopyDecision decide_copy(const ForeignLayout& src, std::optional<DType> dtype, std::optional<Device> device,
                          CopyMode copy, const char* api) {
   CopyDecision d;
@@ -48,6 +81,14 @@ CopyDecision decide_copy(const ForeignLayout& src, std::optional<DType> dtype, s
       }
   }
   if (copy == CopyMode::Always) return d;  // share stays false
+  if (d.why_copy.empty() && src.dtype == DType::Bool && src.device.is_cpu()) {
+    // A bool array is read as C++ bool, whose only valid bytes are 0 and 1; another byte (a
+    // producer's uint8 reinterpreted as bool: NumPy's frombuffer, torch's view) means true to
+    // NumPy but is undefined behaviour to every kernel. Such a buffer is normalised in a copy.
+    if (const int64_t bad = first_non_bool_byte(src); bad >= 0)
+      d.why_copy = "the bool buffer holds a byte other than 0 and 1 (at element " + std::to_string(bad) +
+                   "), which uma normalises to true in a copy";
+  }
   if (d.why_copy.empty()) {
     d.share = true;
     return d;

@@ -1318,3 +1318,55 @@ def test_dlpack_consumer_keeps_memory_alive():
     junk = [uma.full((6,), -9.0) for _ in range(20)]
     assert out.tolist() == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
     del junk
+
+
+# ---- bool buffers whose bytes are not 0/1 (a uint8 buffer reinterpreted as bool) ----
+
+def _odd_bools():
+    # NumPy reads any non-zero byte as True: [T, F, T, T, F, T]
+    return np.frombuffer(b"\x02\x00\xff\x01\x00\x80", dtype=np.bool_)
+
+
+def test_non_canonical_bool_bytes_are_normalised_in_a_copy():
+    n = _odd_bools()
+    u = uma.asarray(n)
+    assert not np.shares_memory(np.asarray(u), n)
+    np.testing.assert_array_equal(np.asarray(u), n)
+    np.testing.assert_array_equal(np.asarray(uma.logical_not(u)), np.logical_not(n))
+    np.testing.assert_array_equal(np.asarray(u.astype("int64")), n.astype(np.int64))
+    assert int(uma.sum(u)) == int(np.sum(n))
+    np.testing.assert_array_equal(np.asarray(uma.arange(6)[u]), np.arange(6)[n])
+
+
+def test_non_canonical_bool_bytes_copy_false_raises():
+    with pytest.raises(uma.CopyError, match="byte other than 0 and 1"):
+        uma.asarray(_odd_bools(), copy=False)
+
+
+def test_canonical_bool_bytes_still_shared():
+    n = np.frombuffer(b"\x01\x00\x01", dtype=np.bool_)
+    u = uma.asarray(n, copy=False)
+    assert np.shares_memory(np.asarray(u), n)
+
+
+def test_non_canonical_bool_view_strided_and_large():
+    raw = np.frombuffer(bytes([0, 2, 1, 7]) * 1000, dtype=np.bool_)
+    view = raw[1::3]
+    u = uma.asarray(view)
+    np.testing.assert_array_equal(np.asarray(u), view)
+    np.testing.assert_array_equal(np.asarray(uma.arange(view.size)[u]), np.arange(view.size)[view])
+
+
+def test_non_canonical_bool_from_torch_dlpack():
+    torch = pytest.importorskip("torch")
+    t = torch.tensor([2, 0, 3, 1], dtype=torch.uint8).view(torch.bool)
+    u = uma.from_dlpack(t)
+    np.testing.assert_array_equal(np.asarray(u), np.array([True, False, True, True]))
+    np.testing.assert_array_equal(np.asarray(uma.arange(4)[u]), np.array([0, 2, 3]))
+
+
+def test_non_canonical_bool_function_input():
+    x = uma.sym.vector("x", dtype="bool")
+    f = uma.function([x], uma.logical_not(x))
+    raw = np.frombuffer(bytes([0, 2]) * 4096, dtype=np.bool_)  # beyond the small-input copy
+    np.testing.assert_array_equal(np.asarray(f(raw)), np.logical_not(raw))
