@@ -8,6 +8,10 @@
 
 #include <atomic>
 
+#if defined(__GLIBCXX__)
+#include <cxxabi.h>
+#endif
+
 #include "common.h"
 #include "uma/error.h"
 #include "uma/runtime/function.h"
@@ -223,7 +227,9 @@ std::optional<nb::object> fast_call(PyFunction& f, PyObject* const* args, std::s
 // that a call on the C++ path runs no Python frame: positional arguments with a fast path (the
 // instance's `_fast`, a uma._core.Function) run here; keyword arguments, functions without a
 // fast path and calls handed back go to `Function._general_call(args, kwargs)`.
-PyObject* function_call(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) noexcept {
+// Not noexcept: a daemon thread that meets interpreter shutdown is ended by pthread_exit, whose
+// forced unwind must pass through (catching it without rethrowing aborts the process).
+PyObject* function_call(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   static PyObject* const fast_name = PyUnicode_InternFromString("_fast");  // leaked: outlives Python
   try {
     const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
@@ -241,6 +247,10 @@ PyObject* function_call(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
     nb::dict kw;
     for (Py_ssize_t i = 0; i < nkw; ++i) kw[nb::handle(PyTuple_GET_ITEM(kwnames, i))] = nb::handle(args[nargs + i]);
     return nb::handle(self).attr("_general_call")(t, kw).release().ptr();
+#if defined(__GLIBCXX__)
+  } catch (abi::__forced_unwind&) {
+    throw;
+#endif
   } catch (...) {
     set_python_error(std::current_exception());
     return nullptr;

@@ -740,3 +740,24 @@ def test_cpu_numpy_inputs_are_released_after_the_call(n):
         f(v)
     assert sys.getrefcount(v) == refs
     assert uma.memory_stats()["adopted_bytes"] == adopted
+
+
+def test_daemon_thread_calling_at_interpreter_exit_does_not_crash():
+    """A daemon thread still calling a compiled function when the interpreter exits is ended
+    by CPython with pthread_exit; its forced unwind must pass through Function.__call__ (it
+    crashed the process with SIGSEGV when the call path caught it)."""
+    import subprocess
+    import sys
+    code = (
+        "import threading, time, uma\n"
+        "x = uma.sym.scalar('x'); h = uma.function([x], x * 2)\n"
+        "def loop():\n"
+        "    while True:\n"
+        "        h(1.0)\n"
+        "threading.Thread(target=loop, daemon=True).start(); time.sleep(0.3)\n"
+        "print('main done')\n"
+    )
+    for _ in range(2):
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
+        assert "main done" in r.stdout
