@@ -272,15 +272,31 @@ void bind_ops(nb::module_& m) {
           lo = zero;
           hi = start;
         }
-        auto is_int = [](nb::handle h) { return PyLong_Check(h.ptr()) != 0; };
+        // Integers: Python ints (and bools), NumPy integer scalars, 0-d integer arrays.
+        auto is_int = [](nb::handle h) {
+          if (PyLong_Check(h.ptr())) return true;  // bool included, as NumPy
+          if (!nb::hasattr(h, "dtype")) return false;
+          const std::string kind = nb::cast<std::string>(nb::str(h.attr("dtype").attr("kind")));
+          return kind == "i" || kind == "u";
+        };
         DType def = is_int(lo) && is_int(hi) && is_int(step) ? DType::Int64 : DType::Float64;
         const DType t = to_dtype(dtype).value_or(def);
         const double dlo = nb::cast<double>(lo), dhi = nb::cast<double>(hi), dstep = nb::cast<double>(step);
-        if (is_integer(t)) {
-          // NumPy computes an integer range in its dtype from start and (for more than one
-          // element) step: a Python int outside the dtype is an OverflowError naming it.
-          if (is_int(lo)) (void)ops::scalar_array(to_scalar(lo), t);
-          if (is_int(step) && dstep != 0 && std::ceil((dhi - dlo) / dstep) > 1) (void)ops::scalar_array(to_scalar(step), t);
+        UMA_CHECK(dstep != 0, Value, "arange: step must not be zero");
+        const double len = std::ceil((dhi - dlo) / dstep);
+        UMA_CHECK(t != DType::Bool || len <= 2, Type,
+                  "arange() is only supported for booleans when the result has at most length 2.");
+        if (is_integer(t) && is_int(lo) && is_int(step)) {
+          // NumPy computes an integer range in its dtype from its first two values: start and
+          // (for more than one element) start + step must fit, else an OverflowError naming it.
+          nb::object first = nb::steal(PyNumber_Index(lo.ptr()));
+          if (!first.is_valid()) throw nb::python_error();
+          (void)ops::scalar_array(to_scalar(first), t);
+          if (len > 1) {
+            nb::object second = nb::steal(PyNumber_Add(first.ptr(), nb::steal(PyNumber_Index(step.ptr())).ptr()));
+            if (!second.is_valid()) throw nb::python_error();
+            (void)ops::scalar_array(to_scalar(second), t);
+          }
         }
         return on_device(dev, ops::arange(dlo, dhi, dstep, t));
       }, nb::arg("start"), nb::arg("stop").none() = nb::none(), nb::arg("step") = 1, nb::arg("dtype").none() = nb::none(),

@@ -1186,10 +1186,18 @@ def test_creation_shape_errors_like_numpy(fn, shape, err):
 
 
 @pytest.mark.parametrize("args", [(0, 2**63, 2**62, "int8"), (-1, 3, 1, "uint8"), (0, 300, 1, "int8"),
-                                  (0, 10, 1000, "int8"), (0, 1e20, 1, None), (0, 2**70, 1, None), (3, 9, 2, "int16")])
+                                  (0, 10, 1000, "int8"), (0, 1e20, 1, None), (0, 2**70, 1, None), (3, 9, 2, "int16"),
+                                  (5, 0, -1, "uint8"), (127, 130, 1, "int8"), (0, 10, 3, "bool"), (0, 2, 1, "bool")])
 def test_arange_range_errors_like_numpy(args):
     lo, hi, step, dt = args
     check_like_numpy(lambda: np.arange(lo, hi, step, dtype=dt), lambda: uma.arange(lo, hi, step, dtype=dt))
+
+
+@pytest.mark.parametrize("stop", [np.int64(3), np.uint8(4), np.array(5), np.int32(2), True, np.float32(3)])
+def test_arange_numpy_integer_arguments_give_int64(stop):
+    """NumPy integer scalars and 0-d integer arrays count as integers for arange's default dtype."""
+    check_like_numpy(lambda: np.arange(stop), lambda: uma.arange(stop))
+    check_like_numpy(lambda: np.arange(0, stop, 1), lambda: uma.arange(0, stop, 1))
 
 
 @pytest.mark.parametrize("dtype", ["complex64", "complex128", "float32", "int8", "bool"])
