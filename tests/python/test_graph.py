@@ -404,3 +404,25 @@ def test_creation_functions_are_constants():
     assert not c.value.flags.writeable
     assert ops.arange(5).shape == (5,)
     assert ops.eye(3).dtype == "float64"
+
+
+@pytest.mark.parametrize("dtype,scalar", [("int8", 300), ("uint8", -1), ("int64", 2**70), ("bool", 2**70)])
+@pytest.mark.parametrize("op", ["divide", "arctan2"])
+def test_symbolic_python_int_out_of_range_in_float_loops(op, dtype, scalar):
+    """As eagerly and in NumPy 2: divide/arctan2 convert the Python int to their float loop."""
+    n = np.array([1, 2, 3]).astype(dtype)
+    x = uma.sym.vector("x", dtype=dtype)
+    for expr, ref in ((getattr(uma, op)(x, scalar), getattr(np, op)(n, scalar)),
+                      (getattr(uma, op)(scalar, x), getattr(np, op)(scalar, n))):
+        got = np.asarray(uma.function([x], expr)(n))
+        assert got.dtype == ref.dtype
+        np.testing.assert_allclose(got, ref, rtol=1e-3)
+
+
+@pytest.mark.parametrize("value", [2**64, -2**64 - 5, 2**80])
+@pytest.mark.parametrize("op", ["less", "greater_equal", "equal", "not_equal"])
+def test_symbolic_compare_with_int_beyond_every_dtype(op, value):
+    n = np.array([0, 5, -3], dtype=np.int64)
+    x = uma.sym.vector("x", dtype="int64")
+    got = np.asarray(uma.function([x], getattr(uma, op)(x, value))(n))
+    np.testing.assert_array_equal(got, getattr(np, op)(n, value))

@@ -70,7 +70,15 @@ def _weak_constant(opname, value, dt: np.dtype, comparison=False):
             arr = np.asarray(value, dtype=dt)
     except OverflowError:
         if comparison:  # NumPy 2 compares out-of-range Python ints exactly
-            return Constant(np.asarray(value, dtype=np.result_type(dt, np.min_scalar_type(value))))
+            st = np.min_scalar_type(value)
+            if st.kind == "O":  # beyond every integer dtype: compared as a float64
+                st = np.dtype(np.float64)
+            return Constant(np.asarray(value, dtype=np.result_type(dt, st)))
+        if opname in ("divide", "arctan2") and dt.kind in "iub":
+            # Integers run in a float loop (float64; arctan2: the smallest float holding the
+            # integer dtype), and NumPy converts the Python int to that loop's dtype.
+            ft = np.dtype(np.float64) if opname == "divide" else np.result_type(dt, np.float16)
+            return Constant(np.asarray(float(value), dtype=ft))
         raise OverflowError(f"{opname}: Python integer {value} out of bounds for {dt.name}") from None
     return Constant(arr)
 
