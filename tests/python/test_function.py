@@ -761,3 +761,19 @@ def test_daemon_thread_calling_at_interpreter_exit_does_not_crash():
         r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
         assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
         assert "main done" in r.stdout
+
+
+@pytest.mark.parametrize("exc", [RuntimeError, MemoryError, KeyError])
+def test_input_conversion_errors_propagate_unchanged(exc):
+    """An error raised by an input's own __array__ reaches the caller as itself (as with
+    uma.asarray and NumPy), not rewrapped as a TypeError; non-array inputs stay TypeError."""
+    class Bad:
+        def __array__(self, dtype=None, copy=None):
+            raise exc("boom")
+
+    x = sym.vector("x", dtype="float64")
+    f = uma.function([x], x * 2)
+    with pytest.raises(exc):
+        f(Bad())
+    with pytest.raises(TypeError, match="cannot convert"):
+        f(object())

@@ -100,7 +100,9 @@ def filter_host(value, type: TensorType, *, allow_downcast=False, what="value", 
     else:
         try:
             arr = uma.asarray(value)
-        except Exception as e:
+        except (TypeError, BufferError) as e:
+            # Not an array-like: named with the input. Other errors (a RuntimeError or
+            # MemoryError raised by the object's own __array__, RecursionError) propagate.
             raise TypeError(f"{what}: cannot convert {type_name(value)} to an array ({e})") from None
         strong = True
     if strong:
