@@ -5,6 +5,7 @@
 // indexed axis in the middle, whole `inner` runs moved with memcpy (any dtype, by itemsize).
 #include <cstring>
 
+#include "kernels/axis_blocks.h"
 #include "kernels/cpu/convert.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/kernels.h"
@@ -41,16 +42,6 @@ struct AddInner {
   }
 };
 
-struct Blocks {
-  int64_t outer = 1, inner = 1;
-};
-
-Blocks blocks_of(const Shape& shape, int64_t axis) {
-  Blocks b;
-  for (int64_t d = 0; d < axis; ++d) b.outer *= shape[d];
-  for (int64_t d = axis + 1; d < static_cast<int64_t>(shape.size()); ++d) b.inner *= shape[d];
-  return b;
-}
 
 }  // namespace
 
@@ -64,7 +55,7 @@ void add_into(const Array& dst, const Array& src) {
 
 void take(const Array& a, const Array& idx, int64_t axis, const Array& out) {
   UMA_ASSERT(a.is_c_contiguous() && out.is_c_contiguous() && idx.is_c_contiguous() && idx.dtype() == DType::Int64);
-  const Blocks b = blocks_of(a.shape(), axis);
+  const AxisBlocks b = blocks_of(a.shape(), axis);
   const int64_t n = a.shape()[axis], m = idx.size();
   const std::size_t run = static_cast<std::size_t>(b.inner) * a.itemsize();
   if (run == 0 || b.outer == 0 || m == 0) return;
@@ -79,7 +70,7 @@ void take(const Array& a, const Array& idx, int64_t axis, const Array& out) {
 void scatter(const Array& dst, const Array& idx, int64_t axis, const Array& src, bool accumulate) {
   UMA_ASSERT(dst.is_c_contiguous() && src.is_c_contiguous() && idx.is_c_contiguous() && idx.dtype() == DType::Int64 &&
              src.dtype() == dst.dtype());
-  const Blocks b = blocks_of(dst.shape(), axis);
+  const AxisBlocks b = blocks_of(dst.shape(), axis);
   const int64_t n = dst.shape()[axis], m = idx.size();
   const int64_t isz = static_cast<int64_t>(dst.itemsize());
   const std::size_t run = static_cast<std::size_t>(b.inner) * dst.itemsize();

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 
+#include "kernels/axis_blocks.h"
 #include "kernels/cuda/index_launch.h"
 #include "kernels/cuda_kernels.h"
 #include "memory/cuda/cuda_check.h"
@@ -34,15 +35,6 @@ void read_back(void* dst, const void* src, std::size_t n, const Launch& l) {
   UMA_CUDA_CHECK(cudaStreamSynchronize(l.st()));
 }
 
-struct Blocks {
-  int64_t outer = 1, inner = 1;
-};
-Blocks blocks_of(const Shape& shape, int64_t axis) {
-  Blocks b;
-  for (int64_t d = 0; d < axis; ++d) b.outer *= shape[d];
-  for (int64_t d = axis + 1; d < static_cast<int64_t>(shape.size()); ++d) b.inner *= shape[d];
-  return b;
-}
 
 // A device workspace of at least `bytes` bytes (never a null pointer, which CUB would read as
 // a size query); it returns to the stream-ordered cache when released.
@@ -76,7 +68,7 @@ void normalize_indices(const char* op, const Array& idx, int64_t n, int64_t axis
 
 void take(const Array& a, const Array& idx, int64_t axis, const Array& out) {
   UMA_ASSERT(a.is_c_contiguous() && out.is_c_contiguous() && idx.is_c_contiguous() && idx.dtype() == DType::Int64);
-  const Blocks b = blocks_of(a.shape(), axis);
+  const AxisBlocks b = blocks_of(a.shape(), axis);
   const int64_t n = a.shape()[axis], m = idx.size();
   if (b.outer == 0 || b.inner == 0 || m == 0) return;
   Launch l(out);
@@ -88,7 +80,7 @@ void take(const Array& a, const Array& idx, int64_t axis, const Array& out) {
 void scatter(const Array& dst, const Array& idx, int64_t axis, const Array& src, bool accumulate, bool sorted_unique) {
   UMA_ASSERT(dst.is_c_contiguous() && src.is_c_contiguous() && idx.is_c_contiguous() && idx.dtype() == DType::Int64 &&
              src.dtype() == dst.dtype());
-  const Blocks b = blocks_of(dst.shape(), axis);
+  const AxisBlocks b = blocks_of(dst.shape(), axis);
   const int64_t n = dst.shape()[axis], m = idx.size();
   if (b.outer == 0 || b.inner == 0 || m == 0) return;
   Launch l(dst);

@@ -14,17 +14,22 @@ struct alignas(B < 16 ? B : 16) Bytes {
   unsigned char b[B];
 };
 
+// Byte offset of element i (C order over g.shape) in the strided view.
+__device__ __forceinline__ int64_t byte_offset(int64_t i, const StridedGeometry& g) {
+  int64_t rem = i, off = 0;
+  for (int d = g.ndim - 1; d >= 0; --d) {
+    const int64_t q = rem / g.shape[d];
+    off += (rem - q * g.shape[d]) * g.byte_strides[d];
+    rem = q;
+  }
+  return off;
+}
+
 template <class T>
 __global__ void gather_kernel(const char* __restrict__ src, T* __restrict__ dst, StridedGeometry g, int64_t n) {
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
-    int64_t rem = i, off = 0;
-    for (int d = g.ndim - 1; d >= 0; --d) {
-      const int64_t q = rem / g.shape[d];
-      off += (rem - q * g.shape[d]) * g.byte_strides[d];
-      rem = q;
-    }
-    dst[i] = *reinterpret_cast<const T*>(src + off);
+    dst[i] = *reinterpret_cast<const T*>(src + byte_offset(i, g));
   }
 }
 
@@ -32,13 +37,7 @@ template <class T>
 __global__ void scatter_kernel(const T* __restrict__ src, char* __restrict__ dst, StridedGeometry g, int64_t n) {
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
-    int64_t rem = i, off = 0;
-    for (int d = g.ndim - 1; d >= 0; --d) {
-      const int64_t q = rem / g.shape[d];
-      off += (rem - q * g.shape[d]) * g.byte_strides[d];
-      rem = q;
-    }
-    *reinterpret_cast<T*>(dst + off) = src[i];
+    *reinterpret_cast<T*>(dst + byte_offset(i, g)) = src[i];
   }
 }
 
