@@ -10,7 +10,9 @@
   with the host<->device bytes uma moved per step (memory_stats("cuda")).
 
 Timing: one warm-up, then the median of --repeat runs, each synchronised with the GPU
-(uma.cuda.synchronize / torch.cuda.synchronize) before the clock stops.
+(uma.cuda.synchronize / torch.cuda.synchronize) before the clock stops. The add and sum rows
+marked "queued" time 10 calls queued back to back and one synchronisation, per call: the
+kernel's throughput without the latency of a lone call.
 """
 from __future__ import annotations
 
@@ -31,6 +33,19 @@ def timed(fn, sync, repeat):
         fn()
         sync()
         ts.append(time.perf_counter() - t0)
+    return statistics.median(ts)
+
+
+def queued(fn, sync, repeat, k=10):
+    fn()
+    sync()
+    ts = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for _ in range(k):
+            fn()
+        sync()
+        ts.append((time.perf_counter() - t0) / k)
     return statistics.median(ts)
 
 
@@ -62,6 +77,10 @@ def main():
     rows["add torch"] = 3 * nbytes / timed(lambda: torch.add(ta, tb), tsync, args.repeat) / 1e9
     rows["sum uma"] = nbytes / timed(lambda: uma.sum(ua), usync, args.repeat) / 1e9
     rows["sum torch"] = nbytes / timed(lambda: torch.sum(ta), tsync, args.repeat) / 1e9
+    rows["add uma (queued)"] = 3 * nbytes / queued(lambda: uma.add(ua, ub), usync, args.repeat) / 1e9
+    rows["add torch (queued)"] = 3 * nbytes / queued(lambda: torch.add(ta, tb), tsync, args.repeat) / 1e9
+    rows["sum uma (queued)"] = nbytes / queued(lambda: uma.sum(ua), usync, args.repeat) / 1e9
+    rows["sum torch (queued)"] = nbytes / queued(lambda: torch.sum(ta), tsync, args.repeat) / 1e9
     if cupy is not None:
         ca, cb = cupy.from_dlpack(ta), cupy.from_dlpack(tb)
         csync = cupy.cuda.Device().synchronize
