@@ -24,7 +24,7 @@ int64_t axis_int(nb::handle h) {
 std::optional<std::vector<int64_t>> axes_of(nb::handle h) {
   if (h.is_none()) return std::nullopt;
   std::vector<int64_t> v;
-  if (nb::isinstance<nb::tuple>(h) || nb::isinstance<nb::list>(h)) {
+  if (nb::isinstance<nb::tuple>(h)) {  // a tuple, not a list (NumPy: TypeError for a list)
     for (nb::handle x : h) v.push_back(axis_int(x));
   } else {
     v.push_back(axis_int(h));
@@ -56,6 +56,11 @@ Shape shape_of(nb::handle h) {
     s.push_back(dim_int(h));
   }
   return s;
+}
+
+std::optional<int64_t> one_axis(nb::handle h) {
+  if (h.is_none()) return std::nullopt;
+  return axis_int(h);
 }
 
 void check_arg_axis(ReduceOp op, nb::handle axis) {
@@ -182,9 +187,12 @@ AnyIndex parse_any_index(nb::handle key) {
     UMA_CHECK(pos == 0, Index, "a boolean mask is supported as the first index only (x[mask]), got ", py_repr(key));
     r.kind = AnyIndex::Mask;
   } else {
-    UMA_CHECK(is_integer(arr.dtype()) || arr.size() == 0, Index,
+    // An empty list or tuple ([] converts to float64) indexes as NumPy's intp; an array of
+    // another dtype, even empty, is an IndexError, as NumPy.
+    const bool empty_seq = arr.size() == 0 && (PyList_Check(items[pos].ptr()) || PyTuple_Check(items[pos].ptr()));
+    UMA_CHECK(is_integer(arr.dtype()) || empty_seq, Index,
               "arrays used as indices must be of integer (or boolean) type, got ", dtype_name(arr.dtype()));
-    if (!is_integer(arr.dtype())) arr = ops::astype(arr, DType::Int64);  // [] is float64 in NumPy too
+    if (!is_integer(arr.dtype())) arr = ops::astype(arr, DType::Int64);
     r.kind = AnyIndex::Take;
   }
   r.array = arr;
@@ -533,13 +541,13 @@ void bind_ops(nb::module_& m) {
       }, nb::arg("a"), nb::arg("axis").none() = nb::none(), nb::arg("keepdims") = false,
       "log(sum(exp(a), axis)) computed stably (scipy.special.logsumexp): float64 for bool/ints, else\n"
       "the input's float dtype (float16/bfloat16 computed in double and rounded). TypeError for complex.");
-  m.def("cumsum", [](nb::handle a, std::optional<int64_t> axis) { Array A = operand(a, nullptr, "cumsum");
-        return ops::cumsum(A, ufunc_axis(A, axis)); },
+  m.def("cumsum", [](nb::handle a, nb::handle axis) { Array A = operand(a, nullptr, "cumsum");
+        return ops::cumsum(A, ufunc_axis(A, one_axis(axis))); },
         nb::arg("a"), nb::arg("axis").none() = nb::none(),
         "Cumulative sum along axis (None: of the flattened array), NumPy's dtype rule (bool/small ints\n"
         "-> int64, unsigned -> uint64).");
-  m.def("cumprod", [](nb::handle a, std::optional<int64_t> axis) { Array A = operand(a, nullptr, "cumprod");
-        return ops::cumprod(A, ufunc_axis(A, axis)); },
+  m.def("cumprod", [](nb::handle a, nb::handle axis) { Array A = operand(a, nullptr, "cumprod");
+        return ops::cumprod(A, ufunc_axis(A, one_axis(axis))); },
         nb::arg("a"), nb::arg("axis").none() = nb::none(), "Cumulative product along axis (as cumsum).");
   m.def("outer", [](nb::handle a, nb::handle b) {
         auto [A, B] = operands(a, b, "outer");
@@ -565,10 +573,12 @@ void bind_ops(nb::module_& m) {
       }, nb::arg("ary"), nb::arg("indices_or_sections"), nb::arg("axis") = 0,
       "NumPy split: an int N gives N equal views along axis (ValueError if the axis does not divide);\n"
       "a sequence of split points gives len+1 views (points clamp like slice bounds).");
-  m.def("take", [](nb::handle a, nb::handle indices, std::optional<int64_t> axis) {
+  m.def("take", [](nb::handle a, nb::handle indices, nb::handle axis) {
         Array idx = asarray(indices, std::nullopt, std::nullopt, interop::CopyMode::IfNeeded, "take");
-        if (idx.size() == 0 && !is_integer(idx.dtype())) idx = ops::astype(idx, DType::Int64);  // [] as NumPy's intp
-        return ops::take(operand(a, nullptr, "take"), idx, axis);
+        if (idx.size() == 0 && !is_integer(idx.dtype()) && (PyList_Check(indices.ptr()) || PyTuple_Check(indices.ptr())))
+          idx = ops::astype(idx, DType::Int64);  // [] as NumPy's intp; an empty float array stays a TypeError
+        Array A = operand(a, nullptr, "take");
+        return ops::take(A, idx, ufunc_axis(A, one_axis(axis)));
       }, nb::arg("a"), nb::arg("indices"), nb::arg("axis").none() = nb::none(),
       "NumPy take: elements at integer indices along axis (None: of the flattened array), shape\n"
       "a.shape[:axis] + indices.shape + a.shape[axis+1:]. IndexError naming an out-of-bounds index.");

@@ -53,11 +53,12 @@ std::optional<Array> import_ndarray_input(nb::handle h, DType dtype, std::size_t
 /// NEP 50 gives with `other`'s dtype (weak), anything else through asarray.
 Array operand(nb::handle h, const Array* other, const char* op);
 
-// Axis arguments of reductions (NumPy's rules): None -> all axes; an int or a tuple/list of
-// ints (TypeError for anything else, bools included). ufunc_axes: NumPy's ufunc reductions
-// (sum, max, argmax, cumsum, ...) also accept axis 0 or -1 on a 0-d array, as None (mean, var
-// and std do not). check_arg_axis: argmax/argmin take one int axis (TypeError for a tuple).
+// Axis arguments of reductions (NumPy's rules): None -> all axes; an int or a tuple of ints
+// (TypeError for anything else: lists and bools included). ufunc_axes: NumPy's ufunc
+// reductions (sum, max, argmax, cumsum, ...) also accept axis 0 or -1 on a 0-d array, as None
+// (mean, var and std do not). check_arg_axis: argmax/argmin take one int axis (TypeError for a tuple).
 std::optional<std::vector<int64_t>> axes_of(nb::handle h);
+std::optional<int64_t> one_axis(nb::handle h);  // None or one int (cumsum, take, ...)
 std::optional<std::vector<int64_t>> ufunc_axes(const Array& a, nb::handle axis);
 void check_arg_axis(ReduceOp op, nb::handle axis);
 // A shape argument: an int or a tuple/list of ints (TypeError otherwise; ValueError for a

@@ -1212,3 +1212,32 @@ def test_angle_deg_symbolic():
     f = uma.function([x], uma.angle(x, deg=True))
     n = np.array([1 + 1j, -1j, -2.0])
     np.testing.assert_allclose(np.asarray(f(n)), np.angle(n, deg=True), rtol=1e-15)
+
+
+@pytest.mark.parametrize("case", ["cumsum-false", "cumprod-true", "sum-list", "method-list", "cumsum-float"])
+def test_axis_types_like_numpy(case):
+    n = np.arange(6.0).reshape(2, 3)
+    u = uma.asarray(n)
+    np_fn, uma_fn = {
+        "cumsum-false": (lambda: np.cumsum(n, axis=False), lambda: uma.cumsum(u, axis=False)),
+        "cumprod-true": (lambda: np.cumprod(n, axis=True), lambda: uma.cumprod(u, axis=True)),
+        "sum-list": (lambda: np.sum(n, axis=[0]), lambda: uma.sum(u, axis=[0])),
+        "method-list": (lambda: n.sum(axis=[0]), lambda: u.sum(axis=[0])),
+        "cumsum-float": (lambda: np.cumsum(n, axis=1.0), lambda: uma.cumsum(u, axis=1.0)),
+    }[case]
+    check_like_numpy(np_fn, uma_fn)
+
+
+def test_empty_index_arrays_like_numpy():
+    n = np.arange(6.0).reshape(2, 3)
+    u = uma.asarray(n)
+    check_like_numpy(lambda: n[np.array([], dtype=float)], lambda: u[np.array([], dtype=float)])
+    check_like_numpy(lambda: n[[]], lambda: u[[]])
+    check_like_numpy(lambda: np.take(n, np.array([], dtype=float)), lambda: uma.take(u, np.array([], dtype=float)))
+    check_like_numpy(lambda: np.take(n, []), lambda: uma.take(u, []))
+
+
+@pytest.mark.parametrize("axis", [0, -1, 1, None])
+def test_take_on_0d_array_like_numpy(axis):
+    z = np.array(5.0)
+    check_like_numpy(lambda: np.take(z, [0], axis=axis), lambda: uma.take(uma.asarray(z), [0], axis=axis))
