@@ -7,6 +7,10 @@ Constructors: :func:`scalar`, :func:`vector`, :func:`matrix`, :func:`tensor`. Ev
 Static shapes: each axis is an int (known when the graph is built) or ``None`` (known at run
 time). Only length-1 axes broadcast (PyTensor convention): declare ``shape=(1, None)`` for a
 row that broadcasts over rows.
+
+Comparisons: ``<``, ``<=``, ``>``, ``>=`` on variables build graph nodes, but ``==`` and ``!=``
+are Python identity (variables are hashable graph nodes, the PyTensor convention): use
+``uma.equal(a, b)`` / ``uma.not_equal(a, b)`` for elementwise equality.
 """
 from .graph import Variable, grad
 from .graph.ops import *  # noqa: F401,F403

@@ -182,6 +182,12 @@ def test_bad_options_exit_2():
         assert "Traceback" not in proc.stderr
 
 
+def test_logreg_ignores_hidden(tmp_path, capsys):
+    rc = train.main(["--model", "logreg", "--hidden", "0", "--epochs", "1", "--json", "--plot", str(tmp_path / "l.png")])
+    assert rc == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["epochs"] == 1
+
+
 def test_in_process_main(tmp_path, capsys):
     rc = train.main(["--epochs", "1", "--json", "--plot", str(tmp_path / "x.png")])
     assert rc == 0
@@ -192,6 +198,8 @@ def test_in_process_main(tmp_path, capsys):
 @pytest.mark.parametrize("args,word", [
     (["--seed", "-1"], "--seed"),
     (["--plot", "."], "--plot"),
+    (["--plot", ""], "--plot"),
+    (["--batch-size", "64", "--hidden", "0"], "--hidden"),
     # 10**13 * 64 float64 weights: 5 PB, beyond the 128 TiB user address space of x86-64, so
     # the allocation fails even where the kernel overcommits memory (vm.overcommit_memory=1).
     (["--hidden", "10000000000000"], "MemoryError"),

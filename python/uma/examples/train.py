@@ -289,13 +289,15 @@ def parse_args(argv, backends):
     p.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
     a = p.parse_args(argv)
     for name in ("epochs", "hidden", "batch_size"):
-        if getattr(a, name) < 1:
+        if getattr(a, name) < 1 and not (name == "hidden" and a.model == "logreg"):  # logreg has no hidden layer
             p.error(f"--{name.replace('_', '-')} must be >= 1")
     if not (a.lr > 0 and np.isfinite(a.lr)):
         p.error("--lr must be a positive number")
     if a.seed < 0:
         p.error(f"--seed must be >= 0, got {a.seed}")
-    if a.plot and os.path.isdir(a.plot):
+    if not a.plot:
+        p.error("--plot must name a PNG file")
+    if os.path.isdir(a.plot):
         p.error(f"--plot must name a PNG file, not the directory {a.plot!r}")
     return a
 
