@@ -57,6 +57,20 @@ int64_t first_non_bool_byte(const ForeignLayout& src) {
   }
   return -1;
 }
+
+// Whether a buffer decide_copy allows sharing may really be shared: a bool array is read as
+// C++ bool, whose only valid bytes are 0 and 1; another byte (a producer's uint8 seen as bool:
+// NumPy's frombuffer, torch's view) means true to NumPy but is undefined behaviour to every
+// kernel, so such a host buffer is normalised in a copy (CopyError under copy=False). Reads
+// the data, so it runs only on buffers about to be imported (decide_copy reads none).
+bool shareable_bytes(const ForeignLayout& src, CopyMode copy, const char* api) {
+  if (src.dtype != DType::Bool || !src.device.is_cpu()) return true;
+  const int64_t bad = first_non_bool_byte(src);
+  if (bad < 0) return true;
+  UMA_CHECK(copy != CopyMode::Never, Copy, api, ": copy=False is impossible: the bool buffer holds a byte other ",
+            "than 0 and 1 (at element ", bad, "), which uma normalises to true in a copy");
+  return false;
+}
 }  // namespace
 
 CopyDecision decide_copy(const ForeignLayout& src, std::optional<DType> dtype, std::optional<Device> device,
@@ -81,14 +95,6 @@ CopyDecision decide_copy(const ForeignLayout& src, std::optional<DType> dtype, s
       }
   }
   if (copy == CopyMode::Always) return d;  // share stays false
-  if (d.why_copy.empty() && src.dtype == DType::Bool && src.device.is_cpu()) {
-    // A bool array is read as C++ bool, whose only valid bytes are 0 and 1; another byte (a
-    // producer's uint8 reinterpreted as bool: NumPy's frombuffer, torch's view) means true to
-    // NumPy but is undefined behaviour to every kernel. Such a buffer is normalised in a copy.
-    if (const int64_t bad = first_non_bool_byte(src); bad >= 0)
-      d.why_copy = "the bool buffer holds a byte other than 0 and 1 (at element " + std::to_string(bad) +
-                   "), which uma normalises to true in a copy";
-  }
   if (d.why_copy.empty()) {
     d.share = true;
     return d;
@@ -115,6 +121,7 @@ Array adopt_mapped(const ForeignLayout& src, int64_t lo, int64_t hi, const std::
                    std::optional<DType> dtype, Device device, const char* api) {
   CopyDecision d = decide_copy(src, dtype, std::nullopt, CopyMode::Never, api);  // CopyError unless shareable
   (void)d;
+  (void)shareable_bytes(src, CopyMode::Never, api);  // CopyError for bool bytes other than 0/1
   const int64_t isz = static_cast<int64_t>(itemsize(src.dtype));
   Strides st(src.byte_strides.size());
   for (std::size_t k = 0; k < st.size(); ++k) st[k] = src.byte_strides[k] % isz == 0 ? src.byte_strides[k] / isz : 0;
@@ -185,7 +192,7 @@ Array import_foreign(const ForeignLayout& src, const std::function<DataPtr()>& a
     return to_device(import_foreign(src, adopt, dtype, std::nullopt, CopyMode::Always, api), *device);
   }
   CopyDecision d = decide_copy(src, dtype, device, copy, api);
-  if (d.share) {
+  if (d.share && shareable_bytes(src, copy, api)) {
     const int64_t isz = static_cast<int64_t>(itemsize(src.dtype));
     Strides st(src.byte_strides.size());
     for (std::size_t k = 0; k < st.size(); ++k) st[k] = src.byte_strides[k] % isz == 0 ? src.byte_strides[k] / isz : 0;  // only size-1 dims can differ

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <optional>
+#include <stdexcept>
 #include <vector>
 
 #include "uma/array.h"
@@ -173,6 +174,34 @@ TEST(FuzzRegressions, BufferDescriptorContiguousByteStridesThatOverflowAreRefuse
                                                   64, 0, false, "test");
             }),
             ErrorKind::Value);
+}
+
+// fuzz_dlpack: decide_copy read the bytes of a bool buffer (to refuse bytes other than 0/1)
+// for a descriptor that addresses memory outside its producer's buffer (ASAN
+// heap-buffer-overflow). decide_copy is arithmetic only; the bytes are checked in
+// import_foreign, on a buffer about to be imported, and non-0/1 bytes are normalised in a copy.
+TEST(FuzzRegressions, DecideCopyReadsNoDataAndBoolBytesAreCheckedOnImport) {
+  std::vector<unsigned char> bytes = {1, 0, 2, 1};  // 2: a uint8 byte seen as bool
+  ForeignLayout f;
+  f.ptr = bytes.data();
+  f.dtype = DType::Bool;
+  f.shape = {1 << 20};  // far beyond the 4-byte buffer: decide_copy must not touch it
+  f.byte_strides = {1};
+  const auto d = interop::decide_copy(f, std::nullopt, std::nullopt, CopyMode::IfNeeded, "test");
+  EXPECT_TRUE(d.share);
+
+  f.shape = {4};
+  auto never_adopt = []() -> DataPtr { throw std::logic_error("adopted a bool buffer with a byte 2"); };
+  Array a = interop::import_foreign(f, never_adopt, std::nullopt, std::nullopt, CopyMode::IfNeeded, "test");
+  EXPECT_FALSE(a.is_adopted());
+  const bool* p = a.data_as<bool>();
+  std::vector<unsigned char> got(4);
+  std::memcpy(got.data(), p, 4);
+  EXPECT_EQ(got, (std::vector<unsigned char>{1, 0, 1, 1}));
+  EXPECT_EQ(kind_of([&] {
+              interop::import_foreign(f, never_adopt, std::nullopt, std::nullopt, CopyMode::Never, "test");
+            }),
+            ErrorKind::Copy);
 }
 
 }  // namespace
