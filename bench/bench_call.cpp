@@ -120,7 +120,10 @@ int main(int argc, char** argv) {
          counter_prog->run_into(in, out);
        }},
       {"3-in/2-upd: Function::try_call", [&] {
-         in.assign({xv, yv, zv});
+         in.clear();  // the cheapest fill: one reference per input (try_call consumes them)
+         in.push_back(xv);
+         in.push_back(yv);
+         in.push_back(zv);
          f3.try_call(in, out);
        }},
       {"3-in/2-upd: Function::operator()", [&] { out = f3({xv, yv, zv}); }},

@@ -101,6 +101,9 @@ Function::Function(std::shared_ptr<const Program> program, std::vector<InputSpec
     lock_order_.push_back(cells[i].first);
     lock_written_.push_back(cells[i].second);
   }
+  for (std::size_t j = 0; j < updates_.size(); ++j)
+    for (std::size_t k = 0; k < j; ++k)
+      distinct_targets_ = distinct_targets_ && shared_[updates_[j]] != shared_[updates_[k]];
 }
 
 bool Function::accepts(std::size_t k, const Array& v) const noexcept {
@@ -199,6 +202,7 @@ Function::Attempt Function::call(std::vector<Array>& values, std::vector<Array>&
     for (const auto& c : shared_) n += c->host().size();
     if (n > max_elements) return Attempt::NotNow;
   }
+  if (program_->element_plan() && call_elements(values, outputs)) return Attempt::Done;
   values.reserve(inputs_.size() + shared_.size());
   for (const auto& c : shared_) values.push_back(c->host());
   for (std::size_t i = 0; i < lock_order_.size(); ++i)  // read: their values are immutable buffers
@@ -209,6 +213,76 @@ Function::Attempt Function::call(std::vector<Array>& values, std::vector<Array>&
   for (std::size_t k = 0; k < updates_.size(); ++k) shared_[updates_[k]]->write_host(std::move(outputs[n_outputs_ + k]));
   outputs.resize(n_outputs_);
   return Attempt::Done;
+}
+
+// Note [Scalar programs] for a whole call: the inputs and shared values are read in place (no
+// array is copied), and an update whose cell can take it in place (Note [Updates in place])
+// gets no new array. Phase 1 makes every array the call returns or stores, and may throw;
+// phase 2 writes the updates and cannot fail, so a call that throws writes nothing.
+bool Function::call_elements(std::vector<Array>& values, std::vector<Array>& outputs) const {
+  const std::size_t n_in = inputs_.size(), n_values = n_in + shared_.size();
+  const std::size_t n_up = updates_.size();
+  if (n_values > static_cast<std::size_t>(Program::kElementSlots) || n_up > static_cast<std::size_t>(Program::kElementSlots))
+    return false;
+  if (shape_check_ && !scalars_checked_.load(std::memory_order_acquire)) return false;  // first: check_shapes
+  const void* ptr[Program::kElementSlots];
+  DType type[Program::kElementSlots];
+  auto value = [&](std::size_t i) -> const Array& { return i < n_in ? values[i] : shared_[i - n_in]->host(); };
+  for (std::size_t i = 0; i < n_values; ++i) {
+    const Array& v = value(i);
+    if (!v.defined() || v.ndim() != 0 || !v.device().is_cpu()) return false;
+    ptr[i] = v.data();
+    type[i] = v.dtype();
+  }
+  Program::Elements e;
+  if (!program_->run_elements(ptr, type, e)) return false;
+  auto array_of = [&](std::size_t k) -> Array {
+    const Program::OutputSource& src = program_->output_source(k);
+    switch (src.kind) {
+      case Program::Source::Constant: return program_->constant(src.slot);
+      case Program::Source::Input: return value(static_cast<std::size_t>(src.index));
+      case Program::Source::Repeat:
+        if (k < n_outputs_ || src.index < static_cast<int>(n_outputs_)) return outputs[src.index];
+        break;  // an update repeating an update: its own array (or its own write)
+      case Program::Source::Step: break;
+    }
+    return e.array(src.slot);
+  };
+  auto computed = [&](std::size_t k) {
+    const Program::OutputSource& src = program_->output_source(k);
+    return src.kind == Program::Source::Step ||
+           (src.kind == Program::Source::Repeat && program_->output_source(src.index).kind == Program::Source::Step);
+  };
+  // Phase 1: outputs, then the updates that store an existing array (they hold references
+  // to old values, so they come before the in-place decisions), then the other updates. An
+  // update's array goes after the outputs, at position at[k] (-1: written in place).
+  int at[Program::kElementSlots];
+  outputs.clear();
+  for (std::size_t k = 0; k < n_outputs_; ++k) outputs.push_back(array_of(k));
+  for (std::size_t k = 0; k < n_up; ++k) {
+    at[k] = -1;
+    if (computed(n_outputs_ + k)) continue;
+    at[k] = static_cast<int>(outputs.size());
+    outputs.push_back(array_of(n_outputs_ + k));
+  }
+  for (std::size_t k = 0; k < n_up; ++k) {
+    if (!computed(n_outputs_ + k)) continue;
+    const int s = program_->output_source(n_outputs_ + k).slot;
+    if (distinct_targets_ && shared_[updates_[k]]->can_write_element(e.type[s])) continue;
+    at[k] = static_cast<int>(outputs.size());
+    outputs.push_back(e.array(s));
+  }
+  // Phase 2: every update at once (they read the old values: computed above).
+  for (std::size_t k = 0; k < n_up; ++k) {
+    SharedCell& cell = *shared_[updates_[k]];
+    if (at[k] >= 0)
+      cell.write_host(std::move(outputs[at[k]]));
+    else
+      cell.write_element(e.ptr[program_->output_source(n_outputs_ + k).slot]);
+  }
+  if (outputs.size() > n_outputs_) outputs.resize(n_outputs_);
+  values.clear();
+  return true;
 }
 
 }  // namespace uma::runtime

@@ -12,7 +12,7 @@ namespace uma::runtime {
 namespace {
 using In = std::vector<Array>;
 // run_scalar's limits: slots (values on the stack) and inputs of one fused chain.
-constexpr int kScalarMaxSlots = 32;
+constexpr int kScalarMaxSlots = Program::kElementSlots;
 constexpr std::size_t kScalarMaxInputs = 16;
 
 template <BinaryOp OP>
@@ -199,6 +199,22 @@ void Program::plan_releases() {
     for (std::size_t j = k + 1; j < outputs_.size(); ++j) later = later || outputs_[j] == outputs_[k];
     take_output_[k] = later ? 0 : 1;
   }
+  output_sources_.clear();
+  for (std::size_t k = 0; k < outputs_.size(); ++k) {
+    const int s = outputs_[k];
+    OutputSource src{Source::Step, s, -1};
+    std::size_t j = 0;
+    while (j < k && outputs_[j] != s) ++j;
+    if (static_cast<std::size_t>(s) < const_slots_.size() && const_slots_[s].defined()) {
+      src.kind = Source::Constant;
+    } else if (j < k) {
+      src = {Source::Repeat, s, static_cast<int>(j)};
+    } else {
+      for (std::size_t i = 0; i < inputs_.size(); ++i)
+        if (inputs_[i] == s) src = {Source::Input, s, static_cast<int>(i)};
+    }
+    output_sources_.push_back(src);
+  }
 }
 
 std::vector<std::pair<std::string, double>> Program::profile(const std::vector<Array>& inputs, int repeat) const {
@@ -267,14 +283,10 @@ struct ScratchGuard {
 }  // namespace
 
 // Note [Scalar programs] (program.h): the dtype of every slot when the whole program can run
-// on the elements of `inputs`, else false (nothing computed).
-bool Program::scalar_types(const std::vector<Array>& inputs, DType* type) const {
-  if (!scalar_plan_ || inputs.size() != inputs_.size()) return false;
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    const Array& a = inputs[i];
-    if (!a.defined() || a.ndim() != 0 || !a.device().is_cpu()) return false;
-    type[inputs_[i]] = a.dtype();
-  }
+// on elements of the dtypes `input_types` (add_input order), else false.
+bool Program::element_types(const DType* input_types, DType* type) const {
+  if (!scalar_plan_) return false;
+  for (std::size_t i = 0; i < inputs_.size(); ++i) type[inputs_[i]] = input_types[i];
   for (const auto& [s, v] : constants_) type[s] = v.dtype();
   for (const Step& st : steps_) {
     if (st.binary >= 0) {
@@ -292,58 +304,68 @@ bool Program::scalar_types(const std::vector<Array>& inputs, DType* type) const 
   return true;
 }
 
+namespace {
+// The element pointers and dtypes of `inputs` when every one is a defined 0-d host array.
+bool element_inputs(const std::vector<Array>& inputs, const void** ptr, DType* type) {
+  if (inputs.size() > static_cast<std::size_t>(kScalarMaxSlots)) return false;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const Array& a = inputs[i];
+    if (!a.defined() || a.ndim() != 0 || !a.device().is_cpu()) return false;
+    ptr[i] = a.data();
+    type[i] = a.dtype();
+  }
+  return true;
+}
+}  // namespace
+
 bool Program::runs_on_elements(const std::vector<Array>& inputs) const {
-  DType type[kScalarMaxSlots];
-  return scalar_types(inputs, type);
+  const void* ptr[kScalarMaxSlots];
+  DType in_type[kScalarMaxSlots], type[kScalarMaxSlots];
+  return scalar_plan_ && inputs.size() == inputs_.size() && element_inputs(inputs, ptr, in_type) &&
+         element_types(in_type, type);
+}
+
+bool Program::run_elements(const void* const* ptr, const DType* type, Elements& e) const {
+  if (!element_types(type, e.type)) return false;
+  for (std::size_t i = 0; i < inputs_.size(); ++i) e.ptr[inputs_[i]] = ptr[i];
+  for (const auto& [s, v] : constants_) e.ptr[s] = v.data();
+  for (const Step& st : steps_) {
+    if (st.binary >= 0) {
+      ops::binary_one(static_cast<BinaryOp>(st.binary), e.type[st.in[0]], e.ptr[st.in[0]], e.ptr[st.in[1]],
+                      e.value[st.out].bytes);
+    } else {
+      const void* args[kScalarMaxInputs];
+      for (std::size_t j = 0; j < st.in.size(); ++j) args[j] = e.ptr[st.in[j]];
+      ops::fused_one(args, static_cast<int>(st.in.size()), st.attrs.fused, *st.attrs.dtype, e.value[st.out].bytes);
+    }
+    e.ptr[st.out] = e.value[st.out].bytes;
+  }
+  return true;
+}
+
+Array Program::Elements::array(int s) const {
+  static const Shape kScalar;
+  Array a = Array::empty(kScalar, type[s]);
+  std::memcpy(a.data(), ptr[s], itemsize(type[s]));
+  return a;
 }
 
 bool Program::run_scalar(std::vector<Array>& inputs, std::vector<Array>& out) const {
-  DType type[kScalarMaxSlots];
-  if (!scalar_types(inputs, type)) return false;
-  struct alignas(16) Value {
-    unsigned char bytes[16];  // the widest dtype (complex128)
-  };
   const void* ptr[kScalarMaxSlots];
-  Value value[kScalarMaxSlots];
-  for (std::size_t i = 0; i < inputs.size(); ++i) ptr[inputs_[i]] = inputs[i].data();
-  for (const auto& [s, v] : constants_) ptr[s] = v.data();
-  for (const Step& st : steps_) {
-    if (st.binary >= 0) {
-      ops::binary_one(static_cast<BinaryOp>(st.binary), type[st.in[0]], ptr[st.in[0]], ptr[st.in[1]],
-                      value[st.out].bytes);
-    } else {
-      const void* args[kScalarMaxInputs];
-      for (std::size_t j = 0; j < st.in.size(); ++j) args[j] = ptr[st.in[j]];
-      ops::fused_one(args, static_cast<int>(st.in.size()), st.attrs.fused, *st.attrs.dtype, value[st.out].bytes);
-    }
-    ptr[st.out] = value[st.out].bytes;
-  }
+  DType type[kScalarMaxSlots];
+  Elements e;
+  if (!element_inputs(inputs, ptr, type) || !run_elements(ptr, type, e)) return false;
   // Every value is computed: now the outputs (nothing above changed the caller's state).
-  const std::size_t nconst = const_slots_.size();
-  static const Shape kScalar;
   out.clear();
   out.reserve(outputs_.size());
   for (std::size_t k = 0; k < outputs_.size(); ++k) {
-    const int s = outputs_[k];
-    if (static_cast<std::size_t>(s) < nconst && const_slots_[s].defined()) {
-      out.push_back(const_slots_[s]);
-      continue;
+    const OutputSource& src = output_sources_[k];
+    switch (src.kind) {
+      case Source::Constant: out.push_back(const_slots_[src.slot]); break;
+      case Source::Input: out.push_back(take_output_[k] ? std::move(inputs[src.index]) : inputs[src.index]); break;
+      case Source::Repeat: out.push_back(out[src.index]); break;
+      case Source::Step: out.push_back(e.array(src.slot)); break;
     }
-    bool is_input = false;
-    for (std::size_t i = 0; i < inputs_.size() && !is_input; ++i) {
-      if (inputs_[i] != s) continue;
-      is_input = true;
-      out.push_back(take_output_[k] ? std::move(inputs[i]) : inputs[i]);
-    }
-    if (is_input) continue;
-    std::size_t j = 0;
-    while (j < k && outputs_[j] != s) ++j;
-    if (j < k) {  // the same step slot as output j
-      out.push_back(out[j]);
-      continue;
-    }
-    out.push_back(Array::empty(kScalar, type[s]));
-    std::memcpy(out.back().data(), ptr[s], itemsize(type[s]));
   }
   inputs.clear();
   return true;

@@ -1,6 +1,19 @@
 #include "uma/runtime/shared_cell.h"
 
+#include <cstring>
+
 #include "uma/error.h"
+
+#if defined(__SANITIZE_THREAD__)
+#define UMA_UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UMA_UNDER_TSAN 1
+#endif
+#endif
+#ifndef UMA_UNDER_TSAN
+#define UMA_UNDER_TSAN 0
+#endif
 
 namespace uma::runtime {
 
@@ -64,6 +77,28 @@ void SharedCell::write_host(Array value) {
 void SharedCell::write_elsewhere() {
   host_ = Array();
   host_current_ = false;
+  ++epoch_;
+}
+
+bool SharedCell::can_write_element(DType dtype) const noexcept {
+  if (!host_current_ || !host_.defined() || host_.ndim() != 0 || host_.dtype() != dtype || !host_.writable())
+    return false;
+  const std::shared_ptr<Storage>& st = host_.storage();
+  if (!st->data.device().is_cpu() || st->data.origin() != Origin::Pooled || st.use_count() != 1) return false;
+  // Another thread's last use of the old value happens before the write below: its reference
+  // was dropped with a release decrement, which this acquire fence pairs with.
+#if UMA_UNDER_TSAN
+  // ThreadSanitizer does not model fences; an acquire read-modify-write of the count does the
+  // same in a way it sees (a copy of the reference, dropped at once).
+  { std::shared_ptr<Storage> sync = st; }
+#else
+  std::atomic_thread_fence(std::memory_order_acquire);
+#endif
+  return true;
+}
+
+void SharedCell::write_element(const void* bytes) noexcept {
+  std::memcpy(host_.data(), bytes, itemsize(host_.dtype()));
   ++epoch_;
 }
 

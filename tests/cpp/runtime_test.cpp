@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <condition_variable>
+#include <functional>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -398,6 +399,162 @@ TEST(Function, OutputsNeverAliasSharedStorageOrEachOther) {
   EXPECT_NE(out[0].data(), ca->host().data());
   EXPECT_EQ(values(out[0]), (std::vector<double>{1, 2}));
   EXPECT_EQ(values(ca->host()), (std::vector<double>{2, 4}));
+}
+
+// ---- updates on elements (Note [Scalar programs], Note [Updates in place]) ---------------
+
+const void* host_data(SharedCell& c) {
+  std::lock_guard<SharedCell> g(c);
+  return c.host().data();
+}
+uint64_t epoch_of(SharedCell& c) {
+  std::lock_guard<SharedCell> g(c);
+  return c.epoch();
+}
+
+TEST(Function, AScalarUpdateGoesInPlaceOnlyWhenNoOneElseHoldsTheValue) {
+  Counter k(0);
+  const void* p0 = host_data(*k.cell);
+  const uint64_t e0 = epoch_of(*k.cell);
+  (*k.fn)({});
+  EXPECT_EQ(host_value(*k.cell), 1.0);
+  EXPECT_EQ(host_data(*k.cell), p0);  // the cell held the only reference: written in place
+  EXPECT_EQ(epoch_of(*k.cell), e0 + 1);  // a write all the same (other residencies are stale)
+
+  Array held;  // as get_value(borrow=True) holds it
+  {
+    std::lock_guard<SharedCell> g(*k.cell);
+    held = k.cell->host();
+  }
+  (*k.fn)({});
+  EXPECT_EQ(host_value(*k.cell), 2.0);
+  EXPECT_NE(host_data(*k.cell), p0);        // a new buffer
+  EXPECT_EQ(*held.data_as<double>(), 1.0);  // the held value never changes
+  EXPECT_EQ(held.data(), p0);
+
+  const void* p1 = host_data(*k.cell);
+  held = Array();
+  (*k.fn)({});
+  EXPECT_EQ(host_value(*k.cell), 3.0);
+  EXPECT_EQ(host_data(*k.cell), p1);
+}
+
+void count_release(void* ctx, void*, std::size_t) noexcept { ++*static_cast<int*>(ctx); }
+
+TEST(Function, AdoptedAndReadOnlyHostValuesAreNeverWrittenInPlace) {
+  double foreign = 5;  // someone else's memory, adopted by the cell
+  int released = 0;
+  auto st = std::make_shared<Storage>(
+      DataPtr(&foreign, sizeof foreign, Device::cpu(), Origin::Adopted, &count_release, &released));
+  {
+    Counter k(0);
+    {
+      std::lock_guard<SharedCell> g(*k.cell);
+      k.cell->write_host(Array(std::move(st), &foreign, {}, {}, DType::Float64, true));
+    }
+    (*k.fn)({});
+    EXPECT_EQ(host_value(*k.cell), 6.0);
+    EXPECT_EQ(foreign, 5.0);  // never written
+    EXPECT_EQ(released, 1);   // the cell let go of it, once
+    (*k.fn)({});
+    EXPECT_EQ(host_value(*k.cell), 7.0);
+  }
+  EXPECT_EQ(released, 1);
+
+  Counter r(0);
+  {
+    std::lock_guard<SharedCell> g(*r.cell);
+    r.cell->write_host(f64(3).as_readonly());  // the only reference, but read-only
+  }
+  const void* p = host_data(*r.cell);
+  (*r.fn)({});
+  EXPECT_EQ(host_value(*r.cell), 4.0);
+  EXPECT_NE(host_data(*r.cell), p);
+}
+
+// The same program on 0-d cells (runs on elements) and on 1-element vectors (general path):
+// the updates must agree. `make` builds the program for its Function's cells.
+struct BothPaths {
+  std::vector<double> scalar_path, vector_path;
+};
+BothPaths run_both(const std::function<std::shared_ptr<Program>(bool vec_path)>& make, std::vector<double> start,
+                   std::vector<int> cell_of_input, std::vector<int> updates, int calls) {
+  BothPaths r;
+  for (bool vec_path : {false, true}) {
+    std::vector<std::shared_ptr<SharedCell>> cells, listed;
+    for (double v : start) cells.push_back(std::make_shared<SharedCell>(vec_path ? vec({v}) : f64(v)));
+    for (int c : cell_of_input) listed.push_back(cells[c]);
+    Function f(make(vec_path), {}, listed, updates, 0);
+    for (int i = 0; i < calls; ++i) f({});
+    auto& out = vec_path ? r.vector_path : r.scalar_path;
+    for (auto& c : cells) out.push_back(host_value(*c));
+  }
+  return r;
+}
+
+TEST(Function, UpdatesOnElementsAgreeWithTheGeneralPath) {
+  auto scalar_one = [](bool vec_path) { return vec_path ? vec({1}) : f64(1); };
+  // {a: a + 1, b: a}: b must get a's old value although a's update may go in place
+  auto keep_old = [&](bool v) {
+    auto p = std::make_shared<Program>();
+    int a = p->add_input(), b = p->add_input();
+    (void)b;
+    p->set_outputs({p->add_op("add", {a, p->add_constant(scalar_one(v))}, {}), a});
+    return p;
+  };
+  BothPaths r = run_both(keep_old, {1, 10}, {0, 1}, {0, 1}, 3);
+  EXPECT_EQ(r.scalar_path, r.vector_path);
+  EXPECT_EQ(r.scalar_path, (std::vector<double>{4, 3}));
+  // {a: b, b: a} swaps
+  auto swap = [](bool) {
+    auto p = std::make_shared<Program>();
+    int a = p->add_input(), b = p->add_input();
+    p->set_outputs({b, a});
+    return p;
+  };
+  r = run_both(swap, {1, 2}, {0, 1}, {0, 1}, 3);
+  EXPECT_EQ(r.scalar_path, r.vector_path);
+  EXPECT_EQ(r.scalar_path, (std::vector<double>{2, 1}));
+  // one cell listed twice, updated twice: the later update wins on both paths
+  auto twice = [&](bool v) {
+    auto p = std::make_shared<Program>();
+    int a = p->add_input(), a2 = p->add_input();
+    int one = p->add_constant(scalar_one(v));
+    p->set_outputs({p->add_op("add", {a, one}, {}), p->add_op("multiply", {a2, p->add_op("add", {one, one}, {})}, {})});
+    return p;
+  };
+  r = run_both(twice, {3}, {0, 0}, {0, 1}, 2);
+  EXPECT_EQ(r.scalar_path, r.vector_path);
+  EXPECT_EQ(r.scalar_path, (std::vector<double>{12}));
+  // {a: a * 2, b: a * 2} (one step feeds two updates), and {a: a + b, b: a + b} in place
+  auto shared_step = [](bool) {
+    auto p = std::make_shared<Program>();
+    int a = p->add_input(), b = p->add_input();
+    int s = p->add_op("add", {a, b}, {});
+    p->set_outputs({s, s});
+    return p;
+  };
+  r = run_both(shared_step, {1, 2}, {0, 1}, {0, 1}, 3);
+  EXPECT_EQ(r.scalar_path, r.vector_path);
+  EXPECT_EQ(r.scalar_path, (std::vector<double>{12, 12}));
+}
+
+TEST(Function, AnOutputThatIsAlsoAnUpdateDoesNotAliasTheCell) {
+  // f = function([], a * 2, updates={a: a * 2}): one step is both the output and the update
+  auto p = std::make_shared<Program>();
+  int a = p->add_input();
+  int s = p->add_op("multiply", {a, p->add_constant(f64(2))}, {});
+  p->set_outputs({s, s});
+  auto ca = std::make_shared<SharedCell>(f64(3));
+  Function f(p, {}, {ca}, {0}, 1);
+  std::vector<Array> out = f({});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(*out[0].data_as<double>(), 6.0);
+  EXPECT_EQ(host_value(*ca), 6.0);
+  EXPECT_NE(out[0].data(), host_data(*ca));
+  f({});
+  EXPECT_EQ(*out[0].data_as<double>(), 6.0);  // the returned value is not the cell's buffer
+  EXPECT_EQ(host_value(*ca), 12.0);
 }
 
 TEST(Function, InputsFollowTheCastingRules) {

@@ -339,5 +339,52 @@ TEST(Threads, FunctionsSharingVariablesActAsSomeSerialOrder) {
   }
 }
 
+// The same on scalar cells, whose updates may go into the cell's own buffer (Note [Updates in
+// place]) while other threads take and hold references to the values: a held value never
+// changes (what get_value(borrow=True) promises), and no update is lost.
+TEST(Threads, ScalarUpdatesInPlaceNeverChangeAHeldValue) {
+  using runtime::Function;
+  using runtime::Program;
+  using runtime::SharedCell;
+  auto f64 = [](double v) { return ops::scalar_array(Scalar::from_float(v), DType::Float64); };
+  auto a = std::make_shared<SharedCell>(f64(1000));
+  auto b = std::make_shared<SharedCell>(f64(0));
+  // move: {a: a - 1, b: b + 1}
+  auto p = std::make_shared<Program>();
+  int sa = p->add_input(), sb = p->add_input();
+  int one = p->add_constant(f64(1));
+  p->set_outputs({p->add_op("subtract", {sa, one}, {}), p->add_op("add", {sb, one}, {})});
+  Function move(p, {}, {a, b}, {0, 1}, 0);
+  constexpr int kCalls = 2000;
+  std::atomic<int> changed{0}, errors{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < kThreads; ++t)
+    ts.emplace_back([&, t] {
+      try {
+        for (int i = 0; i < kCalls; ++i) {
+          move({});
+          if (t % 2 == 0 && i % 8 == 0) {  // hold a's value across a few other calls
+            Array held;
+            {
+              std::lock_guard<SharedCell> g(*a);
+              held = a->host();
+            }
+            const double v = *held.data_as<double>();
+            for (int y = 0; y < 4; ++y) std::this_thread::yield();
+            if (*held.data_as<double>() != v) ++changed;
+          }
+        }
+      } catch (...) {
+        ++errors;
+      }
+    });
+  for (auto& th : ts) th.join();
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_EQ(changed.load(), 0);
+  std::lock_guard<SharedCell> ga(*a), gb(*b);
+  EXPECT_EQ(*a->host().data_as<double>(), 1000.0 - kThreads * kCalls);
+  EXPECT_EQ(*b->host().data_as<double>(), double(kThreads) * kCalls);
+}
+
 }  // namespace
 }  // namespace uma

@@ -11,6 +11,10 @@
 //      buffers), runs the Program on (inputs..., shared values...);
 //   4. after every output was computed, writes every update at once (they all read the old
 //      values: {a: b, b: a} swaps) and unlocks. A call that throws writes nothing.
+// A call whose inputs and shared values are all 0-d host values of a scalar program (Note
+// [Scalar programs] in program.h) runs on the elements with every cell locked: it copies no
+// array, and an update whose cell holds the only reference to its buffer is written into it
+// (Note [Updates in place] in shared_cell.h); otherwise updates are new buffers.
 // Calls touching the same cells are therefore serializable (two-phase locking); calls on
 // disjoint cells run in parallel. Returned values never alias a shared value or each other
 // (the cpu linker compiles copies into the Program where a graph output would).
@@ -88,6 +92,9 @@ class Function {
   void check_shapes(const std::vector<Array>& values) const;
   // try_call (max_elements < 0: wait for the locks) and try_call_now.
   Attempt call(std::vector<Array>& values, std::vector<Array>& outputs, int64_t max_elements) const;
+  // The call on elements (Note [Scalar programs]), with every cell locked and current; false,
+  // having changed nothing, when the values do not qualify.
+  bool call_elements(std::vector<Array>& values, std::vector<Array>& outputs) const;
 
   std::shared_ptr<const Program> program_;
   std::vector<InputSpec> inputs_;
@@ -97,6 +104,7 @@ class Function {
   bool allow_input_downcast_;
   std::vector<SharedCell*> lock_order_;   // distinct cells by serial()
   std::vector<bool> lock_written_;        // per lock_order_ entry: an update target
+  bool distinct_targets_ = true;          // no cell is the target of two updates
   ShapeCheck shape_check_;
   mutable std::mutex shapes_mu_;
   mutable std::vector<std::vector<int64_t>> shapes_ok_;  // flattened shape keys already checked

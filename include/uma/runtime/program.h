@@ -70,6 +70,38 @@ class Program {
   std::size_t num_steps() const { return steps_.size(); }
   /// True when run_into runs on the elements of `inputs` (Note [Scalar programs]).
   bool runs_on_elements(const std::vector<Array>& inputs) const;
+
+  // ---- runs on elements (Note [Scalar programs]), for callers that hold no arrays --------
+  static constexpr int kElementSlots = 32;  // at most this many slots
+  /// One run's values: per slot its dtype and a pointer to its element (steps' values live
+  /// in `value`; inputs and constants are read in place).
+  struct Elements {
+    DType type[kElementSlots];
+    const void* ptr[kElementSlots];
+    struct alignas(16) Value {
+      unsigned char bytes[16];  // the widest dtype (complex128)
+    } value[kElementSlots];
+    /// A fresh 0-d host array holding slot `s`'s value.
+    Array array(int s) const;
+  };
+  /// True when every step may run on elements (the dtypes of a call decide the rest).
+  bool element_plan() const noexcept { return scalar_plan_; }
+  /// Computes every step's value from the elements of the inputs: `ptr[i]` and `type[i]`
+  /// for input i in add_input order (num_inputs() of each, 0-d host values). False, having
+  /// computed nothing, when a step's dtypes do not qualify (run_into's general path then
+  /// computes the call).
+  bool run_elements(const void* const* ptr, const DType* type, Elements& e) const;
+  /// Where output k of a run comes from: a constant (its slot), input `index`, a step (its
+  /// slot), or the same slot as an earlier output `index` (an output listed twice).
+  enum class Source : unsigned char { Constant, Input, Step, Repeat };
+  struct OutputSource {
+    Source kind;
+    int slot;
+    int index;
+  };
+  const OutputSource& output_source(std::size_t k) const { return output_sources_[k]; }
+  /// The value of a constant slot.
+  const Array& constant(int slot) const { return const_slots_[slot]; }
   /// Runs the program `repeat` times and returns, per step, its name and the mean wall time
   /// in nanoseconds (a profiling aid; same semantics as run()).
   std::vector<std::pair<std::string, double>> profile(const std::vector<Array>& inputs, int repeat) const;
@@ -87,7 +119,7 @@ class Program {
     bool scalar = false;       // a binary step, or a fused chain whose code is valid (run_scalar)
   };
   void plan_releases();
-  bool scalar_types(const std::vector<Array>& inputs, DType* type) const;
+  bool element_types(const DType* input_types, DType* type) const;
   bool run_scalar(std::vector<Array>& inputs, std::vector<Array>& out) const;
   int nslots_ = 0;
   std::vector<int> inputs_;
@@ -96,6 +128,7 @@ class Program {
   std::vector<Step> steps_;
   std::vector<int> outputs_;
   std::vector<char> take_output_;  // per output: the slot's last read among the outputs
+  std::vector<OutputSource> output_sources_;  // per output
   bool scalar_plan_ = false;       // every step can run in run_scalar (Note [Scalar programs])
 };
 

@@ -14,6 +14,17 @@
 // is re-entrant (like Python's RLock) and knows its owner: unlock() by another thread is a
 // RuntimeError, not undefined behaviour. Locks are taken in `serial()` order (creation order)
 // by every caller that holds more than one, so two calls never wait for each other in a cycle.
+//
+// Note [Updates in place]
+// An update writes a new buffer (DESIGN.md "updates"), except one case in which no one can
+// tell: a scalar update (Note [Scalar programs]) whose cell holds the only reference to a
+// 0-d, writable, uma-allocated host buffer of the value's dtype is copied into that buffer.
+// Every other holder of the old value (a get_value(borrow=True) view, a DLPack capsule, an
+// output, another cell, a call still reading it) holds a reference to its storage, and a
+// reference is taken only under the cell's lock, which the writer holds: seeing the count at
+// 1 under the lock means the count stays 1. Adopted memory is never written (DESIGN.md: no
+// donation into adopted memory). This saves a scalar update its allocation, its free and
+// four atomic reference-count operations (the C++ call overhead goal of issue 4).
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -55,6 +66,16 @@ class SharedCell {
   void write_elsewhere();
   /// The host copy brought up to date from the current copy elsewhere (epoch unchanged).
   void refresh_host(Array value);
+
+  /// True when write_element may store one `dtype` element into the host copy's own
+  /// buffer because no one can see that happen (Note [Updates in place]): the host copy is
+  /// current, 0-d, of `dtype`, writable, uma-allocated host memory (pooled, never adopted),
+  /// and this cell holds the only reference to its storage.
+  bool can_write_element(DType dtype) const noexcept;
+  /// A write on the host, after can_write_element(dtype) said yes (and nothing took a
+  /// reference to the host copy since): copies itemsize(dtype) bytes from `bytes` into the
+  /// host copy, which stays the only current copy (epoch advances, as in write_host).
+  void write_element(const void* bytes) noexcept;
 
  private:
   std::mutex mu_;
