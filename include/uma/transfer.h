@@ -19,8 +19,4 @@ Array to_device(const Array& a, Device to, DType dtype);
 /// `a` itself when it is on the host, else a host copy (np.asarray and item() of cuda arrays).
 Array to_host(const Array& a);
 
-/// RuntimeError unless every array is on the host, naming `op` and the device: the eager ops
-/// without a cuda kernel yet refuse device arrays instead of reading device memory.
-void require_host(const char* op, const Array& a);
-
 }  // namespace uma

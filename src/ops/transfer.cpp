@@ -49,11 +49,6 @@ Array to_device(const Array& a, Device to, DType dtype) {
 
 Array to_host(const Array& a) { return a.device().is_cpu() ? a : to_device(a, Device::cpu()); }
 
-void require_host(const char* op, const Array& a) {
-  UMA_CHECK(a.device().is_cpu(), Runtime, op, ": arrays on ", a.device().str(),
-            " are not supported by this op yet (move them with .to_device('cpu'))");
-}
-
 namespace ops::detail {
 
 Device common_device(const char* op, const std::vector<Array*>& arrays) {

@@ -149,36 +149,4 @@ void one_hot(const Array& idx, int64_t depth, const Array& out) {
         "one_hot<<<...>>>");
 }
 
-void unpack(const Array& src, const Array& dst) {
-  UMA_ASSERT(src.shape() == dst.shape() && src.dtype() == dst.dtype() && src.is_c_contiguous());
-  const int device = dst.device().index;
-  const int64_t isz = static_cast<int64_t>(dst.itemsize());
-  if (dst.size() == 0) return;
-  if (dst.is_c_contiguous()) {
-    uma::cuda::copy_on_device(dst.data(), src.data(), static_cast<std::size_t>(src.nbytes()), device);
-    return;
-  }
-  // Drop size-1 dimensions and merge dimensions that are contiguous with the next one.
-  L::StridedGeometry g{};
-  int nd = 0;
-  for (int64_t d = 0; d < dst.ndim(); ++d) {
-    const int64_t n = dst.shape()[d], st = dst.strides()[d] * isz;
-    if (n == 1) continue;
-    if (nd > 0 && g.byte_strides[nd - 1] == st * n) {
-      g.shape[nd - 1] *= n;
-      g.byte_strides[nd - 1] = st;
-      continue;
-    }
-    UMA_CHECK(nd < L::kMaxDims, Runtime, "assignment on cuda: views of more than ", L::kMaxDims,
-              " non-mergeable dimensions are not supported");
-    g.shape[nd] = n;
-    g.byte_strides[nd] = st;
-    ++nd;
-  }
-  g.ndim = nd;
-  Launch l(dst);
-  check(L::strided_scatter(src.data(), dst.data(), g, dst.size(), static_cast<int>(isz), l.stream),
-        "strided_scatter<<<...>>>");
-}
-
 }  // namespace uma::kernels::cuda

@@ -27,6 +27,30 @@ struct Cplx {
 cudaStream_t as_stream(void* s) { return static_cast<cudaStream_t>(s); }
 int last_error() { return static_cast<int>(cudaGetLastError()); }
 
+template <class T>
+struct Tag {
+  using type = T;
+};
+// f(Tag<T>{}) with T the element type that moves `itemsize` bytes (the moves need no dtype);
+// cudaErrorInvalidValue for another size.
+template <class F>
+int by_itemsize(int itemsize, F&& f) {
+  switch (itemsize) {
+    case 1: return f(Tag<uint8_t>{});
+    case 2: return f(Tag<uint16_t>{});
+    case 4: return f(Tag<uint32_t>{});
+    case 8: return f(Tag<unsigned long long>{});
+    case 16: return f(Tag<B16>{});
+    default: return static_cast<int>(cudaErrorInvalidValue);
+  }
+}
+// Every dtype code with the element type the accumulating scatter adds in.
+#define UMA_INDEX_DTYPES(X)                                                                                    \
+  X(kBool, bool) X(kInt8, int8_t) X(kInt16, int16_t) X(kInt32, int32_t) X(kInt64, int64_t) X(kUInt8, uint8_t) \
+  X(kUInt16, uint16_t) X(kUInt32, uint32_t) X(kUInt64, uint64_t) X(kFloat16, __half)                          \
+  X(kBFloat16, __nv_bfloat16) X(kFloat32, float) X(kFloat64, double) X(kComplex64, Cplx<float>)              \
+  X(kComplex128, Cplx<double>)
+
 // ---- index normalisation -------------------------------------------------------------
 
 __global__ void normalize_kernel(int64_t* __restrict__ idx, int64_t m, int64_t n, bool from_uint64,
@@ -147,48 +171,26 @@ int gather(const void* src, const int64_t* idx, void* out, int64_t outer, int64_
            int itemsize, void* stream) {
   const int64_t total = outer * m * inner;
   if (total == 0) return 0;
-  switch (itemsize) {
-    case 1: return gather_t<uint8_t>(src, idx, out, total, n, m, inner, stream);
-    case 2: return gather_t<uint16_t>(src, idx, out, total, n, m, inner, stream);
-    case 4: return gather_t<uint32_t>(src, idx, out, total, n, m, inner, stream);
-    case 8: return gather_t<unsigned long long>(src, idx, out, total, n, m, inner, stream);
-    case 16: return gather_t<B16>(src, idx, out, total, n, m, inner, stream);
-    default: return static_cast<int>(cudaErrorInvalidValue);
-  }
+  return by_itemsize(itemsize, [&](auto t) {
+    return gather_t<typename decltype(t)::type>(src, idx, out, total, n, m, inner, stream);
+  });
 }
 
 int scatter_segments(void* dst, const void* src, const uint64_t* keys, const int64_t* vals, int64_t outer, int64_t n,
                      int64_t m, int64_t inner, int dtype, int itemsize, bool accumulate, void* stream) {
   const int64_t total = outer * m * inner;
   if (total == 0) return 0;
-  if (!accumulate) {
-    switch (itemsize) {
-      case 1: return scatter_t<uint8_t, false>(dst, src, keys, vals, total, n, m, inner, stream);
-      case 2: return scatter_t<uint16_t, false>(dst, src, keys, vals, total, n, m, inner, stream);
-      case 4: return scatter_t<uint32_t, false>(dst, src, keys, vals, total, n, m, inner, stream);
-      case 8: return scatter_t<unsigned long long, false>(dst, src, keys, vals, total, n, m, inner, stream);
-      case 16: return scatter_t<B16, false>(dst, src, keys, vals, total, n, m, inner, stream);
-      default: return static_cast<int>(cudaErrorInvalidValue);
-    }
-  }
+  if (!accumulate)
+    return by_itemsize(itemsize, [&](auto t) {
+      return scatter_t<typename decltype(t)::type, false>(dst, src, keys, vals, total, n, m, inner, stream);
+    });
+#define UMA_SCATTER_ADD(CODE, T) \
+  case CODE: return scatter_t<T, true>(dst, src, keys, vals, total, n, m, inner, stream);
   switch (dtype) {
-    case kBool: return scatter_t<bool, true>(dst, src, keys, vals, total, n, m, inner, stream);
-    case kInt8: return scatter_t<int8_t, true>(dst, src, keys, vals, total, n, m, inner, stream);
-    case kInt16: return scatter_t<int16_t, true>(dst, src, keys, vals, total, n, m, inner, stream);
-    case kInt32: return scatter_t<int32_t, true>(dst, src, keys, vals, total, n, m, inner, stream);
-    case kInt64: return scatter_t<int64_t, true>(dst, src, keys, vals, total, n, m, inner, stream);
-    case kUInt8: return scatter_t<uint8_t, true>(dst, src, keys, vals, total, n, m, inner, stream);
-    case kUInt16: return scatter_t<uint16_t, true>(dst, src, keys, vals, total, n, m, inner, stream);
-    case kUInt32: return scatter_t<uint32_t, true>(dst, src, keys, vals, total, n, m, inner, stream);
-    case kUInt64: return scatter_t<uint64_t, true>(dst, src, keys, vals, total, n, m, inner, stream);
-    case kFloat16: return scatter_t<__half, true>(dst, src, keys, vals, total, n, m, inner, stream);
-    case kBFloat16: return scatter_t<__nv_bfloat16, true>(dst, src, keys, vals, total, n, m, inner, stream);
-    case kFloat32: return scatter_t<float, true>(dst, src, keys, vals, total, n, m, inner, stream);
-    case kFloat64: return scatter_t<double, true>(dst, src, keys, vals, total, n, m, inner, stream);
-    case kComplex64: return scatter_t<Cplx<float>, true>(dst, src, keys, vals, total, n, m, inner, stream);
-    case kComplex128: return scatter_t<Cplx<double>, true>(dst, src, keys, vals, total, n, m, inner, stream);
+    UMA_INDEX_DTYPES(UMA_SCATTER_ADD)
     default: return static_cast<int>(cudaErrorInvalidValue);
   }
+#undef UMA_SCATTER_ADD
 }
 
 int iota(int64_t* values, int64_t m, void* stream) {
@@ -207,14 +209,9 @@ int one_hot(const int64_t* idx, int64_t m, int64_t depth, const unsigned char* o
             void* stream) {
   const int64_t total = m * depth;
   if (total == 0) return 0;
-  switch (itemsize) {
-    case 1: return one_hot_t<uint8_t>(idx, total, depth, one, out, stream);
-    case 2: return one_hot_t<uint16_t>(idx, total, depth, one, out, stream);
-    case 4: return one_hot_t<uint32_t>(idx, total, depth, one, out, stream);
-    case 8: return one_hot_t<unsigned long long>(idx, total, depth, one, out, stream);
-    case 16: return one_hot_t<B16>(idx, total, depth, one, out, stream);
-    default: return static_cast<int>(cudaErrorInvalidValue);
-  }
+  return by_itemsize(itemsize, [&](auto t) {
+    return one_hot_t<typename decltype(t)::type>(idx, total, depth, one, out, stream);
+  });
 }
 
 }  // namespace uma::kernels::cuda_launch

@@ -1,4 +1,5 @@
-// Host side of the strided-copy kernel (kernels/cuda_kernels.h).
+// Host side of the strided-copy kernels (kernels/cuda_kernels.h): pack gathers a strided
+// device view into contiguous memory, unpack scatters contiguous memory into a strided view.
 #include "kernels/cuda/launch.h"
 #include "kernels/cuda_kernels.h"
 #include "memory/cuda/cuda_check.h"
@@ -6,27 +7,33 @@
 
 namespace uma::kernels::cuda {
 
-void pack(const Array& src, const Array& dst) {
-  UMA_ASSERT(src.shape() == dst.shape() && src.dtype() == dst.dtype() && dst.is_c_contiguous());
-  const int device = dst.device().index;
-  const int64_t isz = static_cast<int64_t>(src.itemsize());
-  if (src.size() == 0) return;
-  if (src.is_c_contiguous()) {
-    uma::cuda::copy_on_device(dst.data(), src.data(), static_cast<std::size_t>(src.nbytes()), device);
+namespace {
+
+// Copies between the strided `view` and the C-contiguous `dense` (same shape, dtype and
+// device): gathers `view` into `dense`, or scatters `dense` into `view`. `what` names the op
+// in the error for views the kernels cannot address.
+void strided_copy(const Array& view, const Array& dense, bool scatter, const char* what) {
+  const int device = view.device().index;
+  const int64_t isz = static_cast<int64_t>(view.itemsize());
+  if (view.size() == 0) return;
+  if (view.is_c_contiguous()) {
+    void* dst = scatter ? view.data() : dense.data();
+    const void* src = scatter ? dense.data() : view.data();
+    uma::cuda::copy_on_device(dst, src, static_cast<std::size_t>(view.nbytes()), device);
     return;
   }
   // Drop size-1 dimensions and merge dimensions that are contiguous with the next one.
   cuda_launch::StridedGeometry g{};
   int nd = 0;
-  for (int64_t d = 0; d < src.ndim(); ++d) {
-    const int64_t n = src.shape()[d], st = src.strides()[d] * isz;
+  for (int64_t d = 0; d < view.ndim(); ++d) {
+    const int64_t n = view.shape()[d], st = view.strides()[d] * isz;
     if (n == 1) continue;
     if (nd > 0 && g.byte_strides[nd - 1] == st * n) {
       g.shape[nd - 1] *= n;
       g.byte_strides[nd - 1] = st;
       continue;
     }
-    UMA_CHECK(nd < cuda_launch::kMaxDims, Runtime, "copy on cuda: views of more than ", cuda_launch::kMaxDims,
+    UMA_CHECK(nd < cuda_launch::kMaxDims, Runtime, what, ": views of more than ", cuda_launch::kMaxDims,
               " non-mergeable dimensions are not supported");
     g.shape[nd] = n;
     g.byte_strides[nd] = st;
@@ -34,9 +41,24 @@ void pack(const Array& src, const Array& dst) {
   }
   g.ndim = nd;
   uma::cuda::detail::DeviceGuard guard(device);
-  const int e = cuda_launch::strided_gather(src.data(), dst.data(), g, src.size(), static_cast<int>(isz),
-                                            uma::cuda::stream(device));
-  if (e != 0) uma::cuda::detail::fail(static_cast<cudaError_t>(e), "strided_gather<<<...>>>", __FILE__, __LINE__);
+  void* stream = uma::cuda::stream(device);
+  const int e = scatter ? cuda_launch::strided_scatter(dense.data(), view.data(), g, view.size(), static_cast<int>(isz), stream)
+                        : cuda_launch::strided_gather(view.data(), dense.data(), g, view.size(), static_cast<int>(isz), stream);
+  if (e != 0)
+    uma::cuda::detail::fail(static_cast<cudaError_t>(e), scatter ? "strided_scatter<<<...>>>" : "strided_gather<<<...>>>",
+                            __FILE__, __LINE__);
+}
+
+}  // namespace
+
+void pack(const Array& src, const Array& dst) {
+  UMA_ASSERT(src.shape() == dst.shape() && src.dtype() == dst.dtype() && dst.is_c_contiguous());
+  strided_copy(src, dst, /*scatter=*/false, "copy on cuda");
+}
+
+void unpack(const Array& src, const Array& dst) {
+  UMA_ASSERT(src.shape() == dst.shape() && src.dtype() == dst.dtype() && src.is_c_contiguous());
+  strided_copy(dst, src, /*scatter=*/true, "assignment on cuda");
 }
 
 }  // namespace uma::kernels::cuda

@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include "kernels/cuda/launch.h"
+#include "kernels/cuda/ops_launch.h"
 
 namespace uma::kernels::cuda_launch {
 
@@ -43,11 +44,9 @@ __global__ void scatter_kernel(const T* __restrict__ src, char* __restrict__ dst
 
 template <class T>
 int launch(const void* src, void* dst, const StridedGeometry& g, int64_t n, void* stream, bool scatter = false) {
-  int dev = 0, sms = 132;
-  if (cudaGetDevice(&dev) == cudaSuccess) cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
   const int threads = 256;
   int64_t blocks = (n + threads - 1) / threads;
-  const int64_t cap = static_cast<int64_t>(sms) * 8;
+  const int64_t cap = static_cast<int64_t>(sm_count()) * 8;  // cached: no driver query per launch
   if (blocks > cap) blocks = cap;
   if (blocks < 1) blocks = 1;
   if (scatter)
