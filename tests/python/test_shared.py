@@ -204,6 +204,31 @@ def test_get_value_borrow_is_a_read_only_view_that_never_changes(backend):
 
 
 @pytest.mark.parametrize("backend", ALL_BACKENDS)
+def test_scalar_updates_never_change_a_borrowed_view_an_output_or_adopted_memory(backend):
+    # Scalar updates may be written into the cell's own buffer when nothing else holds it
+    # (Note [Updates in place]); whatever holds a value must never see it change.
+    c = uma.shared(np.float64(0.0), "c")
+    f = uma.function([], c * 2, updates={c: c + 1}, backend=backend_for(backend))
+    views, outs = [], []
+    for i in range(6):
+        if i % 2:
+            views.append((c.get_value(borrow=True), float(i)))
+        outs.append((f(), 2.0 * i))
+    for view, want in views:
+        assert view.item() == want
+    for out, want in outs:
+        assert np.asarray(value_of(out)).item() == want
+    assert c.get_value().item() == 6.0
+
+    src = np.array(5.0)
+    d = uma.shared(src, "d", borrow=True)  # may adopt NumPy's memory: never written by an update
+    g = uma.function([], [], updates={d: d + 1}, backend=backend_for(backend))
+    g()
+    g()
+    assert src.item() == 5.0 and d.get_value().item() == 7.0
+
+
+@pytest.mark.parametrize("backend", ALL_BACKENDS)
 def test_a_function_compiled_before_set_value_sees_the_new_value(backend):
     a = uma.shared(np.array([1.0, 2.0]), "a")
     f = uma.function([], a * 2, backend=backend_for(backend))
