@@ -106,6 +106,7 @@ int main(int argc, char** argv) {
   for (int i = 0; i < 3; ++i) specs[i] = {DType::Float64, {}, "input " + std::to_string(i)};
   rt::Function f3(prog3, specs, {ca, cb}, {0, 1}, 0);
   const Array xv = scalar(1.0), yv = scalar(2.0), zv = scalar(3.0);
+  const Array args3[3] = {xv, yv, zv};
 
   std::vector<Array> in, out;
   const Array zero = scalar(0.0);
@@ -126,6 +127,7 @@ int main(int argc, char** argv) {
          in.push_back(zv);
          f3.try_call(in, out);
        }},
+      {"3-in/2-upd: try_call, borrowed inputs", [&] { f3.try_call(args3, 3, out); }},
       {"3-in/2-upd: Function::operator()", [&] { out = f3({xv, yv, zv}); }},
       {"scalar add: ops::binary (one op, for scale)", [&] { Array r = uma::ops::binary(uma::BinaryOp::Add, xv, yv); }},
   };

@@ -177,17 +177,21 @@ void Function::check_shapes(const std::vector<Array>& values) const {
 }
 
 bool Function::try_call(std::vector<Array>& values, std::vector<Array>& outputs) const {
-  return call(values, outputs, -1) == Attempt::Done;
+  return call(values.data(), values.size(), &values, outputs, -1) == Attempt::Done;
+}
+
+bool Function::try_call(const Array* inputs, std::size_t n, std::vector<Array>& outputs) const {
+  return call(inputs, n, nullptr, outputs, -1) == Attempt::Done;
 }
 
 Function::Attempt Function::try_call_now(std::vector<Array>& values, std::vector<Array>& outputs,
                                          int64_t max_elements) const {
-  return call(values, outputs, max_elements < 0 ? 0 : max_elements);
+  return call(values.data(), values.size(), &values, outputs, max_elements < 0 ? 0 : max_elements);
 }
 
-Function::Attempt Function::call(std::vector<Array>& values, std::vector<Array>& outputs, int64_t max_elements) const {
-  UMA_CHECK(values.size() == inputs_.size(), Type, "function takes ", inputs_.size(), " argument(s), got ",
-            values.size());
+Function::Attempt Function::call(const Array* in, std::size_t n_in, std::vector<Array>* owned,
+                                 std::vector<Array>& outputs, int64_t max_elements) const {
+  UMA_CHECK(n_in == inputs_.size(), Type, "function takes ", inputs_.size(), " argument(s), got ", n_in);
   Unlocker locks(lock_order_);
   if (max_elements < 0) {
     locks.lock_all();  // serial order: no lock cycles
@@ -198,11 +202,17 @@ Function::Attempt Function::call(std::vector<Array>& values, std::vector<Array>&
     if (!c->host_current()) return Attempt::Stale;  // the Unlocker releases them; nothing changed
   if (max_elements >= 0) {
     int64_t n = 0;
-    for (const Array& v : values) n += v.size();
+    for (std::size_t i = 0; i < n_in; ++i) n += in[i].size();
     for (const auto& c : shared_) n += c->host().size();
     if (n > max_elements) return Attempt::NotNow;
   }
-  if (program_->element_plan() && call_elements(values, outputs)) return Attempt::Done;
+  if (program_->element_plan() && call_elements(in, outputs)) {
+    if (owned) owned->clear();
+    return Attempt::Done;
+  }
+  std::vector<Array> borrowed;
+  if (!owned) borrowed.assign(in, in + n_in);  // the general path consumes its values
+  std::vector<Array>& values = owned ? *owned : borrowed;
   values.reserve(inputs_.size() + shared_.size());
   for (const auto& c : shared_) values.push_back(c->host());
   for (std::size_t i = 0; i < lock_order_.size(); ++i)  // read: their values are immutable buffers
@@ -219,7 +229,7 @@ Function::Attempt Function::call(std::vector<Array>& values, std::vector<Array>&
 // array is copied), and an update whose cell can take it in place (Note [Updates in place])
 // gets no new array. Phase 1 makes every array the call returns or stores, and may throw;
 // phase 2 writes the updates and cannot fail, so a call that throws writes nothing.
-bool Function::call_elements(std::vector<Array>& values, std::vector<Array>& outputs) const {
+bool Function::call_elements(const Array* values, std::vector<Array>& outputs) const {
   const std::size_t n_in = inputs_.size(), n_values = n_in + shared_.size();
   const std::size_t n_up = updates_.size();
   if (n_values > static_cast<std::size_t>(Program::kElementSlots) || n_up > static_cast<std::size_t>(Program::kElementSlots))
@@ -281,7 +291,6 @@ bool Function::call_elements(std::vector<Array>& values, std::vector<Array>& out
       cell.write_element(e.ptr[program_->output_source(n_outputs_ + k).slot]);
   }
   if (outputs.size() > n_outputs_) outputs.resize(n_outputs_);
-  values.clear();
   return true;
 }
 

@@ -170,6 +170,7 @@ void Program::set_outputs(std::vector<int> outputs) {
 }
 
 void Program::plan_releases() {
+  types_state_.store(0, std::memory_order_relaxed);  // the steps changed: forget the cached dtypes
   scalar_plan_ = nslots_ <= kScalarMaxSlots && !steps_.empty();
   for (const Step& st : steps_) scalar_plan_ = scalar_plan_ && st.scalar;
   for (const auto& [s, v] : constants_)
@@ -326,7 +327,20 @@ bool Program::runs_on_elements(const std::vector<Array>& inputs) const {
 }
 
 bool Program::run_elements(const void* const* ptr, const DType* type, Elements& e) const {
-  if (!element_types(type, e.type)) return false;
+  const std::size_t n_in = inputs_.size();
+  bool cached = types_state_.load(std::memory_order_acquire) == 2;
+  for (std::size_t i = 0; i < n_in && cached; ++i) cached = type[i] == types_in_[i];
+  if (cached) {
+    std::memcpy(e.type, types_, sizeof types_);
+  } else {
+    if (!element_types(type, e.type)) return false;
+    int empty = 0;
+    if (types_state_.compare_exchange_strong(empty, 1, std::memory_order_acquire)) {
+      std::memcpy(types_in_, type, n_in * sizeof(DType));
+      std::memcpy(types_, e.type, sizeof types_);
+      types_state_.store(2, std::memory_order_release);
+    }
+  }
   for (std::size_t i = 0; i < inputs_.size(); ++i) e.ptr[inputs_[i]] = ptr[i];
   for (const auto& [s, v] : constants_) e.ptr[s] = v.data();
   for (const Step& st : steps_) {

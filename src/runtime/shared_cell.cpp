@@ -34,9 +34,16 @@ void SharedCell::lock() {
     ++depth_;
     return;
   }
-  mu_.lock();
+  uint32_t free = 0;
+  if (!state_.compare_exchange_strong(free, 1, std::memory_order_acquire)) lock_contended();
   owner_.store(me, std::memory_order_relaxed);
   depth_ = 1;
+}
+
+void SharedCell::lock_contended() {
+  // Mark the lock contended and sleep until the holder lets go (then take it, still marked
+  // contended: another thread may be asleep too, and the next unlock must wake it).
+  while (state_.exchange(2, std::memory_order_acquire) != 0) state_.wait(2, std::memory_order_relaxed);
 }
 
 bool SharedCell::try_lock() {
@@ -45,7 +52,8 @@ bool SharedCell::try_lock() {
     ++depth_;
     return true;
   }
-  if (!mu_.try_lock()) return false;
+  uint32_t free = 0;
+  if (!state_.compare_exchange_strong(free, 1, std::memory_order_acquire)) return false;
   owner_.store(me, std::memory_order_relaxed);
   depth_ = 1;
   return true;
@@ -55,7 +63,7 @@ void SharedCell::unlock() {
   UMA_CHECK(held_by_this_thread(), Runtime, "SharedCell: unlock by a thread that does not hold the lock");
   if (--depth_ == 0) {
     owner_.store(std::thread::id{}, std::memory_order_relaxed);
-    mu_.unlock();
+    if (state_.exchange(0, std::memory_order_release) == 2) state_.notify_one();
   }
 }
 
@@ -98,7 +106,12 @@ bool SharedCell::can_write_element(DType dtype) const noexcept {
 }
 
 void SharedCell::write_element(const void* bytes) noexcept {
-  std::memcpy(host_.data(), bytes, itemsize(host_.dtype()));
+  void* to = host_.data();
+  switch (const std::size_t n = itemsize(host_.dtype())) {  // fixed sizes: no library call
+    case 8: std::memcpy(to, bytes, 8); break;
+    case 4: std::memcpy(to, bytes, 4); break;
+    default: std::memcpy(to, bytes, n); break;
+  }
   ++epoch_;
 }
 

@@ -557,6 +557,32 @@ TEST(Function, AnOutputThatIsAlsoAnUpdateDoesNotAliasTheCell) {
   EXPECT_EQ(host_value(*ca), 12.0);
 }
 
+TEST(Function, TryCallOnBorrowedInputsLeavesThemAsTheyAre) {
+  // {a: a + x * y, b: b + z} (bench_call.cpp's 3-in/2-upd function), on elements and on vectors
+  for (bool vectors : {false, true}) {
+    auto make = [&](double v) { return vectors ? vec({v}) : f64(v); };
+    auto p = std::make_shared<Program>();
+    int x = p->add_input(), y = p->add_input(), z = p->add_input(), a = p->add_input(), b = p->add_input();
+    p->set_outputs({p->add_op("add", {a, p->add_op("multiply", {x, y}, {})}, {}), p->add_op("add", {b, z}, {})});
+    auto ca = std::make_shared<SharedCell>(make(0)), cb = std::make_shared<SharedCell>(make(0));
+    std::vector<InputSpec> specs(3);
+    for (auto& s : specs) s = {DType::Float64, vectors ? std::vector<int64_t>{1} : std::vector<int64_t>{}, "x"};
+    Function f(p, specs, {ca, cb}, {0, 1}, 0);
+    const Array in[3] = {make(2), make(3), make(4)};
+    std::vector<Array> out;
+    for (int i = 0; i < 2; ++i) ASSERT_TRUE(f.try_call(in, 3, out));
+    EXPECT_TRUE(out.empty());
+    EXPECT_EQ(host_value(*ca), 12.0);
+    EXPECT_EQ(host_value(*cb), 8.0);
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_TRUE(in[i].defined());
+      EXPECT_EQ(values(in[i]).at(0), 2.0 + i);
+      EXPECT_EQ(in[i].storage().use_count(), 1);  // no reference kept
+    }
+    EXPECT_EQ(kind_of([&] { f.try_call(in, 2, out); }), ErrorKind::Type);
+  }
+}
+
 TEST(Function, InputsFollowTheCastingRules) {
   auto p = std::make_shared<Program>();
   int x = p->add_input();

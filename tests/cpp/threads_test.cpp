@@ -264,6 +264,36 @@ TEST(Threads, SmallArraysMadeAndReleasedOnDifferentThreads) {
 
 // ---- compiled functions sharing variables (include/uma/runtime/function.h) -------------------
 
+// The cell's lock (a lock word with a futex wait, shared_cell.h) excludes: 8 threads adding to
+// one plain counter under it, half of them through try_lock, lose no increment; re-entry by
+// the holder does not deadlock.
+TEST(Threads, SharedCellLockExcludesAndWakesWaiters) {
+  runtime::SharedCell cell(ops::scalar_array(Scalar::from_float(0), DType::Float64));
+  constexpr int kAdds = 20000;
+  long counter = 0;  // guarded by the cell's lock only
+  std::vector<std::thread> ts;
+  for (int t = 0; t < kThreads; ++t)
+    ts.emplace_back([&, t] {
+      for (int i = 0; i < kAdds; ++i) {
+        if (t % 2) {
+          while (!cell.try_lock()) std::this_thread::yield();
+        } else {
+          cell.lock();
+        }
+        cell.lock();  // re-entrant
+        ++counter;
+        cell.unlock();
+        if (i % 1000 == 0) std::this_thread::yield();  // hold it a while: others wait
+        cell.unlock();
+      }
+    });
+  for (auto& th : ts) th.join();
+  EXPECT_EQ(counter, long(kThreads) * kAdds);
+  EXPECT_FALSE(cell.held_by_this_thread());
+  EXPECT_TRUE(cell.try_lock());
+  cell.unlock();
+}
+
 // Functions sharing cells, called from 8 threads at once, leave the state of some serial order
 // of the calls: no lost update, no torn value (every element of a vector written by one call).
 TEST(Threads, FunctionsSharingVariablesActAsSomeSerialOrder) {

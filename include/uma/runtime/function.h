@@ -57,6 +57,10 @@ class Function {
   /// changed nothing (`inputs` too), when a shared variable's host copy is stale. Errors of
   /// the Program propagate and no update is written.
   bool try_call(std::vector<Array>& inputs, std::vector<Array>& outputs) const;
+  /// try_call on borrowed inputs `inputs[0..n)`, which it reads and leaves as they are: a
+  /// call on elements (Note [Scalar programs]) takes no reference to them at all; the
+  /// general path copies them first. TypeError when n is not num_inputs().
+  bool try_call(const Array* inputs, std::size_t n, std::vector<Array>& outputs) const;
 
   /// What try_call_now did.
   enum class Attempt { Done, Stale, NotNow };
@@ -91,10 +95,12 @@ class Function {
  private:
   void check_shapes(const std::vector<Array>& values) const;
   // try_call (max_elements < 0: wait for the locks) and try_call_now.
-  Attempt call(std::vector<Array>& values, std::vector<Array>& outputs, int64_t max_elements) const;
-  // The call on elements (Note [Scalar programs]), with every cell locked and current; false,
-  // having changed nothing, when the values do not qualify.
-  bool call_elements(std::vector<Array>& values, std::vector<Array>& outputs) const;
+  // The inputs are in[0..n_in), owned by *owned when it is not null (then consumed).
+  Attempt call(const Array* in, std::size_t n_in, std::vector<Array>* owned, std::vector<Array>& outputs,
+               int64_t max_elements) const;
+  // The call on elements (Note [Scalar programs]) of the inputs `in` (num_inputs() of them),
+  // with every cell locked and current; false, having changed nothing, when they do not qualify.
+  bool call_elements(const Array* in, std::vector<Array>& outputs) const;
 
   std::shared_ptr<const Program> program_;
   std::vector<InputSpec> inputs_;

@@ -5,6 +5,7 @@
 // is dropped after its last use (outputs excepted), so memory returns to the allocator cache
 // while the program runs.
 #pragma once
+#include <atomic>
 #include <optional>
 #include <string>
 #include <vector>
@@ -130,6 +131,11 @@ class Program {
   std::vector<char> take_output_;  // per output: the slot's last read among the outputs
   std::vector<OutputSource> output_sources_;  // per output
   bool scalar_plan_ = false;       // every step can run in run_scalar (Note [Scalar programs])
+  // The slot dtypes of the first input dtypes that ran on elements (most calls repeat them):
+  // written once (state 0 -> 1 -> 2), then only read.
+  mutable std::atomic<int> types_state_{0};
+  mutable DType types_in_[kElementSlots];
+  mutable DType types_[kElementSlots];
 };
 
 }  // namespace uma::runtime

@@ -28,7 +28,6 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
-#include <mutex>
 #include <thread>
 
 #include "uma/array.h"
@@ -78,7 +77,10 @@ class SharedCell {
   void write_element(const void* bytes) noexcept;
 
  private:
-  std::mutex mu_;
+  void lock_contended();
+  // The lock word: 0 free, 1 held, 2 held and a thread may be waiting (it sleeps in
+  // std::atomic::wait, a futex on Linux; unlock wakes one).
+  std::atomic<uint32_t> state_{0};
   std::atomic<std::thread::id> owner_{};
   int depth_ = 0;  // re-entrant acquisitions by owner_
   Array host_;
