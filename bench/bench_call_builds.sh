@@ -3,7 +3,7 @@
 # one session, so that both see the same machine state. (Issue 4: on the GPU machine's host the
 # CUDA build measured 341 ns per counter call and the UMA_CUDA=OFF build 204 ns, in two separate
 # sessions; both builds execute the same instructions per call (callgrind: equal counts), make
-# no CUDA call and load no CUDA driver on this path.)
+# no CUDA call and load no CUDA driver on this path. Measured since: docs/benchmarks.md.)
 #
 #   bash bench/bench_call_builds.sh [ROUNDS]      # default 3; the CUDA build needs nvcc
 #
