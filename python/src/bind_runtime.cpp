@@ -173,6 +173,28 @@ struct CallScratch {
   return scratch;
 }
 
+// Takes the GIL back after fast_call ran a call without it. Not in a destructor (as
+// nb::gil_scoped_release would): at interpreter exit CPython ends a daemon thread that asks
+// for the GIL with pthread_exit, and that forced unwind aborts the process when it starts in
+// a destructor. Nor may the unwind drop the call's arrays: an adopted input's owner needs the
+// GIL to be released, which would end the thread a second time mid-unwind. They are left to
+// the exiting process.
+void take_gil_back(PyThreadState* ts, CallScratch& s) {
+#if defined(__GLIBCXX__)
+  try {
+    PyEval_RestoreThread(ts);
+  } catch (abi::__forced_unwind&) {
+    auto* left = new std::vector<Array>[3];  // never freed: the process is exiting
+    left[0] = std::move(s.in);
+    left[1] = std::move(s.out);
+    left[2] = std::move(s.keep);
+    throw;
+  }
+#else
+  PyEval_RestoreThread(ts);
+#endif
+}
+
 // One call on the C++ path with the positional arguments args[0..n): the outputs (one value
 // or a list), or nullopt when this path cannot run it (wrong arity, a stale host copy): the
 // caller then takes the Python path.
@@ -204,8 +226,17 @@ std::optional<nb::object> fast_call(PyFunction& f, PyObject* const* args, std::s
   // Otherwise the GIL is released and the call waits for its locks.
   runtime::Function::Attempt r = f.fn.try_call_now(in, out, kHoldGilElements);
   if (r == runtime::Function::Attempt::NotNow) {
-    nb::gil_scoped_release release;
-    r = f.fn.try_call(in, out) ? runtime::Function::Attempt::Done : runtime::Function::Attempt::Stale;
+    PyThreadState* ts = PyEval_SaveThread();
+    std::exception_ptr err;
+    bool ok = false;
+    try {
+      ok = f.fn.try_call(in, out);
+    } catch (...) {
+      err = std::current_exception();
+    }
+    take_gil_back(ts, s);
+    if (err) std::rethrow_exception(err);
+    r = ok ? runtime::Function::Attempt::Done : runtime::Function::Attempt::Stale;
   }
   // The counters change only here, with the GIL held: a load and a store, no atomic add.
   auto bump = [](std::atomic<uint64_t>& c) { c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); };

@@ -745,18 +745,23 @@ def test_cpu_numpy_inputs_are_released_after_the_call(n):
 @pytest.mark.skipif("libasan" in __import__("os").environ.get("LD_PRELOAD", ""),
                     reason="the sanitizer build keeps nanobind's assertions, which abort when the unwinding "
                            "thread's references are dropped without the GIL (benign in release builds)")
-def test_daemon_thread_calling_at_interpreter_exit_does_not_crash():
+@pytest.mark.parametrize("arg", ["1.0", "np.ones(100000)"], ids=["scalar-gil-held", "vector-gil-released"])
+def test_daemon_thread_calling_at_interpreter_exit_does_not_crash(arg):
     """A daemon thread still calling a compiled function when the interpreter exits is ended
     by CPython with pthread_exit; its forced unwind must pass through Function.__call__ (it
-    crashed the process with SIGSEGV when the call path caught it)."""
+    crashed the process with SIGSEGV when the call path caught it). A call of more than 4096
+    elements runs without the GIL and meets the exit when it takes the GIL back (that aborted
+    the process while the GIL was retaken in a destructor); its input is NumPy memory adopted
+    by the call, whose owner must not be released during that unwind."""
     import subprocess
     import sys
     code = (
-        "import threading, time, uma\n"
-        "x = uma.sym.scalar('x'); h = uma.function([x], x * 2)\n"
+        "import threading, time, uma, numpy as np\n"
+        f"x = uma.sym.{'scalar' if arg == '1.0' else 'vector'}('x'); h = uma.function([x], x * 2)\n"
+        f"v = {arg}\n"
         "def loop():\n"
         "    while True:\n"
-        "        h(1.0)\n"
+        "        h(v)\n"
         "threading.Thread(target=loop, daemon=True).start(); time.sleep(0.3)\n"
         "print('main done')\n"
     )
