@@ -99,6 +99,21 @@ def numpy_error_type(exc):
     raise AssertionError(f"NumPy raised an unexpected {type(exc).__name__}: {exc}")
 
 
+# Floats whose conversion to an integer dtype is invalid (NaN, inf, out of range) or wraps,
+# and in-range neighbours: NumPy warns "invalid value encountered in cast" and gives its
+# platform's (x86-64's) results, which uma's casts follow (src/kernels/cpu/convert.h).
+INVALID_CAST_FLOATS = [np.nan, np.inf, -np.inf, 1e20, -1e20, 300.7, -300.7, 3e9, -3e9, 1e19, 2.0**63, 2.0**64,
+                       -(2.0**63), -(2.0**63) - 5000.0, 2.0**31, -(2.0**31), 2.0**31 - 0.5, 65535.9, -32768.5, 127.9,
+                       -129.0, 4294967295.0, 4294967296.0, 1.8e19, -0.9, 0.0, -0.0]
+
+
+def numpy_cast_each(x, dtype):
+    """``x.astype(dtype)`` computed one element at a time (NumPy's element loop: its vectorised
+    loop gives other values for some invalid float -> uint32 casts, depending on the length)."""
+    with np.errstate(all="ignore"):
+        return np.array([np.array([v]).astype(dtype)[0] for v in x.ravel()], dtype=dtype).reshape(x.shape)
+
+
 def numpy_quiet(fn):
     """Call fn with NumPy warnings (overflow, divide by zero, empty mean) silenced."""
     with np.errstate(all="ignore"), warnings.catch_warnings():

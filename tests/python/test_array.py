@@ -9,8 +9,8 @@ import pytest
 
 import uma
 from conftest import (
-    ALL_DTYPES, NUMPY_DTYPES, assert_matches, check_like_numpy, np_dtype, numpy_error_type, numpy_quiet,
-    random_data,
+    ALL_DTYPES, INVALID_CAST_FLOATS, NUMPY_DTYPES, assert_matches, check_like_numpy, np_dtype, numpy_cast_each,
+    numpy_error_type, numpy_quiet, random_data,
 )
 
 SHAPES = [(), (0,), (3,), (2, 3), (2, 0, 4), (1, 1, 1), (4, 3, 2)]
@@ -201,6 +201,15 @@ def test_astype_float32_to_bfloat16_round_to_nearest_even():
     got = np.asarray(uma.asarray(n).astype("bfloat16"))
     expected = n.astype(mld.bfloat16)
     np.testing.assert_array_equal(got.view(np.uint16), expected.view(np.uint16))
+
+
+@pytest.mark.skipif(__import__("platform").machine() not in ("x86_64", "AMD64"),
+                    reason="NumPy's invalid float -> int casts are the platform's; uma gives x86-64's")
+@pytest.mark.parametrize("src", ["float64", "float32"])
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"])
+def test_astype_invalid_float_to_int_matches_numpy(src, dtype):
+    x = np.array(INVALID_CAST_FLOATS).astype(src)
+    np.testing.assert_array_equal(np.asarray(uma.asarray(x).astype(dtype)), numpy_cast_each(x, dtype))
 
 
 def test_astype_bfloat16_nan_stays_nan():

@@ -12,7 +12,9 @@ import numpy as np
 import pytest
 
 import uma
-from conftest import RTOL, assert_matches, numpy_error_type, numpy_quiet, random_data
+from conftest import (
+    INVALID_CAST_FLOATS, RTOL, assert_matches, numpy_cast_each, numpy_error_type, numpy_quiet, random_data,
+)
 
 GPU = uma.cuda.is_available()
 needs_gpu = pytest.mark.skipif(not GPU, reason=f"no usable CUDA GPU: {uma.cuda.unavailable_reason()}")
@@ -772,6 +774,30 @@ def test_cuda_broadcast_operands_of_every_kernel():
         check_close(uma.add(src, src), ref + ref)
         cond = uma.asarray(np.arange(35).reshape(5, 7) % 2 == 0, device="cuda")
         check_close(uma.where(cond, src, uma.negative(src)), np.where(np.asarray(cond), ref, -ref))
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_cuda_complex_power_of_zero_like_numpy(dtype):
+    """0 ** b on the GPU: 1 for b == 0, 0 whenever Re(b) > 0, NaN otherwise (npy_cpow)."""
+    b = np.array([complex(1, 2), complex(2, 0), complex(0.5, -3), complex(np.inf, 1), complex(-1, 0),
+                  complex(0, 1), complex(-1, 1), complex(np.nan, 1), complex(0, 0)], dtype)
+    a = np.zeros_like(b)
+    got = uma.asarray(a, device="cuda") ** uma.asarray(b, device="cuda")
+    np.testing.assert_array_equal(np.asarray(got), numpy_quiet(lambda: np.power(a, b)))
+
+
+@needs_gpu
+@pytest.mark.parametrize("src", ["float64", "float32", "float16"])
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"])
+def test_cuda_astype_invalid_float_to_int_matches_the_cpu(src, dtype):
+    """NaN, inf and out-of-range floats convert as on the CPU (NumPy's x86-64 results,
+    src/kernels/cpu/convert.h), not as the GPU's saturating conversions."""
+    x = np.array(INVALID_CAST_FLOATS).astype(src)
+    got = np.asarray(uma.asarray(x, device="cuda").astype(dtype))
+    np.testing.assert_array_equal(got, np.asarray(uma.asarray(x).astype(dtype)))
+    if src != "float16":
+        np.testing.assert_array_equal(got, numpy_cast_each(x, dtype))
 
 
 @needs_gpu

@@ -190,6 +190,26 @@ def test_binary_shape_mismatch_message_form():
         uma.add(uma.ones(2), uma.ones(3))
 
 
+ZERO_BASE_EXPONENTS = [complex(1, 2), complex(2, 0), complex(0.5, -3), complex(1, np.nan), complex(np.inf, 1),
+                       complex(1e-300, 5), complex(-1, 0), complex(0, 1), complex(-0.0, 1), complex(-1, 1),
+                       complex(np.nan, 1), complex(0, 0), complex(-0.0, 0)]
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_power_of_zero_like_numpy(dtype):
+    """0 ** b: 1 for b == 0, 0 whenever Re(b) > 0 (even with an imaginary part), NaN otherwise
+    (NumPy 2's npy_cpow), eagerly, on the element path of a compiled function and fused."""
+    a = np.zeros(len(ZERO_BASE_EXPONENTS), dtype)
+    b = np.array(ZERO_BASE_EXPONENTS, dtype)
+    want = numpy_quiet(lambda: np.power(a, b))
+    np.testing.assert_array_equal(np.asarray(uma.asarray(a) ** uma.asarray(b)), want)
+    x, y = uma.sym.scalar("x", dtype=dtype), uma.sym.scalar("y", dtype=dtype)
+    for backend in ("cpu", "reference"):
+        f = uma.function([x, y], x ** y, backend=backend)
+        got = [np.asarray(f(a[k], b[k])).item() for k in range(len(a))]
+        np.testing.assert_array_equal(np.array(got, dtype), want, err_msg=backend)
+
+
 def test_int_power_negative_exponent_like_numpy():
     n = np.array([1, 2, 3], dtype=np.int64)
     check_like_numpy(lambda: np.power(n, np.array([1, -1, 2])),

@@ -1,10 +1,10 @@
 // src/kernels/cpu/convert.h — value conversion between element types (never reinterprets).
 // Float -> integer conversions of NaN or out-of-range values are defined here (they are UB
-// in C++): signed targets get their minimum (x86's "integer indefinite", what NumPy shows),
-// unsigned targets go through int64 and wrap, as NumPy does on x86-64.
+// in C++) as NumPy's casts give them on x86-64 (float_to_int).
 #pragma once
 #include <cmath>
 #include <complex>
+#include <cstdint>
 #include <limits>
 #include <type_traits>
 
@@ -16,29 +16,38 @@ template <class T> struct is_cplx : std::false_type {};
 template <class T> struct is_cplx<std::complex<T>> : std::true_type {};
 template <class T> constexpr bool is_cplx_v = is_cplx<T>::value;
 
+// x86-64's truncating conversions (cvttsd2si), defined for every input: NaN and values out of
+// range give the "integer indefinite", the minimum of the register width.
+inline int32_t truncate_to_int32(double v) {
+  return v >= -2147483648.0 && v < 2147483648.0 ? static_cast<int32_t>(v) : INT32_MIN;
+}
+inline int64_t truncate_to_int64(double v) {
+  return v >= -9223372036854775808.0 && v < 9223372036854775808.0 ? static_cast<int64_t>(v) : INT64_MIN;
+}
+
+// Float -> integer as NumPy's casts give it on x86-64 (checked against NumPy 2 for float64 and
+// float32 sources; NaN, inf and out-of-range values make NumPy warn "invalid value encountered
+// in cast"): 8- and 16-bit targets through int32, then truncated (NaN -> 0); int32 and int64
+// their indefinite; uint64 from [2^63, inf) as int64 of v - 2^63 with the top bit flipped
+// (inf -> 0), below that through int64 (negatives wrap, NaN -> 2^63); uint32 through int64,
+// truncated (NaN -> 0). NumPy's own uint32 results differ between its element-at-a-time and
+// its vectorised loops (NaN gives 0 or 2^31 depending on the array's length); uma gives the
+// former.
 template <class D, class S>
 inline D float_to_int(S s) {
-  if constexpr (std::is_signed_v<D>) {
-    constexpr double lo = static_cast<double>(std::numeric_limits<D>::min());
-    constexpr double hi = -lo;  // 2^(bits-1)
-    double v = static_cast<double>(s);
-    if (!(v >= lo && v < hi)) {
-      if constexpr (sizeof(D) < 8) {
-        // NumPy converts narrow ints through a wider int then truncates.
-        if (v >= -9223372036854775808.0 && v < 9223372036854775808.0)
-          return static_cast<D>(static_cast<int64_t>(v));
-      }
-      return std::numeric_limits<D>::min();
-    }
-    return static_cast<D>(v);
+  constexpr double two63 = 9223372036854775808.0;
+  const double v = static_cast<double>(s);
+  if constexpr (sizeof(D) <= 2) {
+    return static_cast<D>(truncate_to_int32(v));
+  } else if constexpr (std::is_signed_v<D> && sizeof(D) == 4) {
+    return truncate_to_int32(v);
+  } else if constexpr (std::is_signed_v<D>) {
+    return truncate_to_int64(v);
+  } else if constexpr (sizeof(D) == 8) {
+    return v >= two63 ? static_cast<D>(truncate_to_int64(v - two63)) ^ (D{1} << 63)
+                      : static_cast<D>(truncate_to_int64(v));
   } else {
-    double v = static_cast<double>(s);
-    if constexpr (sizeof(D) == 8) {
-      if (v >= 9223372036854775808.0 && v < 18446744073709551616.0) return static_cast<D>(v);
-    }
-    if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0))
-      return static_cast<D>(std::numeric_limits<int64_t>::min());
-    return static_cast<D>(static_cast<int64_t>(v));
+    return static_cast<D>(truncate_to_int64(v));
   }
 }
 

@@ -195,7 +195,7 @@ template <class C> C cpow(C a, C b) {
   const R br = b.real(), bi = b.imag();
   if (br == 0 && bi == 0) return C(1, 0);
   if (a.real() == 0 && a.imag() == 0) {
-    if (br > 0 && bi == 0) return C(0, 0);
+    if (br > 0) return C(0, 0);  // NumPy 2: 0 ** b is 0 whenever Re(b) > 0
     return C(std::numeric_limits<R>::quiet_NaN(), std::numeric_limits<R>::quiet_NaN());
   }
   if (bi == 0 && br == std::trunc(br) && std::fabs(br) < 100) {

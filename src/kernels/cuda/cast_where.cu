@@ -5,6 +5,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <cstdint>
 #include <type_traits>
 
 #include "kernels/cuda/device_ops.cuh"
@@ -25,26 +26,29 @@ __device__ __forceinline__ auto widen(From x) {
 }
 
 // NaN or out-of-range float -> integer (UB in C++, saturating on the GPU): as the cpu
-// kernels' float_to_int (x86-64's results, what NumPy shows): signed targets get their
-// minimum, narrower ones going through int64 first; unsigned targets go through int64 and wrap.
+// kernels' float_to_int (src/kernels/cpu/convert.h: NumPy's results on x86-64). 8- and 16-bit
+// targets through int32, truncated; int32 and int64 their minimum; uint64 from [2^63, inf) as
+// int64 of v - 2^63 with the top bit flipped, below through int64; uint32 through int64.
+__device__ __forceinline__ int32_t truncate_to_int32(double v) {
+  return v >= -2147483648.0 && v < 2147483648.0 ? static_cast<int32_t>(v) : INT32_MIN;
+}
+__device__ __forceinline__ int64_t truncate_to_int64(double v) {
+  return v >= -9223372036854775808.0 && v < 9223372036854775808.0 ? static_cast<int64_t>(v) : INT64_MIN;
+}
 template <class D>
 __device__ __forceinline__ D float_to_int(double v) {
   constexpr double two63 = 9223372036854775808.0;
-  if constexpr (std::is_signed_v<D>) {
-    constexpr double lo = -static_cast<double>(static_cast<uint64_t>(1) << (sizeof(D) * 8 - 1));
-    if (!(v >= lo && v < -lo)) {
-      if constexpr (sizeof(D) < 8) {
-        if (v >= -two63 && v < two63) return static_cast<D>(static_cast<int64_t>(v));
-      }
-      return static_cast<D>(static_cast<uint64_t>(1) << (sizeof(D) * 8 - 1));
-    }
-    return static_cast<D>(v);
+  if constexpr (sizeof(D) <= 2) {
+    return static_cast<D>(truncate_to_int32(v));
+  } else if constexpr (std::is_signed_v<D> && sizeof(D) == 4) {
+    return truncate_to_int32(v);
+  } else if constexpr (std::is_signed_v<D>) {
+    return truncate_to_int64(v);
+  } else if constexpr (sizeof(D) == 8) {
+    return v >= two63 ? static_cast<D>(truncate_to_int64(v - two63)) ^ (D{1} << 63)
+                      : static_cast<D>(truncate_to_int64(v));
   } else {
-    if constexpr (sizeof(D) == 8) {
-      if (v >= two63 && v < 2 * two63) return static_cast<D>(v);
-    }
-    if (!(v >= -two63 && v < two63)) return static_cast<D>(static_cast<uint64_t>(1) << 63);
-    return static_cast<D>(static_cast<int64_t>(v));
+    return static_cast<D>(truncate_to_int64(v));
   }
 }
 

@@ -203,7 +203,7 @@ template <class R> __device__ Cx<R> cpow(Cx<R> a, Cx<R> b) {  // npy_cpow
   const R br = b.re, bi = b.im;
   if (br == 0 && bi == 0) return {R(1), R(0)};
   if (a.re == 0 && a.im == 0) {
-    if (br > 0 && bi == 0) return {R(0), R(0)};
+    if (br > 0) return {R(0), R(0)};  // NumPy 2: 0 ** b is 0 whenever Re(b) > 0
     const R nan = R(__longlong_as_double(0x7ff8000000000000LL));
     return {nan, nan};
   }
