@@ -429,9 +429,14 @@ Array import_sequence(nb::handle obj, std::optional<DType> dtype, std::optional<
   std::string kind = py_str(arr.attr("dtype").attr("kind"));
   if (kind == "O") {
     // NumPy falls back to object arrays for Python ints beyond int64 and non-numbers; asking
-    // for int64 makes it raise the precise error (OverflowError / TypeError / ValueError).
-    arr = np.attr("asarray")(obj, nb::arg("dtype") = "int64");
-    kind = py_str(arr.attr("dtype").attr("kind"));
+    // for int64 makes it raise the precise OverflowError for the former. Anything else it
+    // raises (int() of a non-number) would not name the input: ours below does.
+    try {
+      arr = np.attr("asarray")(obj, nb::arg("dtype") = "int64");
+      kind = py_str(arr.attr("dtype").attr("kind"));
+    } catch (nb::python_error& e) {
+      if (e.matches(PyExc_OverflowError)) throw;
+    }
   }
   UMA_CHECK(kind != "O" && kind != "U" && kind != "S", Type, api, ": cannot convert ",
             py_repr((obj)).substr(0, 80), " to an array (NumPy infers dtype ",
@@ -472,6 +477,8 @@ CopyMode to_copy_mode(nb::handle h) {
 }
 
 Array asarray(nb::handle obj, std::optional<DType> dtype, std::optional<Device> device, CopyMode copy, const char* api) {
+  UMA_CHECK(!obj.is_none(), Type, api, ": cannot convert None to an array (NumPy would make an object array; "
+            "uma has no object dtype)");
   if (nb::isinstance<Array>(obj)) {
     const Array& a = nb::cast<const Array&>(obj);
     ForeignLayout f;
@@ -676,7 +683,7 @@ void bind_interop(nb::module_& m) {
         std::optional<Device> dev;
         if (!device.is_none()) dev = to_device(device);
         return asarray(obj, to_dtype(dtype), dev, to_copy_mode(copy), "asarray");
-      }, nb::arg("obj"), nb::arg("dtype").none() = nb::none(), nb::arg("device").none() = nb::none(), nb::arg("copy").none() = nb::none(),
+      }, nb::arg("obj").none(), nb::arg("dtype").none() = nb::none(), nb::arg("device").none() = nb::none(), nb::arg("copy").none() = nb::none(),
       "Converts obj to a uma.Array, sharing memory whenever dtype, layout, device and mutability allow\n"
       "(Python Array API standard, asarray; rules in DESIGN.md 'The copy rules').\n"
       "obj: uma.Array, numpy.ndarray, any __dlpack__ producer, buffer-protocol object,\n"
@@ -687,7 +694,7 @@ void bind_interop(nb::module_& m) {
         std::optional<Device> dev;
         if (!device.is_none()) dev = to_device(device);
         return asarray(obj, to_dtype(dtype), dev, CopyMode::Always, "array");
-      }, nb::arg("obj"), nb::arg("dtype").none() = nb::none(), nb::arg("device").none() = nb::none(),
+      }, nb::arg("obj").none(), nb::arg("dtype").none() = nb::none(), nb::arg("device").none() = nb::none(),
       "A new uma.Array holding a copy of obj (always copies; the result is writable).");
   m.def("from_dlpack", [](nb::handle x, nb::handle device, nb::handle copy) {
         UMA_CHECK(nb::hasattr(x, "__dlpack__"), Type, "from_dlpack: ", py_repr((nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(x.ptr()))))),

@@ -449,3 +449,24 @@ def test_numpy_float8_of_ml_dtypes_refused_cleanly():
     x = np.zeros(4, dtype=mld.float8_e4m3fn)
     with pytest.raises(TypeError):
         uma.asarray(x)
+
+
+@pytest.mark.parametrize("fn", [uma.asarray, uma.array])
+@pytest.mark.parametrize("value, shown", [(None, "None"), (object(), "<object object"), ({1: 2}, r"\{1: 2\}"),
+                                          ([1, object()], r"\[1, <object object")])
+def test_non_numbers_are_a_type_error_naming_the_value(fn, value, shown):
+    with pytest.raises(TypeError, match=rf"{fn.__name__}: cannot convert {shown}"):
+        fn(value)
+
+
+def test_python_ints_beyond_64_bits_name_the_value_in_function_inputs_and_set_value():
+    x = uma.sym.scalar("x", dtype="int8")
+    f = uma.function([x], x + 1)
+    for v in (2**64, -2**70, [1, 2**70]):
+        with pytest.raises(TypeError, match=r"input 0 \('x'\): value .*1180591620717411303424.* is out of range for "
+                                            r"int8|input 0 \('x'\): value 18446744073709551616 is out of range"):
+            f(v)
+    s = uma.shared(np.int8(3), "s")
+    with pytest.raises(TypeError, match="set_value of 's': value 1180591620717411303424 is out of range for int8"):
+        s.set_value(2**70)
+    assert s.get_value().item() == 3

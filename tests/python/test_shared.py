@@ -485,6 +485,22 @@ def test_shared_copies_unless_borrowed():
     assert c.get_value().item() == 3.0
 
 
+@pytest.mark.parametrize("borrow", [False, True])
+def test_shared_from_a_numpy_bfloat16_array(borrow):
+    mld = pytest.importorskip("ml_dtypes")
+    src = np.array([1.5, -2.0], mld.bfloat16)
+    w = uma.shared(src, "w", borrow=borrow)
+    assert w.dtype == "bfloat16"
+    f = uma.function([], [], updates={w: w * 2})
+    f()
+    got = w.get_value()
+    assert got.dtype == mld.bfloat16
+    np.testing.assert_array_equal(got.astype(np.float32), [3.0, -4.0])
+    np.testing.assert_array_equal(src.astype(np.float32), [1.5, -2.0])  # the source is never written
+    with pytest.raises(TypeError, match="unsupported dtype float8"):
+        uma.shared(np.zeros(2, mld.float8_e4m3fn))
+
+
 def test_shared_type_from_value():
     assert uma.shared(1.0).dtype == "float64" and uma.shared(1.0).ndim == 0
     assert uma.shared(3).dtype == "int64"

@@ -42,6 +42,11 @@ def _weak_to_numpy(value, dst: str, allow_downcast: bool, what: str, hint: str):
     except ValueError as e:
         raise ValueError(f"{what}: cannot convert {type(value).__name__} to an array: {e}") from None
     if probe.dtype.kind not in _KIND_RANK:
+        if probe.dtype == object and probe.size and all(
+                isinstance(v, int) and not isinstance(v, bool) for v in probe.ravel()):
+            # NumPy keeps ints beyond 64 bits as Python objects: out of range for every dtype
+            shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
+            raise TypeError(f"{what}: value {shown} is out of range for {dst} (beyond 64 bits)")
         raise TypeError(f"{what}: cannot convert a {type(value).__name__} of {probe.dtype} values to {dst}")
     dt = np_dtype(dst)
     if allow_downcast:
