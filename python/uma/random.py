@@ -192,6 +192,12 @@ class RandomVariable(Op):
         d = self.dist
         if d == "uniform":
             low, high = params
+            with np.errstate(all="ignore"):
+                span = np.asarray(high, np.float64) - np.asarray(low, np.float64)
+            if not np.isfinite(span).all() or not (span >= 0).all():
+                bad = np.argmax(~(np.isfinite(span) & (span >= 0))) if span.ndim else ()
+                lo, hi = np.broadcast_to(low, span.shape)[bad], np.broadcast_to(high, span.shape)[bad]
+                raise ValueError(f"random_uniform: needs finite low <= high, got low={lo}, high={hi}")
             out = gen.uniform(low, high, size=size)
         elif d == "normal":
             loc, scale = params
@@ -244,7 +250,13 @@ def _size(size, what):
             raise TypeError(f"{what}: size entries must be ints, got {d!r}")
         if d < 0:
             raise ValueError(f"{what}: negative size {size}")
-    return tuple(int(d) for d in size)
+    size = tuple(int(d) for d in size)
+    n = 1
+    for d in size:
+        n *= d
+    if n * 8 > np.iinfo(np.int64).max:  # as np.empty: the bytes of the result must fit
+        raise ValueError(f"{what}: size {size} is too big ({n} elements)")
+    return size
 
 
 def _param(value, dtype, what):
@@ -252,7 +264,10 @@ def _param(value, dtype, what):
     if is_python_scalar(value):
         if isinstance(value, complex) or (isinstance(value, float) and np.dtype(dtype).kind != "f"):
             raise TypeError(f"{what}: a Python {type(value).__name__} parameter where {dtype} is expected")
-        return Constant(np.asarray(value, dtype=np.dtype(dtype)))
+        try:
+            return Constant(np.asarray(value, dtype=np.dtype(dtype)))
+        except OverflowError:
+            raise OverflowError(f"{what}: parameter {value} is out of range for {dtype}") from None
     v = as_variable(value)
     if v.dtype == "bool" or kind_of(v.dtype) not in "iuf":
         raise TypeError(f"{what}: parameters must be numbers, got dtype {v.dtype}")

@@ -248,3 +248,19 @@ def test_draws_have_no_gradient():
     f = uma.function([w], [g, cost], no_default_updates=True)
     gv, _ = f(np.ones(3))
     np.testing.assert_array_equal(host(gv), oracle(14, 0, 0).normal(size=3))
+
+
+def test_bad_parameters_and_sizes_name_the_problem_and_the_values():
+    rs = uma.random.RandomStream(seed=0)
+    with pytest.raises(ValueError, match=r"uniform: size \(1099511627776, 1099511627776\) is too big"):
+        rs.uniform(size=(2**40, 2**40))
+    with pytest.raises(OverflowError, match="integers: parameter 1180591620717411303424 is out of range for int64"):
+        rs.integers(0, 2**70)
+    for low, high, shown in [(2.0, 1.0, "low=2.0, high=1.0"), (float("nan"), 1.0, "low=nan, high=1.0"),
+                             (0.0, float("inf"), "low=0.0, high=inf"), ([0.0, 1.0], [1.0, 0.5], "low=1.0, high=0.5")]:
+        f = uma.function([], rs.uniform(low, high))
+        state = rs.state.get_value()
+        with pytest.raises(ValueError, match=f"random_uniform: needs finite low <= high, got {shown}"):
+            f()
+        np.testing.assert_array_equal(rs.state.get_value(), state)  # a failed draw does not advance
+    assert uma.function([], rs.uniform(1.0, 1.0))().item() == 1.0  # low == high is allowed (NumPy)
