@@ -88,8 +88,6 @@ std::pair<Array, Array> operands(nb::handle a, nb::handle b, const char* op) {
   return {A, operand(b, &A, op)};
 }
 
-
-
 // The device a creation function was asked for; RuntimeError naming why for an unusable cuda device.
 Device target_device(nb::handle device, const char* op) {
   if (device.is_none()) return Device::cpu();
@@ -131,7 +129,6 @@ std::vector<Array> array_list(nb::handle seq, const char* op) {
 
 
 // ---- advanced indices (reduce-linalg) ----------------------------------------------------
-
 
 std::optional<int64_t> ufunc_axis(const Array& a, std::optional<int64_t> axis) {
   if (a.ndim() == 0 && axis && (*axis == 0 || *axis == -1)) return std::nullopt;

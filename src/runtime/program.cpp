@@ -11,8 +11,7 @@ namespace uma::runtime {
 
 namespace {
 using In = std::vector<Array>;
-// run_scalar's limits: slots (values on the stack) and inputs of one fused chain.
-constexpr int kScalarMaxSlots = Program::kElementSlots;
+// The inputs of one fused chain run on elements (their pointers on the stack).
 constexpr std::size_t kScalarMaxInputs = 16;
 
 template <BinaryOp OP>
@@ -171,7 +170,7 @@ void Program::set_outputs(std::vector<int> outputs) {
 
 void Program::plan_releases() {
   types_state_.store(0, std::memory_order_relaxed);  // the steps changed: forget the cached dtypes
-  scalar_plan_ = nslots_ <= kScalarMaxSlots && !steps_.empty();
+  scalar_plan_ = nslots_ <= kElementSlots && !steps_.empty();
   for (const Step& st : steps_) scalar_plan_ = scalar_plan_ && st.scalar;
   for (const auto& [s, v] : constants_)
     scalar_plan_ = scalar_plan_ && v.defined() && v.ndim() == 0 && v.device().is_cpu();
@@ -308,7 +307,7 @@ bool Program::element_types(const DType* input_types, DType* type) const {
 namespace {
 // The element pointers and dtypes of `inputs` when every one is a defined 0-d host array.
 bool element_inputs(const std::vector<Array>& inputs, const void** ptr, DType* type) {
-  if (inputs.size() > static_cast<std::size_t>(kScalarMaxSlots)) return false;
+  if (inputs.size() > static_cast<std::size_t>(Program::kElementSlots)) return false;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const Array& a = inputs[i];
     if (!a.defined() || a.ndim() != 0 || !a.device().is_cpu()) return false;
@@ -320,15 +319,15 @@ bool element_inputs(const std::vector<Array>& inputs, const void** ptr, DType* t
 }  // namespace
 
 bool Program::runs_on_elements(const std::vector<Array>& inputs) const {
-  const void* ptr[kScalarMaxSlots];
-  DType in_type[kScalarMaxSlots], type[kScalarMaxSlots];
+  const void* ptr[kElementSlots];
+  DType in_type[kElementSlots], type[kElementSlots];
   return scalar_plan_ && inputs.size() == inputs_.size() && element_inputs(inputs, ptr, in_type) &&
          element_types(in_type, type);
 }
 
 bool Program::run_elements(const void* const* ptr, const DType* type, Elements& e) const {
   const std::size_t n_in = inputs_.size();
-  bool cached = types_state_.load(std::memory_order_acquire) == 2;
+  bool cached = types_state_.load(std::memory_order_acquire) == 2;  // the dtypes of an earlier run
   for (std::size_t i = 0; i < n_in && cached; ++i) cached = type[i] == types_in_[i];
   if (cached) {
     std::memcpy(e.type, types_, sizeof types_);
@@ -341,7 +340,7 @@ bool Program::run_elements(const void* const* ptr, const DType* type, Elements& 
       types_state_.store(2, std::memory_order_release);
     }
   }
-  for (std::size_t i = 0; i < inputs_.size(); ++i) e.ptr[inputs_[i]] = ptr[i];
+  for (std::size_t i = 0; i < n_in; ++i) e.ptr[inputs_[i]] = ptr[i];
   for (const auto& [s, v] : constants_) e.ptr[s] = v.data();
   for (const Step& st : steps_) {
     if (st.binary >= 0) {
@@ -365,8 +364,8 @@ Array Program::Elements::array(int s) const {
 }
 
 bool Program::run_scalar(std::vector<Array>& inputs, std::vector<Array>& out) const {
-  const void* ptr[kScalarMaxSlots];
-  DType type[kScalarMaxSlots];
+  const void* ptr[kElementSlots];
+  DType type[kElementSlots];
   Elements e;
   if (!element_inputs(inputs, ptr, type) || !run_elements(ptr, type, e)) return false;
   // Every value is computed: now the outputs (nothing above changed the caller's state).

@@ -5,11 +5,11 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include <cstdint>
 #include <type_traits>
 
 #include "kernels/cuda/device_ops.cuh"
 #include "kernels/cuda/grid.cuh"
+#include "kernels/float_to_int.h"
 
 namespace uma::kernels::cuda_launch {
 
@@ -25,33 +25,8 @@ __device__ __forceinline__ auto widen(From x) {
   else return x;
 }
 
-// NaN or out-of-range float -> integer (UB in C++, saturating on the GPU): as the cpu
-// kernels' float_to_int (src/kernels/cpu/convert.h: NumPy's results on x86-64). 8- and 16-bit
-// targets through int32, truncated; int32 and int64 their minimum; uint64 from [2^63, inf) as
-// int64 of v - 2^63 with the top bit flipped, below through int64; uint32 through int64.
-__device__ __forceinline__ int32_t truncate_to_int32(double v) {
-  return v >= -2147483648.0 && v < 2147483648.0 ? static_cast<int32_t>(v) : INT32_MIN;
-}
-__device__ __forceinline__ int64_t truncate_to_int64(double v) {
-  return v >= -9223372036854775808.0 && v < 9223372036854775808.0 ? static_cast<int64_t>(v) : INT64_MIN;
-}
-template <class D>
-__device__ __forceinline__ D float_to_int(double v) {
-  constexpr double two63 = 9223372036854775808.0;
-  if constexpr (sizeof(D) <= 2) {
-    return static_cast<D>(truncate_to_int32(v));
-  } else if constexpr (std::is_signed_v<D> && sizeof(D) == 4) {
-    return truncate_to_int32(v);
-  } else if constexpr (std::is_signed_v<D>) {
-    return truncate_to_int64(v);
-  } else if constexpr (sizeof(D) == 8) {
-    return v >= two63 ? static_cast<D>(truncate_to_int64(v - two63)) ^ (D{1} << 63)
-                      : static_cast<D>(truncate_to_int64(v));
-  } else {
-    return static_cast<D>(truncate_to_int64(v));
-  }
-}
-
+// NaN or out-of-range float -> integer: kernels/float_to_int.h (the cpu kernels' rule, not the
+// GPU's saturating conversions).
 template <class To, class From>
 __device__ __forceinline__ To convert_real(From x0) {
   const auto x = widen(x0);
@@ -64,7 +39,7 @@ __device__ __forceinline__ To convert_real(From x0) {
     if constexpr (std::is_same_v<W, double>) return __double2bfloat16(x);
     else return __float2bfloat16_rn(static_cast<float>(x));
   } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<W>) {
-    return float_to_int<To>(static_cast<double>(x));
+    return kernels::float_to_int<To>(static_cast<double>(x));
   } else {
     return static_cast<To>(x);
   }
