@@ -311,7 +311,9 @@ class RandomStream:
     def uniform(self, low=0.0, high=1.0, size=None, dtype=None):
         """Uniform on ``[low, high)`` (NumPy's ``Generator.uniform``): float64, or float32
         when every symbolic parameter is float32 (or ``dtype`` says). Shape ``size`` or the
-        parameters' broadcast shape."""
+        parameters' broadcast shape. ``ValueError`` at call time unless ``low <= high`` with
+        ``high - low`` finite (naming the first offending pair); ``ValueError`` at once for a
+        size whose float64 result would not fit in memory addressing (NumPy's limit)."""
         size = _size(size, "uniform")
         ps = [_param(low, "float64", "uniform"), _param(high, "float64", "uniform")]
         return self._make("uniform", ps, size, _float_dtype(dtype, [low, high]))
@@ -332,7 +334,8 @@ class RandomStream:
     def integers(self, low, high=None, size=None):
         """Integers in ``[low, high)`` (``[0, low)`` when ``high`` is None), int64
         (NumPy's ``Generator.integers``: unbiased). ``ValueError`` at call time unless
-        ``low < high``; ``TypeError`` for float parameters."""
+        ``low < high``; ``TypeError`` for float parameters; ``OverflowError`` for a Python int
+        parameter outside int64."""
         size = _size(size, "integers")
         if high is None:
             low, high = 0, low
