@@ -28,9 +28,8 @@ class Error : public std::runtime_error {
 };
 
 namespace detail {
-// Message building without iostreams: no locale machinery on the error path (a module built
-// with hidden visibility against one libstdc++ and loaded beside another crashed inside
-// std::ostream's num_put on the GPU machine). Integers print as numbers (int8/uint8 too).
+// Message building by appending to one string (std::to_string, snprintf for floats): no stream
+// object or locale lookup on the error path. Integers print as numbers (int8/uint8 too).
 inline void append(std::string& s, const std::string& v) { s += v; }
 inline void append(std::string& s, std::string_view v) { s += v; }
 inline void append(std::string& s, const char* v) { s += v ? v : "(null)"; }

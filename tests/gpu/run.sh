@@ -38,6 +38,9 @@ phase cpp-test build/gpu/uma_tests --gtest_brief=1
 phase python-install "$PY" -m pip install --no-build-isolation --no-deps --force-reinstall \
   -Ccmake.define.UMA_CUDA=ON -Ccmake.define.UMA_BUILD_TESTS=ON -Cbuild-dir=build/gpu .
 phase python-test bash -c "cd /tmp && $PY -m pytest $PWD/tests/python/test_cuda.py -q -ra -p no:cacheprovider"
+# The installed module beside torch, JAX and CuPy: its exported symbols, its libstdc++, and fresh
+# interpreters importing uma before and after each peer, exchanging host and cuda arrays.
+phase extension bash -c "cd /tmp && $PY -m pytest $PWD/tests/python/test_extension.py -v -ra -p no:cacheprovider"
 if command -v compute-sanitizer >/dev/null; then
   # Memory errors and failed CUDA API calls are errors. Not checked: leaks (the staging pool
   # and the allocators' caches live until process exit by design) and the deliberate
