@@ -150,7 +150,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     }
     fuzz::touch(a);
     // Export and describe again: the same layout.
-    dl::DLManagedTensorVersioned* m = export_versioned(a, false);
+    dl::DLManagedTensorVersioned* m = export_versioned(a, false, dlpack_device_code(a));
     fuzz::accepts([&] {
       ForeignLayout g = layout_of(m->dl_tensor, (m->flags & dl::kFlagReadOnly) != 0);
       FUZZ_CHECK(g.shape == a.shape() && g.dtype == a.dtype() && g.readonly == !a.writable());

@@ -129,6 +129,7 @@ nb::object dlpack_export(const Array& self0, nb::handle stream, nb::handle max_v
                          nb::handle copy) {
   Array self = self0;
   bool host_copy = false;
+  int32_t code = interop::dlpack_device_code(self);
   if (!self.device().is_cpu()) {
     // Array API: stream None = legacy default stream, -1 = no synchronisation, 0 refused.
     if (!stream.is_none() && !PyLong_Check(stream.ptr())) {
@@ -137,15 +138,18 @@ nb::object dlpack_export(const Array& self0, nb::handle stream, nb::handle max_v
     }
     if (!dl_device.is_none()) {
       auto [dt, id] = dlpack_int_pair(dl_device, "dl_device");
-      const bool same = dt == interop::dlpack_device_code(self) && id == self.device().index;
-      if (dt == dlpack::kCPU && id == 0) {
+      const bool same = dt <= INT32_MAX && interop::exportable_as(self, static_cast<int32_t>(dt)) &&
+                        id == self.device().index;
+      if (same) {
+        code = static_cast<int32_t>(dt);
+      } else if (dt == dlpack::kCPU && id == 0) {
         if (copy.ptr() == Py_False) {
           PyErr_SetString(PyExc_BufferError, "__dlpack__: copy=False is impossible: the array is on a cuda device "
                                              "and dl_device asks for the host");
           throw nb::python_error();
         }
         host_copy = true;
-      } else if (!same) {
+      } else {
         PyErr_Format(PyExc_BufferError, "__dlpack__: cannot export a %s array to device (%lld, %lld)",
                      self.device().str().c_str(), dt, id);
         throw nb::python_error();
@@ -159,7 +163,10 @@ nb::object dlpack_export(const Array& self0, nb::handle stream, nb::handle max_v
       }
       cuda::stream_wait_for(self.device().index, s);
     }
-    if (host_copy) self = uma::to_device(self, Device::cpu());
+    if (host_copy) {
+      self = uma::to_device(self, Device::cpu());
+      code = dlpack::kCPU;
+    }
     stream = nb::none();
     dl_device = nb::none();
   }
@@ -181,7 +188,7 @@ nb::object dlpack_export(const Array& self0, nb::handle stream, nb::handle max_v
   if (!max_version.is_none()) versioned = dlpack_int_pair(max_version, "max_version").first >= 1;
   Array a = do_copy ? ops::copy(self) : self;
   if (versioned) {
-    auto* mt = interop::export_versioned(a, do_copy || host_copy);
+    auto* mt = interop::export_versioned(a, do_copy || host_copy, code);
     PyObject* cap = PyCapsule_New(mt, "dltensor_versioned", capsule_destructor_versioned);
     if (!cap) {
       mt->deleter(mt);
@@ -195,7 +202,7 @@ nb::object dlpack_export(const Array& self0, nb::handle stream, nb::handle max_v
                     "pass max_version=(1, 0) or later, or copy=True");
     throw nb::python_error();
   }
-  auto* mt = interop::export_legacy(a);
+  auto* mt = interop::export_legacy(a, code);
   PyObject* cap = PyCapsule_New(mt, "dltensor", capsule_destructor_legacy);
   if (!cap) {
     mt->deleter(mt);

@@ -50,9 +50,11 @@ DType from_dlpack_dtype(DLDataType t) {
   __builtin_unreachable();
 }
 
-int32_t dlpack_device_code(const Array& a) {
-  if (a.device().is_cpu()) return kCPU;
-  return a.defined() && a.storage()->data.memory_kind() == MemoryKind::Managed ? kCUDAManaged : kCUDA;
+int32_t dlpack_device_code(const Array& a) { return a.device().is_cpu() ? kCPU : kCUDA; }
+
+bool exportable_as(const Array& a, int32_t code) {
+  if (code == dlpack_device_code(a)) return true;
+  return code == kCUDAManaged && a.defined() && a.storage()->data.memory_kind() == MemoryKind::Managed;
 }
 
 namespace {
@@ -63,11 +65,12 @@ struct ExportCtx {
 };
 
 template <class M>
-void fill(M* m, ExportCtx* ctx) {
+void fill(M* m, ExportCtx* ctx, int32_t code) {
   const Array& a = ctx->array;
   DLTensor& t = m->dl_tensor;
   t.data = a.size() == 0 ? nullptr : a.data();
-  t.device = {a.device().is_cpu() ? kCPU : dlpack_device_code(a), a.device().index};
+  UMA_ASSERT(exportable_as(a, code));
+  t.device = {code, a.device().index};
   t.ndim = static_cast<int32_t>(a.ndim());
   t.dtype = to_dlpack_dtype(a.dtype());
   t.shape = ctx->shape.data();
@@ -84,21 +87,21 @@ void delete_export(M* m) noexcept {
 }
 }  // namespace
 
-DLManagedTensorVersioned* export_versioned(const Array& a, bool copied) {
+DLManagedTensorVersioned* export_versioned(const Array& a, bool copied, int32_t code) {
   auto ctx = std::make_unique<ExportCtx>(ExportCtx{a, a.shape(), a.strides()});
   auto m = std::make_unique<DLManagedTensorVersioned>();
   m->version = {kMajor, kMinor};
   m->flags = (a.writable() ? 0 : kFlagReadOnly) | (copied ? kFlagIsCopied : 0);
   m->deleter = &delete_export<DLManagedTensorVersioned>;
-  fill(m.get(), ctx.release());
+  fill(m.get(), ctx.release(), code);
   return m.release();
 }
 
-DLManagedTensor* export_legacy(const Array& a) {
+DLManagedTensor* export_legacy(const Array& a, int32_t code) {
   auto ctx = std::make_unique<ExportCtx>(ExportCtx{a, a.shape(), a.strides()});
   auto m = std::make_unique<DLManagedTensor>();
   m->deleter = &delete_export<DLManagedTensor>;
-  fill(m.get(), ctx.release());
+  fill(m.get(), ctx.release(), code);
   return m.release();
 }
 

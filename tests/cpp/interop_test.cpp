@@ -150,7 +150,7 @@ TEST(DLPackExport, VersionedFieldsAndOwnership) {
   Array a = iota_f32({3, 4});
   Array t = a.view(static_cast<char*>(a.data()) + 4, {4, 3}, {1, 4});  // transposed, offset by one column
   const long before = a.storage().use_count();
-  DLManagedTensorVersioned* m = interop::export_versioned(t, false);
+  DLManagedTensorVersioned* m = interop::export_versioned(t, false, interop::dlpack_device_code(t));
   EXPECT_EQ(a.storage().use_count(), before + 1);  // the capsule keeps the storage alive
   EXPECT_EQ(m->version.major, kMajor);
   EXPECT_EQ(m->version.minor, kMinor);
@@ -174,11 +174,11 @@ TEST(DLPackExport, VersionedFieldsAndOwnership) {
 TEST(DLPackExport, FlagsAreTruthful) {
   Array a = iota_f32({2});
   Array ro(a.storage(), a.data(), a.shape(), a.strides(), a.dtype(), /*writable=*/false);
-  auto* m1 = interop::export_versioned(ro, false);
+  auto* m1 = interop::export_versioned(ro, false, interop::dlpack_device_code(ro));
   EXPECT_EQ(m1->flags, kFlagReadOnly);
-  auto* m2 = interop::export_versioned(a, true);
+  auto* m2 = interop::export_versioned(a, true, interop::dlpack_device_code(a));
   EXPECT_EQ(m2->flags, kFlagIsCopied);
-  auto* m3 = interop::export_versioned(ro, true);
+  auto* m3 = interop::export_versioned(ro, true, interop::dlpack_device_code(ro));
   EXPECT_EQ(m3->flags, kFlagReadOnly | kFlagIsCopied);
   m1->deleter(m1);
   m2->deleter(m2);
@@ -187,14 +187,14 @@ TEST(DLPackExport, FlagsAreTruthful) {
 
 TEST(DLPackExport, SizeZeroHasNullDataAndZeroDHasNoShape) {
   Array e = Array::empty({0, 3}, DType::Int64);
-  auto* m = interop::export_versioned(e, false);
+  auto* m = interop::export_versioned(e, false, interop::dlpack_device_code(e));
   EXPECT_EQ(m->dl_tensor.data, nullptr);
   ASSERT_EQ(m->dl_tensor.ndim, 2);
   EXPECT_EQ(m->dl_tensor.shape[0], 0);
   EXPECT_NE(m->dl_tensor.strides, nullptr);
   m->deleter(m);
   Array s = Array::empty({}, DType::Float64);
-  auto* l = interop::export_legacy(s);
+  auto* l = interop::export_legacy(s, interop::dlpack_device_code(s));
   EXPECT_EQ(l->dl_tensor.ndim, 0);
   EXPECT_EQ(l->dl_tensor.data, s.data());
   EXPECT_EQ(l->dl_tensor.dtype.bits, 64);

@@ -19,6 +19,7 @@ from conftest import (
 GPU = uma.cuda.is_available()
 needs_gpu = pytest.mark.skipif(not GPU, reason=f"no usable CUDA GPU: {uma.cuda.unavailable_reason()}")
 no_gpu = pytest.mark.skipif(GPU, reason="a CUDA GPU is available")
+have = {name: importlib.util.find_spec(name) is not None for name in ("torch", "cupy", "jax")}
 
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
           "float32", "float64", "complex64", "complex128"]
@@ -358,11 +359,87 @@ def test_dlpack_device_and_stream_rules():
     a.__dlpack__(stream=1, max_version=(1, 1))
     with pytest.raises(BufferError):
         a.__dlpack__(max_version=(1, 1), dl_device=(1, 0), copy=False)
+    # Managed memory is announced as kDLCUDA (a valid device pointer; PyTorch and JAX refuse
+    # kDLCUDAManaged); a consumer that asks for kDLCUDAManaged gets it, and a device array
+    # cannot claim to be managed.
     m = uma.cuda.empty_managed(3)
-    assert m.__dlpack_device__() == (13, 0)
+    assert m.__dlpack_device__() == (2, 0)
+    m.__dlpack__(max_version=(1, 1), dl_device=(2, 0))
+    m.__dlpack__(max_version=(1, 1), dl_device=(13, 0))
+    with pytest.raises(BufferError):
+        a.__dlpack__(max_version=(1, 1), dl_device=(13, 0))
 
 
-have = {name: importlib.util.find_spec(name) is not None for name in ("torch", "cupy", "jax")}
+class _Capsule:
+    """A DLPack producer that hands out a given capsule and device (for uma's own exports)."""
+
+    def __init__(self, cap, device):
+        self.cap, self.device = cap, device
+
+    def __dlpack__(self, **kw):
+        return self.cap
+
+    def __dlpack_device__(self):
+        return self.device
+
+
+@needs_gpu
+def test_dlpack_managed_export_codes():
+    m = uma.cuda.empty_managed(4, "float32")
+    m[...] = uma.asarray(np.arange(4, dtype=np.float32), device="cuda")
+    for code, kind in ((2, "device"), (13, "managed")):
+        b = uma.from_dlpack(_Capsule(m.__dlpack__(max_version=(1, 1), dl_device=(code, 0)), (code, 0)))
+        assert b._data_ptr == m._data_ptr and b.memory_kind == kind
+        np.testing.assert_array_equal(np.asarray(b), np.arange(4))
+
+
+@needs_gpu
+@pytest.mark.skipif(not have["torch"], reason="torch is not installed")
+def test_dlpack_managed_to_torch_and_back():
+    import torch
+    m = uma.cuda.empty_managed((1000,), "float32")
+    m[...] = uma.asarray(np.arange(1000, dtype=np.float32), device="cuda")
+    t = torch.from_dlpack(m)
+    assert t.device.type == "cuda" and t.data_ptr() == m._data_ptr  # shared, not copied
+    np.testing.assert_array_equal(t.cpu().numpy(), np.arange(1000))
+    t.mul_(2)  # torch's write shows through uma's view of the same memory
+    torch.cuda.synchronize()
+    np.testing.assert_array_equal(np.asarray(m), 2 * np.arange(1000))
+    back = uma.from_dlpack(t)
+    assert back._data_ptr == m._data_ptr
+
+
+@needs_gpu
+@pytest.mark.skipif(not have["cupy"], reason="cupy is not installed")
+def test_dlpack_managed_with_cupy_both_ways():
+    import cupy
+    m = uma.cuda.empty_managed((64,), "float64")
+    m[...] = uma.asarray(np.arange(64.0), device="cuda")
+    c = cupy.from_dlpack(m)
+    assert c.data.ptr == m._data_ptr
+    np.testing.assert_array_equal(cupy.asnumpy(c), np.arange(64.0))
+    # CuPy's own managed memory comes to uma without a copy
+    mem = cupy.cuda.malloc_managed(64 * 8)
+    cm = cupy.ndarray((64,), dtype=cupy.float64, memptr=mem)
+    cm[...] = cupy.arange(64.0)
+    u = uma.from_dlpack(cm)
+    assert u._data_ptr == cm.data.ptr and u.device == "cuda:0"
+    np.testing.assert_array_equal(np.asarray(u), np.arange(64.0))
+
+
+@needs_gpu
+@pytest.mark.skipif(not have["jax"], reason="jax is not installed")
+def test_dlpack_managed_to_jax_and_back():
+    import jax
+    import jax.numpy as jnp
+    if jax.default_backend() != "gpu":
+        pytest.skip("jax has no GPU backend")
+    m = uma.cuda.empty_managed((32,), "float32")
+    m[...] = uma.asarray(np.arange(32, dtype=np.float32), device="cuda")
+    j = jnp.from_dlpack(m)
+    np.testing.assert_array_equal(np.asarray(j), np.arange(32))
+    back = uma.from_dlpack(j)
+    np.testing.assert_array_equal(np.asarray(back), np.arange(32))
 
 
 @needs_gpu
