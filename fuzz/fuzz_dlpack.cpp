@@ -2,7 +2,9 @@
 // the path of uma.from_dlpack).
 //
 // Input: a DLTensor description (dtype code/bits/lanes, device, ndim, shape, strides or NULL,
-// data position, byte_offset, flags) followed by the bytes of the producer's buffer. The
+// data position, byte_offset, flags) followed by the bytes of the producer's buffer. A data
+// position with its top bit set is followed by an arbitrary 64-bit data address instead (the
+// class "pointer plus byte_offset or strides wraps the address space": only arithmetic). The
 // tensor points into a heap copy of exactly those bytes, so ASAN flags any read outside it.
 // A DLTensor carries no buffer size, so the importer cannot detect a descriptor that lies
 // about its memory; the target therefore imports data only when its own 128-bit reference
@@ -56,6 +58,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   for (auto& d : shape) d = r.dim();
   for (auto& s : strides) s = r.stride();
   const uint32_t pos_raw = r.u32();
+  const bool raw_address = pos_raw & 0x80000000u;  // data: any 64-bit address, never read
+  const uint64_t raw = raw_address ? r.u64() : 0;
   t.byte_offset = huge_offset ? r.u64() : r.u16() % 64;
   const DType asked = fuzz::dtype_at(r.u8());
   const std::vector<uint8_t> bytes = r.rest();
@@ -64,12 +68,34 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   std::unique_ptr<uint8_t[]> buf(new uint8_t[bytes.size()]);
   if (!bytes.empty()) std::memcpy(buf.get(), bytes.data(), bytes.size());
   const uint64_t pos = bytes.empty() ? 0 : pos_raw % (bytes.size() + 1);
-  t.data = null_data ? nullptr : buf.get() + pos;
+  t.data = null_data ? nullptr : raw_address ? reinterpret_cast<void*>(raw) : buf.get() + pos;
   t.shape = (flags & 0x80) ? nullptr : shape.data();  // NULL shape: must be refused when ndim > 0
   t.strides = null_strides ? nullptr : strides.data();
 
   ForeignLayout f;
   if (!fuzz::accepts([&] { f = layout_of(t, readonly); })) return 0;
+  if (raw_address) {
+    // Any address: an accepted layout's first element, data + byte_offset, is an address in
+    // [0, 2**63), and address_extent accepts exactly the descriptors whose every element's
+    // address lies there (the reference computed in 128-bit arithmetic).
+    const __int128 first = static_cast<__int128>(reinterpret_cast<uintptr_t>(t.data)) + t.byte_offset;
+    FUZZ_CHECK(first <= static_cast<__int128>(INT64_MAX));
+    if (t.data) FUZZ_CHECK(reinterpret_cast<uintptr_t>(f.ptr) == static_cast<uintptr_t>(first));
+    bool bounded = true;
+    std::vector<__int128> rs(f.shape.size());
+    for (std::size_t k = 0; k < f.shape.size(); ++k) {
+      rs[k] = f.byte_strides[k];
+      bounded = bounded && f.shape[k] < (int64_t(1) << 40);
+    }
+    std::pair<int64_t, int64_t> ext{0, 0};
+    const bool ok = fuzz::accepts([&] { ext = address_extent(f, "fuzz"); });
+    if (bounded && fuzz::accepts([&] { byte_extent(f.shape, f.byte_strides, itemsize(f.dtype)); })) {
+      const fuzz::Extent e = fuzz::reference_extent(f.shape, rs, itemsize(f.dtype));
+      const __int128 base = static_cast<__int128>(reinterpret_cast<uintptr_t>(f.ptr));
+      FUZZ_CHECK(ok == (e.empty || (base + e.lo >= 0 && base + e.hi <= static_cast<__int128>(INT64_MAX))));
+    }
+    return 0;
+  }
 
   // ---- the reference: what the descriptor addresses, in 128-bit arithmetic ----
   const std::size_t isz = itemsize(f.dtype);

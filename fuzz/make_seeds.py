@@ -34,12 +34,14 @@ def stride(s):
 
 
 # ---- fuzz_dlpack -----------------------------------------------------------------------------
-# code bits lanes(u16) dev ndim flags shape.. strides.. pos(u32) byte_offset(u16|u64) asked rest
+# code bits lanes(u16) dev ndim flags shape.. strides.. pos(u32) [address(u64) when pos >= 2**31]
+# byte_offset(u16|u64) asked rest
 DL = {"int": 0, "uint": 1, "float": 2, "bfloat": 4, "complex": 5, "bool": 6}
 
 
 def dlpack(code, bits, shape, strides=None, lanes=1, dev=0, pos=0, byte_offset=0, readonly=False,
-           copy=0, asked=None, null_data=False, null_shape=False, data=b"", ndim=None, huge_offset=False):
+           copy=0, asked=None, null_data=False, null_shape=False, data=b"", ndim=None, huge_offset=False,
+           address=None):
     flags = (1 if strides is None else 0) | (2 if null_data else 0) | (4 if readonly else 0)
     flags |= (copy % 3) << 3 | (0x20 if asked is not None else 0) | (0x40 if huge_offset else 0)
     flags |= 0x80 if null_shape else 0
@@ -47,7 +49,8 @@ def dlpack(code, bits, shape, strides=None, lanes=1, dev=0, pos=0, byte_offset=0
     out = u8(DL.get(code, code)) + u8(bits) + u16(lanes) + u8(dev) + u8(nd) + u8(flags)
     out += b"".join(dim(d) for d in shape)
     out += b"".join(stride(s) for s in (strides or [0] * len(shape)))
-    out += u32(pos) + (u64(byte_offset) if huge_offset else u16(byte_offset)) + u8(asked or 0)
+    out += u32(pos | 0x80000000) + u64(address) if address is not None else u32(pos)
+    out += (u64(byte_offset) if huge_offset else u16(byte_offset)) + u8(asked or 0)
     return out + data
 
 
@@ -72,6 +75,12 @@ def dlpack_seeds():
         "null_shape": dlpack("float", 32, [2], null_shape=True, data=b48[:8]),
         "huge_stride": dlpack("float", 32, [2, 2], [1 << 61, 1], data=b48[:16]),
         "huge_offset": dlpack("float", 32, [1], byte_offset=(1 << 63) + 5, huge_offset=True, data=b48[:8]),
+        "offset_past_int64": dlpack("float", 64, [2], byte_offset=(1 << 63) - 1, huge_offset=True,
+                                    address=0x7f0000001000),
+        "offset_wraps_to_low_address": dlpack("float", 32, [4], byte_offset=0x2000, huge_offset=True,
+                                              address=(1 << 64) - 0x1000),
+        "strides_below_zero": dlpack("int", 16, [3], [-4], address=0x8),
+        "strides_past_2_63": dlpack("uint", 8, [2, 2], [1 << 40, 1], address=(1 << 63) - (1 << 40)),
         "convert_i32_f64": dlpack("int", 32, [2, 2], asked=12, data=b48[:16]),
         "ndim_70": dlpack("float", 32, [1] * 70, data=b48[:4]),
     }

@@ -1,6 +1,7 @@
 // The copy rules (DESIGN.md, "The copy rules") — every importer goes through here.
 #include "uma/interop/copy_rules.h"
 
+#include <cstdio>
 #include <cstring>
 
 #include "uma/error.h"
@@ -173,9 +174,26 @@ Array gather(const ForeignLayout& src) {
 }
 }  // namespace
 
+std::string address_str(const void* p) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(p)));
+  return buf;
+}
+
+std::pair<int64_t, int64_t> address_extent(const ForeignLayout& src, const char* api) {
+  const auto ext = byte_extent(src.shape, src.byte_strides, itemsize(src.dtype));
+  if (ext.second > ext.first) {
+    const __int128 base = static_cast<__int128>(reinterpret_cast<uintptr_t>(src.ptr));
+    UMA_CHECK(base + ext.first >= 0 && base + ext.second <= static_cast<__int128>(INT64_MAX), Value, api,
+              ": the buffer at ", address_str(src.ptr), " with byte offsets [", ext.first, ", ", ext.second,
+              ") lies outside the address space");
+  }
+  return ext;
+}
+
 Array import_foreign(const ForeignLayout& src, const std::function<DataPtr()>& adopt, std::optional<DType> dtype,
                      std::optional<Device> device, CopyMode copy, const char* api) {
-  const auto [lo, hi] = byte_extent(src.shape, src.byte_strides, itemsize(src.dtype));
+  const auto [lo, hi] = address_extent(src, api);
   if (!src.device.is_cpu()) cuda::require(src.device, api);
   if (device && !device->is_cpu()) cuda::require(*device, api);
   if (src.device.is_cpu() && device && !device->is_cpu()) {

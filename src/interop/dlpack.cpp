@@ -134,8 +134,14 @@ ForeignLayout layout_of(const DLTensor& t, bool readonly) {
                 shape_str(f.shape), " is too large");
   }
   UMA_CHECK(n == 0 || t.data != nullptr, Value, "DLPack tensor of size ", n, " has a NULL data pointer");
-  UMA_CHECK(t.byte_offset <= static_cast<uint64_t>(INT64_MAX), Value, "DLPack byte_offset ", t.byte_offset, " overflows");
-  f.ptr = t.data ? static_cast<char*>(t.data) + static_cast<int64_t>(t.byte_offset) : nullptr;
+  // data + byte_offset is element (0, ..., 0); it must be an address (import_foreign then
+  // checks that every element's address is one too).
+  uint64_t first = 0;
+  UMA_CHECK(!__builtin_add_overflow(reinterpret_cast<uint64_t>(t.data), t.byte_offset, &first) &&
+                first <= static_cast<uint64_t>(INT64_MAX),
+            Value, "DLPack byte_offset ", t.byte_offset, " moves the data pointer ", address_str(t.data),
+            " outside the address space");
+  f.ptr = t.data ? reinterpret_cast<void*>(first) : nullptr;
   f.readonly = readonly;
   return f;
 }

@@ -256,6 +256,12 @@ TEST(DLPackLayout, BadDescriptorsAreRejected) {
   t.byte_offset = uint64_t(1) << 63;
   EXPECT_EQ(kind_of([&] { interop::layout_of(t, false); }), ErrorKind::Value);
   t = tensor(buf, four, nullptr);
+  t.byte_offset = (uint64_t(1) << 63) - 1;  // data + byte_offset past 2**63: not an address
+  EXPECT_EQ(kind_of([&] { interop::layout_of(t, false); }), ErrorKind::Value);
+  t = tensor(reinterpret_cast<void*>(~uintptr_t(0) - 0xfff), four, nullptr);
+  t.byte_offset = 0x2000;  // data + byte_offset wraps past 2**64 to 0x1000
+  EXPECT_EQ(kind_of([&] { interop::layout_of(t, false); }), ErrorKind::Value);
+  t = tensor(buf, four, nullptr);
   t.device = {99, 0};
   EXPECT_EQ(kind_of([&] { interop::layout_of(t, false); }), ErrorKind::Runtime);
   t = tensor(buf, four, nullptr, {kInt, 4, 1});
@@ -468,6 +474,21 @@ TEST(ImportForeign, OverflowingExtentIsRejectedBeforeAnything) {
   auto [lo, hi] = interop::byte_extent({3, 2}, {-16, 8}, 8);
   EXPECT_EQ(lo, -32);
   EXPECT_EQ(hi, 16);
+}
+
+TEST(ImportForeign, ElementsOutsideTheAddressSpaceAreRejected) {
+  int adopted = 0;
+  auto import = [&](ForeignLayout f) {
+    return kind_of([&] {
+      interop::import_foreign(f, [&] { ++adopted; return DataPtr(); }, std::nullopt, std::nullopt, CopyMode::IfNeeded,
+                              "t");
+    });
+  };
+  EXPECT_EQ(import(host_f64(reinterpret_cast<void*>(8), {3}, {-8})), ErrorKind::Value);  // reaches below 0
+  EXPECT_EQ(import(host_f64(reinterpret_cast<void*>((uintptr_t(1) << 63) - 16), {3}, {8})), ErrorKind::Value);
+  EXPECT_EQ(adopted, 0);
+  // The same layouts inside the address space are views (nothing is read when sharing).
+  EXPECT_NO_THROW(interop::address_extent(host_f64(reinterpret_cast<void*>(16), {3}, {-8}), "t"));
 }
 
 }  // namespace

@@ -50,6 +50,14 @@ CopyDecision decide_copy(const ForeignLayout& src, std::optional<DType> dtype, s
 Array import_foreign(const ForeignLayout& src, const std::function<DataPtr()>& adopt, std::optional<DType> dtype,
                      std::optional<Device> device, CopyMode copy, const char* api);
 
+/// "0x..." of an address, for error messages.
+std::string address_str(const void* p);
+
+/// byte_extent of `src`, after checking that the address of every element, ptr + offset in
+/// signed 64-bit arithmetic, lies in [0, 2**63) (no wrap past 0 or 2**64): ValueError naming
+/// the pointer and the offsets otherwise. import_foreign calls it before anything else.
+std::pair<int64_t, int64_t> address_extent(const ForeignLayout& src, const char* api);
+
 /// Validates shape/strides (non-negative shape, no overflow of the addressed byte range).
 /// Returns the [lo, hi) byte offsets relative to ptr that the view touches (0,0 if empty).
 std::pair<int64_t, int64_t> byte_extent(const Shape& shape, const std::vector<int64_t>& byte_strides, std::size_t itemsize);
