@@ -213,9 +213,11 @@ nb::object dlpack_export(const Array& self0, nb::handle stream, nb::handle max_v
 
 // ---- indexing ------------------------------------------------------------------------------
 
+// A slice bound: None, or an integer clamped to [PY_SSIZE_T_MIN, PY_SSIZE_T_MAX] (Python's and
+// NumPy's slices clamp bounds beyond 64 bits: a[:2**64] is a[:]).
 std::optional<int64_t> opt_index(nb::handle h) {
   if (h.is_none()) return std::nullopt;
-  Py_ssize_t v = PyNumber_AsSsize_t(h.ptr(), PyExc_IndexError);
+  Py_ssize_t v = PyNumber_AsSsize_t(h.ptr(), nullptr);
   if (v == -1 && PyErr_Occurred()) throw nb::python_error();
   return static_cast<int64_t>(v);
 }

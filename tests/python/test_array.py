@@ -266,6 +266,9 @@ INDICES = [
     (1, 2, slice(4, None, -2), -1), (0, 0, 0), (slice(None), 0, None, slice(None, None, -3)),
     slice(100, None, -1), (slice(None), slice(-100, None, 2)), (Ellipsis, slice(None, None, 100)),
     (slice(None), slice(None, -100, -1)), (slice(None, None, -5), Ellipsis, slice(-1, None, -3)),
+    # bounds and steps beyond 64 bits clamp, as Python's and NumPy's slices do
+    slice(None, 2**64), slice(-2**70, 2**70), slice(None, None, 2**63), slice(None, None, -2**64),
+    (slice(None), slice(2**64, None, -1)), (Ellipsis, slice(-2**64, None, 2**100)), slice(2**63, -2**63, -1),
 ]
 
 
