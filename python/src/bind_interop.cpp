@@ -446,6 +446,19 @@ Array import_sequence(nb::handle obj, std::optional<DType> dtype, std::optional<
 
 }  // namespace
 
+int64_t int_arg(nb::handle h, const char* api, const char* what, int64_t min) {
+  UMA_CHECK(PyIndex_Check(h.ptr()), Type, api, ": ", what, " must be an integer, got ", py_repr(h).substr(0, 80),
+            " of type '", Py_TYPE(h.ptr())->tp_name, "'");
+  nb::object i = nb::steal(PyNumber_Index(h.ptr()));
+  if (!i.is_valid()) throw nb::python_error();
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+  UMA_CHECK(overflow == 0, Overflow, api, ": ", what, " ", py_str(i), " does not fit in int64");
+  if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+  UMA_CHECK(v >= min, Value, api, ": ", what, " must be at least ", min, ", got ", v);
+  return v;
+}
+
 bool is_python_scalar(nb::handle h) {
   PyObject* o = h.ptr();
   return PyBool_Check(o) || PyLong_CheckExact(o) || PyFloat_CheckExact(o) || PyComplex_CheckExact(o);

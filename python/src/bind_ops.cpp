@@ -309,9 +309,11 @@ void bind_ops(nb::module_& m) {
       "Evenly spaced values in [start, stop) (NumPy arange): ceil((stop - start) / step) elements;\n"
       "int64 when all arguments are ints, else float64. ValueError for step == 0 and for more elements\n"
       "than an array can hold; OverflowError for a Python int start or step outside an integer dtype.");
-  m.def("eye", [](int64_t n, std::optional<int64_t> mm, int64_t k, nb::handle dtype, nb::handle device) {
+  m.def("eye", [](nb::handle n, nb::handle mm, nb::handle k, nb::handle dtype, nb::handle device) {
         const Device dev = target_device(device, "eye");
-        return on_device(dev, ops::eye(n, mm.value_or(n), k, to_dtype(dtype).value_or(DType::Float64)));
+        const int64_t rows = int_arg(n, "eye", "N");
+        return on_device(dev, ops::eye(rows, mm.is_none() ? rows : int_arg(mm, "eye", "M"), int_arg(k, "eye", "k"),
+                                       to_dtype(dtype).value_or(DType::Float64)));
       }, nb::arg("n"), nb::arg("m").none() = nb::none(), nb::arg("k") = 0, nb::arg("dtype").none() = nb::none(), nb::kw_only(),
       nb::arg("device").none() = nb::none(), "(n, m) array with ones on diagonal k, zeros elsewhere; dtype defaults to float64.");
 
@@ -378,7 +380,9 @@ void bind_ops(nb::module_& m) {
          "complex64 -> float32, complex128 -> float64; real dtypes arctan2(0, x) (pi for negative\n"
          "values and -0.0) with arctan2's float dtype (int8 -> float16, bool -> float64).")
 #undef UMA_UN
-  m.def("round", [](nb::handle a, int64_t decimals) { return ops::round(operand(a, nullptr, "round"), decimals); },
+  m.def("round", [](nb::handle a, nb::handle decimals) {
+        return ops::round(operand(a, nullptr, "round"), int_arg(decimals, "round", "decimals"));
+      },
         nb::arg("a"), nb::arg("decimals") = 0,
         "Round half to even to `decimals` places (numpy.round): floats/complex keep their dtype, integers\n"
         "keep theirs (decimals < 0 rounds through float64), bool gives float16 (TypeError for bool with\n"
@@ -432,8 +436,9 @@ void bind_ops(nb::module_& m) {
         return ops::where(C, X, Y);
       }, nb::arg("condition"), nb::arg("x"), nb::arg("y"),
       "Elementwise condition ? x : y, broadcasting all three; result dtype promote(x, y).");
-  m.def("one_hot", [](nb::handle idx, int64_t depth, nb::handle dtype) {
-        return ops::one_hot(operand(idx, nullptr, "one_hot"), depth, to_dtype(dtype).value_or(DType::Float64));
+  m.def("one_hot", [](nb::handle idx, nb::handle depth, nb::handle dtype) {
+        return ops::one_hot(operand(idx, nullptr, "one_hot"), int_arg(depth, "one_hot", "depth"),
+                            to_dtype(dtype).value_or(DType::Float64));
       }, nb::arg("indices"), nb::arg("depth"), nb::arg("dtype").none() = nb::none(),
       "One-hot encoding: shape indices.shape + (depth,), 1 where j == index, else 0 (indices outside\n"
       "[0, depth) give all-zero rows); dtype defaults to float64. TypeError for non-integer indices.");

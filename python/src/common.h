@@ -34,6 +34,10 @@ void translate_exception(const std::exception_ptr& p);
 void set_python_error(const std::exception_ptr& p) noexcept;
 
 // ---- conversion of operands (bind_interop.cpp) ----
+/// An integer argument `what` of `api` (anything operator.index accepts: Python and NumPy ints,
+/// bools): TypeError naming the value otherwise, OverflowError when it does not fit int64, and
+/// ValueError below `min`.
+int64_t int_arg(nb::handle h, const char* api, const char* what, int64_t min = INT64_MIN);
 /// Python bool/int/float/complex (exact types: NumPy scalars are strong, NEP 50).
 bool is_python_scalar(nb::handle h);
 Scalar to_scalar(nb::handle h);

@@ -194,10 +194,11 @@ NB_MODULE(_core, m) {
         }
         host_allocator().clear_cache();
       }, nb::arg("device") = "cpu", "Returns every cached free block of the device's allocator to the system.");
-  m.def("set_cache_limit", [](int64_t nbytes) {
-        UMA_CHECK(nbytes >= 0, Value, "set_cache_limit: limit must be non-negative, got ", nbytes);
-        host_allocator().set_cache_limit(static_cast<std::size_t>(nbytes));
-      }, nb::arg("nbytes"), "Largest number of bytes the host allocator keeps cached (default 1 GiB; 0 disables caching).");
+  m.def("set_cache_limit", [](nb::handle nbytes) {
+        host_allocator().set_cache_limit(static_cast<std::size_t>(int_arg(nbytes, "set_cache_limit", "nbytes", 0)));
+      }, nb::arg("nbytes"),
+      "Largest number of bytes (an int) the host allocator keeps cached (default 1 GiB; 0 disables\n"
+      "caching). TypeError for a non-integer, OverflowError beyond int64, ValueError if negative.");
 
   bind_array(m);
   bind_arrow(m);

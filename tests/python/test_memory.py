@@ -415,3 +415,36 @@ def test_results_of_read_only_inputs_are_writable_and_independent():
         assert r.writable
         r[...] = -1
     assert x.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+
+
+@pytest.mark.parametrize("value,err,shown", [
+    (2**64, OverflowError, "18446744073709551616"), (2**63, OverflowError, "9223372036854775808"),
+    (1.5, TypeError, "1.5"), ("1", TypeError, "'1'"), (None, TypeError, "None"), (-1, ValueError, "-1"),
+])
+def test_cache_limit_bad_values_name_the_value_and_keep_the_limit(cache_limit_restored, mem_baseline, value, err,
+                                                                   shown):
+    uma.set_cache_limit(0)  # a limit the failed call must keep
+    with pytest.raises(err, match="set_cache_limit") as info:
+        uma.set_cache_limit(value)
+    assert shown in str(info.value)
+    a = uma.empty((1 << 16,), dtype="uint8")
+    del a
+    assert stats()["cached_bytes"] == 0
+
+
+@pytest.mark.parametrize("fn,args", [
+    (uma.eye, (2**64,)), (uma.eye, (3, 2**70)), (uma.one_hot, ([0, 1], 2**64)),
+    (lambda d: uma.round(uma.asarray([1.25]), d), (2**64,)),
+])
+def test_int_arguments_beyond_int64_are_overflow_errors(fn, args):
+    with pytest.raises(OverflowError, match="int64"):
+        fn(*args)
+
+
+@pytest.mark.parametrize("fn,args", [
+    (uma.eye, (2.5,)), (uma.eye, ("3",)), (uma.one_hot, ([0, 1], 2.0)),
+    (lambda d: uma.round(uma.asarray([1.25]), d), (1.5,)),
+])
+def test_int_arguments_of_other_types_are_type_errors_naming_them(fn, args):
+    with pytest.raises(TypeError, match="must be an integer"):
+        fn(*args)
