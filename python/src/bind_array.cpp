@@ -211,6 +211,24 @@ nb::object dlpack_export(const Array& self0, nb::handle stream, nb::handle max_v
   return nb::steal(cap);
 }
 
+// int(a), float(a), complex(a): the element of a 0-d array converted by `convert` (a Python
+// int/float/complex constructor). Arrays with dimensions follow the installed NumPy's rule,
+// whatever it is (NumPy 2.0-2.3 warn and convert a size-1 array, NumPy 2.4 raises TypeError):
+// the same conversion is applied first to a NumPy array of a's shape, and its error or
+// warning is NumPy's own.
+template <class F>
+nb::object python_number(const Array& a, F convert) {
+  if (a.ndim() > 0) {
+    nb::module_ np = nb::module_::import_("numpy");
+    nb::object probe = np.attr("broadcast_to")(np.attr("zeros")(nb::tuple(), "b"), nb::cast(a.shape()));
+    nb::object r = convert(probe);
+    if (!r.is_valid()) throw nb::python_error();
+  }
+  nb::object r = convert(scalar_to_python(a));
+  if (!r.is_valid()) throw nb::python_error();
+  return r;
+}
+
 // ---- indexing ------------------------------------------------------------------------------
 
 // A slice bound: None, or an integer clamped to [PY_SSIZE_T_MIN, PY_SSIZE_T_MAX] (Python's and
@@ -402,12 +420,15 @@ void bind_array(nb::module_& m) {
         return nb::cast<bool>(nb::bool_(scalar_to_python(a)));
       })
       .def("__float__", [](const Array& a) {
-        UMA_CHECK(a.size() == 1, Type, "only size-1 arrays can be converted to Python scalars");
-        return nb::float_(scalar_to_python(a));
+        return python_number(a, [](nb::handle x) { return nb::steal(PyNumber_Float(x.ptr())); });
       })
       .def("__int__", [](const Array& a) {
-        UMA_CHECK(a.size() == 1, Type, "only size-1 arrays can be converted to Python scalars");
-        return nb::int_(scalar_to_python(a));
+        return python_number(a, [](nb::handle x) { return nb::steal(PyNumber_Long(x.ptr())); });
+      })
+      .def("__complex__", [](const Array& a) {
+        return python_number(a, [](nb::handle x) {
+          return nb::steal(PyObject_CallOneArg(reinterpret_cast<PyObject*>(&PyComplex_Type), x.ptr()));
+        });
       })
       .def("__index__", [](const Array& a) {
         UMA_CHECK(a.ndim() == 0 && is_integer(a.dtype()), Type, "only integer scalar arrays can be converted to a scalar index");

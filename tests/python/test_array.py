@@ -4,6 +4,8 @@ NumPy 2 decides every expected value."""
 import gc
 import operator
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -755,3 +757,42 @@ def test_truth_value_of_empty_array():
     with pytest.raises(ValueError, match="more than one element"):
         bool(uma.zeros(2))
     assert bool(uma.ones(1)) is True
+
+
+@pytest.mark.parametrize("convert", [int, float, complex])
+@pytest.mark.parametrize("shape", [(), (1,), (1, 1), (2,), (0,), (3, 1)])
+def test_python_number_conversion_follows_the_installed_numpy(convert, shape):
+    """int(), float(), complex() of an array give what the installed NumPy gives for an array of
+    the same shape and values: the element, NumPy's warning with it, or NumPy's error type."""
+    n = np.full(shape, 3.0)
+    with warnings.catch_warnings(record=True) as np_warned:
+        warnings.simplefilter("always")
+        try:
+            expected, np_error = convert(n), None
+        except Exception as e:  # noqa: BLE001 - the oracle's outcome, whatever it is
+            expected, np_error = None, type(e)
+    u = uma.asarray(n)
+    with warnings.catch_warnings(record=True) as uma_warned:
+        warnings.simplefilter("always")
+        if np_error is not None:
+            with pytest.raises(np_error):
+                convert(u)
+        else:
+            got = convert(u)
+            assert type(got) is type(expected) and got == expected
+    assert [w.category for w in uma_warned] == [w.category for w in np_warned]
+
+
+@pytest.mark.parametrize("dtype", ["int64", "uint8", "float32", "complex128", "bool"])
+def test_python_number_conversion_of_0d_arrays(dtype):
+    n = np.asarray(np.ones((), dtype) * 2 if dtype != "bool" else True)
+    u = uma.asarray(n)
+    for convert in (int, float, complex):
+        try:
+            expected = convert(n)
+        except TypeError:
+            with pytest.raises(TypeError):
+                convert(u)
+            continue
+        got = convert(u)
+        assert type(got) is type(expected) and got == expected
