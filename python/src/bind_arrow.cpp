@@ -70,14 +70,10 @@ std::optional<DType> requested_dtype(nb::handle requested_schema) {
 
 // ---- import (uma is the consumer) ----------------------------------------------------------
 
-// Note [Python owners] (bind_interop.cpp): the release callback of an adopted ArrowArray may
-// belong to a Python producer, so it runs with the GIL, and not at all once the interpreter is
-// finalizing (touching Python then would crash; the process is ending).
+// Note [Python owners] (common.h, with_gil): the release callback of an adopted ArrowArray may
+// belong to a Python producer, so it runs with the GIL.
 void release_arrow_with_gil(void* ctx, void* ptr, std::size_t nbytes) noexcept {
-  if (!Py_IsInitialized() || _Py_IsFinalizing()) return;
-  PyGILState_STATE st = PyGILState_Ensure();
-  interop::delete_arrow_owner(ctx, ptr, nbytes);
-  PyGILState_Release(st);
+  with_gil([&] { interop::delete_arrow_owner(ctx, ptr, nbytes); });
 }
 
 std::string obj_type_name(nb::handle h) {

@@ -1,8 +1,7 @@
 // Import: uma.asarray / uma.array / uma.from_dlpack. Every path describes the source as an
 // interop::ForeignLayout and lets interop::import_foreign (the copy rules) decide.
 // Note [Python owners]: adopted memory keeps its Python owner alive through a strong
-// reference released by `release_pyobject`, which takes the GIL and does nothing once the
-// interpreter is finalizing (the process is ending; touching Python then would crash).
+// reference released by `release_pyobject` under the GIL (with_gil in common.h says when).
 #include <nanobind/stl/pair.h>
 
 #include <bit>
@@ -24,10 +23,7 @@ using interop::ForeignLayout;
 namespace {
 
 void release_pyobject(void* ctx, void*, std::size_t) noexcept {
-  if (!Py_IsInitialized() || _Py_IsFinalizing()) return;
-  PyGILState_STATE st = PyGILState_Ensure();
-  Py_DECREF(static_cast<PyObject*>(ctx));
-  PyGILState_Release(st);
+  with_gil([&] { Py_DECREF(static_cast<PyObject*>(ctx)); });
 }
 
 struct HeldBuffer {
@@ -35,11 +31,10 @@ struct HeldBuffer {
 };
 void release_buffer(void* ctx, void*, std::size_t) noexcept {
   auto* hb = static_cast<HeldBuffer*>(ctx);
-  if (!Py_IsInitialized() || _Py_IsFinalizing()) return;
-  PyGILState_STATE st = PyGILState_Ensure();
-  PyBuffer_Release(&hb->view);
-  PyGILState_Release(st);
-  delete hb;
+  with_gil([&] {
+    PyBuffer_Release(&hb->view);
+    delete hb;
+  });
 }
 
 // Runs a DLPack managed tensor's deleter (M: DLManagedTensor or DLManagedTensorVersioned).

@@ -33,6 +33,35 @@ void translate_exception(const std::exception_ptr& p);
 /// a nanobind python_error restored, other exceptions as RuntimeError.
 void set_python_error(const std::exception_ptr& p) noexcept;
 
+// ---- Python owners of adopted memory ----
+/// Note [Python owners]: runs `release` (which touches Python objects) with the GIL held. The
+/// thread that holds the GIL (its thread state is current) runs it at once, during interpreter
+/// shutdown too: the main thread clearing module globals releases the arrays they hold, and
+/// with them their owners, so nothing is left behind for nanobind to report as leaked. Another
+/// thread takes the GIL first, except once the interpreter is finalizing: then it must not
+/// touch Python (taking the GIL would end the thread), and the owner is left to the exiting
+/// process. After finalization no thread state is current and nothing is run.
+template <class F>
+void with_gil(F&& release) noexcept {
+  // PyGILState_Check compares the GIL holder's thread state with this thread's; it also says
+  // 1 once the interpreter is gone, when no thread state is current any more.
+#if PY_VERSION_HEX >= 0x030D0000
+  const bool holds_gil = PyGILState_Check() && PyThreadState_GetUnchecked() != nullptr;
+  const bool finalizing = Py_IsFinalizing();
+#else
+  const bool holds_gil = PyGILState_Check() && _PyThreadState_UncheckedGet() != nullptr;
+  const bool finalizing = _Py_IsFinalizing();
+#endif
+  if (holds_gil) {
+    release();
+    return;
+  }
+  if (!Py_IsInitialized() || finalizing) return;
+  PyGILState_STATE st = PyGILState_Ensure();
+  release();
+  PyGILState_Release(st);
+}
+
 // ---- conversion of operands (bind_interop.cpp) ----
 /// An integer argument `what` of `api` (anything operator.index accepts: Python and NumPy ints,
 /// bools): TypeError naming the value otherwise, OverflowError when it does not fit int64, and

@@ -448,3 +448,44 @@ def test_int_arguments_beyond_int64_are_overflow_errors(fn, args):
 def test_int_arguments_of_other_types_are_type_errors_naming_them(fn, args):
     with pytest.raises(TypeError, match="must be an integer"):
         fn(*args)
+
+
+_EXIT_SCENARIOS = {
+    "asarray of a NumPy view of a uma array": "b = uma.asarray(np.asarray(a))",
+    "asarray of a memoryview of a uma array": "m = uma.asarray(memoryview(a))",
+    "a chain of adoptions": "c = uma.asarray(np.asarray(uma.asarray(np.asarray(a))[1:]))",
+    "a value held by a failing output_filter": """
+class Failing(uma.Linker):
+    name, residency = "exit-test-failing", "exit-test-failing"
+    def input_filter(self, value, type): return np.array(value)
+    def output_filter(self, value, type):
+        self.held = uma.asarray(np.asarray(uma.asarray(value)))
+        raise RuntimeError("output_filter fails")
+    def is_native(self, value, type): return isinstance(value, np.ndarray)
+    def compile(self, fgraph):
+        def thunk(values):
+            return [np.array(values[0]) + 1]
+        return thunk
+uma.register_backend("exit-test-failing", Failing())
+w = uma.shared(np.zeros(3))
+uma.function([], [], updates={w: w + 1}, backend="exit-test-failing")()
+try:
+    w.get_value()
+except RuntimeError as e:
+    err = e
+""",
+}
+
+
+@pytest.mark.parametrize("scenario", sorted(_EXIT_SCENARIOS))
+def test_interpreter_exit_is_silent_with_adopted_uma_memory_alive(scenario):
+    """Arrays that adopted another uma array's memory (through NumPy or a memoryview), still
+    alive at interpreter exit, release their owners while the interpreter clears its modules:
+    nanobind finds nothing leaked and prints nothing."""
+    import subprocess
+    import sys
+    code = "import numpy as np, uma\na = uma.asarray(np.arange(6.0))\n" + _EXIT_SCENARIOS[scenario] + "\nprint('done')\n"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "done" in r.stdout
+    assert "leaked" not in r.stderr and "nanobind" not in r.stderr, r.stderr[-3000:]
