@@ -58,11 +58,11 @@ int64_t extent_bytes(const ForeignLayout& f) {
   return hi - lo;
 }
 
-nb::object g_ndarray_type;
+nb::handle g_ndarray_type;  // numpy.ndarray: a strong reference kept for the process's life
 bool is_ndarray(nb::handle h) {
   if (!g_ndarray_type.is_valid()) {
     nb::module_ np = nb::module_::import_("numpy");
-    g_ndarray_type = np.attr("ndarray");
+    g_ndarray_type = nb::object(np.attr("ndarray")).release();
   }
   return PyObject_TypeCheck(h.ptr(), reinterpret_cast<PyTypeObject*>(g_ndarray_type.ptr()));
 }

@@ -122,8 +122,10 @@ struct PyFunction {
 };
 
 PyTypeObject* ndarray_type() {
-  static nb::object t = nb::module_::import_("numpy").attr("ndarray");
-  return reinterpret_cast<PyTypeObject*>(t.ptr());
+  // A strong reference kept for the process's life (a static nb::object would release it at
+  // process exit, after the interpreter is gone).
+  static PyObject* const t = nb::object(nb::module_::import_("numpy").attr("ndarray")).release().ptr();
+  return reinterpret_cast<PyTypeObject*>(t);
 }
 
 // NumPy inputs of at most this many bytes are copied into pooled memory at the call instead

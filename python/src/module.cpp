@@ -11,10 +11,15 @@ namespace uma::py {
 namespace {
 PyObject* g_copy_error = nullptr;
 PyObject* g_axis_error = nullptr;  // numpy.exceptions.AxisError (ValueError and IndexError)
-nb::object g_dtype_objects[kNumDTypes];
-nb::object g_dtype_type;      // the Python class uma.dtype
-nb::object g_dtype_resolve;   // python function resolving anything to a uma.dtype
-nb::object g_device_factory;  // python callable (type, index) -> uma.Device
+// Python objects registered by the package: strong references kept for the process's life, as
+// handles (a C++ global with a destructor would release them at process exit, after the
+// interpreter is gone). Set once by _register_dtypes.
+nb::handle g_dtype_objects[kNumDTypes];
+nb::handle g_dtype_type;      // the Python class uma.dtype
+nb::handle g_dtype_resolve;   // python function resolving anything to a uma.dtype
+// The Python callable (type, index) -> uma.Device: a strong reference kept for the process's
+// life, like the dtype objects above.
+PyObject* g_device_factory = nullptr;
 }  // namespace
 
 PyObject* copy_error_type() { return g_copy_error; }
@@ -85,9 +90,9 @@ std::string py_repr(nb::handle h) {
 }
 
 nb::object dtype_object(DType t) {
-  nb::object o = g_dtype_objects[static_cast<int>(t)];
+  nb::handle o = g_dtype_objects[static_cast<int>(t)];
   if (!o.is_valid()) return nb::str(dtype_name(t));
-  return o;
+  return nb::borrow(o);
 }
 
 std::optional<DType> to_dtype(nb::handle h) {
@@ -115,7 +120,7 @@ Device to_device(nb::handle h) {
 }
 
 nb::object device_object(Device d) {
-  if (g_device_factory.is_valid()) return g_device_factory(static_cast<int>(d.type), d.index);
+  if (g_device_factory) return nb::handle(g_device_factory)(static_cast<int>(d.type), d.index);
   return nb::str(d.str().c_str());
 }
 
@@ -143,11 +148,15 @@ NB_MODULE(_core, m) {
 
   m.def("_register_dtypes", [](nb::list objs, nb::object type, nb::object resolve) {
     UMA_CHECK(nb::len(objs) == kNumDTypes, Value, "expected ", kNumDTypes, " dtype objects");
-    for (int i = 0; i < kNumDTypes; ++i) g_dtype_objects[i] = objs[i];
-    g_dtype_type = type;
-    g_dtype_resolve = resolve;
+    UMA_CHECK(!g_dtype_type.is_valid(), Runtime, "_register_dtypes: the dtypes are registered already");
+    for (int i = 0; i < kNumDTypes; ++i) g_dtype_objects[i] = nb::object(objs[i]).release();
+    g_dtype_type = type.release();
+    g_dtype_resolve = resolve.release();
   });
-  m.def("_register_device_factory", [](nb::object f) { g_device_factory = f; });
+  m.def("_register_device_factory", [](nb::object f) {
+    Py_XDECREF(g_device_factory);
+    g_device_factory = f.release().ptr();
+  });
   m.def("_dtype_info", []() {
     nb::list l;
     for (int i = 0; i < kNumDTypes; ++i) {

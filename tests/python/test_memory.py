@@ -454,6 +454,15 @@ _EXIT_SCENARIOS = {
     "asarray of a NumPy view of a uma array": "b = uma.asarray(np.asarray(a))",
     "asarray of a memoryview of a uma array": "m = uma.asarray(memoryview(a))",
     "a chain of adoptions": "c = uma.asarray(np.asarray(uma.asarray(np.asarray(a))[1:]))",
+    # Hypothesis drops the last references to uma's registered dtype functions during shutdown:
+    # C++ globals holding them released them after the interpreter was gone (a fatal error).
+    "a Hypothesis test ran": """
+from hypothesis import given, strategies as st
+@given(st.integers(0, 10))
+def check(n):
+    assert uma.arange(n).shape == (n,)
+check()
+""",
     "a value held by a failing output_filter": """
 class Failing(uma.Linker):
     name, residency = "exit-test-failing", "exit-test-failing"
