@@ -11,7 +11,7 @@
 # PROFILE is one of:
 #   demo   numpy, scikit-learn, matplotlib (the package itself is installed by the Makefile)
 #   dev    + the build tools (scikit-build-core, nanobind, cmake, ninja) and pytest
-#   test   + pytest, ml_dtypes, pyarrow, torch==2.13.0 (the CPU build on disk), pytest-xdist,
+#   test   + pytest, hypothesis, ml_dtypes, pyarrow, torch==2.13.0 (the CPU build on disk), pytest-xdist,
 #          jax[cpu], and mlx[cpu] if it installs here (the interop matrix)
 #   bench  demo + torch==2.13.0, jax[cpu], pytensor (+ numba), and mlx[cpu] if it installs here
 #   fuzz   cmake and ninja only (make fuzz)
@@ -81,7 +81,7 @@ build_pkgs=("scikit-build-core>=0.10" "nanobind>=2.4" "cmake>=3.24" ninja)
 case "$profile" in
   demo) pkgs=("${demo_pkgs[@]}") ;;
   dev) pkgs=("${demo_pkgs[@]}" "${build_pkgs[@]}" pytest) ;;
-  test) pkgs=("${demo_pkgs[@]}" "${build_pkgs[@]}" pytest pytest-xdist ml_dtypes pyarrow safetensors "torch==2.13.0" "jax[cpu]") ;;
+  test) pkgs=("${demo_pkgs[@]}" "${build_pkgs[@]}" pytest pytest-xdist hypothesis ml_dtypes pyarrow safetensors "torch==2.13.0" "jax[cpu]") ;;
   bench) pkgs=("${demo_pkgs[@]}" "torch==2.13.0" "jax[cpu]" pytensor numba) ;;
   fuzz) pkgs=("cmake>=3.24" ninja) ;;
   *) log "unknown profile '$profile'"; exit 2 ;;

@@ -81,8 +81,20 @@ int64_t normalize_axis(int64_t axis, int64_t ndim, const char* op);
 Array full(const Shape& shape, const Scalar& value, DType dtype);
 Array zeros(const Shape& shape, DType dtype);
 Array ones(const Shape& shape, DType dtype);
-/// NumPy arange: ceil((stop - start) / step) elements; ValueError for step == 0.
-Array arange(double start, double stop, double step, DType dtype);
+/// NumPy arange's default dtype: int64 when every argument is an integer that int64 holds,
+/// float64 otherwise (NumPy promotes intp with uint64 to float64).
+DType arange_default_dtype(const Scalar& start, const Scalar& stop, const Scalar& step);
+/// NumPy arange, on the host: ceil((stop - start) / step) elements (exact for integers);
+/// element 0 is start and element 1 start + step, both stored in `dtype` (OverflowError when an
+/// integer dtype cannot hold them), and element i >= 2 is start + i * (element 1 - element 0)
+/// in the dtype's arithmetic (NumPy's fill rule: integers wrap, float32 computes in float32).
+/// ValueError for step == 0, a length that cannot be computed (NaN) or that exceeds 2**62;
+/// TypeError for complex arguments and for a bool range longer than 2.
+Array arange(const Scalar& start, const Scalar& stop, const Scalar& step, DType dtype);
+/// NumPy linspace of scalars, on the host: `num` values from start to stop (stop excluded when
+/// !endpoint) computed in float64 (complex128 for complex bounds) as start + i * step, the last
+/// one exactly stop; integer dtypes take the floor first. ValueError for num < 0.
+Array linspace(const Scalar& start, const Scalar& stop, int64_t num, bool endpoint, DType dtype);
 Array eye(int64_t n, int64_t m, int64_t k, DType dtype);
 /// A 0-d array holding `value` converted to `dtype` (OverflowError if an int is out of range).
 Array scalar_array(const Scalar& value, DType dtype);

@@ -269,46 +269,60 @@ void bind_ops(nb::module_& m) {
         Array A = operand(a, nullptr, "full_like");
         return full_impl(A.shape(), value, to_dtype(dtype).value_or(A.dtype()));
       }, nb::arg("a"), nb::arg("fill_value"), nb::arg("dtype").none() = nb::none());
-  m.def("arange", [](nb::handle start, nb::handle stop, nb::handle step, nb::handle dtype, nb::handle device) {
+  // arange/linspace arguments: Python and NumPy integers (bools included) as exact integers,
+  // other real numbers as float64, complex numbers as complex.
+  auto range_arg = [](nb::handle h, const char* api) -> Scalar {
+    if (is_python_scalar(h)) return to_scalar(h);
+    if (PyIndex_Check(h.ptr())) return to_scalar(nb::steal(PyNumber_Index(h.ptr())));
+    if (PyComplex_Check(h.ptr()) || (nb::hasattr(h, "dtype") && py_str(h.attr("dtype").attr("kind")) == "c"))
+      return Scalar::from_complex(nb::cast<std::complex<double>>(nb::steal(PyObject_CallOneArg(
+          reinterpret_cast<PyObject*>(&PyComplex_Type), h.ptr()))));
+    nb::object f = nb::steal(PyNumber_Float(h.ptr()));
+    UMA_CHECK(f.is_valid(), Type, api, ": expected a number, got ", py_repr(h).substr(0, 80));
+    return Scalar::from_float(PyFloat_AsDouble(f.ptr()));
+  };
+  m.def("arange", [range_arg](nb::handle start, nb::handle stop, nb::handle step, nb::handle dtype, nb::handle device) {
         const Device dev = target_device(device, "arange");
-        nb::handle lo = start, hi = stop;
-        nb::object zero = nb::int_(0);
-        if (stop.is_none()) {
-          lo = zero;
-          hi = start;
+        nb::handle first = stop.is_none() ? nb::int_(0).release() : start, last = stop.is_none() ? start : stop;
+        nb::object hold_first = stop.is_none() ? nb::steal(first) : nb::borrow(first);
+        Scalar lo, hi, st;
+        try {
+          lo = range_arg(first, "arange");
+          hi = range_arg(last, "arange");
+          st = range_arg(step, "arange");
+        } catch (const Error& e) {
+          // An integer beyond 64 bits (NumPy: an object array). A range too long for any array is
+          // NumPy's ValueError; a short one has no integer dtype: the OverflowError stands.
+          if (e.kind() != ErrorKind::Overflow) throw;
+          const double len = std::ceil((nb::cast<double>(nb::float_(last)) - nb::cast<double>(nb::float_(first))) /
+                                       nb::cast<double>(nb::float_(step)));
+          UMA_CHECK(!(len >= 0x1p62), Value, "arange: Maximum allowed size exceeded");
+          throw;
         }
-        // Integers: Python ints (and bools), NumPy integer scalars, 0-d integer arrays.
-        auto is_int = [](nb::handle h) {
-          if (PyLong_Check(h.ptr())) return true;  // bool included, as NumPy
-          if (!nb::hasattr(h, "dtype")) return false;
-          const std::string kind = nb::cast<std::string>(nb::str(h.attr("dtype").attr("kind")));
-          return kind == "i" || kind == "u";
-        };
-        DType def = is_int(lo) && is_int(hi) && is_int(step) ? DType::Int64 : DType::Float64;
-        const DType t = to_dtype(dtype).value_or(def);
-        const double dlo = nb::cast<double>(lo), dhi = nb::cast<double>(hi), dstep = nb::cast<double>(step);
-        UMA_CHECK(dstep != 0, Value, "arange: step must not be zero");
-        const double len = std::ceil((dhi - dlo) / dstep);
-        UMA_CHECK(t != DType::Bool || len <= 2, Type,
-                  "arange() is only supported for booleans when the result has at most length 2.");
-        if (is_integer(t) && is_int(lo) && is_int(step)) {
-          // NumPy computes an integer range in its dtype from its first two values: start and
-          // (for more than one element) start + step must fit, else an OverflowError naming it.
-          nb::object first = nb::steal(PyNumber_Index(lo.ptr()));
-          if (!first.is_valid()) throw nb::python_error();
-          (void)ops::scalar_array(to_scalar(first), t);
-          if (len > 1) {
-            nb::object second = nb::steal(PyNumber_Add(first.ptr(), nb::steal(PyNumber_Index(step.ptr())).ptr()));
-            if (!second.is_valid()) throw nb::python_error();
-            (void)ops::scalar_array(to_scalar(second), t);
-          }
-        }
-        return on_device(dev, ops::arange(dlo, dhi, dstep, t));
+        const DType t = to_dtype(dtype).value_or(ops::arange_default_dtype(lo, hi, st));
+        return on_device(dev, ops::arange(lo, hi, st, t));
       }, nb::arg("start"), nb::arg("stop").none() = nb::none(), nb::arg("step") = 1, nb::arg("dtype").none() = nb::none(),
       nb::kw_only(), nb::arg("device").none() = nb::none(),
-      "Evenly spaced values in [start, stop) (NumPy arange): ceil((stop - start) / step) elements;\n"
-      "int64 when all arguments are ints, else float64. ValueError for step == 0 and for more elements\n"
-      "than an array can hold; OverflowError for a Python int start or step outside an integer dtype.");
+      "Evenly spaced values in [start, stop) (NumPy arange): ceil((stop - start) / step) elements, exact\n"
+      "for integer arguments; int64 when all arguments are integers that int64 holds, else float64.\n"
+      "Element i is start + i * step computed as NumPy does (in the dtype's arithmetic from the first\n"
+      "two elements). ValueError for step == 0 and for more elements than an array can hold;\n"
+      "OverflowError when start or start + step does not fit an integer dtype; TypeError for\n"
+      "complex arguments and bool ranges longer than 2.");
+  m.def("linspace", [range_arg](nb::handle start, nb::handle stop, nb::handle num, nb::handle dtype, nb::handle device,
+                                bool endpoint) {
+        const Device dev = target_device(device, "linspace");
+        const Scalar a = range_arg(start, "linspace"), b = range_arg(stop, "linspace");
+        const bool cplx = a.kind == ScalarKind::Complex || b.kind == ScalarKind::Complex;
+        const DType t = to_dtype(dtype).value_or(cplx ? DType::Complex128 : DType::Float64);
+        return on_device(dev, ops::linspace(a, b, int_arg(num, "linspace", "num"), endpoint, t));
+      }, nb::arg("start"), nb::arg("stop"), nb::arg("num") = 50, nb::arg("dtype").none() = nb::none(),
+      nb::kw_only(), nb::arg("device").none() = nb::none(), nb::arg("endpoint") = true,
+      "num evenly spaced values from start to stop, shape (num,) (NumPy linspace; Array API standard,\n"
+      "linspace): computed in float64 (complex128 for complex bounds) as start + i * step with\n"
+      "step = (stop - start) / (num - 1) (num when endpoint=False), the last value exactly stop when\n"
+      "endpoint; float64 by default, integer dtypes take the floor. ValueError for num < 0,\n"
+      "TypeError for a non-integer num or a non-number bound.");
   m.def("eye", [](nb::handle n, nb::handle mm, nb::handle k, nb::handle dtype, nb::handle device) {
         const Device dev = target_device(device, "eye");
         const int64_t rows = int_arg(n, "eye", "N");

@@ -1,7 +1,9 @@
 // Creation, copies, casts and assignment.
 #include <cmath>
+#include <cstring>
 #include <limits>
 
+#include "kernels/cpu/convert.h"
 #include "kernels/kernels.h"
 #include "ops/common.h"
 
@@ -129,24 +131,130 @@ Array full(const Shape& shape, const Scalar& value, DType dtype) {
 Array zeros(const Shape& shape, DType dtype) { return full(shape, Scalar::from_int(0), dtype); }
 Array ones(const Shape& shape, DType dtype) { return full(shape, Scalar::from_int(1), dtype); }
 
-Array arange(double start, double stop, double step, DType dtype) {
-  UMA_CHECK(step != 0, Value, "arange: step must not be zero");
-  UMA_CHECK(std::isfinite(start) && std::isfinite(stop) && std::isfinite(step), Value,
-            "arange: start, stop and step must be finite");
-  double len = std::ceil((stop - start) / step);
-  UMA_CHECK(len < 0x1p62, Value, "arange: Maximum allowed size exceeded (", len, " elements)");
-  int64_t n = len > 0 ? static_cast<int64_t>(len) : 0;
-  Array out = Array::empty({n}, DType::Float64);
-  double* p = out.data_as<double>();
-  for (int64_t i = 0; i < n; ++i) p[i] = start + static_cast<double>(i) * step;
-  if (is_integer(dtype)) {
-    // Integer ranges are exact: NumPy computes them in the integer type.
-    Array r = Array::empty({n}, DType::Int64);
-    int64_t s0 = static_cast<int64_t>(start), st = static_cast<int64_t>(step);
-    for (int64_t i = 0; i < n; ++i) r.data_as<int64_t>()[i] = s0 + i * st;
-    return dtype == DType::Int64 ? r : astype(r, dtype);
+namespace {
+bool int_like(const Scalar& v) { return v.kind == ScalarKind::Int || v.kind == ScalarKind::Bool; }
+// The exact value of an integer (or bool) scalar.
+__int128 int_value(const Scalar& v) {
+  if (v.kind == ScalarKind::Bool) return v.b ? 1 : 0;
+  return v.big ? static_cast<__int128>(static_cast<uint64_t>(v.i)) : static_cast<__int128>(v.i);
+}
+double float_value(const Scalar& v) { return int_like(v) ? static_cast<double>(int_value(v)) : v.f; }
+// The scalar of an exact integer value: OverflowError naming it when no integer dtype holds it.
+Scalar int_scalar(__int128 v, const char* what) {
+  if (v >= INT64_MIN && v <= INT64_MAX) return Scalar::from_int(static_cast<int64_t>(v));
+  UMA_CHECK(v >= 0 && v <= static_cast<__int128>(UINT64_MAX), Overflow, "arange: ", what, " ",
+            v < 0 ? "below -2**63" : "beyond 2**64", " does not fit any integer dtype");
+  return Scalar::from_uint(static_cast<uint64_t>(v));
+}
+
+// NumPy's fill rule for element i >= 2 of a range whose first two elements are p[0], p[1]:
+// start + i * (p[1] - p[0]) in the element type's arithmetic (integers modulo 2**bits, float16
+// and bfloat16 in float32, complex per part).
+template <class T>
+void fill_range(T* p, int64_t n) {
+  if constexpr (std::is_integral_v<T>) {
+    const uint64_t start = static_cast<uint64_t>(p[0]);
+    const uint64_t delta = static_cast<uint64_t>(p[1]) - start;
+    for (int64_t i = 2; i < n; ++i) p[i] = static_cast<T>(start + static_cast<uint64_t>(i) * delta);
+  } else if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>) {
+    auto f = [](T v) { return static_cast<float>(kernels::cpu::convert<float>(v)); };
+    const float start = f(p[0]), delta = f(p[1]) - start;
+    for (int64_t i = 2; i < n; ++i) p[i] = kernels::cpu::convert<T>(start + static_cast<float>(i) * delta);
+  } else if constexpr (kernels::cpu::is_cplx_v<T>) {
+    using R = typename T::value_type;
+    const R sr = p[0].real(), si = p[0].imag(), dr = p[1].real() - sr, di = p[1].imag() - si;
+    for (int64_t i = 2; i < n; ++i) p[i] = T(sr + static_cast<R>(i) * dr, si + static_cast<R>(i) * di);
+  } else {  // float, double
+    const T start = p[0], delta = p[1] - start;
+    for (int64_t i = 2; i < n; ++i) p[i] = start + static_cast<T>(i) * delta;
   }
-  return dtype == DType::Float64 ? out : astype(out, dtype);
+}
+}  // namespace
+
+DType arange_default_dtype(const Scalar& start, const Scalar& stop, const Scalar& step) {
+  for (const Scalar* v : {&start, &stop, &step})
+    if (!int_like(*v) || v->big) return DType::Float64;
+  return DType::Int64;
+}
+
+Array arange(const Scalar& start, const Scalar& stop, const Scalar& step, DType dtype) {
+  for (const Scalar* v : {&start, &stop, &step})
+    UMA_CHECK(v->kind != ScalarKind::Complex, Type, "arange: complex arguments are not supported");
+  // The length, as NumPy: ceil((stop - start) / step), exact for integers (Python's int
+  // division is correctly rounded, and a feasible length is far below 2**53).
+  int64_t n = 0;
+  if (int_like(start) && int_like(stop) && int_like(step)) {
+    const __int128 a = int_value(start), b = int_value(stop), s = int_value(step);
+    UMA_CHECK(s != 0, Value, "arange: step must not be zero");
+    const __int128 range = b - a;
+    __int128 len = range / s;
+    if (len * s != range && ((range > 0) == (s > 0))) ++len;  // ceil of the quotient
+    UMA_CHECK(len < (static_cast<__int128>(1) << 62), Value, "arange: Maximum allowed size exceeded");
+    n = len > 0 ? static_cast<int64_t>(len) : 0;
+  } else {
+    const double a = float_value(start), b = float_value(stop), s = float_value(step);
+    UMA_CHECK(s != 0, Value, "arange: step must not be zero");
+    const double len = std::ceil((b - a) / s);
+    UMA_CHECK(!std::isnan(len), Value, "arange: cannot compute length (start ", a, ", stop ", b, ", step ", s, ")");
+    UMA_CHECK(len < 0x1p62, Value, "arange: Maximum allowed size exceeded");
+    n = len > 0 ? static_cast<int64_t>(len) : 0;
+  }
+  UMA_CHECK(dtype != DType::Bool || n <= 2, Type,
+            "arange() is only supported for booleans when the result has at most length 2.");
+  Array out = Array::empty({n}, dtype);
+  if (n == 0) return out;
+  // Elements 0 and 1 are start and start + step (computed exactly for integers) stored in the
+  // dtype, with NumPy 2's OverflowError for values an integer dtype cannot hold.
+  const std::size_t isz = out.itemsize();
+  char* p = static_cast<char*>(out.data());
+  std::memcpy(p, scalar_array(start, dtype).data(), isz);
+  if (n == 1) return out;
+  Scalar second = int_like(start) && int_like(step) ? int_scalar(int_value(start) + int_value(step), "start + step")
+                                                    : Scalar::from_float(float_value(start) + float_value(step));
+  if (second.kind == ScalarKind::Float && int_like(start) && int_like(step)) second = Scalar::from_float(second.f);
+  std::memcpy(p + isz, scalar_array(second, dtype).data(), isz);
+  if (dtype != DType::Bool)
+    visit_dtype(dtype, [&](auto t) {
+      using T = decltype(t);
+      if constexpr (!std::is_same_v<T, bool>) fill_range(out.data_as<T>(), n);
+    });
+  return out;
+}
+
+Array linspace(const Scalar& start, const Scalar& stop, int64_t num, bool endpoint, DType dtype) {
+  UMA_CHECK(num >= 0, Value, "Number of samples, ", num, ", must be non-negative.");
+  const bool cplx = start.kind == ScalarKind::Complex || stop.kind == ScalarKind::Complex;
+  const int64_t div = endpoint ? num - 1 : num;
+  Array y = Array::empty({num}, cplx ? DType::Complex128 : DType::Float64);
+  // NumPy's linspace in the float64 (complex128) of Python scalars: y_i = start + i * step with
+  // step = (stop - start) / div, or start + (i / div) * delta when step underflows to 0, and the
+  // last element exactly stop when endpoint; integer dtypes take the floor.
+  auto run = [&](auto zero) {
+    using C = decltype(zero);
+    auto value = [](const Scalar& v) -> C {
+      if constexpr (std::is_same_v<C, double>) return float_value(v);
+      else return v.kind == ScalarKind::Complex ? v.c : C(float_value(v), 0.0);
+    };
+    const C a = value(start), b = value(stop), delta = b - a;
+    C* p = y.data_as<C>();
+    if (div > 0) {
+      const C step = delta / static_cast<double>(div);
+      if (step == C(0)) {
+        for (int64_t i = 0; i < num; ++i) p[i] = static_cast<double>(i) / static_cast<double>(div) * delta + a;
+      } else {
+        for (int64_t i = 0; i < num; ++i) p[i] = static_cast<double>(i) * step + a;
+      }
+    } else {
+      for (int64_t i = 0; i < num; ++i) p[i] = static_cast<double>(i) * delta + a;
+    }
+    if (endpoint && num > 1) p[num - 1] = b;
+    if constexpr (std::is_same_v<C, double>)
+      if (is_integer(dtype))
+        for (int64_t i = 0; i < num; ++i) p[i] = std::floor(p[i]);
+  };
+  if (cplx) run(complex128{});
+  else run(0.0);
+  return y.dtype() == dtype ? y : astype(y, dtype);
 }
 
 Array eye(int64_t n, int64_t m, int64_t k, DType dtype) {

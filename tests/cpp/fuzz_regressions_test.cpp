@@ -65,7 +65,7 @@ TEST(FuzzRegressions, CopiedForeignBoolBytesBecomeZeroOrOne) {
 // fuzz_shapes: "negation of -9223372036854775808 cannot be represented" in getitem. A slice
 // step of INT64_MIN is clamped to -INT64_MAX, as CPython's PySlice_Unpack does.
 TEST(FuzzRegressions, SliceStepInt64MinIsClampedLikeCPython) {
-  Array a = ops::arange(0, 5, 1, DType::Int64);
+  Array a = ops::arange(Scalar::from_int(0), Scalar::from_int(5), Scalar::from_int(1), DType::Int64);
   IndexItem s{IndexItem::Slice, 0, std::nullopt, std::nullopt, INT64_MIN};
   Array v = ops::getitem(a, {s});
   ASSERT_EQ(v.shape(), (Shape{1}));
@@ -78,7 +78,7 @@ TEST(FuzzRegressions, SliceStepInt64MinIsClampedLikeCPython) {
 // getitem (stride * step). An axis of length <= 1 keeps its stride; a longer one cannot
 // overflow (|step| < n).
 TEST(FuzzRegressions, HugeSliceStepDoesNotOverflowTheStride) {
-  Array a = ops::arange(0, 16, 1, DType::Int64);
+  Array a = ops::arange(Scalar::from_int(0), Scalar::from_int(16), Scalar::from_int(1), DType::Int64);
   Array every2 = ops::getitem(a, {IndexItem{IndexItem::Slice, 0, std::nullopt, std::nullopt, 2}});
   for (int64_t step : {INT64_MAX, INT64_MIN + 1, int64_t(1) << 62, -(int64_t(1) << 62)}) {
     Array v = ops::getitem(every2, {IndexItem{IndexItem::Slice, 0, std::nullopt, std::nullopt, step}});

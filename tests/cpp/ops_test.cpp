@@ -66,12 +66,12 @@ TEST(Creation, ZerosOnesFullArangeEye) {
   EXPECT_EQ(values<int32_t>(ops::ones({3}, DType::Int32)), (std::vector<int32_t>{1, 1, 1}));
   EXPECT_EQ(values<float>(ops::full({2}, Scalar::from_float(2.5), DType::Float32)),
             (std::vector<float>{2.5f, 2.5f}));
-  EXPECT_EQ(values<int64_t>(ops::arange(0, 5, 2, DType::Int64)), (std::vector<int64_t>{0, 2, 4}));
-  EXPECT_EQ(values<double>(ops::arange(1, 0, -0.25, DType::Float64)),
+  EXPECT_EQ(values<int64_t>(ops::arange(Scalar::from_int(0), Scalar::from_int(5), Scalar::from_int(2), DType::Int64)), (std::vector<int64_t>{0, 2, 4}));
+  EXPECT_EQ(values<double>(ops::arange(Scalar::from_int(1), Scalar::from_int(0), Scalar::from_float(-0.25), DType::Float64)),
             (std::vector<double>{1, 0.75, 0.5, 0.25}));
-  EXPECT_EQ(ops::arange(3, 1, 1, DType::Int64).size(), 0);
+  EXPECT_EQ(ops::arange(Scalar::from_int(3), Scalar::from_int(1), Scalar::from_int(1), DType::Int64).size(), 0);
   EXPECT_EQ(values<double>(ops::eye(2, 3, 1, DType::Float64)), (std::vector<double>{0, 1, 0, 0, 0, 1}));
-  EXPECT_EQ(error_kind([] { ops::arange(0, 1, 0, DType::Float64); }), ErrorKind::Value);
+  EXPECT_EQ(error_kind([] { ops::arange(Scalar::from_int(0), Scalar::from_int(1), Scalar::from_int(0), DType::Float64); }), ErrorKind::Value);
 }
 
 TEST(Creation, ScalarArrayIsZeroDAndRangeChecked) {
@@ -562,7 +562,7 @@ TEST(Matmul, BatchedAndEmpty) {
 // ---- shape ops and indexing ----------------------------------------------------------------
 
 TEST(Shape, ReshapeTransposeBroadcastAreViews) {
-  Array a = ops::arange(0, 6, 1, DType::Float64);
+  Array a = ops::arange(Scalar::from_int(0), Scalar::from_int(6), Scalar::from_int(1), DType::Float64);
   Array r = ops::reshape(a, {2, -1});
   EXPECT_EQ(r.shape(), (Shape{2, 3}));
   EXPECT_EQ(r.storage(), a.storage());
@@ -593,7 +593,7 @@ TEST(Shape, ConcatenateStackExpandSqueeze) {
 }
 
 TEST(Indexing, BasicIndexIsAView) {
-  Array a = ops::reshape(ops::arange(0, 12, 1, DType::Int64), {3, 4});
+  Array a = ops::reshape(ops::arange(Scalar::from_int(0), Scalar::from_int(12), Scalar::from_int(1), DType::Int64), {3, 4});
   IndexItem all_rows;
   all_rows.kind = IndexItem::Slice;
   IndexItem rev2;

@@ -1611,3 +1611,24 @@ def test_function_indexing_ops_on_backend(backend):
         np.testing.assert_allclose(np.asarray(g), w, rtol=1e-6, atol=1e-6, err_msg=str(k))
     with pytest.raises(IndexError, match="index 6 is out of bounds"):
         f(X, np.array([0, 6, 1, 2]), M, Y, L)
+
+
+@needs_gpu
+@pytest.mark.parametrize("args,kw", [
+    ((1_700_000_000_000_000_000, 1_700_000_000_000_000_005), {}), ((2**53 + 1, 2**53 + 4), {}),
+    ((2**62, 2**62 + 9, 3), {}), ((0.1, 10, 0.3), {}), ((0, 1, 0.1), {"dtype": "float32"}),
+    ((250, 260), {"dtype": "uint8"}),
+])
+def test_arange_on_the_gpu_matches_numpy(args, kw):
+    got = uma.arange(*args, **kw, device="cuda")
+    assert got.device == "cuda:0"
+    expected = np.arange(*args, **kw)
+    np.testing.assert_array_equal(np.asarray(got.to_device("cpu")), expected)
+    assert got.dtype == expected.dtype
+
+
+@needs_gpu
+@pytest.mark.parametrize("args", [(0, 1, 7), (-3.5, 2e9, 11), (1 + 1j, 2, 5)])
+def test_linspace_on_the_gpu_matches_numpy(args):
+    got = uma.linspace(*args, device="cuda")
+    np.testing.assert_array_equal(np.asarray(got.to_device("cpu")), np.linspace(*args))
