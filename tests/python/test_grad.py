@@ -329,3 +329,47 @@ def test_grad_of_shared_variables_and_wrt_cost_itself():
     gW = uma.grad(cost, W)
     np.testing.assert_allclose(np.asarray(uma.function([], gW)()), 2 * W.get_value())
     assert uma.function([], uma.grad(cost, cost))().item() == 1.0
+
+
+def _power_grads_oracle(x, y):
+    """NumPy: d(x**y)/dx = y x**(y-1) except 0 where y == 0; d/dy = x**y log(x) except 0 where
+    x == 0 and y >= 0 (PyTorch's and PyTensor's rules)."""
+    with np.errstate(all="ignore"):
+        dx = np.where(y == 0, 0.0, y * np.power(x, y - 1))
+        dy = np.where((x == 0) & (y >= 0), 0.0, np.power(x, y) * np.log(x))
+    return dx, dy
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_power_gradient_at_zero_base_and_zero_exponent(backend):
+    x0 = np.array([0.0, 0.0, 0.0, 0.0, 2.0, 0.0, 3.0])
+    y0 = np.array([2.0, 0.5, 0.0, 3.0, 0.0, 1.0, 1.5])
+    x, y = sym.vector("x"), sym.vector("y")
+    gx, gy = uma.grad(sym.sum(x ** y), [x, y])
+    f = uma.function([x, y], [gx, gy], backend=backend)
+    dx, dy = (np.asarray(v) for v in f(x0, y0))
+    ex, ey = _power_grads_oracle(x0, y0)
+    np.testing.assert_allclose(dx, ex, rtol=1e-12)
+    np.testing.assert_allclose(dy, ey, rtol=1e-12)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_power_gradient_of_a_constant_exponent_zero(backend):
+    x = sym.vector("x")
+    (gx,) = uma.grad(sym.sum(x ** 0.0), [x])
+    got = np.asarray(uma.function([x], gx, backend=backend)(np.array([0.0, 1.0, -2.0])))
+    np.testing.assert_array_equal(got, [0.0, 0.0, 0.0])
+
+
+def test_power_gradient_agrees_with_torch():
+    torch = pytest.importorskip("torch")
+    x0 = np.array([0.0, 0.0, 0.0, 2.0, 0.0, 0.5])
+    y0 = np.array([2.0, 0.0, 3.0, 0.0, 1.0, -1.5])
+    tx = torch.tensor(x0, requires_grad=True)
+    ty = torch.tensor(y0, requires_grad=True)
+    (tx ** ty).sum().backward()
+    x, y = sym.vector("x"), sym.vector("y")
+    gx, gy = uma.grad(sym.sum(x ** y), [x, y])
+    dx, dy = (np.asarray(v) for v in uma.function([x, y], [gx, gy])(x0, y0))
+    np.testing.assert_allclose(dx, tx.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(dy, ty.grad.numpy(), rtol=1e-12)

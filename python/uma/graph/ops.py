@@ -331,6 +331,17 @@ def _sign_grad(g, o, x):
     return [where(equal(r, 0), 0, negative(imag(conj(g) * o)) * 1j * o / where(equal(r, 0), 1, r))]
 
 
+def _power_grad(g, o, x, y):
+    """d(x**y)/dx = y x**(y-1), but 0 where y == 0 (x**0 is constant 1, also at x = 0, where
+    the formula gives 0 * inf); d(x**y)/dy = x**y log(x), but 0 where x == 0 and Re(y) >= 0
+    (0**y is constant 0 or 1 there, where the formula gives 0 * -inf). PyTorch's and PyTensor's
+    rules."""
+    dx = where(equal(y, 0), 0, g * _cj(y * power(x, y - 1)))
+    re_y = real(y) if kind_of(y.dtype) == "c" else y
+    dy = where(logical_and(equal(x, 0), re_y >= 0), 0, g * _cj(o * log(x)))
+    return [dx, dy]
+
+
 def _angle_grad(g, o, x):
     """angle(z) = atan2(y, x): gradient ``g * i / conj(z)`` (0 at z = 0); piecewise constant on
     real numbers."""
@@ -348,7 +359,7 @@ _GRADS = {
     "subtract": lambda g, o, x, y: [g, negative(g)],
     "multiply": lambda g, o, x, y: [g * _cj(y), g * _cj(x)],
     "divide": lambda g, o, x, y: [g / _cj(y), negative(g) * _cj(o / y)],
-    "power": lambda g, o, x, y: [g * _cj(y * power(x, y - 1)), g * _cj(o * log(x))],
+    "power": lambda g, o, x, y: _power_grad(g, o, x, y),
     "maximum": lambda g, o, x, y: [where(x >= y, g, 0), where(x >= y, 0, g)],
     "minimum": lambda g, o, x, y: [where(x <= y, g, 0), where(x <= y, 0, g)],
     "floor_divide": _zeros_grad,
