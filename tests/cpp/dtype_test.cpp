@@ -16,6 +16,7 @@
 #include <set>
 #include <string>
 
+#include "kernels/to_bfloat16.h"
 #include "uma/dtype.h"
 
 namespace uma {
@@ -279,3 +280,43 @@ TEST(BFloat16, NaNStaysNaNAndRoundTripIsExact) {
 
 }  // namespace
 }  // namespace uma
+
+// ---- conversion to bfloat16: rounded once (src/kernels/to_bfloat16.h) ------------------------
+
+namespace {
+float bf16_value(uint16_t bits) {
+  uint32_t u = static_cast<uint32_t>(bits) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+}  // namespace
+
+TEST(BFloat16, DoublesRoundOnceToNearestEven) {
+  using uma::kernels::bfloat16_bits;
+  // Through float32 this is 1 + 2^-8 (a tie) and then 1.0; rounded once it is above the tie.
+  EXPECT_EQ(bf16_value(bfloat16_bits(1 + 0x1p-8 + 0x1p-30)), 1.0078125f);
+  EXPECT_EQ(bf16_value(bfloat16_bits(1 + 0x1p-8)), 1.0f);                // tie to even
+  EXPECT_EQ(bf16_value(bfloat16_bits(1 + 3 * 0x1p-8)), 1.015625f);      // tie to even (up)
+  EXPECT_EQ(bf16_value(bfloat16_bits(-(1 + 0x1p-8 + 0x1p-40))), -1.0078125f);
+  EXPECT_EQ(bf16_value(bfloat16_bits(0x1p-133)), 0x1p-133f);            // smallest subnormal
+  EXPECT_EQ(bf16_value(bfloat16_bits(0x1p-134)), 0.0f);                 // tie to even: 0
+  EXPECT_EQ(bf16_value(bfloat16_bits(0x1p-134 + 0x1p-170)), 0x1p-133f);
+  EXPECT_EQ(bf16_value(bfloat16_bits(1e-300)), 0.0f);
+  EXPECT_TRUE(std::isinf(bf16_value(bfloat16_bits(3.4e38))));            // past max + half an ulp
+  EXPECT_EQ(bf16_value(bfloat16_bits(3.3895e38)), 3.3895313892515355e38f);  // the largest finite
+  EXPECT_TRUE(std::isnan(bf16_value(bfloat16_bits(std::nan("")))));
+  EXPECT_EQ(bfloat16_bits(-0.0), 0x8000);
+}
+
+TEST(BFloat16, IntegersRoundOnceToNearestEven) {
+  using uma::kernels::bfloat16_bits_of;
+  // 2^60 + 2^52 is a tie between 2^60 and 2^60 + 2^53; one more unit is above it.
+  EXPECT_EQ(bf16_value(bfloat16_bits_of<int64_t>((int64_t(1) << 60) + (int64_t(1) << 52))), 0x1p60f);
+  EXPECT_EQ(bf16_value(bfloat16_bits_of<int64_t>((int64_t(1) << 60) + (int64_t(1) << 52) + 1)), 0x1p60f + 0x1p53f);
+  EXPECT_EQ(bf16_value(bfloat16_bits_of<int64_t>(INT64_MIN)), -0x1p63f);
+  EXPECT_EQ(bf16_value(bfloat16_bits_of<uint64_t>(UINT64_MAX)), 0x1p64f);
+  EXPECT_EQ(bf16_value(bfloat16_bits_of<int32_t>((1 << 24) + (1 << 16) + 1)), 0x1p24f + 0x1p17f);
+  EXPECT_EQ(bf16_value(bfloat16_bits_of<int8_t>(-3)), -3.0f);
+  EXPECT_EQ(bfloat16_bits_of<uint8_t>(0), 0);
+}

@@ -114,6 +114,34 @@ def numpy_cast_each(x, dtype):
         return np.array([np.array([v]).astype(dtype)[0] for v in x.ravel()], dtype=dtype).reshape(x.shape)
 
 
+def bfloat16_round_once(v):
+    """The float value of bfloat16(v) for a Python int or float ``v``, rounded once to nearest
+    even from the exact value (Fractions): 8 significant bits, exponents from -126 (subnormal
+    steps of 2**-133), infinity from halfway past the largest finite value on. The oracle of every
+    conversion to bfloat16, independent of any package's implementation."""
+    import math
+    from fractions import Fraction
+    if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
+        return v
+    x = Fraction(v)
+    if x == 0:
+        return math.copysign(0.0, v) if isinstance(v, float) else 0.0
+    sign, x = (-1 if x < 0 else 1), abs(x)
+    e = math.floor(math.log2(x))  # 2**e <= x < 2**(e+1), corrected below
+    while Fraction(2) ** e > x:
+        e -= 1
+    while Fraction(2) ** (e + 1) <= x:
+        e += 1
+    quantum = Fraction(2) ** (max(e, -126) - 7)
+    q, r = divmod(x, quantum)
+    if r > quantum / 2 or (r == quantum / 2 and q % 2 == 1):
+        q += 1
+    result = q * quantum
+    if result >= Fraction(2) ** 128:
+        return sign * math.inf
+    return sign * float(result)
+
+
 def numpy_quiet(fn):
     """Call fn with NumPy warnings (overflow, divide by zero, empty mean) silenced."""
     with np.errstate(all="ignore"), warnings.catch_warnings():

@@ -13,7 +13,8 @@ import pytest
 
 import uma
 from conftest import (
-    INVALID_CAST_FLOATS, RTOL, assert_matches, numpy_cast_each, numpy_error_type, numpy_quiet, random_data,
+    INVALID_CAST_FLOATS, RTOL, assert_matches, bfloat16_round_once, numpy_cast_each, numpy_error_type, numpy_quiet,
+    random_data,
 )
 
 GPU = uma.cuda.is_available()
@@ -1632,3 +1633,28 @@ def test_arange_on_the_gpu_matches_numpy(args, kw):
 def test_linspace_on_the_gpu_matches_numpy(args):
     got = uma.linspace(*args, device="cuda")
     np.testing.assert_array_equal(np.asarray(got.to_device("cpu")), np.linspace(*args))
+
+
+@needs_gpu
+@pytest.mark.parametrize("src", ["float64", "complex128", "int64", "uint64", "int32"])
+def test_bfloat16_conversion_rounds_once_on_the_gpu(src):
+    floats = [1 + 2.0**-8 + 2.0**-30, 1 + 2.0**-8, 1 + 3 * 2.0**-8, -(1 + 2.0**-8 + 2.0**-40), 3.4e38, 3.3895e38,
+              2.0**-133, 2.0**-134, 2.0**-134 + 2.0**-160, 1e-300, 0.1, 123456.789]
+    ints = [2**60 + 2**52 + 1, 2**60 + 2**52, 2**62 + 2**54 + 7, 2**63 - 1, 2**24 + 2**16 + 1, 2**31 - 1, 257]
+    values = floats if src in ("float64", "complex128") else ints
+    if src.startswith("int"):
+        values = values + [-v for v in values]
+    if src == "int32":
+        values = [v for v in values if -2**31 <= v < 2**31]
+    x = np.array(values, dtype=src)
+    got = uma.asarray(x, device="cuda").astype("bfloat16").to_device("cpu").astype("float64")
+    expected = np.array([bfloat16_round_once(v.real if isinstance(v, complex) else v) for v in x.tolist()])
+    np.testing.assert_array_equal(np.asarray(got), expected)
+
+
+@needs_gpu
+def test_bfloat16_reduction_result_rounds_once_on_the_gpu():
+    x = np.array([1.0, 2.0**-8, 2.0**-30])  # the float64 sum is just above a bfloat16 tie
+    for device in ("cpu", "cuda"):
+        got = uma.sum(uma.asarray(x, device=device), dtype="bfloat16").to_device("cpu").astype("float64")
+        assert float(np.asarray(got)) == bfloat16_round_once(float(np.sum(x))) == 1.0078125

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import uma
-from conftest import ALL_DTYPES, NUMPY_DTYPES, np_dtype, uma_dtype
+from conftest import ALL_DTYPES, NUMPY_DTYPES, bfloat16_round_once, np_dtype, uma_dtype
 
 
 @pytest.mark.parametrize("name", ALL_DTYPES)
@@ -149,3 +149,40 @@ def test_result_type_weak_python_scalars(dtypes, scalars):
 def test_result_type_accepts_dtypes():
     assert uma.result_type(uma.int32, uma.float32) == uma.float64
     assert uma.result_type(np.dtype("int8"), "uint8") == uma.int16
+
+
+# --------------------------------------------------------------------------- bfloat16 rounding
+
+def _bf16_cases():
+    """float64 and integer values whose bfloat16 rounding differs when rounded twice (through
+    float32), ties to even, subnormals, and values at the overflow threshold."""
+    eps = [2.0**-30, 2.0**-40, -(2.0**-30)]
+    floats = [1 + 2.0**-8 + d for d in eps] + [1 + 3 * 2.0**-8 + d for d in eps]
+    floats += [1 + 2.0**-8, 1 + 3 * 2.0**-8, -(1 + 2.0**-8 + 2.0**-30), 3.0e38, 3.3895e38, 3.3961e38, 3.4e38,
+               2.0**-133, 2.0**-134, 2.0**-134 + 2.0**-160, 1.5 * 2.0**-133, 2.0**-127 * (1 + 2.0**-9 + 2.0**-40),
+               1e-300, 5e-324, 0.1, -7.3e10, 123456.789, 2.0**-126 * (1 - 2.0**-9)]
+    ints = [2**60 + 2**52 + 1, 2**60 + 2**52, 2**60 + 3 * 2**52, -(2**62 + 2**54 + 7), 2**63 - 1, -(2**63),
+            2**24 + 2**16 + 1, 2**31 - 1, 16777217, -(2**53 + 2**45 + 1), 257, 259, 2**40 + 2**32]
+    return floats, ints
+
+
+@pytest.mark.parametrize("src", ["float64", "complex128", "int64", "uint64", "int32"])
+def test_bfloat16_conversion_rounds_once(src):
+    floats, ints = _bf16_cases()
+    if src in ("float64", "complex128"):
+        values = floats
+    elif src == "uint64":
+        values = [v for v in ints if v >= 0] + [2**64 - 1, 2**63 + 2**55 + 1]
+    elif src == "int32":
+        values = [v for v in ints if -2**31 <= v < 2**31]
+    else:
+        values = ints
+    x = np.array(values, dtype=src)
+    got = np.asarray(uma.asarray(x).astype("bfloat16").astype("float64"))
+    expected = np.array([bfloat16_round_once(v.real if isinstance(v, complex) else v) for v in x.tolist()])
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_bfloat16_of_double_example_from_ml_dtypes():
+    got = uma.asarray(np.array([1 + 2**-8 + 2**-30])).astype("bfloat16").astype("float64")
+    assert np.asarray(got)[0] == 1.0078125

@@ -1,5 +1,6 @@
 // src/kernels/cpu/convert.h — value conversion between element types (never reinterprets).
-// Float -> integer conversions of NaN or out-of-range values follow kernels/float_to_int.h.
+// Float -> integer conversions of NaN or out-of-range values follow kernels/float_to_int.h;
+// conversions to bfloat16 round once (kernels/to_bfloat16.h).
 #pragma once
 #include <cmath>
 #include <complex>
@@ -8,6 +9,7 @@
 #include <type_traits>
 
 #include "kernels/float_to_int.h"
+#include "kernels/to_bfloat16.h"
 #include "uma/dtype.h"
 
 namespace uma::kernels::cpu {
@@ -30,8 +32,10 @@ inline D convert(S s) {
     else return convert<D>(s.real());
   } else if constexpr (std::is_same_v<D, bool>) {
     return s != S(0);
-  } else if constexpr (std::is_same_v<D, bfloat16>) {
-    return bfloat16::from_float(static_cast<float>(s));
+  } else if constexpr (std::is_same_v<D, bfloat16>) {  // rounded once (kernels/to_bfloat16.h)
+    if constexpr (std::is_same_v<S, float>) return bfloat16::from_float(s);
+    else if constexpr (std::is_integral_v<S> && !std::is_same_v<S, bool>) return bfloat16{kernels::bfloat16_bits_of(s)};
+    else return bfloat16{kernels::bfloat16_bits(static_cast<double>(s))};
   } else if constexpr (std::is_same_v<D, float16>) {
     return static_cast<float16>(s);
   } else if constexpr (is_cplx_v<D>) {

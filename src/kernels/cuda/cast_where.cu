@@ -1,5 +1,6 @@
 // Casts between every pair of dtypes and where() (launchers in kernels/cuda/ops_launch.h).
-// float16/bfloat16 convert through float32 (to them from float64 directly), bool is 0/1;
+// float16/bfloat16 convert through float32 (to float16 from float64 directly; to bfloat16 from
+// anything wider than float32 rounded once, kernels/to_bfloat16.h), bool is 0/1;
 // complex to real takes the real part, complex to bool tests both parts, real to complex has
 // a zero imaginary part (the cpu kernels' convert, kernels/cpu/convert.h).
 #include <cuda_bf16.h>
@@ -10,6 +11,7 @@
 #include "kernels/cuda/device_ops.cuh"
 #include "kernels/cuda/grid.cuh"
 #include "kernels/float_to_int.h"
+#include "kernels/to_bfloat16.h"
 
 namespace uma::kernels::cuda_launch {
 
@@ -35,9 +37,12 @@ __device__ __forceinline__ To convert_real(From x0) {
   else if constexpr (std::is_same_v<To, __half>) {
     if constexpr (std::is_same_v<W, double>) return __double2half(x);
     else return __float2half_rn(static_cast<float>(x));
-  } else if constexpr (std::is_same_v<To, __nv_bfloat16>) {
-    if constexpr (std::is_same_v<W, double>) return __double2bfloat16(x);
-    else return __float2bfloat16_rn(static_cast<float>(x));
+  } else if constexpr (std::is_same_v<To, __nv_bfloat16>) {  // rounded once (kernels/to_bfloat16.h)
+    if constexpr (std::is_same_v<W, float>) return __float2bfloat16_rn(x);
+    __nv_bfloat16_raw r;
+    if constexpr (std::is_integral_v<W>) r.x = kernels::bfloat16_bits_of(x);
+    else r.x = kernels::bfloat16_bits(static_cast<double>(x));
+    return __nv_bfloat16(r);
   } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<W>) {
     return kernels::float_to_int<To>(static_cast<double>(x));
   } else {

@@ -26,6 +26,7 @@
 
 #include "kernels/cuda/device_ops.cuh"
 #include "kernels/cuda/grid.cuh"
+#include "kernels/to_bfloat16.h"
 
 namespace uma::kernels::cuda_launch {
 
@@ -85,7 +86,11 @@ template <class V> __device__ __forceinline__ bool equal(V a, V b) {
 template <class O, class A> __device__ __forceinline__ O to_out(A a) {
   if constexpr (std::is_same_v<O, A>) return a;
   else if constexpr (std::is_same_v<O, __half>) return __double2half(static_cast<double>(a));
-  else if constexpr (std::is_same_v<O, __nv_bfloat16>) return __double2bfloat16(static_cast<double>(a));
+  else if constexpr (std::is_same_v<O, __nv_bfloat16>) {
+    __nv_bfloat16_raw r;
+    r.x = kernels::bfloat16_bits(static_cast<double>(a));  // rounded once, as the cpu's
+    return __nv_bfloat16(r);
+  }
   else if constexpr (is_cx_v<O>) return O{static_cast<real_t<O>>(a.re), static_cast<real_t<O>>(a.im)};
   else return static_cast<O>(a);
 }
