@@ -33,9 +33,10 @@ help:
 env-demo env-test env-dev env-bench env-fuzz: env-%:
 	@bash scripts/setup_env.sh $*
 
-# `pip install .` builds with scikit-build-core + nanobind (from pyproject's build requirements).
+# `pip install .` builds with scikit-build-core + nanobind, the pinned versions the demo profile
+# put in the venv (no build isolation: nothing unpinned is downloaded).
 install: env-demo
-	$(VPY) -m pip install -q --disable-pip-version-check .
+	$(VPY) -m pip install -q --disable-pip-version-check --no-build-isolation -c constraints.txt .
 
 demo: install
 	$(VPY) -m uma.examples.train $(ARGS)

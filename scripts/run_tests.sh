@@ -119,7 +119,7 @@ phase_python() {
   banner "Python tests against the installed package"
   # pip builds in build/test (the objects of the C++ phase are reused: same flags), with the
   # build requirements already in the venv; then installs into the venv's site-packages.
-  "$PY" -m pip install -q --no-build-isolation --disable-pip-version-check \
+  "$PY" -m pip install -q --no-build-isolation --disable-pip-version-check -c constraints.txt \
     -Cbuild-dir=build/test -Ccmake.define.UMA_BUILD_TESTS=ON . || return 1
   # The installed extension must be the one just built (not a stale in-tree `make dev` copy).
   local built installed

@@ -6,10 +6,12 @@
 #      GoogleTest, pkg-config, and venv/headers support for the Python interpreter;
 #   2. a virtual environment in $VENV (default .venv), created with $PYTHON (default python3)
 #      or reused;
-#   3. the PyPI packages PROFILE needs, installed into that environment.
+#   3. the PyPI packages PROFILE needs, installed into that environment at the versions of
+#      constraints.txt.
 #
 # PROFILE is one of:
-#   demo   numpy, scikit-learn, matplotlib (the package itself is installed by the Makefile)
+#   demo   numpy, scikit-learn, matplotlib and the build tools (scikit-build-core, nanobind, cmake,
+#          ninja; the package itself is built and installed by the Makefile)
 #   dev    + the build tools (scikit-build-core, nanobind, cmake, ninja) and pytest
 #   test   + pytest, hypothesis, ml_dtypes, pyarrow, torch==2.13.0 (the CPU build on disk), pytest-xdist,
 #          jax[cpu], and mlx[cpu] if it installs here (the interop matrix)
@@ -73,13 +75,15 @@ else
   rm -rf "$VENV"
   "$PYTHON" -m venv "$VENV"
 fi
-PIP=("$VENV/bin/python" -m pip install -q --disable-pip-version-check)
+# Every install is constrained to the versions CI tested (constraints.txt at the repository root).
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+PIP=("$VENV/bin/python" -m pip install -q --disable-pip-version-check -c "$ROOT/constraints.txt")
 
 # ---- 3. PyPI packages ------------------------------------------------------------------------
 demo_pkgs=(numpy scikit-learn matplotlib)
 build_pkgs=("scikit-build-core>=0.10" "nanobind>=2.4" "cmake>=3.24" ninja)
 case "$profile" in
-  demo) pkgs=("${demo_pkgs[@]}") ;;
+  demo) pkgs=("${demo_pkgs[@]}" "${build_pkgs[@]}") ;;
   dev) pkgs=("${demo_pkgs[@]}" "${build_pkgs[@]}" pytest) ;;
   test) pkgs=("${demo_pkgs[@]}" "${build_pkgs[@]}" pytest pytest-xdist hypothesis ml_dtypes pyarrow safetensors "torch==2.13.0" "jax[cpu]") ;;
   bench) pkgs=("${demo_pkgs[@]}" "torch==2.13.0" "jax[cpu]" pytensor numba) ;;

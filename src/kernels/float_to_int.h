@@ -3,8 +3,11 @@
 // (cpu/convert.h) and the cuda kernels (cuda/cast_where.cu) both use. Plain C++, host and
 // device (internal).
 //
-// Checked against NumPy 2 for float64 and float32 sources (NaN, inf and out-of-range values
-// make NumPy warn "invalid value encountered in cast"): 8- and 16-bit targets go through int32,
+// One rule for every float dtype: a float16, bfloat16 or float32 value is exactly a double, and
+// is converted as that double (so bfloat16 -> uint8 of -3.0 is 253, as float32's; tests compute
+// the rule, never a package's bfloat16 casts). Checked against NumPy 2 for float64 and float32
+// sources (NaN, inf and out-of-range values make NumPy warn "invalid value encountered in
+// cast"): 8- and 16-bit targets go through int32,
 // then are truncated (NaN -> 0); int32 and int64 give their indefinite; uint64 from [2^63, inf)
 // is int64 of v - 2^63 with the top bit flipped (inf -> 0), below that through int64 (negatives
 // wrap, NaN -> 2^63); uint32 through int64, truncated (NaN -> 0). NumPy's own uint32 results
