@@ -31,14 +31,14 @@ _OPS = [
     "expand_dims", "squeeze", "astype",
     # creation from another array
     "zeros_like", "ones_like", "empty_like", "full_like",
-    # ---- reduce-linalg: statistics, cumulative ops, linear algebra, split, indexing, nn ----
+    # statistics, cumulative ops, linear algebra, split, indexing, nn
     "var", "std", "logsumexp", "cumsum", "cumprod", "outer", "diag", "diagonal", "trace",
     "split", "take", "set_subtensor", "inc_subtensor", "softmax", "log_softmax", "relu",
-    # ---- issue 4 elementwise set ----
+    # elementwise: other bases, trigonometry, special functions, rounding, clip
     "exp2", "log2", "log10", "reciprocal", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh",
     "rint", "softplus", "erf", "erfc", "gammaln", "digamma", "arctan2", "logical_xor", "round",
     "clip",
-    # ---- gradients: digamma's derivative, parts of complex numbers ----
+    # elementwise: digamma's derivative, parts of complex numbers
     "trigamma", "real", "imag", "conj", "angle",
 ]
 

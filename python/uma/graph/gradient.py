@@ -41,6 +41,7 @@ def grad(cost, wrt, *, disconnected_inputs="raise"):
     (trigamma). Convention: PyTensor's ``grad`` (``disconnected_inputs="raise"`` default).
     """
     from . import ops  # late: ops imports basic which imports ops
+    from .ops.convert import _to_dtype
 
     if not isinstance(cost, Variable):
         raise TypeError(f"grad: cost must be a symbolic Variable, got {type(cost).__name__}")
@@ -105,6 +106,6 @@ def grad(cost, wrt, *, disconnected_inputs="raise"):
                     f"grad: the cost does not depend on {_label(w)} (disconnected input; PyTensor's "
                     f"disconnected_inputs='raise'); pass disconnected_inputs='zero' to get zeros")
             g = ops.zeros_like(w)
-        g = ops._to_dtype(g, w.dtype)
+        g = _to_dtype(g, w.dtype)
         result.append(g)
     return result[0] if single else result

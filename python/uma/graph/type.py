@@ -24,8 +24,8 @@ __all__ = [
 ]
 
 #: dtypes every compute op supports. Elementwise ops, ``where``, ``clip``, ``round`` and
-#: ``astype`` take every dtype NumPy defines them on (issue 4); the other ops raise
-#: ``TypeError`` for dtypes outside this set at graph-build time.
+#: ``astype`` take every dtype NumPy defines them on; the other ops take every dtype too,
+#: except where their docstrings say (see :mod:`uma.graph.ops`).
 COMPUTE_DTYPES = frozenset({"bool", "int32", "int64", "float32", "float64"})
 FLOAT_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64"})
 

@@ -388,7 +388,7 @@ def _describe_steps(steps, inputs, copies, outputs):
 
 
 def op_arity(name):
-    from ..graph.ops import _elemwise
+    from ..graph.ops.elemwise import _elemwise
     try:
         return _elemwise(name).nin
     except Exception:

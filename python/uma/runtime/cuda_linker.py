@@ -1,6 +1,6 @@
 """The ``cuda`` linker: evaluates a graph on a GPU, node by node, with uma's eager ops.
 
-Design (issue 5): values live on ``cuda:N`` as ``uma.Array`` s. The thunk walks the graph in
+Design: values live on ``cuda:N`` as ``uma.Array`` s. The thunk walks the graph in
 topological order and calls each op's ``perform`` on device arrays; the eager ops dispatch
 to the CUDA kernels (``src/kernels/cuda``) at the one device boundary of ``kernels.h``, so
 every op is queued on uma's stream of the device and the host never waits except where a

@@ -105,8 +105,8 @@ _ELEMWISE = {
     "not_equal": np.not_equal, "less": np.less, "less_equal": np.less_equal,
     "greater": np.greater, "greater_equal": np.greater_equal, "logical_and": np.logical_and,
     "logical_or": np.logical_or,
-    # ---- issue 4 elementwise set (exp2, tan, arctan2, ... are NumPy's functions of the same
-    # name; erf, erfc, gammaln and digamma, which NumPy lacks, run uma's reference perform) ----
+    # exp2, tan, arctan2, ... are NumPy's functions of the same name (getattr(np, name)); erf,
+    # erfc, gammaln and digamma, which NumPy lacks, run uma's reference perform
     "softplus": lambda x: np.logaddexp(x.dtype.type(0), x),
     "trigamma": _trigamma,
     # NumPy's real and imag of a real array are views of it: a copy keeps results unaliased
@@ -203,7 +203,7 @@ def _table():
     }
 
 
-# ---- reduce-linalg: reductions, linear algebra, indexing on every dtype ------------------------
+# ---- reductions, linear algebra, indexing on every dtype ---------------------------------------
 # NumPy computes float16 in float16 and has no bfloat16 arithmetic of its own (ml_dtypes'
 # results may come back as float32); like uma's kernels, these impls compute both in float32
 # and return the dtype the graph inferred.

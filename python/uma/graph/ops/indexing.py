@@ -1,0 +1,289 @@
+"""Reading by index: basic indexing (:func:`getitem`: ints, slices, None, ...; a view), integer
+arrays (:func:`take`) and bool masks (:class:`MaskSelect`), with their gradients.
+"""
+from __future__ import annotations
+
+import builtins as _b
+
+import numpy as np
+
+from ..basic import Constant, Op, Variable, as_variable
+from ..type import TensorType, kind_of
+from ._common import _diff, _k, _norm_axis
+
+
+def _norm_index(index, ndim):
+    """Normalise a basic index to a tuple of int / slice / None, with Ellipsis expanded."""
+    if not isinstance(index, tuple):
+        index = (index,)
+    items = []
+    for it in index:
+        if isinstance(it, Variable):
+            raise TypeError("getitem: symbolic indices are not supported (only basic indexing with "
+                            "ints, slices, None and ...)")
+        if it is None or it is Ellipsis:
+            items.append(it)
+        elif isinstance(it, slice):
+            parts = []
+            for p in (it.start, it.stop, it.step):
+                if p is None:
+                    parts.append(None)
+                elif isinstance(p, (int, np.integer)) and not isinstance(p, (bool, np.bool_)):
+                    parts.append(int(p))
+                else:
+                    raise IndexError(f"getitem: slice indices must be integers or None, got {p!r}")
+            if parts[2] == 0:
+                raise ValueError("getitem: slice step cannot be zero")
+            items.append(slice(*parts))
+        elif isinstance(it, (int, np.integer)) and not isinstance(it, (bool, np.bool_)):
+            items.append(int(it))
+        else:
+            raise IndexError(f"getitem: only integers, slices, None and ... are valid indices "
+                             f"(basic indexing), got {it!r}")
+    if _b.sum(1 for it in items if it is Ellipsis) > 1:
+        raise IndexError("getitem: an index can only have a single ellipsis ('...')")
+    consumed = _b.sum(1 for it in items if it is not None and it is not Ellipsis)
+    if consumed > ndim:
+        raise IndexError(f"getitem: too many indices: array is {ndim}-dimensional, but {consumed} were indexed")
+    if Ellipsis in items:
+        k = items.index(Ellipsis)
+        items[k:k + 1] = [slice(None)] * (ndim - consumed)
+    else:
+        items += [slice(None)] * (ndim - consumed)
+    return tuple(items)
+
+
+def _index_shape(index, shape, runtime):
+    out, ax = [], 0
+    for it in index:
+        if it is None:
+            out.append(1)
+            continue
+        d = shape[ax]
+        if isinstance(it, int):
+            if d is not None and not -d <= it < d:
+                raise IndexError(f"getitem: index {it} is out of bounds for axis {ax} with size {d}")
+        elif d is not None:
+            out.append(len(range(*it.indices(d))))
+        else:
+            out.append(None)
+        ax += 1
+    return tuple(out)
+
+
+class GetItem(Op):
+    name = "getitem"
+    props = ("index",)
+    view_of = {0: 0}
+
+    def __init__(self, index):
+        self.index = index
+
+    def output_types(self, inputs):
+        x = inputs[0]
+        return [TensorType(x.dtype, _index_shape(self.index, x.shape, False))]
+
+    def perform(self, node, values):
+        return [values[0][self.index]]
+
+    def program_op(self, node):
+        return "getitem", {"index": self.index}
+
+    def infer_shape(self, node, shapes):
+        return [_index_shape(self.index, tuple(shapes[0]), True)]
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        x = node.inputs[0]
+        if g is None or not _diff(x.dtype):
+            return [None]
+        return [GetItemGrad(self.index)(g, x)]
+
+
+class GetItemGrad(Op):
+    """zeros like input 1 with input 0 written at ``index`` (gradient of getitem; reference only)."""
+
+    name = "getitem_grad"
+    props = ("index",)
+
+    def __init__(self, index):
+        self.index = index
+
+    def output_types(self, inputs):
+        g, x = inputs
+        return [TensorType(x.dtype, x.shape)]
+
+    def program_op(self, node):
+        return "getitem_grad", {"index": self.index, "dtype": node.outputs[0].dtype}
+
+    def perform(self, node, values):
+        g, x = values
+        # on x's device (a cuda linker's values stay on the GPU)
+        z = _k().zeros(tuple(x.shape), dtype=node.outputs[0].dtype, device=getattr(x, "device", None))
+        z[self.index] = g
+        return [z]
+
+    def infer_shape(self, node, shapes):
+        return [tuple(shapes[1])]
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        return [None if g is None else getitem(g, self.index), None]
+
+
+def getitem(a, index):
+    """Basic indexing ``a[index]`` (ints, slices with any step, None, ...): a view. Advanced
+    indices: one integer array (list, array or integer Variable) with only full slices around
+    it (``a[idx]``, ``a[:, idx]``: :func:`take` along that axis) or a bool mask over the leading
+    axes (``a[mask]``: shape ``(count,) + a.shape[mask.ndim:]``).
+
+    ``IndexError`` for an out-of-range int (when the length is static), too many indices or
+    a non-basic index; ``TypeError`` for a symbolic index."""
+    a = as_variable(a)
+    adv = _split_advanced("getitem", index, a.ndim)
+    if adv is not None:  # x[int_array], x[:, int_array], x[mask]
+        kind, axis, v = adv
+        return MaskSelect()(a, v) if kind == "mask" else Take(axis)(a, v)
+    idx = _norm_index(index, a.ndim)
+    if _b.all(isinstance(it, slice) and it == slice(None) for it in idx):
+        return a
+    return GetItem(idx)(a)
+
+
+def _index_var(opname, idx):
+    if isinstance(idx, (list, tuple)) and len(idx) == 0:
+        return Constant(np.zeros(0, np.int64))
+    v = as_variable(idx)
+    if kind_of(v.dtype) not in "iub":
+        if isinstance(idx, (list, tuple)) and len(idx) == 0:
+            return Constant(np.zeros(0, np.int64))
+        raise IndexError(f"{opname}: arrays used as indices must be of integer (or boolean) type, got {v.dtype}")
+    return v
+
+
+def _is_index_array(it):
+    if isinstance(it, Variable):
+        return it.ndim > 0 or kind_of(it.dtype) == "b"
+    if isinstance(it, list):
+        return True
+    if isinstance(it, (bool, int, slice, type(None), type(Ellipsis), np.integer, np.bool_)):
+        return False
+    return getattr(it, "ndim", 0) > 0
+
+
+def _split_advanced(opname, index, ndim):
+    """None for a basic index; else ("take", axis, indices) or ("mask", None, mask) for one
+    integer/bool array with nothing but full slices around it. ``IndexError`` otherwise."""
+    items = index if isinstance(index, tuple) else (index,)
+    pos = [k for k, it in enumerate(items) if _is_index_array(it)]
+    if not pos:
+        return None
+    full = slice(None)
+    if len(pos) > 1 or _b.any(k != pos[0] and not (isinstance(it, slice) and it == full)
+                               for k, it in enumerate(items)):
+        raise IndexError(f"{opname}: only one integer or boolean array, with nothing but full slices (':') "
+                         f"before and after it (x[idx], x[:, idx], x[mask]), is supported as an advanced index")
+    k = pos[0]
+    v = _index_var(opname, items[k])
+    if v.dtype == "bool":
+        if k != 0:
+            raise IndexError(f"{opname}: a boolean mask is supported as the first index only (x[mask])")
+        return ("mask", None, v)
+    if k >= ndim:
+        raise IndexError(f"{opname}: too many indices for array: array is {ndim}-dimensional, but {k + 1} "
+                         f"were indexed")
+    return ("take", k, v)
+
+
+class Take(Op):
+    """np.take along ``axis`` (None: of the flattened array) at integer indices (input 1)."""
+
+    name = "take"
+    props = ("axis",)
+
+    def __init__(self, axis):
+        self.axis = axis
+
+    def _shape(self, xs, ishape):
+        if self.axis is None:
+            return tuple(ishape)
+        return tuple(xs[:self.axis]) + tuple(ishape) + tuple(xs[self.axis + 1:])
+
+    def output_types(self, inputs):
+        x, idx = inputs
+        if kind_of(idx.dtype) not in "iu":
+            raise TypeError(f"take: indices must be integers, got dtype {idx.dtype}")
+        return [TensorType(x.dtype, self._shape(x.shape, idx.shape))]
+
+    def perform(self, node, values):
+        return [_k().take(values[0], values[1], axis=self.axis)]
+
+    def infer_shape(self, node, shapes):
+        return [self._shape(shapes[0], shapes[1])]
+
+    def program_op(self, node):
+        return "take", {"axis": self.axis}
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        x, idx = node.inputs
+        if g is None or not _diff(x.dtype):
+            return [None, None]
+        g = _to_dtype(g, x.dtype)
+        if self.axis is None:
+            flat = reshape(x, (-1,))
+            return [_reshape_like(UpdateSubtensor("take", True, 0)(zeros_like(flat), g, idx), x), None]
+        return [UpdateSubtensor("take", True, self.axis)(zeros_like(x), g, idx), None]
+
+
+def take(a, indices, axis=None):
+    """np.take: elements of ``a`` at integer ``indices`` along ``axis`` (None: of the flattened
+    array); shape ``a.shape[:axis] + indices.shape + a.shape[axis+1:]``. ``IndexError`` (when
+    the function runs) naming an out-of-bounds index. Gradient: scatter-add (np.add.at)."""
+    a = as_variable(a)
+    idx = _index_var("take", indices)
+    ax = None if axis is None else _norm_axis("take", axis, a.ndim)
+    return Take(ax)(a, idx)
+
+
+class MaskSelect(Op):
+    """``x[mask]`` for a bool mask over x's leading axes: shape (count,) + x.shape[mask.ndim:]."""
+
+    name = "mask_select"
+
+    def output_types(self, inputs):
+        x, m = inputs
+        if m.dtype != "bool":
+            raise TypeError(f"getitem: a boolean mask must have dtype bool, got {m.dtype}")
+        if m.ndim == 0 or m.ndim > x.ndim:
+            raise IndexError(f"getitem: a boolean mask of {m.ndim} dimension(s) cannot index an array of "
+                             f"{x.ndim} dimension(s) (0-d masks are not supported)")
+        for ax, (dm, dx) in enumerate(zip(m.shape, x.shape)):
+            if dm is not None and dx is not None and dm != dx:
+                raise IndexError(f"getitem: boolean index did not match indexed array along axis {ax}; size of "
+                                 f"axis is {dx} but size of corresponding boolean axis is {dm}")
+        return [TensorType(x.dtype, (None,) + tuple(x.shape[m.ndim:]))]
+
+    def perform(self, node, values):
+        return [values[0][values[1]]]
+
+    def infer_shape(self, node, shapes):
+        raise NotImplementedError("mask_select: the result's length depends on the mask's values")
+
+    def program_op(self, node):
+        return "mask_select", {}
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        x, m = node.inputs
+        if g is None or not _diff(x.dtype):
+            return [None, None]
+        return [UpdateSubtensor("mask", True, None)(zeros_like(x), _to_dtype(g, x.dtype), m), None]
+
+
+# The other op modules' names, used only when a graph is built: imported last, because the op
+# modules use one another (each module is complete before it imports the others).
+from .convert import _to_dtype  # noqa: E402
+from .creation import zeros_like  # noqa: E402
+from .shape import _reshape_like, reshape  # noqa: E402
+from .subtensor import UpdateSubtensor  # noqa: E402

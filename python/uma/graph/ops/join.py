@@ -1,0 +1,195 @@
+"""Joining and splitting arrays: concatenate (gradient: :class:`Segment`), stack and split.
+"""
+from __future__ import annotations
+
+import builtins as _b
+
+import numpy as np
+
+from ..basic import Op, Variable, as_variable
+from ..type import TensorType
+from ._common import _as_inputs, _diff, _fmt, _k, _norm_axis, _promote
+
+
+def _concat_shape(opname, shapes, axis, static):
+    nd = len(shapes[0])
+    for s in shapes:
+        if len(s) != nd:
+            raise ValueError(f"{opname}: all the input arrays must have the same number of dimensions, "
+                             f"got shapes " + " ".join(_fmt(t) if static else str(tuple(t)) for t in shapes))
+    out = []
+    for ax in range(nd):
+        dims = [s[ax] for s in shapes]
+        if ax == axis:
+            out.append(None if _b.any(d is None for d in dims) else _b.sum(dims))
+            continue
+        known = {d for d in dims if d is not None}
+        if len(known) > 1:
+            raise ValueError(f"{opname}: input array dimensions except for the concatenation axis must "
+                             f"match exactly, got shapes " + " ".join(_fmt(t) if static else str(tuple(t)) for t in shapes))
+        out.append(known.pop() if known else None)
+    return tuple(out)
+
+
+class Concatenate(Op):
+    name = "concatenate"
+    props = ("axis",)
+
+    def __init__(self, axis):
+        self.axis = axis
+
+    def output_types(self, inputs):
+        dt = _promote(*[i.dtype for i in inputs])
+        return [TensorType(dt, _concat_shape("concatenate", [i.shape for i in inputs], self.axis, True))]
+
+    def perform(self, node, values):
+        return [_k().concatenate(list(values), axis=self.axis)]
+
+    def infer_shape(self, node, shapes):
+        return [_concat_shape("concatenate", [tuple(s) for s in shapes], self.axis, False)]
+
+    def program_op(self, node):
+        return "concatenate", {"axis": self.axis}
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        if g is None:
+            return [None] * len(node.inputs)
+        res = []
+        for k, x in enumerate(node.inputs):
+            if not _diff(x.dtype):
+                res.append(None)
+                continue
+            res.append(_to_dtype(Segment(self.axis, k)(g, *node.inputs), x.dtype))
+        return res
+
+
+class Segment(Op):
+    """Piece ``index`` of ``g`` split along ``axis`` like the inputs ``xs`` of a concatenate
+    (gradient helper; reference only: the offsets come from the run-time shapes)."""
+
+    name = "segment"
+    props = ("axis", "index")
+
+    def __init__(self, axis, index):
+        self.axis, self.index = axis, index
+
+    def output_types(self, inputs):
+        g, xs = inputs[0], inputs[1:]
+        shape = tuple(g.shape[:self.axis]) + (xs[self.index].shape[self.axis],) + tuple(g.shape[self.axis + 1:])
+        return [TensorType(g.dtype, shape)]
+
+    def perform(self, node, values):
+        g, xs = values[0], values[1:]
+        start = _b.sum(x.shape[self.axis] for x in xs[:self.index])
+        stop = start + xs[self.index].shape[self.axis]
+        return [g[(slice(None),) * self.axis + (slice(start, stop),)]]
+
+    view_of = {0: 0}
+
+    def infer_shape(self, node, shapes):
+        g, xs = shapes[0], shapes[1:]
+        return [tuple(g[:self.axis]) + (xs[self.index][self.axis],) + tuple(g[self.axis + 1:])]
+
+    def grad(self, node, output_grads):  # pragma: no cover - second derivatives unused
+        raise NotImplementedError("segment: gradient not implemented")
+
+
+def _seq_inputs(opname, arrays):
+    if isinstance(arrays, Variable):
+        raise TypeError(f"{opname}: expects a sequence of arrays, got a single Variable")
+    arrays = list(arrays)
+    if not arrays:
+        raise ValueError(f"{opname}: need at least one array")
+    return _as_inputs(opname, arrays)
+
+
+def concatenate(arrays, axis=0):
+    """Join arrays along an existing ``axis`` (dtypes promoted)."""
+    xs = _seq_inputs("concatenate", arrays)
+    if xs[0].ndim == 0:
+        raise ValueError("concatenate: zero-dimensional arrays cannot be concatenated")
+    ax = _norm_axis("concatenate", axis, xs[0].ndim)
+    return Concatenate(ax)(*xs)
+
+
+class Stack(Op):
+    name = "stack"
+    props = ("axis",)
+
+    def __init__(self, axis):
+        self.axis = axis
+
+    def _shape(self, shapes, static):
+        first = tuple(shapes[0])
+        for s in shapes[1:]:
+            if len(s) != len(first):
+                raise ValueError("stack: all input arrays must have the same shape, got "
+                                 + " ".join(_fmt(t) if static else str(tuple(t)) for t in shapes))
+        merged = []
+        for ax in range(len(first)):
+            known = {s[ax] for s in shapes if s[ax] is not None}
+            if len(known) > 1:
+                raise ValueError("stack: all input arrays must have the same shape, got "
+                                 + " ".join(_fmt(t) if static else str(tuple(t)) for t in shapes))
+            merged.append(known.pop() if known else None)
+        return tuple(merged[:self.axis]) + (len(shapes),) + tuple(merged[self.axis:])
+
+    def output_types(self, inputs):
+        dt = _promote(*[i.dtype for i in inputs])
+        return [TensorType(dt, self._shape([i.shape for i in inputs], True))]
+
+    def perform(self, node, values):
+        return [_k().stack(list(values), axis=self.axis)]
+
+    def infer_shape(self, node, shapes):
+        return [self._shape(shapes, False)]
+
+    def program_op(self, node):
+        return "stack", {"axis": self.axis}
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        if g is None:
+            return [None] * len(node.inputs)
+        return [_to_dtype(getitem(g, (slice(None),) * self.axis + (k,)), x.dtype) if _diff(x.dtype) else None
+                for k, x in enumerate(node.inputs)]
+
+
+def stack(arrays, axis=0):
+    """Join same-shaped arrays along a new ``axis``."""
+    xs = _seq_inputs("stack", arrays)
+    ax = _norm_axis("stack", axis, xs[0].ndim + 1)
+    return Stack(ax)(*xs)
+
+
+def split(ary, indices_or_sections, axis=0):
+    """NumPy ``split``: a list of views of ``ary`` along ``axis``. An int N gives N equal parts
+    (``ValueError`` if the axis length, which must be static, is not divisible); a sequence
+    of split points gives ``len + 1`` parts (points clamp like slice bounds). Gradients flow
+    through the slices."""
+    a = as_variable(ary)
+    ax = _norm_axis("split", axis, a.ndim)
+    ios = indices_or_sections
+    if isinstance(ios, (int, np.integer)) and not isinstance(ios, (bool, np.bool_)):
+        n = int(ios)
+        if n <= 0:
+            raise ValueError(f"split: number sections must be larger than 0, got {n}")
+        length = a.shape[ax]
+        if length is None:
+            raise ValueError("split: the length of the split axis is unknown when the graph is built; "
+                             "give split points instead of a number of sections")
+        if length % n:
+            raise ValueError(f"split: array split does not result in an equal division (axis {ax} has "
+                             f"length {length}, {n} sections)")
+        points = [k * (length // n) for k in range(1, n)]
+    else:
+        points = [int(p) for p in ios]
+    bounds = [None] + points + [None]
+    return [getitem(a, (slice(None),) * ax + (slice(lo, hi),)) for lo, hi in zip(bounds[:-1], bounds[1:])]
+
+
+# The other op modules' names, used only when a graph is built: imported last, because the op
+# modules use one another (each module is complete before it imports the others).
+from .convert import _to_dtype  # noqa: E402
+from .indexing import getitem  # noqa: E402

@@ -1,0 +1,374 @@
+"""Shape ops: reshape, transpose, expand_dims, squeeze and broadcast_to (views), the gradient
+helpers that follow run-time shapes (:class:`ReshapeLike`, :class:`BroadcastLike`) and the sum
+of a gradient over the axes its variable was broadcast along.
+"""
+from __future__ import annotations
+
+import builtins as _b
+
+import numpy as np
+
+from ..basic import Op, Variable, as_variable
+from ..type import TensorType
+from ._common import _bcast_runtime, _bcast_static, _diff, _fmt, _k, _norm_axes, _norm_axis, _prod
+
+
+def _as_shape(opname, shape):
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
+        shape = (shape,)
+    if isinstance(shape, Variable):
+        raise TypeError(f"{opname}: shape must be a tuple of ints (symbolic shapes are not supported)")
+    try:
+        shape = tuple(shape)
+    except TypeError:
+        raise TypeError(f"{opname}: shape must be a tuple of ints, got {shape!r}") from None
+    for d in shape:
+        if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)):
+            raise TypeError(f"{opname}: shape entries must be ints, got {d!r} in {shape!r}")
+    return tuple(int(d) for d in shape)
+
+
+def _reshape_out(shape, newshape):
+    neg = [i for i, d in enumerate(newshape) if d == -1]
+    known_in = _b.all(d is not None for d in shape)
+    size = _prod(shape) if known_in else None
+    if not neg:
+        if known_in and size != _prod(newshape):
+            raise ValueError(f"reshape: cannot reshape array of size {size} into shape {newshape}")
+        return newshape
+    rest = _prod(d for d in newshape if d != -1)
+    if size is None:
+        return tuple(None if d == -1 else d for d in newshape)
+    if rest == 0 or size % rest:
+        raise ValueError(f"reshape: cannot reshape array of size {size} into shape {newshape}")
+    return tuple(size // rest if d == -1 else d for d in newshape)
+
+
+class Reshape(Op):
+    name = "reshape"
+    props = ("shape",)
+    view_of = {0: 0}
+
+    def __init__(self, shape):
+        self.shape = shape
+
+    def output_types(self, inputs):
+        return [TensorType(inputs[0].dtype, _reshape_out(inputs[0].shape, self.shape))]
+
+    def perform(self, node, values):
+        return [_k().reshape(values[0], self.shape)]
+
+    def infer_shape(self, node, shapes):
+        return [_reshape_out(tuple(shapes[0]), self.shape)]
+
+    def program_op(self, node):
+        return "reshape", {"shape": self.shape}
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        x = node.inputs[0]
+        if g is None or not _diff(x.dtype):
+            return [None]
+        return [_reshape_like(g, x)]
+
+
+def reshape(a, shape):
+    """Reshape to ``shape`` (ints; one may be -1). ``ValueError`` if the size differs."""
+    a = as_variable(a)
+    shape = _as_shape("reshape", shape)
+    if _b.sum(1 for d in shape if d == -1) > 1:
+        raise ValueError("reshape: can only specify one unknown dimension (-1)")
+    if _b.any(d < -1 for d in shape):
+        raise ValueError(f"reshape: negative dimensions not allowed: {shape}")
+    if shape == a.shape:
+        return a
+    return Reshape(shape)(a)
+
+
+class ReshapeLike(Op):
+    """Reshape input 0 to the run-time shape of input 1 (gradient helper). May be a view."""
+
+    name = "reshape_like"
+    view_of = {0: 0}
+
+    def output_types(self, inputs):
+        return [TensorType(inputs[0].dtype, inputs[1].shape)]
+
+    def perform(self, node, values):
+        return [_k().reshape(values[0], tuple(values[1].shape))]
+
+    def infer_shape(self, node, shapes):
+        if _prod(shapes[0]) != _prod(shapes[1]):
+            raise ValueError(f"reshape_like: cannot reshape {tuple(shapes[0])} into {tuple(shapes[1])}")
+        return [tuple(shapes[1])]
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        return [None if g is None else _reshape_like(g, node.inputs[0]), None]
+
+
+def _reshape_like(g, x):
+    if g.shape == x.shape:
+        return g
+    unknown = [d for d in x.shape if d is None]
+    if not unknown:
+        return reshape(g, x.shape)
+    if len(unknown) == 1 and 0 not in x.shape:
+        return reshape(g, tuple(-1 if d is None else d for d in x.shape))
+    return ReshapeLike()(g, x)
+
+
+class Transpose(Op):
+    name = "transpose"
+    props = ("axes",)
+    view_of = {0: 0}
+
+    def __init__(self, axes):
+        self.axes = axes
+
+    def output_types(self, inputs):
+        x = inputs[0]
+        return [TensorType(x.dtype, tuple(x.shape[a] for a in self.axes))]
+
+    def perform(self, node, values):
+        return [_k().transpose(values[0], self.axes)]
+
+    def infer_shape(self, node, shapes):
+        return [tuple(shapes[0][a] for a in self.axes)]
+
+    def program_op(self, node):
+        return "transpose", {"axes": self.axes}
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        if g is None or not _diff(node.inputs[0].dtype):
+            return [None]
+        return [transpose(g, tuple(int(i) for i in np.argsort(self.axes)))]
+
+
+def transpose(a, axes=None):
+    """Permute axes (``None``: reverse them). A view. ``ValueError`` for a bad permutation."""
+    a = as_variable(a)
+    if axes is None:
+        perm = tuple(range(a.ndim))[::-1]
+    else:
+        axes = tuple(axes)
+        if len(axes) != a.ndim:
+            raise ValueError(f"transpose: axes {axes} don't match array of ndim {a.ndim}")
+        perm = tuple(_norm_axis("transpose", ax, a.ndim) for ax in axes)
+        if len(set(perm)) != len(perm):
+            raise ValueError(f"transpose: repeated axis in {axes}")
+    if perm == tuple(range(a.ndim)):
+        return a
+    return Transpose(perm)(a)
+
+
+class ExpandDims(Op):
+    name = "expand_dims"
+    props = ("axis",)
+    view_of = {0: 0}
+
+    def __init__(self, axis):
+        self.axis = axis
+
+    def output_types(self, inputs):
+        x = inputs[0]
+        return [TensorType(x.dtype, x.shape[:self.axis] + (1,) + x.shape[self.axis:])]
+
+    def perform(self, node, values):
+        return [_k().expand_dims(values[0], self.axis)]
+
+    def infer_shape(self, node, shapes):
+        s = tuple(shapes[0])
+        return [s[:self.axis] + (1,) + s[self.axis:]]
+
+    def program_op(self, node):
+        return "expand_dims", {"axis": self.axis}
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        if g is None or not _diff(node.inputs[0].dtype):
+            return [None]
+        return [squeeze(g, self.axis)]
+
+
+def expand_dims(a, axis):
+    """Insert a length-1 axis at ``axis`` (in ``[-ndim-1, ndim]``). A view."""
+    a = as_variable(a)
+    return ExpandDims(_norm_axis("expand_dims", axis, a.ndim + 1))(a)
+
+
+class Squeeze(Op):
+    name = "squeeze"
+    props = ("axis",)
+    view_of = {0: 0}
+
+    def __init__(self, axis):
+        self.axis = axis
+
+    def _shape(self, shape, runtime):
+        for a in self.axis:
+            if shape[a] is not None and shape[a] != 1:
+                raise ValueError(f"squeeze: cannot select an axis to squeeze out which has size not equal "
+                                 f"to one (axis {a} of shape {tuple(shape) if runtime else _fmt(shape)})")
+        return tuple(d for i, d in enumerate(shape) if i not in self.axis)
+
+    def output_types(self, inputs):
+        x = inputs[0]
+        return [TensorType(x.dtype, self._shape(x.shape, False))]
+
+    def perform(self, node, values):
+        return [_k().squeeze(values[0], self.axis)]
+
+    def infer_shape(self, node, shapes):
+        return [self._shape(tuple(shapes[0]), True)]
+
+    def program_op(self, node):
+        return "squeeze", {"axis": self.axis}
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        if g is None or not _diff(node.inputs[0].dtype):
+            return [None]
+        for a in self.axis:
+            g = expand_dims(g, a)
+        return [g]
+
+
+def squeeze(a, axis=None):
+    """Remove length-1 axes: ``axis`` (int or tuple) or, when None, every axis whose *static*
+    length is 1 (an axis of unknown length is kept: PyTensor convention)."""
+    a = as_variable(a)
+    if axis is None:
+        axes = tuple(i for i, d in enumerate(a.shape) if d == 1)
+    else:
+        axes = _norm_axes("squeeze", axis, a.ndim)
+    if not axes:
+        return a
+    return Squeeze(axes)(a)
+
+
+def _bto_shape(opname, xshape, shape, static_x, runtime):
+    if len(shape) < len(xshape):
+        raise ValueError(f"{opname}: cannot broadcast shape {_fmt(xshape)} to {shape} (fewer dimensions)")
+    lead = len(shape) - len(xshape)
+    for i, d in enumerate(xshape):
+        t = shape[lead + i]
+        if d is None or d == t:
+            continue
+        if d == 1 and (not runtime or static_x[i] == 1):
+            continue
+        if d == 1:
+            raise ValueError(f"{opname}: input of run-time shape {tuple(xshape)} would be broadcast along "
+                             f"axis {i}, but its type {_fmt(static_x)} does not declare that axis as length 1 "
+                             f"(PyTensor convention)")
+        raise ValueError(f"{opname}: cannot broadcast shape {_fmt(xshape) if not runtime else tuple(xshape)} to {shape}")
+    return tuple(shape)
+
+
+class BroadcastTo(Op):
+    name = "broadcast_to"
+    props = ("shape",)
+    view_of = {0: 0}
+
+    def __init__(self, shape):
+        self.shape = shape
+
+    def output_types(self, inputs):
+        x = inputs[0]
+        return [TensorType(x.dtype, _bto_shape("broadcast_to", x.shape, self.shape, x.shape, False))]
+
+    def perform(self, node, values):
+        return [_k().broadcast_to(values[0], self.shape)]
+
+    def infer_shape(self, node, shapes):
+        return [_bto_shape("broadcast_to", tuple(shapes[0]), self.shape, node.inputs[0].shape, True)]
+
+    def program_op(self, node):
+        return "broadcast_to", {"shape": self.shape}
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        x = node.inputs[0]
+        if g is None or not _diff(x.dtype):
+            return [None]
+        return [_unbroadcast(g, x)]
+
+
+def broadcast_to(a, shape):
+    """Broadcast ``a`` to ``shape`` (ints), a read-only view."""
+    a = as_variable(a)
+    shape = _as_shape("broadcast_to", shape)
+    if _b.any(d < 0 for d in shape):
+        raise ValueError(f"broadcast_to: negative dimensions in {shape}")
+    if shape == a.shape:
+        return a
+    return BroadcastTo(shape)(a)
+
+
+class BroadcastLike(Op):
+    """Input 0 broadcast to the run-time shape of input 1 (whose values are ignored); the
+    axes of input 0 must broadcast statically (PyTensor convention). Gradient helper."""
+
+    name = "broadcast_like"
+    view_of = {0: 0}
+
+    def output_types(self, inputs):
+        g, x = inputs
+        shape = _bcast_static("broadcast_like", [g.shape, x.shape])
+        if len(shape) != x.ndim:
+            raise ValueError(f"broadcast_like: {_fmt(g.shape)} has more axes than {_fmt(x.shape)}")
+        return [TensorType(g.dtype, shape)]
+
+    def perform(self, node, values):
+        return [_k().broadcast_to(values[0], tuple(values[1].shape))]
+
+    def program_op(self, node):
+        return "broadcast_like", {}
+
+    def infer_shape(self, node, shapes):
+        out = _bcast_runtime("broadcast_like", [i.shape for i in node.inputs], shapes)
+        if out != tuple(shapes[1]):
+            raise ValueError(f"broadcast_like: cannot broadcast {tuple(shapes[0])} to {tuple(shapes[1])}")
+        return [out]
+
+    def lower(self, node):
+        g, x = node.inputs
+        return [_where_true(g, x, g.dtype)]
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        x = node.inputs[0]
+        if g is None or not _diff(x.dtype):
+            return [None, None]
+        return [_unbroadcast(g, x), None]
+
+
+def _broadcast_like(g, x):
+    """``g`` (whose axes broadcast statically against x) broadcast to x's shape."""
+    if g.shape == x.shape:
+        return g
+    if _b.all(d is not None for d in x.shape):
+        return broadcast_to(g, x.shape)
+    return BroadcastLike()(g, x)
+
+
+def _unbroadcast(g, x):
+    """Sum ``g`` over the axes along which ``x`` was broadcast (leading axes and static
+    length-1 axes), and cast it to ``x``'s dtype: the result has x's ndim and dtype."""
+    lead = g.ndim - x.ndim
+    if lead > 0:
+        g = sum(g, axis=tuple(range(lead)))
+    axes = tuple(i for i in range(x.ndim) if x.shape[i] == 1 and g.shape[i] != 1)
+    if axes:
+        g = sum(g, axis=axes, keepdims=True)
+    if g.dtype != x.dtype:
+        g = _to_dtype(g, x.dtype)
+    return g
+
+
+# The other op modules' names, used only when a graph is built: imported last, because the op
+# modules use one another (each module is complete before it imports the others).
+from .convert import _to_dtype  # noqa: E402
+from .reduce import sum  # noqa: E402
+from .select import _where_true  # noqa: E402
