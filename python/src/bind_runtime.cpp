@@ -404,6 +404,23 @@ void bind_runtime(nb::module_& m) {
       "Calls with the tuple `args`: the outputs (one value, or a list), or `stale` when this path\n"
       "cannot run the call. The GIL is released while it computes (a call on at most 4096 elements\n"
       "whose locks are all free keeps it).")
+      .def("set_update_types", [](PyFunction& f, nb::list types) {
+        std::vector<runtime::UpdateSpec> specs;
+        for (nb::handle item : types) {
+          nb::tuple t = nb::borrow<nb::tuple>(item);
+          UMA_CHECK(nb::len(t) == 4, Value, "Function: each update type is (dtype, static shape, label, type)");
+          runtime::UpdateSpec s;
+          s.dtype = *to_dtype(t[0]);
+          for (nb::handle d : nb::borrow<nb::tuple>(t[1])) s.shape.push_back(d.is_none() ? -1 : nb::cast<int64_t>(d));
+          s.label = nb::cast<std::string>(t[2]);
+          s.type = nb::cast<std::string>(t[3]);
+          specs.push_back(std::move(s));
+        }
+        f.fn.set_update_types(std::move(specs));
+      }, nb::arg("types"),
+      "The declared type of each update's shared variable, (dtype, static shape, label, type text)\n"
+      "per update: every update's value is checked against it before any is written (TypeError).\n"
+      "Called once, before the first call.")
       .def_prop_ro("calls", [](const PyFunction& f) { return f.calls.load(); }, "Calls computed here.")
       .def_prop_ro("stale_calls", [](const PyFunction& f) { return f.stale.load(); },
                    "Calls handed back because a shared variable's host copy was stale.");

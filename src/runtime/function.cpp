@@ -106,6 +106,27 @@ Function::Function(std::shared_ptr<const Program> program, std::vector<InputSpec
       distinct_targets_ = distinct_targets_ && shared_[updates_[j]] != shared_[updates_[k]];
 }
 
+void Function::set_update_types(std::vector<UpdateSpec> types) {
+  UMA_CHECK(types.size() == updates_.size(), Value, "Function: ", types.size(), " update types for ",
+            updates_.size(), " updates");
+  update_types_ = std::move(types);
+}
+
+void Function::fail_update(std::size_t k, DType dtype, const Shape& shape) const {
+  std::string label, type;
+  if (update_types_.empty()) {
+    const Array& h = shared_[updates_[k]]->host();
+    label = "#" + std::to_string(updates_[k]);
+    type = std::string(dtype_name(h.dtype())) + " with " + std::to_string(h.ndim()) + " dimension(s)";
+  } else {
+    label = update_types_[k].label;
+    type = update_types_[k].type;
+  }
+  // This call path is the cpu backend's (a Program runs on the host).
+  UMA_FAIL(Type, "function: backend 'cpu' returned ", dtype_name(dtype), " of shape ", shape_str(shape),
+           " for shared variable ", label, " of type ", type, "; no shared variable was changed");
+}
+
 bool Function::accepts(std::size_t k, const Array& v) const noexcept {
   const InputSpec& s = inputs_[k];
   if (v.dtype() != s.dtype || static_cast<std::size_t>(v.ndim()) != s.shape.size() || !v.device().is_cpu())
@@ -219,7 +240,12 @@ Function::Attempt Function::call(const Array* in, std::size_t n_in, std::vector<
     if (!lock_written_[i]) locks.unlock(i);
   if (shape_check_) check_shapes(values);
   program_->run_into(values, outputs);
-  // Every output is computed: now write all updates at once (they read the old values).
+  // Every output is computed: check every update, then write them all at once (they read the
+  // old values).
+  for (std::size_t k = 0; k < updates_.size(); ++k) {
+    const Array& v = outputs[n_outputs_ + k];
+    check_update(k, v.dtype(), v.shape());
+  }
   for (std::size_t k = 0; k < updates_.size(); ++k) shared_[updates_[k]]->write_host(std::move(outputs[n_outputs_ + k]));
   outputs.resize(n_outputs_);
   return Attempt::Done;
@@ -227,8 +253,9 @@ Function::Attempt Function::call(const Array* in, std::size_t n_in, std::vector<
 
 // Note [Scalar programs] for a whole call: the inputs and shared values are read in place (no
 // array is copied), and an update whose cell can take it in place (Note [Updates in place])
-// gets no new array. Phase 1 makes every array the call returns or stores, and may throw;
-// phase 2 writes the updates and cannot fail, so a call that throws writes nothing.
+// gets no new array. Phase 1 makes every array the call returns or stores and checks the
+// updates' types, and may throw; phase 2 writes the updates and cannot fail, so a call that
+// throws writes nothing.
 bool Function::call_elements(const Array* values, std::vector<Array>& outputs) const {
   const std::size_t n_in = inputs_.size(), n_values = n_in + shared_.size();
   const std::size_t n_up = updates_.size();
@@ -282,6 +309,11 @@ bool Function::call_elements(const Array* values, std::vector<Array>& outputs) c
     at[k] = static_cast<int>(outputs.size());
     outputs.push_back(e.array(s));
   }
+  // Every update's value must have its variable's type. One written in place has it already:
+  // it has the dtype and ndim (0) of the cell's host copy, which every writer keeps of the
+  // declared type (can_write_element).
+  for (std::size_t k = 0; k < n_up; ++k)
+    if (at[k] >= 0) check_update(k, outputs[at[k]].dtype(), outputs[at[k]].shape());
   // Phase 2: every update at once (they read the old values: computed above).
   for (std::size_t k = 0; k < n_up; ++k) {
     SharedCell& cell = *shared_[updates_[k]];

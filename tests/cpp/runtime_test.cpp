@@ -622,6 +622,75 @@ TEST(Function, ShapeCheckRunsOncePerShapeCombination) {
   EXPECT_EQ(kind_of([&] { f({vec({1, 2, 3, 4, 5})}); }), ErrorKind::Value);
 }
 
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Type);
+    return e.what();
+  }
+  ADD_FAILURE() << "no uma::Error thrown";
+  return "";
+}
+
+Array i32(int v) { return ops::scalar_array(Scalar::from_int(v), DType::Int32); }
+
+TEST(Function, AnUpdateOfAnotherDtypeOrNdimIsATypeErrorAndNothingIsWritten) {
+  // {a: a + 1, b: b + 0.5} on an int32 cell b: the Program's add returns float64 for b, which
+  // must not be stored (the cell keeps its int32 value, and a's good update is not written).
+  for (bool vec_path : {false, true}) {
+    auto p = std::make_shared<Program>();
+    int a = p->add_input(), b = p->add_input();
+    int one = p->add_constant(vec_path ? vec({1}) : f64(1));
+    int half = p->add_constant(vec_path ? vec({0.5}) : f64(0.5));
+    p->set_outputs({p->add_op("add", {a, one}, {}), p->add_op("add", {b, half}, {})});
+    Array b0 = vec_path ? ops::astype(vec({7}), DType::Int32) : i32(7);
+    auto ca = std::make_shared<SharedCell>(vec_path ? vec({1}) : f64(1));
+    auto cb = std::make_shared<SharedCell>(b0);
+    Function f(p, {}, {ca, cb}, {0, 1}, 0);
+    std::string msg = message_of([&] { f({}); });
+    const std::string got = std::string("backend 'cpu' returned float64 of shape ") + (vec_path ? "(1,)" : "()");
+    EXPECT_NE(msg.find(got), std::string::npos) << msg;
+    EXPECT_NE(msg.find("shared variable #1 of type int32"), std::string::npos) << msg;
+    EXPECT_EQ(host_value(*ca), 1.0);
+    std::lock_guard<SharedCell> g(*cb);
+    EXPECT_EQ(cb->host().data(), b0.data());  // the same buffer, int32
+    EXPECT_EQ(cb->host().dtype(), DType::Int32);
+  }
+  // {a: sum(a)}: a 0-d value for a vector
+  auto p = std::make_shared<Program>();
+  int a = p->add_input();
+  p->set_outputs({p->add_op("sum", {a}, {})});
+  auto ca = std::make_shared<SharedCell>(vec({1, 2}));
+  Function f(p, {}, {ca}, {0}, 0);
+  f.set_update_types({UpdateSpec{DType::Float64, {-1}, "'a'", "TensorType(float64, (None,))"}});
+  EXPECT_EQ(message_of([&] { f({}); }),
+            "function: backend 'cpu' returned float64 of shape () for shared variable 'a' of type "
+            "TensorType(float64, (None,)); no shared variable was changed");
+  EXPECT_EQ(host_values(*ca), (std::vector<double>{1, 2}));
+}
+
+TEST(Function, UpdateTypesCheckStaticLengths) {
+  // {a: a + 1} where a is declared of static shape (2,) but holds 3 elements: the value's
+  // length breaks the declared type.
+  auto p = std::make_shared<Program>();
+  int a = p->add_input();
+  p->set_outputs({p->add_op("add", {a, p->add_constant(f64(1))}, {})});
+  auto ca = std::make_shared<SharedCell>(vec({1, 2, 3}));
+  Function f(p, {}, {ca}, {0}, 0);
+  EXPECT_EQ(kind_of([&] { f.set_update_types({}); }), ErrorKind::Value);  // one per update
+  f.set_update_types({UpdateSpec{DType::Float64, {3}, "'a'", "TensorType(float64, (3,))"}});
+  f({});
+  EXPECT_EQ(host_values(*ca), (std::vector<double>{2, 3, 4}));
+  f.set_update_types({UpdateSpec{DType::Float64, {2}, "'a'", "TensorType(float64, (2,))"}});
+  EXPECT_NE(message_of([&] { f({}); }).find("returned float64 of shape (3,) for shared variable 'a'"),
+            std::string::npos);
+  EXPECT_EQ(host_values(*ca), (std::vector<double>{2, 3, 4}));
+  f.set_update_types({UpdateSpec{DType::Float32, {-1}, "'a'", "TensorType(float32, (None,))"}});
+  EXPECT_EQ(kind_of([&] { f({}); }), ErrorKind::Type);
+  EXPECT_EQ(host_values(*ca), (std::vector<double>{2, 3, 4}));
+}
+
 TEST(Function, ConstructorChecksThatProgramAndSpecsFit) {
   Counter k;
   auto cell = std::make_shared<SharedCell>(f64(0));

@@ -9,8 +9,10 @@
 //      Python Function then takes its general path, which converts the value once);
 //   3. reads the host copies, unlocks the cells it only reads (their values are immutable
 //      buffers), runs the Program on (inputs..., shared values...);
-//   4. after every output was computed, writes every update at once (they all read the old
-//      values: {a: b, b: a} swaps) and unlocks. A call that throws writes nothing.
+//   4. after every output was computed, checks every update's value against its shared
+//      variable's declared type (check_update: dtype, ndim, static lengths; TypeError), then
+//      writes every update at once (they all read the old values: {a: b, b: a} swaps) and
+//      unlocks. A call that throws writes nothing.
 // A call whose inputs and shared values are all 0-d host values of a scalar program (Note
 // [Scalar programs] in program.h) runs on the elements with every cell locked: it copies no
 // array, and an update whose cell holds the only reference to its buffer is written into it
@@ -37,6 +39,15 @@ struct InputSpec {
   DType dtype = DType::Float64;
   std::vector<int64_t> shape;  // size == ndim; -1: any length
   std::string label;           // names the input in errors, e.g. "input 0 ('x')"
+};
+
+/// The declared type of a shared variable that an update writes, which the update's value
+/// must have (DESIGN.md "update validation").
+struct UpdateSpec {
+  DType dtype = DType::Float64;
+  std::vector<int64_t> shape;  // size == ndim; -1: any length
+  std::string label;           // names the variable in errors, e.g. "'w'"
+  std::string type;            // the declared type as errors show it, e.g. "TensorType(float64, (None,))"
 };
 
 class Function {
@@ -86,6 +97,11 @@ class Function {
   using ShapeCheck = std::function<void(const std::vector<Array>& values)>;
   void set_shape_check(ShapeCheck check) { shape_check_ = std::move(check); }
 
+  /// The declared types of the update targets, one per update (ValueError otherwise). Until
+  /// set, update k is checked against the dtype and ndim of its target's host copy (which
+  /// every writer keeps of the declared type). Set before the Function is shared by threads.
+  void set_update_types(std::vector<UpdateSpec> types);
+
   std::size_t num_inputs() const noexcept { return inputs_.size(); }
   std::size_t num_outputs() const noexcept { return n_outputs_; }
   const std::vector<InputSpec>& input_specs() const noexcept { return inputs_; }
@@ -94,6 +110,23 @@ class Function {
 
  private:
   void check_shapes(const std::vector<Array>& values) const;
+  // TypeError, naming the variable and both types, unless a value of `dtype` and `shape` may
+  // be written by update k (the target's cell is locked and current).
+  void check_update(std::size_t k, DType dtype, const Shape& shape) const {
+    if (!update_fits(k, dtype, shape)) fail_update(k, dtype, shape);
+  }
+  bool update_fits(std::size_t k, DType dtype, const Shape& shape) const noexcept {
+    if (update_types_.empty()) {
+      const Array& h = shared_[updates_[k]]->host();
+      return dtype == h.dtype() && shape.size() == static_cast<std::size_t>(h.ndim());
+    }
+    const UpdateSpec& s = update_types_[k];
+    if (dtype != s.dtype || shape.size() != s.shape.size()) return false;
+    for (std::size_t i = 0; i < s.shape.size(); ++i)
+      if (s.shape[i] >= 0 && s.shape[i] != shape[i]) return false;
+    return true;
+  }
+  [[noreturn]] void fail_update(std::size_t k, DType dtype, const Shape& shape) const;
   // try_call (max_elements < 0: wait for the locks) and try_call_now.
   // The inputs are in[0..n_in), owned by *owned when it is not null (then consumed).
   Attempt call(const Array* in, std::size_t n_in, std::vector<Array>* owned, std::vector<Array>& outputs,
@@ -106,6 +139,7 @@ class Function {
   std::vector<InputSpec> inputs_;
   std::vector<std::shared_ptr<SharedCell>> shared_;
   std::vector<int> updates_;
+  std::vector<UpdateSpec> update_types_;  // empty, or one per update
   std::size_t n_outputs_;
   bool allow_input_downcast_;
   std::vector<SharedCell*> lock_order_;   // distinct cells by serial()
