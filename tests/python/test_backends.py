@@ -1,6 +1,7 @@
 """Python-defined backends (issue 4): the documented ``uma.Linker`` base, the registry, and the
 ``numpy`` linker (NumPy in Python, residency "numpy") mixed with ``reference`` and ``cpu`` on
 the same shared variables. NumPy is the oracle."""
+import re
 import textwrap
 
 import numpy as np
@@ -10,6 +11,7 @@ import uma
 from conftest import assert_matches, random_data
 from uma import sym
 from uma.graph import Op
+from uma.graph.basic import as_variable
 from uma.runtime import HOST, NumpyLinker
 from uma.runtime.testing import CountingLinker, CountingValue
 
@@ -297,3 +299,357 @@ def test_eager_update_policy_on_numpy_keeps_the_host_current():
     f()
     assert a.container.current == {"numpy", HOST}
     assert_matches(uma.asarray(a.get_value()), np.array([2.0]))
+
+
+# ======================================================================== update validation
+# DESIGN.md "update validation": whatever backend computed it, an update value of another
+# dtype, ndim or static shape than its shared variable is a TypeError naming the variable, the
+# backend and both types, and no shared variable changes (not even those updated correctly).
+
+class _Liar(uma.Linker):
+    """Reference semantics, values as NumPy arrays in residency ``residency``; the thunk hands
+    back ``lie(value)`` instead of the value for the updates listed in ``bad``."""
+
+    def __init__(self, residency, lie, bad=(0,)):
+        self.name = "test-liar"
+        self.residency = residency
+        self.lie, self.bad = lie, set(bad)
+
+    def input_filter(self, value, type):
+        return np.array(value) if self.residency != HOST else value
+
+    def output_filter(self, value, type):
+        return uma.asarray(value)
+
+    def compile(self, fgraph):
+        evaluate = uma.runtime.reference.make_evaluator(fgraph)
+        n_out = len(fgraph.outputs) - len(fgraph.update_mapping)
+        own = self.residency != HOST
+
+        def thunk(values):
+            outs = evaluate([uma.asarray(v) for v in values])
+            if own:
+                outs = [np.array(o) for o in outs]
+            return outs[:n_out] + [self.lie(o) if k in self.bad else o for k, o in enumerate(outs[n_out:])]
+        return thunk
+
+
+@pytest.fixture
+def liar():
+    """``liar(residency, lie, bad)``: a _Liar registered as backend "test-liar" (removed after)."""
+    def make(residency, lie, bad=(0,)):
+        lk = _Liar(residency, lie, bad)
+        uma.register_backend(lk.name, lk, replace=True)
+        return lk
+    yield make
+    uma.runtime.linker._BACKENDS.pop("test-liar", None)
+
+
+def _torch(dtype):
+    torch = pytest.importorskip("torch")
+    return lambda o: torch.from_numpy(np.array(o)).to(getattr(torch, dtype))
+
+
+# (name, lie, what the message says was returned); the variable is float64 of shape (2, 3)
+LIES = [
+    ("float32", lambda o: np.asarray(o, np.float32), r"float32 of shape \(2, 3\)"),
+    ("int64", lambda o: np.asarray(o).astype(np.int64), r"int64 of shape \(2, 3\)"),
+    ("complex", lambda o: np.asarray(o).astype(np.complex128), r"complex128 of shape \(2, 3\)"),
+    ("uma-float32", lambda o: uma.asarray(np.asarray(o, np.float32)), r"float32 of shape \(2, 3\)"),
+    ("ndim", lambda o: np.asarray(o).ravel(), r"float64 of shape \(6,\)"),
+    ("0-d", lambda o: np.asarray(o).sum(), r"float64 of shape \(\)"),
+    ("static-shape", lambda o: np.asarray(o).reshape(3, 2), r"float64 of shape \(3, 2\)"),
+    ("list", lambda o: np.asarray(o).tolist(), r"a list \(no dtype and shape\)"),
+    ("bytes", lambda o: np.asarray(o).tobytes(), r"a bytes \(no dtype and shape\)"),
+    ("torch-float32", "float32", r"float32 of shape \(2, 3\)"),
+    ("torch-bfloat16", "bfloat16", r"bfloat16 of shape \(2, 3\)"),
+]
+
+
+@pytest.mark.parametrize("residency", ["test-liar", HOST])
+@pytest.mark.parametrize("name,lie,returned", LIES, ids=[x[0] for x in LIES])
+def test_a_wrong_update_value_is_a_type_error_and_changes_nothing(liar, residency, name, lie, returned):
+    if isinstance(lie, str):
+        lie = _torch(lie)
+    w = uma.shared(np.arange(6.0).reshape(2, 3), "w", shape=(2, 3))
+    v = uma.shared(np.array([1.0, 2.0]), "v")
+    uma.function([], [], updates={w: w + 1, v: v + 1}, backend="numpy")()  # current: numpy
+    w_old, v_old = w.get_value(), v.get_value()
+    liar(residency, lie)
+    f = uma.function([], [], updates={w: w * 2, v: v * 2}, backend="test-liar")
+    with pytest.raises(TypeError) as err:
+        f()
+    assert err.type is TypeError
+    assert re.fullmatch(rf"function: backend 'test-liar' returned {returned} for shared variable 'w' of type "
+                        rf"TensorType\(float64, \(2, 3\)\); no shared variable was changed", str(err.value)), err.value
+    for s, old in ((w, w_old), (v, v_old)):
+        assert "numpy" in s.container.current  # the written copy is still current
+        got = s.get_value()
+        assert got.dtype == np.float64
+        np.testing.assert_array_equal(got, old)
+    ws, vs = uma.function([], [w * 1, v * 1], backend="cpu")()  # another backend reads the old values
+    np.testing.assert_array_equal(np.asarray(ws), w_old)
+    np.testing.assert_array_equal(np.asarray(vs), v_old)
+
+
+def test_the_message_names_the_declared_type(liar):
+    liar("test-liar", lambda o: np.asarray(o, np.float32).ravel())
+    w = uma.shared(np.ones((2, 3)), "w")
+    f = uma.function([], [], updates={w: w + 1}, backend="test-liar")
+    with pytest.raises(TypeError) as err:
+        f()
+    assert str(err.value) == ("function: backend 'test-liar' returned float32 of shape (6,) for shared variable "
+                              "'w' of type TensorType(float64, (None, None)); no shared variable was changed")
+    np.testing.assert_array_equal(w.get_value(), np.ones((2, 3)))
+
+
+@pytest.mark.parametrize("residency", ["test-liar", HOST])
+@pytest.mark.parametrize("policy", ["lazy", "eager"])
+def test_when_only_the_second_update_is_wrong_neither_is_stored(liar, residency, policy):
+    a = uma.shared(np.array([1.0, 2.0]), "a")
+    b = uma.shared(np.array(3, np.int64), "b")
+    liar(residency, lambda o: np.asarray(o, np.float64), bad=(1,))  # b's update as float64
+    f = uma.function([], a * 1, updates=[(a, a + 1), (b, b + 1)], backend="test-liar", update_policy=policy)
+    with pytest.raises(TypeError, match=r"returned float64 of shape \(\) for shared variable 'b' of type "
+                                        r"TensorType\(int64, \(\)\)"):
+        f()
+    np.testing.assert_array_equal(a.get_value(), [1.0, 2.0])
+    assert b.get_value().dtype == np.int64 and b.get_value() == 3
+    liar(residency, lambda o: o, bad=())  # the same function on an honest linker updates both
+    g = uma.function([], a * 1, updates=[(a, a + 1), (b, b + 1)], backend="test-liar", update_policy=policy)
+    g()
+    np.testing.assert_array_equal(a.get_value(), [2.0, 3.0])
+    assert b.get_value().dtype == np.int64 and b.get_value() == 4
+
+
+def test_a_host_linker_value_uma_cannot_read_stores_nothing(liar):
+    class Opaque:  # the right dtype and shape, but no array data uma can import
+        dtype, shape = np.dtype(np.float64), (2,)
+    a = uma.shared(np.array([1.0, 2.0]), "a")
+    b = uma.shared(np.array([5.0]), "b")
+    liar(HOST, lambda o: Opaque(), bad=(1,))
+    f = uma.function([], [], updates=[(b, b + 1), (a, a + 1)], backend="test-liar")
+    with pytest.raises(TypeError, match="cannot convert"):
+        f()
+    np.testing.assert_array_equal(a.get_value(), [1.0, 2.0])
+    np.testing.assert_array_equal(b.get_value(), [5.0])
+
+
+class _WrongNdim(Op):
+    """x -> x with one more leading axis, while claiming x's type (a broken op)."""
+
+    name = "test_wrong_ndim"
+
+    def output_types(self, inputs):
+        return [inputs[0].type]
+
+    def perform(self, node, values):
+        return [values[0].reshape((1,) + tuple(values[0].shape)).copy()]
+
+    def numpy_perform(self, node, values):
+        return [values[0][None].copy()]
+
+
+class _CastsToFloat32(Op):
+    """Claims x's type, computes float32 (in Python and in the cpu Program: a broken op)."""
+
+    name = "test_casts_to_float32"
+
+    def output_types(self, inputs):
+        return [inputs[0].type]
+
+    def perform(self, node, values):
+        return [values[0].astype("float32")]
+
+    def program_op(self, node):
+        return "astype", {"dtype": "float32"}
+
+
+class _CastsToFloat32InPython(_CastsToFloat32):
+    """The same, run by the cpu linker in Python (no Program op)."""
+
+    name = "test_casts_to_float32_in_python"
+
+    def program_op(self, node):
+        return None
+
+
+class _AddsAsItPleases(Op):
+    """Claims its first input's type; the cpu Program's add promotes (a broken op)."""
+
+    name = "test_adds_as_it_pleases"
+
+    def output_types(self, inputs):
+        return [inputs[0].type]
+
+    def program_op(self, node):
+        return "add", {}
+
+
+@pytest.mark.parametrize("backend", ["reference", "cpu", "numpy"])
+def test_built_in_backends_never_store_a_value_of_another_ndim(backend):
+    w = uma.shared(np.array([1.0, 2.0]), "w")
+    u = uma.shared(np.array([0.0]), "u")
+    f = uma.function([], [], updates={u: u + 1, w: _WrongNdim()(w)}, backend=backend)
+    with pytest.raises(TypeError, match=rf"backend '{backend}' returned float64 of shape \(1, 2\) for shared "
+                                        r"variable 'w' of type TensorType\(float64, \(None,\)\)"):
+        f()
+    np.testing.assert_array_equal(w.get_value(), [1.0, 2.0])
+    np.testing.assert_array_equal(u.get_value(), [0.0])
+
+
+def test_the_cpu_call_path_in_cpp_checks_its_updates():
+    w = uma.shared(np.array([1.0, 2.0, 3.0]), "w")
+    u = uma.shared(np.array([0.0]), "u")
+    f = uma.function([], [], updates={u: u + 1, w: _CastsToFloat32()(w)}, backend="cpu")
+    assert f.fast_path
+    with pytest.raises(TypeError, match=r"^function: backend 'cpu' returned float32 of shape \(3,\) for shared "
+                                        r"variable 'w' of type TensorType\(float64, \(None,\)\); no shared "
+                                        r"variable was changed$"):
+        f()
+    assert w.get_value().dtype == np.float64
+    np.testing.assert_array_equal(w.get_value(), [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(u.get_value(), [0.0])
+    assert f.call_counts()["fast"] == 0
+    # a scalar call, on the elements (the second call: the first one checks shapes first)
+    n = uma.shared(np.array(7, np.int32), "n")
+    m = uma.shared(np.array(0.0), "m")
+    g = uma.function([], [], updates={m: m + 1, n: _AddsAsItPleases()(n, as_variable(np.array(0.5)))},
+                     backend="cpu")
+    assert g.fast_path
+    for _ in range(2):  # int32 + float64 promotes to float64
+        with pytest.raises(TypeError, match=r"backend 'cpu' returned float64 of shape \(\) for shared variable 'n' "
+                                            r"of type TensorType\(int32, \(\)\)"):
+            g()
+        assert n.get_value().dtype == np.int32 and n.get_value() == 7
+        assert m.get_value() == 0.0
+    assert g.call_counts()["fast"] == 0
+
+
+def test_the_cpu_python_path_checks_its_updates():
+    w = uma.shared(np.array([1.0, 2.0, 3.0]), "w")
+    f = uma.function([], [], updates={w: _CastsToFloat32InPython()(w)}, backend="cpu")
+    assert not f.fast_path
+    with pytest.raises(TypeError, match=r"backend 'cpu' returned float32"):
+        f()
+    np.testing.assert_array_equal(w.get_value(), [1.0, 2.0, 3.0])
+
+
+# ======================================================================== is_native is checked
+
+class _AnyNdarray(uma.Linker):
+    """Takes every numpy.ndarray as native, whatever its dtype and shape (a careless
+    is_native); records what its thunk receives."""
+
+    name = residency = "test-any-ndarray"
+
+    def __init__(self):
+        self.seen = []
+
+    def input_filter(self, value, type):
+        return np.array(value)
+
+    def output_filter(self, value, type):
+        return uma.asarray(value)
+
+    def is_native(self, value, type):
+        return isinstance(value, np.ndarray)
+
+    def compile(self, fgraph):
+        evaluate = uma.runtime.reference.make_evaluator(fgraph)
+
+        def thunk(values):
+            self.seen.append(list(values))
+            return [np.array(o) for o in evaluate([uma.asarray(v) for v in values])]
+        return thunk
+
+
+def _error_of(f, *args):
+    with pytest.raises((TypeError, ValueError)) as err:
+        f(*args)
+    return err.type, str(err.value)
+
+
+def test_arguments_is_native_accepts_are_still_checked():
+    lk = _AnyNdarray()
+    w = uma.shared(np.array([1.0, 2.0]), "w")
+    x, y = sym.vector("x"), sym.vector("y", shape=(3,))
+    f = uma.function([x, y], [], updates={w: w + sym.sum(x) + sym.sum(y)}, backend=lk)
+    good_x, good_y = np.ones(2), np.ones(3)
+    cases = [  # (native value for x or y, the same value in a form that is not native)
+        ((np.ones((2, 2)), good_y), (uma.asarray(np.ones((2, 2))), good_y)),   # ndim: TypeError
+        ((good_x, np.ones(4)), (good_x, uma.asarray(np.ones(4)))),             # static length: ValueError
+        ((good_x, np.ones((3, 1))), (good_x, uma.asarray(np.ones((3, 1))))),   # ndim of a static one
+        ((np.ones(2, np.complex128), good_y), (uma.asarray(np.ones(2, np.complex128)), good_y)),  # unsafe cast
+        ((np.ones((2, 2), np.complex128), good_y), (uma.asarray(np.ones((2, 2), np.complex128)), good_y)),
+    ]
+    for native, other in cases:  # the errors of the same value where it is not native
+        assert _error_of(f, *native) == _error_of(f, *other), native
+    assert _error_of(f, np.array(["a", "b"]), good_y) == (TypeError, "input 0 ('x'): unsupported dtype str32 "
+                                                                      "(expected float64)")
+    assert _error_of(f, np.ones((2, 2)), good_y) == (TypeError, "input 0 ('x'): expected 1-d array, got 2-d "
+                                                                  "array of shape (2, 2)")
+    assert _error_of(f, good_x, np.ones(4))[0] is ValueError
+    assert lk.seen == []  # the thunk never ran
+    np.testing.assert_array_equal(w.get_value(), [1.0, 2.0])
+    # another dtype that casts safely is converted like any argument; the right one goes as is
+    x32 = np.ones(2, np.float32)
+    f(x32, good_y)
+    xs, ys = lk.seen[-1][:2]
+    assert xs.dtype == np.float64 and xs is not x32 and ys is good_y
+    np.testing.assert_array_equal(w.get_value(), [6.0, 7.0])
+    f(np.ones(0), good_y)
+    np.testing.assert_array_equal(w.get_value(), [9.0, 10.0])
+
+
+def test_a_native_value_without_dtype_and_shape_is_a_type_error():
+    class Blob:
+        pass
+
+    class TakesBlobs(_AnyNdarray):
+        def is_native(self, value, type):
+            return isinstance(value, Blob)
+
+    lk = TakesBlobs()
+    x = sym.vector("x")
+    f = uma.function([x], x * 2, backend=lk)
+    with pytest.raises(TypeError, match=r"input 0 \('x'\): backend 'test-any-ndarray' accepts a Blob as native "
+                                        r"\(is_native\), but it has no dtype and shape"):
+        f(Blob())
+    assert lk.seen == []
+
+
+def test_counting_values_of_another_ndim_or_dtype_are_refused():
+    lk = CountingLinker("test-counting-native")
+    w = uma.shared(np.array([1.0, 2.0]), "w")
+    x = sym.vector("x")
+    f = uma.function([x], [], updates={w: w + x}, backend=lk)
+    with pytest.raises(TypeError, match=r"input 0 \('x'\): expected 1-d array, got 2-d array of shape \(1, 2\)"):
+        f(CountingValue(np.ones((1, 2)), "test-counting-native"))
+    with pytest.raises(TypeError, match="cannot cast complex128 to float64 safely"):
+        f(CountingValue(np.ones(2, np.complex128), "test-counting-native"))
+    np.testing.assert_array_equal(w.get_value(), [1.0, 2.0])
+    f(CountingValue(np.ones(2), "test-counting-native"))
+    np.testing.assert_array_equal(w.get_value(), [2.0, 3.0])
+
+
+def test_torch_arguments_a_linker_takes_as_native_are_checked_without_conversion():
+    torch = pytest.importorskip("torch")
+
+    class TorchLinker(_AnyNdarray):
+        name = residency = "test-torch"
+
+        def is_native(self, value, type):
+            return isinstance(value, torch.Tensor)
+
+    lk = TorchLinker()
+    x = sym.vector("x", dtype="float32")
+    f = uma.function([x], x * 2, backend=lk)
+    with pytest.raises(TypeError, match=r"expected 1-d array, got 2-d array of shape \(2, 2\)"):
+        f(torch.ones(2, 2))
+    with pytest.raises(TypeError, match="cannot cast float64 to float32 safely"):
+        f(torch.ones(2, dtype=torch.float64))
+    t = torch.ones(3)
+    f(t)
+    assert lk.seen[-1][0] is t  # the right type goes to the thunk as it is
+

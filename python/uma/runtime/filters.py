@@ -7,15 +7,22 @@ The rules are DESIGN.md's "casting into a declared dtype" decision:
 - Python scalars and (nested) lists of them are *weak* (NEP 50): converted when their kind
   fits (bool < int < float < complex) and the value is in range, otherwise ``TypeError``;
 - the ndim must match (``TypeError``) and every static axis length too (``ValueError``).
+
+:func:`value_type` reads the dtype and shape of a backend's native value (a NumPy, CuPy, JAX
+or PyTorch array, a ``uma.Array`` on any device) without converting it: what compiled
+functions check the values a linker hands back (and the arguments its ``is_native`` accepts)
+against before they are used or stored.
 """
 from __future__ import annotations
+
+import operator
 
 import numpy as np
 
 from ..graph.basic import Variable, is_python_scalar
-from ..graph.type import TensorType, dtype_name, kind_of, np_dtype
+from ..graph.type import _ALL_DTYPES, TensorType, dtype_name, kind_of, np_dtype
 
-__all__ = ["HOST", "filter_host", "can_cast_safe"]
+__all__ = ["HOST", "filter_host", "can_cast_safe", "value_type", "native_dtype_name"]
 
 #: The residency of host memory: where ``uma.Array`` s on the CPU live.
 HOST = "cpu"
@@ -26,6 +33,66 @@ _KIND_RANK = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
 def _uma():
     import uma
     return uma
+
+
+# dtype object (NumPy, uma, PyTorch, ...) -> uma's name for it, or a description of a dtype
+# uma lacks (NumPy's dtype.name costs microseconds; a dict lookup a tenth of one).
+_NATIVE_DTYPE_NAMES: dict = {}
+
+
+def native_dtype_name(dt) -> str:
+    """uma's name for the dtype object ``dt`` of an array of any library: a NumPy dtype (CuPy
+    and JAX use them too; ``ml_dtypes.bfloat16`` is ``"bfloat16"``), a ``uma.dtype``, a
+    ``torch.dtype`` (``torch.float32`` -> ``"float32"``) or a name string. A dtype uma does
+    not have comes back as its own text (``">f8"`` for a byte-swapped float64, ``"object"``),
+    which equals no uma dtype name."""
+    try:
+        name = _NATIVE_DTYPE_NAMES.get(dt)
+    except TypeError:  # unhashable
+        name = None
+        cache = False
+    else:
+        cache = True
+    if name is not None:
+        return name
+    if isinstance(dt, np.dtype):
+        name = dt.name if dt.isnative else dt.str
+    else:
+        name = getattr(dt, "name", None)  # uma.dtype
+        if not isinstance(name, str):
+            name = str(dt)
+            if name.startswith("torch."):  # torch.dtype has no name; str gives "torch.float32"
+                name = name[len("torch."):]
+        if name not in _ALL_DTYPES:
+            try:
+                name = np.dtype(name).name
+            except (TypeError, ValueError):
+                pass
+    if cache and len(_NATIVE_DTYPE_NAMES) < 1024:
+        _NATIVE_DTYPE_NAMES[dt] = name
+    return name
+
+
+def value_type(value):
+    """``(dtype name, shape tuple)`` of an array of any library, read from its ``dtype`` and
+    ``shape`` attributes (nothing is converted or copied; the ndim is ``len(shape)``), or None
+    when it has no ``dtype`` or no ``shape`` of ints. The dtype name is
+    :func:`native_dtype_name`'s."""
+    cls = value.__class__
+    if cls is np.ndarray:
+        return native_dtype_name(value.dtype), value.shape
+    if cls is _uma().Array:
+        return value.dtype.name, value.shape
+    try:
+        dt = value.dtype
+        shape = value.shape
+    except AttributeError:
+        return None
+    try:
+        shape = tuple(operator.index(d) for d in shape)  # torch.Size, lists, NumPy ints
+    except TypeError:
+        return None
+    return native_dtype_name(dt), shape
 
 
 def can_cast_safe(src: str, dst: str) -> bool:

@@ -6,10 +6,11 @@ arguments (``uma.Array`` of the declared type as it is; a ``numpy.ndarray`` of t
 dtype and ndim read from NumPy's struct fields, copied when it holds at most 1 KiB and shared
 under the copy rules otherwise; anything else through
 :func:`~uma.runtime.filters.filter_host`), locks the shared variables, reads their host copies,
-runs the Program and writes the updates. The GIL is released while it computes, except for a
-call whose inputs and shared values hold at most 4096 elements: that one keeps the GIL (cheaper
-than handing it over) and runs only if every lock it needs is free at once, so it never waits
-for a lock while holding the GIL (otherwise it releases the GIL and waits).
+runs the Program, checks the updates against their shared variables' types and writes them.
+The GIL is released while it computes, except for a call whose inputs and shared values hold
+at most 4096 elements: that one keeps the GIL (cheaper than handing it over) and runs only if
+every lock it needs is free at once, so it never waits for a lock while holding the GIL
+(otherwise it releases the GIL and waits).
 ``Function.__call__`` itself is written in C++ (``uma._core._function_call_method``), so such a call
 runs no Python frame.
 When that path cannot run a call (keyword arguments, the wrong number of arguments, a shared
@@ -33,8 +34,8 @@ import numpy as np
 from ..graph.basic import Constant, Variable, ancestors, as_variable, toposort
 from ..graph.fgraph import FunctionGraph, validate
 from ..graph.rewrite import as_mode, rewrite
-from ..graph.type import _fmt_shape
-from .filters import filter_host
+from ..graph.type import _ALL_DTYPES, _fmt_shape
+from .filters import HOST, can_cast_safe, filter_host, value_type
 from .linker import _BACKENDS, get_linker
 from .shared import SharedVariable
 
@@ -44,6 +45,7 @@ __all__ = ["function", "Function", "dprint"]
 
 _SHAPE_CACHE_LIMIT = 64
 _MISSING = object()
+_DOWNCAST_HINT = " (or pass allow_input_downcast=True to uma.function)"
 
 
 def _label(v, i=None):
@@ -189,18 +191,28 @@ class Function:
         self._read_only_locks = [c.lock for c in ordered if id(c) not in written]
         self._write_locks = [c.lock for c in ordered if id(c) in written]
         self._shapes_ok = set()
-        # Updates whose shape the graph cannot prove: the target's static shape fixes an axis
-        # that the update expression leaves open (None). Checked at run time, before any update
-        # is written, so a wrong shape raises and changes nothing.
-        self._update_checks = [
-            (n_out + k, t.type.shape, _label(t)) for k, (t, v) in enumerate(upd)
-            if any(b is not None and a is None for a, b in zip(v.type.shape, t.type.shape))]
+        # What each update's value is checked against before any update is written, whatever
+        # the backend returned (_checked_updates): the target's dtype, ndim and static lengths
+        # ((axis, length) pairs). `open_axes`: static axes of the target that the update
+        # expression leaves open (None), so the graph cannot prove them; a wrong length there
+        # is the graph's value (ValueError), elsewhere the backend broke the type (TypeError).
+        self._write_checks = []
+        for (_, oi), (t, v) in zip(self._writes, upd):
+            static = tuple((i, d) for i, d in enumerate(t.type.shape) if d is not None)
+            open_axes = frozenset(i for i, d in static if v.type.shape[i] is None)
+            self._write_checks.append((oi, t.dtype, _uma().dtype(t.dtype), t.ndim, static, open_axes,
+                                       t.type, _label(t)))
+        self._host_writes = linker.residency == HOST
+        self._Array = _uma().Array
         compiled = fgraph.clone()
         compiled.mode = self.mode
         self._thunk = linker.compile(compiled)
         self._general_calls = 0
-        # The C++ path writes updates without the run-time shape checks above.
-        self._fast = None if self._update_checks else self._make_fast_path()
+        # The C++ path checks its updates' dtype, ndim and static lengths too (set_update_types),
+        # but reports every length that differs as a TypeError; a function with open axes keeps
+        # the Python path and its ValueError.
+        open_axes = any(w[5] for w in self._write_checks)
+        self._fast = None if open_axes else self._make_fast_path()
 
     def _make_fast_path(self):
         """The C++ call path (``uma._core.Function``) for a ``cpu`` function compiled to one
@@ -212,10 +224,9 @@ class Function:
         if type(self.linker) is not CpuLinker or program is None or not hasattr(core, "Function"):
             return None
         in_types, what, downcast = self._in_types, self._what, self.allow_input_downcast
-        hint = " (or pass allow_input_downcast=True to uma.function)"
 
         def filter_arg(k, value):
-            return filter_host(value, in_types[k], allow_downcast=downcast, what=what[k], hint=hint)
+            return filter_host(value, in_types[k], allow_downcast=downcast, what=what[k], hint=_DOWNCAST_HINT)
 
         fgraph, shapes_ok = self.fgraph, set()
 
@@ -225,9 +236,13 @@ class Function:
         n_in = len(self.inputs)
         specs = [(t.dtype, tuple(t.shape), w) for t, w in zip(in_types, what)]
         updates = [ii - n_in for _, ii in sorted(self.fgraph.update_mapping.items())]
-        return core.Function(program, specs, [c.cell for c in self._containers], updates,
+        fast = core.Function(program, specs, [c.cell for c in self._containers], updates,
                              self._n_out, self.allow_input_downcast, filter_arg, check_shapes,
                              self._single)
+        set_types = getattr(fast, "set_update_types", None)  # (an extension built before it lacks it)
+        if set_types is not None:
+            set_types([(t.dtype, tuple(t.shape), label, repr(t)) for *_, t, label in self._write_checks])
+        return fast
 
     @property
     def fast_path(self) -> bool:
@@ -263,6 +278,29 @@ class Function:
                             f"({', '.join(self._what) or 'none'}), got {len(args)}")
         return args
 
+    def _native_fits(self, value, t, what):
+        """Whether an argument the linker's ``is_native`` accepted goes to the thunk as it is:
+        its dtype, ndim and static lengths (read without converting it) are checked as the
+        host filter checks any other argument, with the same errors (``TypeError`` for another
+        ndim or a dtype that cannot be cast safely, ``ValueError`` for a static length that
+        differs). False for another dtype that casts safely (or with
+        ``allow_input_downcast``): the host filter then converts it like any argument."""
+        got = value_type(value)
+        if got is None:
+            raise TypeError(f"{what}: backend {self.backend!r} accepts a {type(value).__name__} as native "
+                            f"(is_native), but it has no dtype and shape")
+        dtype, shape = got
+        if dtype != t.dtype:
+            if dtype not in _ALL_DTYPES:
+                raise TypeError(f"{what}: unsupported dtype {dtype} (expected {t.dtype})")
+            if not self.allow_input_downcast and not can_cast_safe(dtype, t.dtype):
+                raise TypeError(f"{what}: cannot cast {dtype} to {t.dtype} safely (NumPy 'safe' casting); "
+                                f"cast the value first{_DOWNCAST_HINT}")
+            t.check_value_shape(shape, what)
+            return False
+        t.check_value_shape(shape, what)
+        return True
+
     def _check_shapes(self, values):
         _check_shapes(self.fgraph, self._shapes_ok, values)
 
@@ -280,11 +318,11 @@ class Function:
         linker = self.linker
         values = []
         for a, t, what in zip(args, self._in_types, self._what):
-            if linker.is_native(a, t):
+            if linker.is_native(a, t) and self._native_fits(a, t, what):
                 values.append(a)
             else:
                 h = filter_host(a, t, allow_downcast=self.allow_input_downcast, what=what,
-                                hint=" (or pass allow_input_downcast=True to uma.function)")
+                                hint=_DOWNCAST_HINT)
                 values.append(linker.input_filter(h, t))
         locks = self._locks
         if not locks:
@@ -302,27 +340,65 @@ class Function:
                 held = self._write_locks
                 self._check_shapes(values)
                 outs = self._thunk(values)
-                # Every output is computed: now write all updates at once (they read old values).
-                for oi, shape, label in self._update_checks:
-                    got = tuple(outs[oi].shape)
-                    if len(got) != len(shape) or any(b is not None and a != b for a, b in zip(got, shape)):
-                        raise ValueError(f"function: the update of shared variable {label} has shape {got}, "
-                                         f"but the variable's static shape is {_fmt_shape(shape)}; "
-                                         f"no shared variable was changed")
+                # Every output is computed: check every update, then write them all at once
+                # (they read old values). Nothing below the checks can fail.
                 if self._writes:
+                    staged = self._checked_updates(outs)
                     if self.update_policy == "eager":
-                        hosts = [c.host_copy_of(linker, outs[oi]) for c, oi in self._writes]
-                        for (c, oi), h in zip(self._writes, hosts):
-                            c.write(linker, outs[oi], h)
+                        hosts = [c.host_copy_of(linker, v) for (c, _), v in zip(self._writes, staged)]
+                        for (c, _), v, h in zip(self._writes, staged, hosts):
+                            c.write(linker, v, h)
                     else:
-                        for c, oi in self._writes:
-                            c.write(linker, outs[oi])
+                        for (c, _), v in zip(self._writes, staged):
+                            c.write(linker, v)
             finally:
                 for lk in held:
                     lk.release()
         if self._single:
             return outs[0]
         return list(outs[:self._n_out])
+
+    def _checked_updates(self, outs):
+        """The values to store, one per update (``self._writes`` order): each value the backend
+        returned, checked against its shared variable's declared type (dtype, ndim, static
+        lengths) from its ``dtype`` and ``shape`` without converting it; for a host linker,
+        as a host ``uma.Array``. Raises before anything is written (DESIGN.md "update
+        validation"): ``TypeError`` for a value that breaks the type, ``ValueError`` for a
+        length the graph could not prove that differs from a static one."""
+        host, Array = self._host_writes, self._Array
+        staged = []
+        for oi, want, want_dtype, ndim, static, open_axes, t, label in self._write_checks:
+            v = outs[oi]
+            if v.__class__ is Array:  # the common case, without building the shape tuple
+                dt = v.dtype  # uma's dtype objects are canonical: `is` mostly decides
+                ok = (dt is want_dtype or dt.name == want) and v.ndim == ndim
+                shape = v.shape if ok and static else None
+            else:
+                got = value_type(v)
+                if got is None:
+                    raise TypeError(f"function: backend {self.backend!r} returned a {type(v).__name__} "
+                                    f"(no dtype and shape) for shared variable {label} of type {t!r}; "
+                                    f"no shared variable was changed")
+                dtype, shape = got
+                ok = dtype == want and len(shape) == ndim
+            if not ok:
+                raise TypeError(_returned(self.backend, v, label, t))
+            for i, d in static:
+                if shape[i] != d:
+                    if i in open_axes:
+                        raise ValueError(f"function: the update of shared variable {label} has shape "
+                                         f"{tuple(shape)}, but the variable's static shape is "
+                                         f"{_fmt_shape(t.shape)}; no shared variable was changed")
+                    raise TypeError(_returned(self.backend, v, label, t))
+            if host:
+                if v.__class__ is not Array:
+                    v = _uma().asarray(v)  # keeps the dtype and shape checked above
+                if v.device.type != "cpu":
+                    raise ValueError(f"function: backend {self.backend!r} (residency {HOST!r}) returned "
+                                     f"an array on {v.device} for shared variable {label}; "
+                                     f"no shared variable was changed")
+            staged.append(v)
+        return staged
 
     def __repr__(self):
         return (f"<uma.Function inputs={self.inputs} outputs={len(self.outputs)} "
@@ -421,6 +497,13 @@ def _check_shapes(fgraph, shapes_ok, values):
 def _uma():
     import uma
     return uma
+
+
+def _returned(backend, value, label, t):
+    """The error message for an update value (one with a dtype and shape) that breaks type ``t``."""
+    dtype, shape = value_type(value)
+    return (f"function: backend {backend!r} returned {dtype} of shape {tuple(shape)} for shared "
+            f"variable {label} of type {t!r}; no shared variable was changed")
 
 
 def _rebuild_function(state):
@@ -557,7 +640,11 @@ def function(inputs, outputs=None, *, updates=None, backend="cpu", update_policy
     ndim differs from its shared variable's), ``MissingInputError`` (a ``ValueError``) when
     an output needs a variable that is not an input. At call time: ``TypeError`` for the
     wrong number of arguments, a wrong ndim or a dtype that cannot be cast safely (naming
-    the input); ``ValueError`` naming the op for a shape mismatch.
+    the input; an argument the linker's ``is_native`` accepts is checked too);
+    ``ValueError`` naming the op for a shape mismatch; ``TypeError`` naming the backend, the
+    shared variable and both types when the backend returns an update value of another
+    dtype, ndim or static shape (DESIGN.md "update validation"). A call that raises changes
+    no shared variable.
     Convention: PyTensor's ``function``.
     """
     linker = get_linker(backend)

@@ -32,6 +32,15 @@ class Linker:
       may alias an input, a constant or another output). ``fgraph.mode`` (a :class:`uma.Mode`)
       says which linker passes are enabled. Raising from the thunk leaves every shared
       variable unchanged.
+      Update values (the outputs ``fgraph.update_mapping`` maps to shared variables) are
+      checked before anything is stored: each must have its shared variable's dtype, ndim and
+      static lengths, read from its ``dtype`` and ``shape`` attributes without converting it
+      (NumPy, CuPy, JAX and PyTorch dtypes map to uma's names, bfloat16 included). Anything
+      else (float32 for a float64 variable, a 1-d value for a matrix, an object without
+      ``dtype`` and ``shape``) is a ``TypeError`` naming the variable, the backend and both
+      types, and the call changes no shared variable, not even those updated correctly.
+      Values stored in the host residency (``residency == "cpu"``) must be ``uma.Array`` s on
+      the CPU or what ``uma.asarray`` turns into one.
       ``input_filter(value, type)``: a host ``uma.Array`` of ``type.dtype`` -> the native value
       (a transfer when the residency is not the host, or a zero-copy view where memory is
       shared). Called for arguments and for shared variables whose copy here is stale.
@@ -39,7 +48,11 @@ class Linker:
       anything ``uma.asarray`` accepts) of ``type.dtype``. Called when another residency or
       ``get_value`` needs a shared variable this backend wrote last.
       ``is_native(value, type)``: True when ``value`` already lives in this residency and can
-      be passed to the thunk as is (no host filtering, no conversion).
+      be passed to the thunk as is (no host filtering, no conversion). A value it accepts is
+      still checked against ``type`` from its ``dtype`` and ``shape``, with the errors any
+      argument gets (``TypeError`` for another ndim or a dtype that cannot be cast safely,
+      ``ValueError`` for a static length that differs); one of another dtype that casts
+      safely goes through the host filter and ``input_filter`` like a non-native value.
 
     A minimal backend that evaluates every node with its reference implementation and keeps
     its values as NumPy arrays::
