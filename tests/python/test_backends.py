@@ -653,3 +653,36 @@ def test_torch_arguments_a_linker_takes_as_native_are_checked_without_conversion
     f(t)
     assert lk.seen[-1][0] is t  # the right type goes to the thunk as it is
 
+
+# ======================================================================== residencies
+
+def test_two_backends_cannot_claim_one_residency():
+    class Mine(uma.Linker):
+        residency = "test-clash"
+
+        def compile(self, fgraph):
+            return uma.runtime.reference.make_evaluator(fgraph)
+
+    first, second = Mine(), Mine()
+    uma.register_backend("test-clash-a", first)
+    try:
+        with pytest.raises(ValueError, match=r"'test-clash-b'.*residency 'test-clash'.*'test-clash-a'"):
+            uma.register_backend("test-clash-b", second)
+        with pytest.raises(ValueError, match=r"'test-clash-b'.*residency 'test-clash'.*'test-clash-a'"):
+            uma.register_backend("test-clash-b", second, replace=True)  # replace= replaces a name only
+        assert "test-clash-b" not in uma.backends()
+        uma.register_backend("test-clash-a", second, replace=True)  # the same name: replaced
+        assert uma.runtime.get_linker("test-clash-a") is second
+        numpy_like = Mine()
+        numpy_like.residency = "numpy"
+        with pytest.raises(ValueError, match=r"residency 'numpy'.*'numpy'"):
+            uma.register_backend("test-clash-numpy", numpy_like)
+        host = Mine()
+        host.residency = HOST  # host linkers share the host residency
+        uma.register_backend("test-clash-host", host)
+        assert uma.runtime.get_linker("test-clash-host") is host
+    finally:
+        for name in ("test-clash-a", "test-clash-b", "test-clash-numpy", "test-clash-host"):
+            uma.runtime.linker._BACKENDS.pop(name, None)
+    uma.register_backend("test-clash-b", second)  # free again once the other is gone
+    uma.runtime.linker._BACKENDS.pop("test-clash-b", None)

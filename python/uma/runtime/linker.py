@@ -18,7 +18,8 @@ class Linker:
       ``name`` (str): the backend name, e.g. ``"numpy"``.
       ``residency`` (str): where this backend's values live. ``"cpu"`` means host
       ``uma.Array`` s (the host residency); any other string is a residency of its own (a
-      device, or another library's array type). A shared variable keeps one copy per
+      device, or another library's array type), which no other registered backend may use
+      (``register_backend`` raises ``ValueError``). A shared variable keeps one copy per
       residency and knows which copies are current; it converts only through the filters
       below, once per switch of residency.
 
@@ -120,7 +121,10 @@ def register_backend(name: str, linker: Linker, *, replace: bool = False):
     """Register ``linker`` (a :class:`Linker` instance) as backend ``name``.
 
     ``TypeError`` if ``linker`` is not a Linker or ``name`` not a string; ``ValueError`` if
-    the name is taken (pass ``replace=True`` to replace it).
+    the name is taken (pass ``replace=True`` to replace it), or if another registered backend
+    has the same ``residency`` (a shared variable keeps one copy per residency, so two
+    backends there would read each other's native values). The host residency ``"cpu"`` is
+    the exception: every host linker (``reference``, ``cpu``, ...) keeps ``uma.Array`` s there.
     """
     if not isinstance(name, str) or not name:
         raise TypeError(f"register_backend: name must be a non-empty string, got {name!r}")
@@ -128,6 +132,12 @@ def register_backend(name: str, linker: Linker, *, replace: bool = False):
         raise TypeError(f"register_backend: linker must be a uma.Linker instance, got {linker!r}")
     if name in _BACKENDS and not replace and _BACKENDS[name] is not linker:
         raise ValueError(f"register_backend: backend {name!r} is already registered (replace=True replaces it)")
+    residency = linker.residency
+    if residency != HOST:
+        for other_name, other in _BACKENDS.items():
+            if other_name != name and other is not linker and other.residency == residency:
+                raise ValueError(f"register_backend: backend {name!r} has residency {residency!r}, which "
+                                 f"backend {other_name!r} already uses; give it a residency of its own")
     _BACKENDS[name] = linker
 
 
