@@ -1,6 +1,8 @@
 // The CUB parts of indexing (launchers in kernels/cuda/index_launch.h): the stable radix sort
 // that groups repeated scatter indices, and the prefix count of boolean masks. CUB ships
-// with the CUDA toolkit; its two-phase calls (size query, then run) are passed through.
+// with the CUDA toolkit; its two-phase calls (size query, then run) are passed through. CUB
+// lives in uma's own wrapping namespace (THRUST_CUB_WRAPPED_NAMESPACE, CMakeLists.txt), which
+// CUB_NS_QUALIFIER names.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 
@@ -20,8 +22,9 @@ int sort_pairs(void* ws, std::size_t* ws_bytes, const uint64_t* keys_in, uint64_
   if (key_bits < 1) key_bits = 1;
   if (key_bits > 64) key_bits = 64;
   // LSD radix sort: stable, so equal keys keep their values in input order.
-  return static_cast<int>(cub::DeviceRadixSort::SortPairs(ws, *ws_bytes, keys_in, keys_out, values_in, values_out, m, 0,
-                                                          key_bits, static_cast<cudaStream_t>(stream)));
+  return static_cast<int>(CUB_NS_QUALIFIER::DeviceRadixSort::SortPairs(ws, *ws_bytes, keys_in, keys_out, values_in,
+                                                                       values_out, m, 0, key_bits,
+                                                                       static_cast<cudaStream_t>(stream)));
 }
 
 int mask_count(void* ws, std::size_t* ws_bytes, const bool* mask, int64_t* counts, int64_t n, void* stream) {
@@ -32,7 +35,7 @@ int mask_count(void* ws, std::size_t* ws_bytes, const bool* mask, int64_t* count
     if (e != 0) return e;
   }
   // In place (CUB's in-place overload): counts is both the input (0/1) and the inclusive sum.
-  return static_cast<int>(cub::DeviceScan::InclusiveSum(ws, *ws_bytes, counts, n, st));
+  return static_cast<int>(CUB_NS_QUALIFIER::DeviceScan::InclusiveSum(ws, *ws_bytes, counts, n, st));
 }
 
 }  // namespace uma::kernels::cuda_launch
