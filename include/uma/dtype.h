@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include "uma/bool8.h"
+
 namespace uma {
 
 /// Element types. Storage, astype and interop cover all of them; compute ops cover the
@@ -69,11 +71,11 @@ using float16 = _Float16;
 using complex64 = std::complex<float>;
 using complex128 = std::complex<double>;
 
-/// Calls f(T{}) with the C++ type of `t`.
+/// Calls f(T{}) with the C++ type of `t` (bool8 for bool: a byte read as byte != 0, uma/bool8.h).
 template <class F>
 decltype(auto) visit_dtype(DType t, F&& f) {
   switch (t) {
-    case DType::Bool: return f(bool{});
+    case DType::Bool: return f(bool8{});
     case DType::Int8: return f(int8_t{});
     case DType::Int16: return f(int16_t{});
     case DType::Int32: return f(int32_t{});
@@ -94,7 +96,7 @@ decltype(auto) visit_dtype(DType t, F&& f) {
 
 template <class T> struct dtype_of;
 #define UMA_DTYPE_OF(T, D) template <> struct dtype_of<T> { static constexpr DType value = DType::D; };
-UMA_DTYPE_OF(bool, Bool) UMA_DTYPE_OF(int8_t, Int8) UMA_DTYPE_OF(int16_t, Int16)
+UMA_DTYPE_OF(bool8, Bool) UMA_DTYPE_OF(int8_t, Int8) UMA_DTYPE_OF(int16_t, Int16)
 UMA_DTYPE_OF(int32_t, Int32) UMA_DTYPE_OF(int64_t, Int64) UMA_DTYPE_OF(uint8_t, UInt8)
 UMA_DTYPE_OF(uint16_t, UInt16) UMA_DTYPE_OF(uint32_t, UInt32) UMA_DTYPE_OF(uint64_t, UInt64)
 UMA_DTYPE_OF(float16, Float16) UMA_DTYPE_OF(bfloat16, BFloat16) UMA_DTYPE_OF(float, Float32)

@@ -334,7 +334,7 @@ nb::object scalar_to_python(const Array& a0) {
     using T = decltype(t);
     T v;
     std::memcpy(&v, p, sizeof(T));
-    if constexpr (std::is_same_v<T, bool>) return nb::bool_(v);
+    if constexpr (std::is_same_v<T, bool8>) return nb::bool_(static_cast<bool>(v));  // byte != 0
     else if constexpr (std::is_same_v<T, bfloat16>) return nb::float_(static_cast<double>(v.to_float()));
     else if constexpr (std::is_same_v<T, float16>) return nb::float_(static_cast<double>(v));
     else if constexpr (std::is_integral_v<T>) return nb::int_(v);

@@ -171,7 +171,7 @@ ArrowExport export_arrow(const Array& a, const char* api) {
     auto* bits = packed.data_as<uint8_t>();
     if (n > 0) std::memset(bits, 0, static_cast<std::size_t>((n + 7) / 8));
     const int64_t st = a.strides()[0];
-    const char* src = static_cast<const char*>(a.data());
+    const bool8* src = a.data_as<bool8>();
     for (int64_t i = 0; i < n; ++i)
       if (src[i * st]) bits[i >> 3] = static_cast<uint8_t>(bits[i >> 3] | (1u << (i & 7)));
     ctx->values = std::move(packed);
@@ -264,11 +264,11 @@ Array import_arrow(ArrowSchemaOwner schema, ArrowArrayOwner array, std::optional
               "(format 'b') and must be unpacked into one byte per value");
     UMA_CHECK(!device || device->is_cpu(), Runtime, api, ": device ", device->str(), " is not available in this build");
     Array out = Array::empty({a.length}, DType::Bool);
-    auto* o = out.data_as<bool>();
+    auto* o = out.data_as<bool8>();
     const auto* b = static_cast<const uint8_t*>(values);
     for (int64_t i = 0; i < a.length; ++i) {
       const int64_t k = a.offset + i;
-      o[i] = (b[k >> 3] >> (k & 7)) & 1;
+      o[i] = ((b[k >> 3] >> (k & 7)) & 1) != 0;
     }
     array.reset();
     if (dtype && *dtype != DType::Bool) out = ops::astype(out, *dtype);

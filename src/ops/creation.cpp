@@ -65,7 +65,7 @@ Array scalar_array(const Scalar& v, DType dtype) {
   switch (v.kind) {
     case ScalarKind::Bool: {
       src = Array::empty({}, DType::Bool);
-      *src.data_as<bool>() = v.b;
+      *src.data_as<bool8>() = v.b;
       break;
     }
     case ScalarKind::Int: {
@@ -216,7 +216,7 @@ Array arange(const Scalar& start, const Scalar& stop, const Scalar& step, DType 
   if (dtype != DType::Bool)
     visit_dtype(dtype, [&](auto t) {
       using T = decltype(t);
-      if constexpr (!std::is_same_v<T, bool>) fill_range(out.data_as<T>(), n);
+      if constexpr (!std::is_same_v<T, bool8>) fill_range(out.data_as<T>(), n);
     });
   return out;
 }

@@ -316,7 +316,7 @@ Array binary(BinaryOp op, const Array& a0, const Array& b0) {
   }
   if (op == BinaryOp::Power && is_integer(ct) && dtype_kind(ct) == 'i') {
     Array neg = reduce(ReduceOp::Any, binary(BinaryOp::Less, B, scalar_array(Scalar::from_int(0), ct)), std::nullopt, false);
-    UMA_CHECK(!*to_host(neg).data_as<bool>(), Value, "power: integers to negative integer powers are not allowed");
+    UMA_CHECK(!*to_host(neg).data_as<bool8>(), Value, "power: integers to negative integer powers are not allowed");
   }
   const bool boolean_out = is_comparison(op) || is_logical(op);
   Array out = Array::empty(shape, boolean_out ? DType::Bool : ct, dev);

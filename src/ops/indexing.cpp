@@ -62,7 +62,7 @@ Array mask_positions(const char* op, const Array& x, const Array& mask) {
   check_index_device(op, mask.device(), x.device());
   Array m = contiguous(mask);
   if (!m.device().is_cpu()) return kernels::cuda::mask_positions(m);
-  const bool* mp = m.data_as<bool>();
+  const bool8* mp = m.data_as<bool8>();  // true where the byte is not 0
   int64_t count = 0;
   for (int64_t i = 0; i < m.size(); ++i) count += mp[i] ? 1 : 0;
   Array pos = Array::empty({count}, DType::Int64);

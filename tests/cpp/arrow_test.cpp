@@ -259,7 +259,7 @@ TEST(ArrowImport, BooleansUnpack) {
   EXPECT_EQ(p.counts.array, 1);
   ASSERT_EQ(a.dtype(), DType::Bool);
   const bool expect[9] = {true, true, false, true, true, false, true, true, false};
-  for (int i = 0; i < 9; ++i) EXPECT_EQ(a.data_as<bool>()[i], expect[i]) << i;
+  for (int i = 0; i < 9; ++i) EXPECT_EQ(static_cast<bool>(a.data_as<bool8>()[i]), expect[i]) << i;
   Producer q;
   q.format = "b";
   q.buffers[1] = bits;
@@ -409,7 +409,7 @@ TEST(ArrowExport, StridedIsCopiedBoolIsPacked) {
   EXPECT_EQ(v[3], 1);
 
   Array b = Array::empty({10}, DType::Bool);
-  for (int i = 0; i < 10; ++i) b.data_as<bool>()[i] = (i % 3) == 0;
+  for (int i = 0; i < 10; ++i) b.data_as<bool8>()[i] = (i % 3) == 0;
   interop::ArrowExport eb = interop::export_arrow(b, "test");
   EXPECT_STREQ(eb.schema.get().format, "b");
   const auto* bits = static_cast<const uint8_t*>(eb.array.get().buffers[1]);

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "uma/array.h"
@@ -18,11 +19,14 @@
 namespace uma {
 namespace {
 
+// The element type that stores a T (bool8 for bool).
+template <class T> using elem_t = std::conditional_t<std::is_same_v<T, bool>, bool8, T>;
+
 template <class T>
 Array make(std::initializer_list<T> values, Shape shape) {
-  Array a = Array::empty(shape, dtype_of<T>::value);
+  Array a = Array::empty(shape, dtype_of<elem_t<T>>::value);
   EXPECT_EQ(static_cast<std::size_t>(a.size()), values.size());
-  T* p = a.data_as<T>();
+  elem_t<T>* p = a.data_as<elem_t<T>>();
   for (T v : values) *p++ = v;
   return a;
 }
@@ -35,12 +39,12 @@ T at(const Array& a, int64_t flat) {
     idx[d] = flat % a.shape()[d];
     flat /= a.shape()[d];
   }
-  return *reinterpret_cast<const T*>(a.ptr_at(idx.data()));
+  return *reinterpret_cast<const elem_t<T>*>(a.ptr_at(idx.data()));
 }
 
 template <class T>
 std::vector<T> values(const Array& a) {
-  EXPECT_EQ(a.dtype(), dtype_of<T>::value) << "dtype is " << dtype_name(a.dtype());
+  EXPECT_EQ(a.dtype(), dtype_of<elem_t<T>>::value) << "dtype is " << dtype_name(a.dtype());
   std::vector<T> v;
   for (int64_t i = 0; i < a.size(); ++i) v.push_back(at<T>(a, i));
   return v;
@@ -699,6 +703,46 @@ TEST(IndexingAllDtypes, TakeMaskAndUpdates) {
   Array set = ops::update_mask(x, mask, make<int32_t>({7}, {1}), false);
   EXPECT_EQ(values<int32_t>(set), (std::vector<int32_t>{7, 0, 7}));
   EXPECT_EQ(error_kind([&] { ops::update_take(x, idx, 0, make<double>({1.5}, {1}), false); }), ErrorKind::Type);
+}
+
+// A bool array over a uint8 buffer (adopted memory, as a uint8 view of shared memory gives):
+// any byte other than 0 is true, NumPy's rule. Every kernel reads the bytes as byte != 0 (a
+// load of 2 or 0x80 through a C++ bool is undefined: UBSAN's "not a valid value for type
+// 'bool'"), and results are written as 0 or 1.
+TEST(BoolBytes, EveryOpReadsAByteAsNonZero) {
+  std::vector<uint8_t> bytes = {2, 0x80, 1, 0, 0xff, 0};
+  auto st = std::make_shared<Storage>(adopt(bytes.data(), bytes.size(), Device::cpu(), &no_delete, nullptr));
+  Array a(st, bytes.data(), {6}, {1}, DType::Bool, true);
+  const std::vector<bool> truth = {true, true, true, false, true, false};
+  const std::vector<int64_t> ints = {1, 1, 1, 0, 1, 0};
+
+  EXPECT_EQ(values<int64_t>(ops::reduce(ReduceOp::Sum, a, std::nullopt, false)), (std::vector<int64_t>{4}));
+  EXPECT_EQ(values<int64_t>(ops::reduce(ReduceOp::Prod, a, std::nullopt, false)), (std::vector<int64_t>{0}));
+  EXPECT_EQ(values<double>(ops::reduce(ReduceOp::Mean, a, std::nullopt, false)), (std::vector<double>{4.0 / 6}));
+  EXPECT_EQ(values<bool>(ops::reduce(ReduceOp::Any, a, std::nullopt, false)), (std::vector<bool>{true}));
+  EXPECT_EQ(values<bool>(ops::reduce(ReduceOp::All, ops::getitem(a, {IndexItem{IndexItem::Slice, 0, 0, 3, 1}}),
+                                     std::nullopt, false)),
+            (std::vector<bool>{true}));
+  EXPECT_EQ(values<bool>(ops::reduce(ReduceOp::Max, a, std::nullopt, false)), (std::vector<bool>{true}));
+  EXPECT_EQ(values<int64_t>(ops::cumsum(a, 0)), (std::vector<int64_t>{1, 2, 3, 3, 4, 4}));
+
+  EXPECT_EQ(values<int64_t>(ops::astype(a, DType::Int64)), ints);
+  EXPECT_EQ(values<double>(ops::astype(a, DType::Float64)), (std::vector<double>{1, 1, 1, 0, 1, 0}));
+  EXPECT_EQ(values<bool>(ops::astype(ops::astype(a, DType::UInt8), DType::Bool)), truth);
+
+  Array n = ops::unary(UnaryOp::LogicalNot, a);
+  EXPECT_EQ(values<bool>(n), (std::vector<bool>{false, false, false, true, false, true}));
+  for (int64_t i = 0; i < n.size(); ++i) EXPECT_EQ(n.data_as<uint8_t>()[i], truth[i] ? 0 : 1) << i;  // 0 or 1
+  Array t = make<bool>({true}, {1});
+  EXPECT_EQ(values<bool>(ops::binary(BinaryOp::Equal, a, t)), truth);
+  EXPECT_EQ(values<bool>(ops::binary(BinaryOp::LogicalAnd, a, a)), truth);
+  EXPECT_EQ(values<bool>(ops::binary(BinaryOp::LogicalXor, a, t)),
+            (std::vector<bool>{false, false, false, true, false, true}));
+  EXPECT_EQ(values<int64_t>(ops::where(a, make<int64_t>({1}, {1}), make<int64_t>({0}, {1}))), ints);
+  EXPECT_EQ(values<int64_t>(ops::mask_select(ops::astype(a, DType::Int64), a)), (std::vector<int64_t>{1, 1, 1, 1}));
+  Array m = ops::matmul(ops::reshape(a, {2, 3}), make<bool>({false, true, false, false, true, true}, {3, 2}));
+  EXPECT_EQ(values<bool>(m), (std::vector<bool>{true, true, false, false}));
+  EXPECT_EQ(bytes, (std::vector<uint8_t>{2, 0x80, 1, 0, 0xff, 0}));  // read, never written
 }
 
 TEST(ShapeAllDtypes, SplitSectionsAndPoints) {

@@ -1658,3 +1658,61 @@ def test_bfloat16_reduction_result_rounds_once_on_the_gpu():
     for device in ("cpu", "cuda"):
         got = uma.sum(uma.asarray(x, device=device), dtype="bfloat16").to_device("cpu").astype("float64")
         assert float(np.asarray(got)) == bfloat16_round_once(float(np.sum(x))) == 1.0078125
+
+
+# ---- GPU: bool memory holding bytes other than 0 and 1 ------------------------------------------
+# A uint8 buffer seen as bool: the kernels read a bool byte as byte != 0 (NumPy's rule) on the
+# GPU as on the CPU (tests/python/test_bool_bytes.py), whatever way the bytes got there.
+
+BOOL_BYTES = [2, 0x80, 1, 0, 0xFF, 0, 0x40, 3]
+
+
+def _check_bool_bytes_on_gpu(a, b):
+    """uma's ops on the cuda bool array `a` give NumPy's answers on the host bool array `b`
+    (the same bytes)."""
+    assert a.device == "cuda:0" and a.dtype == uma.bool_
+    assert int(uma.sum(a).to_device("cpu")) == int(np.sum(b))
+    assert bool(uma.any(a).to_device("cpu")) == bool(np.any(b))
+    assert bool(uma.all(a).to_device("cpu")) == bool(np.all(b))
+    assert int(uma.argmin(a).to_device("cpu")) == int(np.argmin(b))
+    host = lambda x: np.asarray(x.to_device("cpu"))  # noqa: E731
+    np.testing.assert_array_equal(host(uma.logical_not(a)), np.logical_not(b))
+    np.testing.assert_array_equal(host(a == True), b == True)  # noqa: E712
+    np.testing.assert_array_equal(host(uma.logical_and(a, a)), np.logical_and(b, b))
+    np.testing.assert_array_equal(host(uma.cumsum(a)), np.cumsum(b))
+    for dtype in ("int8", "uint8", "int64", "float16", "float32", "float64", "complex64"):
+        np.testing.assert_array_equal(host(a.astype(dtype)), b.astype(dtype), err_msg=dtype)
+    np.testing.assert_array_equal(host(uma.where(a, 1.0, 2.0)), np.where(b, 1.0, 2.0))
+    x = np.arange(b.size, dtype=np.float32) * 10
+    np.testing.assert_array_equal(host(uma.asarray(x, device="cuda")[a]), x[b])
+    np.testing.assert_array_equal(host(uma.matmul(a.reshape((2, 4)), a.reshape((4, 2)))),
+                                  np.matmul(b.reshape(2, 4), b.reshape(4, 2)))
+    assert a[0].item() is bool(b[0]) and bool(a[1]) is bool(b[1])
+
+
+@needs_gpu
+def test_bool_bytes_transferred_to_the_gpu():
+    b = np.array(BOOL_BYTES, np.uint8).view(np.bool_)
+    _check_bool_bytes_on_gpu(uma.asarray(b, device="cuda"), b)
+
+
+@needs_gpu
+def test_bool_bytes_of_mapped_host_memory_written_after_adoption():
+    raw = np.zeros(len(BOOL_BYTES), np.uint8)
+    b = raw.view(np.bool_)
+    a = uma.asarray(b, device="cuda", copy=False)  # mapped: the GPU reads the host bytes
+    assert a.memory_kind == "mapped"
+    raw[:] = BOOL_BYTES
+    _check_bool_bytes_on_gpu(a, b)
+
+
+@needs_gpu
+@pytest.mark.skipif(not have["torch"], reason="torch is not installed")
+def test_bool_bytes_of_a_torch_cuda_tensor():
+    import torch
+    if not torch.cuda.is_available():
+        pytest.skip("torch has no CUDA")
+    t = torch.tensor(BOOL_BYTES, dtype=torch.uint8, device="cuda").view(torch.bool)
+    a = uma.from_dlpack(t)
+    assert a.device == "cuda:0"
+    _check_bool_bytes_on_gpu(a, np.array(BOOL_BYTES, np.uint8).view(np.bool_))

@@ -1,4 +1,6 @@
 // src/kernels/cpu/convert.h — value conversion between element types (never reinterprets).
+// A bool element (bool8) is read as byte != 0 and written as 0 or 1; `bool` itself is also a
+// valid source and destination (a computed truth value, never a stored element).
 // Float -> integer conversions of NaN or out-of-range values follow kernels/float_to_int.h;
 // conversions to bfloat16 round once (kernels/to_bfloat16.h).
 #pragma once
@@ -22,6 +24,10 @@ template <class D, class S>
 inline D convert(S s) {
   if constexpr (std::is_same_v<D, S>) {
     return s;
+  } else if constexpr (std::is_same_v<S, bool8>) {  // the byte's value: byte != 0
+    return convert<D>(static_cast<bool>(s));
+  } else if constexpr (std::is_same_v<D, bool8>) {  // written as 0 or 1
+    return bool8(convert<bool>(s));
   } else if constexpr (std::is_same_v<S, bfloat16>) {
     return convert<D>(s.to_float());
   } else if constexpr (std::is_same_v<S, float16>) {

@@ -10,7 +10,7 @@
 namespace uma::kernels::cpu {
 
 // Instantiated in elementwise_{int,uint,float,complex}.cpp.
-UMA_EXTERN_ELEMENTWISE(bool)
+UMA_EXTERN_ELEMENTWISE(bool8)
 UMA_EXTERN_ELEMENTWISE(int8_t)
 UMA_EXTERN_ELEMENTWISE(int16_t)
 UMA_EXTERN_ELEMENTWISE(int32_t)
@@ -36,14 +36,13 @@ using SelectBits = std::conditional_t<sizeof(T) == 8, uint64_t,
 // exactly (NaN payloads, -0.0), with no data-dependent branch (a relu gradient's condition is
 // unpredictable) so the compiler vectorizes it. dx, dy are 0 or 1 (compile-time).
 template <class T, int DX, int DY>
-void where_select(const bool* c, const T* x, const T* y, T* o, int64_t n) {
+void where_select(const bool8* c, const T* x, const T* y, T* o, int64_t n) {
   using U = SelectBits<T>;
-  const uint8_t* cb = reinterpret_cast<const uint8_t*>(c);
   for (int64_t i = 0; i < n; ++i) {
     U xv, yv;  // memcpy: the bytes, without aliasing T as U (compiles to plain loads)
     std::memcpy(&xv, x + i * DX, sizeof(U));
     std::memcpy(&yv, y + i * DY, sizeof(U));
-    const U m = static_cast<U>(U(0) - static_cast<U>(cb[i] != 0));
+    const U m = static_cast<U>(U(0) - static_cast<U>(c[i].byte != 0));
     const U r = static_cast<U>((xv & m) | (yv & static_cast<U>(~m)));
     std::memcpy(static_cast<void*>(o + i), &r, sizeof(U));
   }
@@ -55,7 +54,7 @@ struct WhereInner {
     constexpr int64_t ts = sizeof(T);
     if constexpr (!std::is_same_v<SelectBits<T>, std::nullptr_t>) {
       if (s[0] == 1 && s[3] == ts && (s[1] == ts || s[1] == 0) && (s[2] == ts || s[2] == 0)) {
-        const bool* c = reinterpret_cast<const bool*>(p[0]);
+        const bool8* c = reinterpret_cast<const bool8*>(p[0]);
         const T* x = reinterpret_cast<const T*>(p[1]);
         const T* y = reinterpret_cast<const T*>(p[2]);
         T* o = reinterpret_cast<T*>(p[3]);
@@ -68,7 +67,7 @@ struct WhereInner {
     }
     if (s[0] == 1 && s[3] == ts && (s[1] == ts || s[1] == 0) && (s[2] == ts || s[2] == 0)) {
       // Contiguous output and condition; x and y contiguous or broadcast scalars.
-      const bool* c = reinterpret_cast<const bool*>(p[0]);
+      const bool8* c = reinterpret_cast<const bool8*>(p[0]);
       const T* x = reinterpret_cast<const T*>(p[1]);
       const T* y = reinterpret_cast<const T*>(p[2]);
       T* o = reinterpret_cast<T*>(p[3]);
@@ -77,7 +76,7 @@ struct WhereInner {
       return;
     }
     for (int64_t i = 0; i < n; ++i) {
-      bool c = *reinterpret_cast<const bool*>(p[0] + i * s[0]);
+      const bool c = *reinterpret_cast<const bool8*>(p[0] + i * s[0]);
       *reinterpret_cast<T*>(p[3] + i * s[3]) =
           c ? *reinterpret_cast<const T*>(p[1] + i * s[1]) : *reinterpret_cast<const T*>(p[2] + i * s[2]);
     }
@@ -88,7 +87,7 @@ struct WhereInner {
 template <class F>
 void visit_compute(DType t, F&& f) {
   switch (t) {
-    case DType::Bool: f(bool{}); return;
+    case DType::Bool: f(bool8{}); return;
     case DType::Int8: f(int8_t{}); return;
     case DType::Int16: f(int16_t{}); return;
     case DType::Int32: f(int32_t{}); return;

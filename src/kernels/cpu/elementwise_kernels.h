@@ -22,7 +22,7 @@ namespace detail {
 
 template <class T, BinaryOp OP>
 struct BinaryInner {
-  using O = decltype(apply_binary<T, OP>(T{}, T{}));
+  using O = stored_t<decltype(apply_binary<T, OP>(T{}, T{}))>;
   void operator()(const std::array<char*, 3>& p, const std::array<int64_t, 3>& s, int64_t n) const {
     constexpr int64_t ts = sizeof(T), os = sizeof(O);
     O* o = reinterpret_cast<O*>(p[2]);
@@ -52,7 +52,7 @@ struct BinaryInner {
 
 template <class T, UnaryOp OP>
 struct UnaryInner {
-  using O = decltype(apply_unary<T, OP>(T{}));
+  using O = stored_t<decltype(apply_unary<T, OP>(T{}))>;
   void operator()(const std::array<char*, 2>& p, const std::array<int64_t, 2>& s, int64_t n) const {
     if (s[0] == static_cast<int64_t>(sizeof(T)) && s[1] == static_cast<int64_t>(sizeof(O))) {
       const T* a = reinterpret_cast<const T*>(p[0]);
@@ -86,7 +86,7 @@ void run_binary(const Loop<3>& L, const std::array<char*, 3>& B) {
 template <class T, BinaryOp OP>
 void one_binary(const void* a, const void* b, void* out) {
   if constexpr (binary_supported<T>(OP)) {
-    using O = decltype(apply_binary<T, OP>(T{}, T{}));
+    using O = stored_t<decltype(apply_binary<T, OP>(T{}, T{}))>;
     *static_cast<O*>(out) = apply_binary<T, OP>(*static_cast<const T*>(a), *static_cast<const T*>(b));
   } else {
     UMA_ASSERT(false && "binary op has no kernel for this dtype");

@@ -3,8 +3,9 @@
 // are bitwise identical). Integer arithmetic wraps (computed in unsigned types of at least
 // `unsigned` width, so that no narrow type is promoted to a signed int that could overflow).
 //
-// Element types with kernels: bool, the signed and unsigned integers, float, double,
-// complex<float>, complex<double>. float16 and bfloat16 are computed in float32 by the ops
+// Element types with kernels: bool8 (a bool element: a byte read as byte != 0, NumPy's rule,
+// uma/bool8.h), the signed and unsigned integers, float, double, complex<float>,
+// complex<double>. float16 and bfloat16 are computed in float32 by the ops
 // layer and rounded once (what NumPy's float16 loops and ml_dtypes' bfloat16 loops do).
 // Which (op, type) pairs exist is said by unary_supported / binary_supported; the ops layer
 // raises TypeError for the others (or converts first: transcendental functions on integers).
@@ -28,6 +29,9 @@ template <class T> constexpr bool is_int_v = std::is_integral_v<T> && !std::is_s
 template <class T> struct real_of { using type = T; };
 template <class T> struct real_of<std::complex<T>> { using type = T; };
 template <class T> using real_t = typename real_of<T>::type;
+
+/// The element type a scalar result is stored as: a truth value (bool) is stored as bool8.
+template <class R> using stored_t = std::conditional_t<std::is_same_v<R, bool>, bool8, R>;
 
 /// The unsigned type integer arithmetic of T is done in (never narrower than unsigned int).
 template <class T>
@@ -241,7 +245,7 @@ constexpr bool binary_supported(BinaryOp op) {
     case BinaryOp::LogicalXor:
       return true;
     case BinaryOp::Subtract: case BinaryOp::Power:
-      return !std::is_same_v<T, bool>;
+      return !std::is_same_v<T, bool8>;
     case BinaryOp::Divide:
       return is_real_float_v<T> || is_cplx_v<T>;
     case BinaryOp::FloorDivide: case BinaryOp::Remainder:
@@ -260,7 +264,7 @@ constexpr bool unary_supported(UnaryOp op) {
     case UnaryOp::Floor: case UnaryOp::Ceil:
       return !is_cplx_v<T>;
     case UnaryOp::Negative: case UnaryOp::Square: case UnaryOp::Sign: case UnaryOp::Reciprocal:
-      return !std::is_same_v<T, bool>;
+      return !std::is_same_v<T, bool8>;
     case UnaryOp::Sigmoid: case UnaryOp::Softplus: case UnaryOp::Erf: case UnaryOp::Erfc:
     case UnaryOp::Gammaln: case UnaryOp::Digamma: case UnaryOp::Trigamma:
       return is_real_float_v<T>;
@@ -292,7 +296,7 @@ inline auto apply_binary(T a, T b) {
     else if constexpr (OP == BinaryOp::LessEqual) return cle(a, b);
     else if constexpr (OP == BinaryOp::Greater) return cgt(a, b);
     else return cge(a, b);
-  } else if constexpr (std::is_same_v<T, bool>) {
+  } else if constexpr (std::is_same_v<T, bool8>) {  // on the values a != 0, b != 0
     if constexpr (OP == BinaryOp::Add || OP == BinaryOp::Maximum) return static_cast<bool>(a || b);
     else if constexpr (OP == BinaryOp::Multiply || OP == BinaryOp::Minimum) return static_cast<bool>(a && b);
     else if constexpr (OP == BinaryOp::Less) return !a && b;
@@ -321,7 +325,7 @@ template <class T, UnaryOp OP>
 inline auto apply_unary(T x) {
   static_assert(unary_supported<T>(OP), "unary op has no kernel for this type");
   if constexpr (OP == UnaryOp::LogicalNot) return x == T(0);
-  else if constexpr (std::is_same_v<T, bool>) return x;  // abs, floor, ceil
+  else if constexpr (std::is_same_v<T, bool8>) return static_cast<bool>(x);  // abs, floor, ceil: x != 0
   else if constexpr (is_int_v<T>) {
     if constexpr (OP == UnaryOp::Negative) return wrap_sub<T>(T(0), x);
     else if constexpr (OP == UnaryOp::Abs) return is_neg(x) ? wrap_sub<T>(T(0), x) : x;
@@ -413,9 +417,9 @@ inline T apply_clip(T x, T lo, T hi) {
   } else if constexpr (is_cplx_v<T>) {
     T t = cnan(x) ? x : cnan(lo) ? lo : (clt(x, lo) ? lo : x);
     return cnan(t) ? t : cnan(hi) ? hi : (cgt(t, hi) ? hi : t);
-  } else if constexpr (std::is_same_v<T, bool>) {
-    bool t = x || lo;
-    return t && hi;
+  } else if constexpr (std::is_same_v<T, bool8>) {
+    const bool t = x || lo;
+    return bool8(t && hi);
   } else {
     T t = x < lo ? lo : x;
     return t > hi ? hi : t;

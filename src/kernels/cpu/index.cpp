@@ -21,7 +21,7 @@ void add_run(char* d, const char* s, int64_t n, int64_t ds, int64_t ss) {
   for (int64_t i = 0; i < n; ++i) {
     T& x = *reinterpret_cast<T*>(d + i * ds);
     const T y = *reinterpret_cast<const T*>(s + i * ss);
-    if constexpr (std::is_same_v<T, bool>) x = x || y;
+    if constexpr (std::is_same_v<T, bool8>) x = x || y;  // the values x != 0, y != 0; stored as 0 or 1
     else if constexpr (std::is_integral_v<T>) x = static_cast<T>(static_cast<uint64_t>(x) + static_cast<uint64_t>(y));
     else if constexpr (std::is_same_v<T, bfloat16>) x = bfloat16::from_float(x.to_float() + y.to_float());
     else if constexpr (std::is_same_v<T, float16>) x = static_cast<float16>(static_cast<float>(x) + static_cast<float>(y));

@@ -38,7 +38,7 @@ void gemm_loops(const Array& a, const Array& b, const Array& out) {
   const int64_t as0 = a.strides()[0], as1 = a.strides()[1], bs0 = b.strides()[0], bs1 = b.strides()[1];
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j) {
-      if constexpr (std::is_same_v<T, bool>) {
+      if constexpr (std::is_same_v<T, bool8>) {  // on the values: byte != 0
         bool acc = false;
         for (int64_t k = 0; k < K && !acc; ++k) acc = A[i * as0 + k * as1] && B[k * bs0 + j * bs1];
         C[i * N + j] = acc;
@@ -88,7 +88,7 @@ void gemm(const Array& a0, const Array& b0, const Array& out) {
     return;
   }
   switch (t) {
-    case DType::Bool: gemm_loops<bool>(a0, b0, out); return;
+    case DType::Bool: gemm_loops<bool8>(a0, b0, out); return;
     case DType::Int8: gemm_loops<int8_t>(a0, b0, out); return;
     case DType::Int16: gemm_loops<int16_t>(a0, b0, out); return;
     case DType::Int32: gemm_loops<int32_t>(a0, b0, out); return;

@@ -1,12 +1,13 @@
 // src/kernels/cpu/reduce_impl.h — the reduction kernel template, shared by the per-dtype-group
 // translation units reduce_int.cpp, reduce_float.cpp and reduce_complex.cpp (internal).
 //
-// Values are loaded as V (float for float16/bfloat16, the storage type otherwise). Sums and
-// products accumulate in SumAcc: int64 for bool and signed integers and uint64 for unsigned
-// ones (both wrap, as NumPy), double for real floats (float32/float16/bfloat16 results are
-// rounded once at the end), complex128 for complex. max/min propagate NaN (a complex value is
-// NaN when either part is); complex values compare lexicographically (real part, then
-// imaginary part), as NumPy. argmax/argmin return the first occurrence (the first NaN).
+// Values are loaded as V (float for float16/bfloat16, bool for bool elements: byte != 0; the
+// storage type otherwise). Sums and products accumulate in SumAcc: int64 for bool and signed
+// integers and uint64 for unsigned ones (both wrap, as NumPy), double for real floats
+// (float32/float16/bfloat16 results are rounded once at the end), complex128 for complex.
+// max/min propagate NaN (a complex value is NaN when either part is); complex values compare
+// lexicographically (real part, then imaginary part), as NumPy. argmax/argmin return the first
+// occurrence (the first NaN).
 #pragma once
 #include <cmath>
 #include <type_traits>
@@ -21,22 +22,26 @@ namespace uma::kernels::cpu::red {
 template <class T> struct Load { using V = T; };
 template <> struct Load<float16> { using V = float; };
 template <> struct Load<bfloat16> { using V = float; };
+template <> struct Load<bool8> { using V = bool; };
 template <class T> using V_t = typename Load<T>::V;
+
+/// Bool and the integer types: sums and products are exact (wrapping) integers, means float64.
+template <class T> constexpr bool is_int_or_bool_v = std::is_integral_v<T> || std::is_same_v<T, bool8>;
 
 template <class T>
 using SumAcc_t = std::conditional_t<
     is_cplx_v<T>, complex128,
-    std::conditional_t<std::is_same_v<T, bool> || (std::is_integral_v<T> && std::is_signed_v<T>), int64_t,
+    std::conditional_t<std::is_same_v<T, bool8> || (std::is_integral_v<T> && std::is_signed_v<T>), int64_t,
                        std::conditional_t<std::is_integral_v<T>, uint64_t, double>>>;
 
 /// The C++ type of the result of OP on T (the ops layer allocates that dtype; see ops/reduce.cpp).
 template <class T, ReduceOp OP>
 using Out_t = std::conditional_t<
     OP == ReduceOp::Sum || OP == ReduceOp::Prod,
-    std::conditional_t<std::is_integral_v<T>, SumAcc_t<T>, T>,
-    std::conditional_t<OP == ReduceOp::Mean, std::conditional_t<std::is_integral_v<T>, double, T>,
+    std::conditional_t<is_int_or_bool_v<T>, SumAcc_t<T>, T>,
+    std::conditional_t<OP == ReduceOp::Mean, std::conditional_t<is_int_or_bool_v<T>, double, T>,
                        std::conditional_t<OP == ReduceOp::ArgMax || OP == ReduceOp::ArgMin, int64_t,
-                                          std::conditional_t<OP == ReduceOp::All || OP == ReduceOp::Any, bool, T>>>>;
+                                          std::conditional_t<OP == ReduceOp::All || OP == ReduceOp::Any, bool8, T>>>>;
 
 template <class V>
 inline bool is_nan(V v) {

@@ -5,7 +5,7 @@ namespace uma::kernels::cpu::red {
 
 void reduce_bool_int(ReduceOp op, const Array& a, const std::vector<bool>& mask, const Array& out) {
   switch (a.dtype()) {
-    case DType::Bool: return reduce_op<bool>(op, a, mask, out);
+    case DType::Bool: return reduce_op<bool8>(op, a, mask, out);
     case DType::Int8: return reduce_op<int8_t>(op, a, mask, out);
     case DType::Int16: return reduce_op<int16_t>(op, a, mask, out);
     case DType::Int32: return reduce_op<int32_t>(op, a, mask, out);

@@ -1,6 +1,7 @@
 // Casts between every pair of dtypes and where() (launchers in kernels/cuda/ops_launch.h).
 // float16/bfloat16 convert through float32 (to float16 from float64 directly; to bfloat16 from
-// anything wider than float32 rounded once, kernels/to_bfloat16.h), bool is 0/1;
+// anything wider than float32 rounded once, kernels/to_bfloat16.h), a bool element (bool8) is
+// read as byte != 0 and written as 0 or 1;
 // complex to real takes the real part, complex to bool tests both parts, real to complex has
 // a zero imaginary part (the cpu kernels' convert, kernels/cpu/convert.h).
 #include <cuda_bf16.h>
@@ -24,6 +25,7 @@ template <class From>
 __device__ __forceinline__ auto widen(From x) {
   if constexpr (std::is_same_v<From, __half>) return __half2float(x);
   else if constexpr (std::is_same_v<From, __nv_bfloat16>) return __bfloat162float(x);
+  else if constexpr (std::is_same_v<From, bool8>) return static_cast<bool>(x);  // byte != 0
   else return x;
 }
 
@@ -33,7 +35,7 @@ template <class To, class From>
 __device__ __forceinline__ To convert_real(From x0) {
   const auto x = widen(x0);
   using W = decltype(x);
-  if constexpr (std::is_same_v<To, bool>) return x != W(0);
+  if constexpr (std::is_same_v<To, bool8>) return bool8(x != W(0));
   else if constexpr (std::is_same_v<To, __half>) {
     if constexpr (std::is_same_v<W, double>) return __double2half(x);
     else return __float2half_rn(static_cast<float>(x));
@@ -59,8 +61,8 @@ __device__ __forceinline__ To convert(From x0) {
     if constexpr (is_cx_v<To>) {
       using R = cuda_dev::real_t<To>;
       return To{static_cast<R>(x0.re), static_cast<R>(x0.im)};
-    } else if constexpr (std::is_same_v<To, bool>) {
-      return x0.re != 0 || x0.im != 0;
+    } else if constexpr (std::is_same_v<To, bool8>) {
+      return bool8(x0.re != 0 || x0.im != 0);
     } else {
       return convert<To>(x0.re);
     }
@@ -89,7 +91,7 @@ int cast_from(int to, const Operand& a, void* out, const Space& s, cudaStream_t 
   switch (to) {
 #define UMA_TO(CODE, T) \
   case CODE: cast_kernel<From, T><<<g, kThreads, 0, st>>>(a, static_cast<T*>(out), s); break;
-    UMA_TO(kBool, bool) UMA_TO(kInt8, int8_t) UMA_TO(kInt16, int16_t) UMA_TO(kInt32, int32_t) UMA_TO(kInt64, int64_t)
+    UMA_TO(kBool, bool8) UMA_TO(kInt8, int8_t) UMA_TO(kInt16, int16_t) UMA_TO(kInt32, int32_t) UMA_TO(kInt64, int64_t)
     UMA_TO(kUInt8, uint8_t) UMA_TO(kUInt16, uint16_t) UMA_TO(kUInt32, uint32_t) UMA_TO(kUInt64, uint64_t)
     UMA_TO(kFloat16, __half) UMA_TO(kBFloat16, __nv_bfloat16) UMA_TO(kFloat32, float) UMA_TO(kFloat64, double)
     UMA_TO(kComplex64, Cx<float>) UMA_TO(kComplex128, Cx<double>)
@@ -102,7 +104,7 @@ int cast_from(int to, const Operand& a, void* out, const Space& s, cudaStream_t 
 template <class T>
 __global__ void where_kernel(Operand c, Operand x, Operand y, T* __restrict__ out, Space s) {
   for (int64_t i = global_index(); i < s.n; i += grid_step()) {
-    const bool cond = *reinterpret_cast<const bool*>(c.ptr + offset_of(i, s, c));
+    const bool cond = *reinterpret_cast<const bool8*>(c.ptr + offset_of(i, s, c));  // byte != 0
     const Operand& src = cond ? x : y;
     out[i] = *reinterpret_cast<const T*>(src.ptr + offset_of(i, s, src));
   }
@@ -119,7 +121,7 @@ int cast(int from, int to, const Operand& a, void* out, const Space& s, void* st
   if (s.n == 0) return 0;
   auto st = static_cast<cudaStream_t>(stream);
   switch (from) {
-    case kBool: return cast_from<bool>(to, a, out, s, st);
+    case kBool: return cast_from<bool8>(to, a, out, s, st);
     case kInt8: return cast_from<int8_t>(to, a, out, s, st);
     case kInt16: return cast_from<int16_t>(to, a, out, s, st);
     case kInt32: return cast_from<int32_t>(to, a, out, s, st);

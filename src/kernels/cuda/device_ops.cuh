@@ -6,7 +6,8 @@
 // propagate NaN, sign(NaN) is NaN. Complex: plain multiply, Smith's division, npy_cpow's
 // integer powers, NumPy's lexicographic order and NaN rules, sign(z) = z / |z|; the
 // transcendental functions are libcu++'s cuda::std::complex ones (C99 Annex G branch cuts
-// and special values, as the host's libm that the cpu kernels call). Op codes are the Bin /
+// and special values, as the host's libm that the cpu kernels call). A bool element is a bool8
+// (uma/bool8.h): read as byte != 0, NumPy's rule, and written as 0 or 1. Op codes are the Bin /
 // Un values of kernels/cuda/support.h.
 #pragma once
 #include <cuda/std/complex>
@@ -16,6 +17,7 @@
 #include <type_traits>
 
 #include "kernels/cuda/support.h"
+#include "uma/bool8.h"
 
 namespace uma::kernels::cuda_dev {
 
@@ -39,7 +41,7 @@ template <class T> constexpr bool is_int_v = std::is_integral_v<T> && !std::is_s
 
 /// The dtype code of a kernel element type.
 template <class T> UMA_HD constexpr int dt_of() {
-  if constexpr (std::is_same_v<T, bool>) return kBool;
+  if constexpr (std::is_same_v<T, bool8>) return kBool;
   else if constexpr (std::is_same_v<T, int8_t>) return kInt8;
   else if constexpr (std::is_same_v<T, int16_t>) return kInt16;
   else if constexpr (std::is_same_v<T, int32_t>) return kInt32;
@@ -241,9 +243,9 @@ template <class R> __device__ Cx<R> csign(Cx<R> z) {
 }
 
 // ---- the ops -------------------------------------------------------------------------
-/// Result type of binary op OP on T.
+/// Result element type of binary op OP on T (bool8 for a truth value).
 template <class T, int OP>
-using BinOut = std::conditional_t<bin_bool_out(OP), bool, T>;
+using BinOut = std::conditional_t<bin_bool_out(OP), bool8, T>;
 
 template <class T> __device__ __forceinline__ bool nonzero(T x) {
   if constexpr (is_cx_v<T>) return x.re != 0 || x.im != 0;
@@ -270,7 +272,7 @@ __device__ __forceinline__ BinOut<T, OP> apply_binary(T a, T b) {
     else if constexpr (OP == LessEqual) return cle(a, b);
     else if constexpr (OP == Greater) return clt(b, a);
     else return cle(b, a);  // GreaterEqual
-  } else if constexpr (std::is_same_v<T, bool>) {
+  } else if constexpr (std::is_same_v<T, bool8>) {  // on the values a != 0, b != 0
     if constexpr (OP == Add || OP == Maximum) return a || b;
     else if constexpr (OP == Multiply || OP == Minimum) return a && b;
     else if constexpr (OP == Equal) return a == b;
@@ -300,16 +302,17 @@ __device__ __forceinline__ BinOut<T, OP> apply_binary(T a, T b) {
   }
 }
 
-/// Result type of unary op OP on T: bool for logical_not, the real type for abs of complex.
+/// Result element type of unary op OP on T: bool8 for logical_not, the real type for abs of
+/// complex.
 template <class T, int OP>
-using UnOut = std::conditional_t<OP == LogicalNot, bool,
+using UnOut = std::conditional_t<OP == LogicalNot, bool8,
                                  std::conditional_t<OP == Abs || OP == Real || OP == Imag || OP == Angle, real_t<T>, T>>;
 
 template <class T, int OP>
 __device__ __forceinline__ UnOut<T, OP> apply_unary(T x) {
   static_assert(unary_ok(OP, dt_of<T>()), "unary op has no cuda kernel for this type");
   if constexpr (OP == LogicalNot) return !nonzero(x);
-  else if constexpr (std::is_same_v<T, bool>) return x;  // abs, floor, ceil
+  else if constexpr (std::is_same_v<T, bool8>) return bool8(static_cast<bool>(x));  // abs, floor, ceil: x != 0
   else if constexpr (is_int_v<T>) {
     if constexpr (OP == Negative) return wsub<T>(T(0), x);
     else if constexpr (OP == Abs) { if constexpr (std::is_signed_v<T>) return x < 0 ? wsub<T>(T(0), x) : x; else return x; }
@@ -401,9 +404,9 @@ __device__ __forceinline__ T apply_clip(T x, T lo, T hi) {
   } else if constexpr (is_cx_v<T>) {
     T t = cnan(x) ? x : cnan(lo) ? lo : (clt(x, lo) ? lo : x);
     return cnan(t) ? t : cnan(hi) ? hi : (clt(hi, t) ? hi : t);
-  } else if constexpr (std::is_same_v<T, bool>) {
+  } else if constexpr (std::is_same_v<T, bool8>) {
     const bool t = x || lo;
-    return t && hi;
+    return bool8(t && hi);
   } else {
     T t = x < lo ? lo : x;
     return t > hi ? hi : t;

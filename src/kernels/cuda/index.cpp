@@ -123,7 +123,7 @@ Array mask_positions(const Array& mask) {
   if (n == 0) return Array::empty({0}, DType::Int64, dev);
   Launch l(mask);
   Array counts = Array::empty({n}, DType::Int64, dev);
-  const auto* mp = static_cast<const bool*>(mask.data());
+  const auto* mp = static_cast<const bool8*>(mask.data());
   auto* cp = static_cast<int64_t*>(counts.data());
   std::size_t bytes = 0;
   check(L::mask_count(nullptr, &bytes, mp, cp, n, l.stream), "cub::DeviceScan::InclusiveSum (size query)");

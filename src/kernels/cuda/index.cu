@@ -46,7 +46,7 @@ int by_itemsize(int itemsize, F&& f) {
 }
 // Every dtype code with the element type the accumulating scatter adds in.
 #define UMA_INDEX_DTYPES(X)                                                                                    \
-  X(kBool, bool) X(kInt8, int8_t) X(kInt16, int16_t) X(kInt32, int32_t) X(kInt64, int64_t) X(kUInt8, uint8_t) \
+  X(kBool, bool8) X(kInt8, int8_t) X(kInt16, int16_t) X(kInt32, int32_t) X(kInt64, int64_t) X(kUInt8, uint8_t) \
   X(kUInt16, uint16_t) X(kUInt32, uint32_t) X(kUInt64, uint64_t) X(kFloat16, __half)                          \
   X(kBFloat16, __nv_bfloat16) X(kFloat32, float) X(kFloat64, double) X(kComplex64, Cplx<float>)              \
   X(kComplex128, Cplx<double>)
@@ -88,7 +88,7 @@ int gather_t(const void* src, const int64_t* idx, void* out, int64_t total, int6
 // NumPy's add in the dtype, as kernels/cpu/index.cpp's add_run.
 template <class T>
 __device__ __forceinline__ T add_elem(T x, T y) {
-  if constexpr (std::is_same_v<T, bool>) return x || y;
+  if constexpr (std::is_same_v<T, bool8>) return x || y;  // the values x != 0, y != 0
   else if constexpr (std::is_integral_v<T>)
     return static_cast<T>(static_cast<unsigned long long>(x) + static_cast<unsigned long long>(y));
   else if constexpr (std::is_same_v<T, __half>) return __float2half_rn(__half2float(x) + __half2float(y));
@@ -152,7 +152,7 @@ __global__ void iota_kernel(int64_t* __restrict__ v, int64_t m) {
   for (int64_t i = global_index(); i < m; i += grid_step()) v[i] = i;
 }
 
-__global__ void mask_compact_kernel(const bool* __restrict__ mask, const int64_t* __restrict__ counts,
+__global__ void mask_compact_kernel(const bool8* __restrict__ mask, const int64_t* __restrict__ counts,
                                     int64_t* __restrict__ pos, int64_t n) {
   for (int64_t i = global_index(); i < n; i += grid_step())
     if (mask[i]) pos[counts[i] - 1] = i;
@@ -199,7 +199,7 @@ int iota(int64_t* values, int64_t m, void* stream) {
   return last_error();
 }
 
-int mask_compact(const bool* mask, const int64_t* counts, int64_t* pos, int64_t n, void* stream) {
+int mask_compact(const bool8* mask, const int64_t* counts, int64_t* pos, int64_t n, void* stream) {
   if (n == 0) return 0;
   mask_compact_kernel<<<grid_for(n), kThreads, 0, as_stream(stream)>>>(mask, counts, pos, n);
   return last_error();

@@ -1,6 +1,7 @@
 // src/kernels/cuda/index_launch.h — plain-C++ launchers of the indexing, one_hot and integer
-// matmul kernels (internal). Free of uma headers (nvcc compiles the .cu files in C++17); dtype
-// codes are the integer values of uma::DType (kernels/cuda/support.h). Each returns a
+// matmul kernels (internal). Free of uma headers but uma/bool8.h, plain C++17 (nvcc compiles
+// the .cu files in C++17); dtype codes are the integer values of uma::DType
+// (kernels/cuda/support.h); a bool element is a bool8 (byte != 0). Each returns a
 // cudaError_t (0 on success) and queues its work on `stream` (a cudaStream_t) without waiting.
 //
 // Indexed operands are seen as C-contiguous (outer, n, inner) blocks, the indexed axis in the
@@ -10,6 +11,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/launch.h"
+#include "uma/bool8.h"
 
 namespace uma::kernels::cuda_launch {
 
@@ -46,10 +48,11 @@ int sort_pairs(void* ws, std::size_t* ws_bytes, const uint64_t* keys_in, uint64_
 /// values[i] = i for i < m.
 int iota(int64_t* values, int64_t m, void* stream);
 
-/// counts[i] = number of true entries in mask[0..i] (int64, n entries; an inclusive scan).
-int mask_count(void* ws, std::size_t* ws_bytes, const bool* mask, int64_t* counts, int64_t n, void* stream);
+/// counts[i] = number of true entries (bytes other than 0) in mask[0..i] (int64, n entries;
+/// an inclusive scan).
+int mask_count(void* ws, std::size_t* ws_bytes, const bool8* mask, int64_t* counts, int64_t n, void* stream);
 /// pos[counts[i] - 1] = i for every true mask[i] (counts from mask_count).
-int mask_compact(const bool* mask, const int64_t* counts, int64_t* pos, int64_t n, void* stream);
+int mask_compact(const bool8* mask, const int64_t* counts, int64_t* pos, int64_t n, void* stream);
 
 /// out[i, c] = (idx[i] == c ? one : 0) for i < m, c < depth: `one` holds the dtype's 1
 /// (`itemsize` bytes, 1 to 16); out C-contiguous (m, depth). Indices outside [0, depth) give a

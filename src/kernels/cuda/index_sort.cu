@@ -12,7 +12,7 @@
 namespace uma::kernels::cuda_launch {
 
 namespace {
-__global__ void mask_to_count_kernel(const bool* __restrict__ mask, int64_t* __restrict__ counts, int64_t n) {
+__global__ void mask_to_count_kernel(const bool8* __restrict__ mask, int64_t* __restrict__ counts, int64_t n) {
   for (int64_t i = global_index(); i < n; i += grid_step()) counts[i] = mask[i] ? 1 : 0;
 }
 }  // namespace
@@ -27,7 +27,7 @@ int sort_pairs(void* ws, std::size_t* ws_bytes, const uint64_t* keys_in, uint64_
                                                                        static_cast<cudaStream_t>(stream)));
 }
 
-int mask_count(void* ws, std::size_t* ws_bytes, const bool* mask, int64_t* counts, int64_t n, void* stream) {
+int mask_count(void* ws, std::size_t* ws_bytes, const bool8* mask, int64_t* counts, int64_t n, void* stream) {
   auto st = static_cast<cudaStream_t>(stream);
   if (ws != nullptr && n > 0) {
     mask_to_count_kernel<<<grid_for(n), kThreads, 0, st>>>(mask, counts, n);

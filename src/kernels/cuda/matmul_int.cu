@@ -35,13 +35,13 @@ __global__ void int_gemm_kernel(const T* __restrict__ a, const T* __restrict__ b
       bs[ty][tx] = (k0 + ty < g.K && j < g.N) ? bb[(k0 + ty) * g.b_rs + j * g.b_cs] : T(0);
       __syncthreads();
       for (int kk = 0; kk < kTile; ++kk) {
-        if constexpr (std::is_same_v<T, bool>) any = any || (as[ty][kk] && bs[kk][tx]);
+        if constexpr (std::is_same_v<T, bool8>) any = any || (as[ty][kk] && bs[kk][tx]);  // byte != 0
         else acc += static_cast<unsigned long long>(as[ty][kk]) * static_cast<unsigned long long>(bs[kk][tx]);
       }
       __syncthreads();
     }
     if (i < g.M && j < g.N) {
-      if constexpr (std::is_same_v<T, bool>) out[(bt * g.M + i) * g.N + j] = any;
+      if constexpr (std::is_same_v<T, bool8>) out[(bt * g.M + i) * g.N + j] = any;
       else out[(bt * g.M + i) * g.N + j] = static_cast<T>(acc);
     }
   }
@@ -64,7 +64,7 @@ int launch(const void* a, const void* b, void* out, const IntGemm& g, void* stre
 int int_matmul(int dtype, const void* a, const void* b, void* out, const IntGemm& g, void* stream) {
   if (g.M == 0 || g.N == 0 || g.batch == 0) return 0;
   switch (dtype) {
-    case kBool: return launch<bool>(a, b, out, g, stream);
+    case kBool: return launch<bool8>(a, b, out, g, stream);
     case kInt8: return launch<int8_t>(a, b, out, g, stream);
     case kInt16: return launch<int16_t>(a, b, out, g, stream);
     case kInt32: return launch<int32_t>(a, b, out, g, stream);

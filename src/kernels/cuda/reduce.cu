@@ -7,7 +7,7 @@ namespace uma::kernels::cuda_launch {
 int64_t reduce_acc_bytes(int op, int dtype) {
   switch (dtype) {
 #define UMA_ACC(CODE, T) case CODE: return red::acc_bytes<T>(op);
-    UMA_ACC(kBool, bool) UMA_ACC(kInt8, int8_t) UMA_ACC(kInt16, int16_t) UMA_ACC(kInt32, int32_t)
+    UMA_ACC(kBool, bool8) UMA_ACC(kInt8, int8_t) UMA_ACC(kInt16, int16_t) UMA_ACC(kInt32, int32_t)
     UMA_ACC(kInt64, int64_t) UMA_ACC(kUInt8, uint8_t) UMA_ACC(kUInt16, uint16_t) UMA_ACC(kUInt32, uint32_t)
     UMA_ACC(kUInt64, uint64_t) UMA_ACC(kFloat16, __half) UMA_ACC(kBFloat16, __nv_bfloat16) UMA_ACC(kFloat32, float)
     UMA_ACC(kFloat64, double) UMA_ACC(kComplex64, cuda_dev::Cx<float>) UMA_ACC(kComplex128, cuda_dev::Cx<double>)

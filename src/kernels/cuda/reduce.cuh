@@ -10,7 +10,8 @@
 //   second kernel combines (a full reduction of a large array runs on about 4 blocks per
 //   multiprocessor: reduce_splits in reduce.cu).
 //
-// Accumulators (the cpu kernels' policy, kernels/cpu/reduce_impl.h): sums, means and
+// Values are loaded as float32 for float16/bfloat16 and as bool (byte != 0) for a bool element
+// (bool8). Accumulators (the cpu kernels' policy, kernels/cpu/reduce_impl.h): sums, means and
 // products of bool and signed integers in int64, of unsigned integers in uint64 (both wrap, as
 // NumPy), of real floats in double (float16/bfloat16 are loaded as float32; float32/float16/
 // bfloat16 results are rounded once at the end), of complex in complex128. max/min/argmax/
@@ -47,18 +48,20 @@ using namespace cuda_dev;
 template <class T> struct LoadT { using type = T; };
 template <> struct LoadT<__half> { using type = float; };
 template <> struct LoadT<__nv_bfloat16> { using type = float; };
+template <> struct LoadT<bool8> { using type = bool; };
 template <class T> using V_t = typename LoadT<T>::type;
 
 template <class T> __device__ __forceinline__ V_t<T> load_v(T x) {
   if constexpr (std::is_same_v<T, __half>) return __half2float(x);
   else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __bfloat162float(x);
+  else if constexpr (std::is_same_v<T, bool8>) return static_cast<bool>(x);  // byte != 0
   else return x;
 }
 
 template <class T>
 using SumAcc_t = std::conditional_t<
     is_cx_v<T>, Cx<double>,
-    std::conditional_t<std::is_same_v<T, bool> || (std::is_integral_v<T> && std::is_signed_v<T>), int64_t,
+    std::conditional_t<std::is_same_v<T, bool8> || (std::is_integral_v<T> && std::is_signed_v<T>), int64_t,
                        std::conditional_t<std::is_integral_v<T>, uint64_t, double>>>;
 
 template <class V>
@@ -102,12 +105,12 @@ struct Policy {
   static constexpr bool kExt = kArg || OP == RMax || OP == RMin;
   static constexpr bool kMaxLike = OP == RMax || OP == RArgMax;
   static constexpr bool kLogic = OP == RAll || OP == RAny;
-  static constexpr bool kIntegral = std::is_integral_v<T>;  // bool included
+  static constexpr bool kIntegral = std::is_integral_v<T> || std::is_same_v<T, bool8>;  // bool included
   using Sum = SumAcc_t<T>;
   using Acc = std::conditional_t<kExt, ArgAcc<V>, std::conditional_t<kLogic, bool, Sum>>;
   using Out = std::conditional_t<
       kArg, int64_t,
-      std::conditional_t<kLogic, bool,
+      std::conditional_t<kLogic, bool8,
       std::conditional_t<OP == RMax || OP == RMin, T,
       std::conditional_t<OP == RMean, std::conditional_t<kIntegral, double, T>,
                          std::conditional_t<kIntegral, Sum, T>>>>>;

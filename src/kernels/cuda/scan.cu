@@ -112,7 +112,7 @@ int cumulate(bool product, int dtype, const char* in, void* out, const ScanGeome
   auto st = static_cast<cudaStream_t>(stream);
   switch (dtype) {
 #define UMA_SCAN(CODE, T) case CODE: return scan_t<T>(product, in, out, g, st);
-    UMA_SCAN(kBool, bool) UMA_SCAN(kInt8, int8_t) UMA_SCAN(kInt16, int16_t) UMA_SCAN(kInt32, int32_t)
+    UMA_SCAN(kBool, bool8) UMA_SCAN(kInt8, int8_t) UMA_SCAN(kInt16, int16_t) UMA_SCAN(kInt32, int32_t)
     UMA_SCAN(kInt64, int64_t) UMA_SCAN(kUInt8, uint8_t) UMA_SCAN(kUInt16, uint16_t) UMA_SCAN(kUInt32, uint32_t)
     UMA_SCAN(kUInt64, uint64_t) UMA_SCAN(kFloat16, __half) UMA_SCAN(kBFloat16, __nv_bfloat16) UMA_SCAN(kFloat32, float)
     UMA_SCAN(kFloat64, double) UMA_SCAN(kComplex64, cuda_dev::Cx<float>) UMA_SCAN(kComplex128, cuda_dev::Cx<double>)
