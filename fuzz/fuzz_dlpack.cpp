@@ -13,7 +13,10 @@
 //   * the accepted layout's ptr is data + byte_offset and byte_extent equals the reference;
 //   * a copy (copy=Always) reads every element (ASAN), a shared import is a view inside the
 //     buffer whose deleter runs exactly once, and adopted_bytes returns to its baseline;
-//   * exporting the result and describing it again gives the same layout.
+//   * exporting the result and describing it again gives the same layout;
+//   * bool bytes: a bool tensor's bytes are anything (a producer's uint8 seen as bool), and
+//     sum, any, all, logical_not, astype and a mask read of the import (shared or copied)
+//     give NumPy's values, byte != 0, computed from the producer's bytes.
 // Descriptors that do not fit the buffer still go through layout_of and byte_extent (pure
 // arithmetic: overflow checks) but their data is never touched.
 #include <memory>
@@ -32,6 +35,50 @@ struct Producer {
   int deleted = 0;
 };
 void producer_deleter(void* ctx, void*, std::size_t) noexcept { ++static_cast<Producer*>(ctx)->deleted; }
+
+// The elements of a host layout in C order, each 1 when its byte is not 0 (NumPy's value of a
+// bool byte); the layout lies inside its buffer.
+std::vector<uint8_t> bool_values(const ForeignLayout& f) {
+  const int64_t n = checked_size(f.shape);
+  std::vector<uint8_t> v;
+  v.reserve(static_cast<std::size_t>(n));
+  std::vector<int64_t> idx(f.shape.size(), 0);
+  const auto* p = static_cast<const uint8_t*>(f.ptr);
+  int64_t off = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    v.push_back(p[off] != 0 ? 1 : 0);
+    for (std::size_t k = f.shape.size(); k-- > 0;) {  // odometer over the C-order index
+      off += f.byte_strides[k];
+      if (++idx[k] < f.shape[k]) break;
+      off -= f.byte_strides[k] * f.shape[k];
+      idx[k] = 0;
+    }
+  }
+  return v;
+}
+
+// Ops on a bool array `a` whose C-order values are `truth` (0/1) give those values.
+void check_bool_ops(const Array& a, const std::vector<uint8_t>& truth) {
+  int64_t count = 0;
+  for (uint8_t t : truth) count += t;
+  const int64_t n = static_cast<int64_t>(truth.size());
+  FUZZ_CHECK(a.size() == n);
+  FUZZ_CHECK(ops::reduce(ReduceOp::Sum, a, std::nullopt, false).data_as<int64_t>()[0] == count);
+  FUZZ_CHECK(ops::reduce(ReduceOp::Any, a, std::nullopt, false).data_as<uint8_t>()[0] == (count > 0 ? 1 : 0));
+  FUZZ_CHECK(ops::reduce(ReduceOp::All, a, std::nullopt, false).data_as<uint8_t>()[0] == (count == n ? 1 : 0));
+  const Array nots = ops::contiguous(ops::unary(UnaryOp::LogicalNot, a));
+  const Array ints = ops::contiguous(ops::astype(a, DType::Int64));
+  for (int64_t i = 0; i < n; ++i) {
+    FUZZ_CHECK(nots.data_as<uint8_t>()[i] == 1 - truth[i]);
+    FUZZ_CHECK(ints.data_as<int64_t>()[i] == truth[i]);
+  }
+  if (a.ndim() > 0) {
+    const Array picked = ops::mask_select(ints, a);  // the ones of `ints`, count of them
+    FUZZ_CHECK(picked.ndim() == 1 && picked.shape()[0] == count);
+    const Array sum = ops::reduce(ReduceOp::Sum, picked, std::nullopt, false);
+    FUZZ_CHECK(sum.data_as<int64_t>()[0] == count);
+  }
+}
 
 }  // namespace
 
@@ -144,10 +191,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
 
   if (!fuzz::small_enough_to_copy(f)) return 0;
   const int64_t adopted0 = memory_stats(Device::cpu()).adopted_bytes;
+  // Bool bytes: NumPy's values of the producer's bytes, for tensors small enough to check.
+  int64_t n_elements = -1;
+  fuzz::accepts([&] { n_elements = checked_size(f.shape); });
+  const bool check_bools = f.dtype == DType::Bool && f.device.is_cpu() && n_elements >= 0 && n_elements <= (int64_t(1) << 16);
+  const std::vector<uint8_t> truth = check_bools ? bool_values(f) : std::vector<uint8_t>{};
   // copy=Always: a fresh writable array; reads every element of the source.
   fuzz::accepts([&] {
     Array a = import_foreign(f, [&]() -> DataPtr { std::abort(); }, std::nullopt, std::nullopt, CopyMode::Always, "fuzz");
     FUZZ_CHECK(a.shape() == shape && a.writable() && !a.is_adopted() && a.is_c_contiguous());
+    if (check_bools) check_bool_ops(a, truth);
   });
 
   // The fuzzed copy mode and dtype, with an adopt callback like the binding's.
@@ -175,6 +228,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
       FUZZ_CHECK(a.writable() && a.is_c_contiguous());
     }
     fuzz::touch(a);
+    if (check_bools && a.dtype() == DType::Bool) check_bool_ops(a, truth);
     // Export and describe again: the same layout.
     dl::DLManagedTensorVersioned* m = export_versioned(a, false, dlpack_device_code(a));
     fuzz::accepts([&] {

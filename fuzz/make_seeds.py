@@ -64,6 +64,10 @@ def dlpack_seeds():
         "i8_zero_stride": dlpack("int", 8, [5, 3], [0, 1], data=b48[:3]),
         "f64_byte_offset": dlpack("float", 64, [2], byte_offset=8, data=b48[:24], copy=1),
         "u8_unaligned_bool": dlpack("bool", 8, [7], [2], pos=1, data=b48[:16], readonly=True),
+        # bool bytes other than 0/1 (a uint8 buffer seen as bool): shared, copied, converted
+        "bool_bytes": dlpack("bool", 8, [2, 3], data=bytes([2, 0x80, 1, 0, 0xFF, 0])),
+        "bool_bytes_never_strided": dlpack("bool", 8, [3], [-2], pos=4, copy=1, data=bytes([0x40, 0, 2, 9, 0, 7])),
+        "bool_bytes_to_f32": dlpack("bool", 8, [4], asked=11, copy=2, data=bytes([0, 0xFE, 1, 0x80])),
         "bf16": dlpack("bfloat", 16, [3], data=b48[:6]),
         "c128": dlpack("complex", 128, [1, 1], data=b48[:16], copy=2),
         "size0_null_data": dlpack("float", 32, [0, 5], null_data=True),

@@ -559,7 +559,7 @@ std::optional<Array> import_ndarray_input(nb::handle h, DType dtype, std::size_t
   const NdArrayFields* a = nd_fields(h, &t);
   if (a == nullptr || t != dtype || static_cast<std::size_t>(a->nd) != ndim || !nd_fields_checked()) return std::nullopt;
   const std::size_t isz = itemsize(t);
-  if (t != DType::Bool && reinterpret_cast<uintptr_t>(a->data) % isz == 0) {
+  if (reinterpret_cast<uintptr_t>(a->data) % isz == 0) {
     // Small and C-contiguous (a 0-d scalar above all): copied straight from the struct fields,
     // the same array as the copy below makes, without building the layout description.
     bool contiguous = true;
@@ -589,7 +589,7 @@ std::optional<Array> import_ndarray_input(nb::handle h, DType dtype, std::size_t
   if (nbytes <= copy_bytes) {
     // Small: a copy in pooled memory now (no adoption, nothing to release later).
     const std::size_t isz = itemsize(t);
-    bool contiguous = t != DType::Bool && reinterpret_cast<uintptr_t>(f.ptr) % isz == 0;
+    bool contiguous = reinterpret_cast<uintptr_t>(f.ptr) % isz == 0;
     int64_t expect = static_cast<int64_t>(isz);
     for (std::size_t k = f.shape.size(); k-- > 0 && contiguous;) {
       contiguous = f.shape[k] <= 1 || f.byte_strides[k] == expect;

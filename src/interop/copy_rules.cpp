@@ -27,53 +27,6 @@ std::pair<int64_t, int64_t> byte_extent(const Shape& shape, const std::vector<in
   return {static_cast<int64_t>(lo), static_cast<int64_t>(hi)};
 }
 
-namespace {
-bool c_contiguous_bytes(const Shape& shape, const std::vector<int64_t>& byte_strides, std::size_t isz);
-
-// The C-order index of the first element of a host bool buffer whose byte is neither 0 nor 1,
-// or -1. Reads every element once (contiguous buffers: one pass over the bytes).
-int64_t first_non_bool_byte(const ForeignLayout& src) {
-  const int64_t n = checked_size(src.shape);
-  if (n == 0) return -1;
-  const auto* p = static_cast<const unsigned char*>(src.ptr);
-  if (c_contiguous_bytes(src.shape, src.byte_strides, 1)) {
-    unsigned char any = 0;
-    for (int64_t i = 0; i < n; ++i) any |= p[i];
-    if ((any & 0xfe) == 0) return -1;
-    for (int64_t i = 0; i < n; ++i)
-      if (p[i] > 1) return i;
-    return -1;
-  }
-  const std::size_t nd = src.shape.size();
-  std::vector<int64_t> idx(nd, 0);
-  int64_t off = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    if (p[off] > 1) return i;
-    for (std::size_t k = nd; k-- > 0;) {  // odometer over the C-order index
-      off += src.byte_strides[k];
-      if (++idx[k] < src.shape[k]) break;
-      off -= src.byte_strides[k] * src.shape[k];
-      idx[k] = 0;
-    }
-  }
-  return -1;
-}
-
-// Whether a buffer decide_copy allows sharing may really be shared: a bool array is read as
-// C++ bool, whose only valid bytes are 0 and 1; another byte (a producer's uint8 seen as bool:
-// NumPy's frombuffer, torch's view) means true to NumPy but is undefined behaviour to every
-// kernel, so such a host buffer is normalised in a copy (CopyError under copy=False). Reads
-// the data, so it runs only on buffers about to be imported (decide_copy reads none).
-bool shareable_bytes(const ForeignLayout& src, CopyMode copy, const char* api) {
-  if (src.dtype != DType::Bool || !src.device.is_cpu()) return true;
-  const int64_t bad = first_non_bool_byte(src);
-  if (bad < 0) return true;
-  UMA_CHECK(copy != CopyMode::Never, Copy, api, ": copy=False is impossible: the bool buffer holds a byte other ",
-            "than 0 and 1 (at element ", bad, "), which uma normalises to true in a copy");
-  return false;
-}
-}  // namespace
-
 CopyDecision decide_copy(const ForeignLayout& src, std::optional<DType> dtype, std::optional<Device> device,
                          CopyMode copy, const char* api) {
   CopyDecision d;
@@ -122,7 +75,6 @@ Array adopt_mapped(const ForeignLayout& src, int64_t lo, int64_t hi, const std::
                    std::optional<DType> dtype, Device device, const char* api) {
   CopyDecision d = decide_copy(src, dtype, std::nullopt, CopyMode::Never, api);  // CopyError unless shareable
   (void)d;
-  (void)shareable_bytes(src, CopyMode::Never, api);  // CopyError for bool bytes other than 0/1
   const int64_t isz = static_cast<int64_t>(itemsize(src.dtype));
   Strides st(src.byte_strides.size());
   for (std::size_t k = 0; k < st.size(); ++k) st[k] = src.byte_strides[k] % isz == 0 ? src.byte_strides[k] / isz : 0;
@@ -200,7 +152,7 @@ Array import_foreign(const ForeignLayout& src, const std::function<DataPtr()>& a
     if (copy == CopyMode::Never) return adopt_mapped(src, lo, hi, adopt, dtype, *device, api);
     // Transfer: a native, element-aligned, C-contiguous source goes straight to the device;
     // anything else is made a host array first (converted, gathered), then transferred.
-    const bool contiguous = !src.byteswapped && src.dtype != DType::Bool && (!dtype || *dtype == src.dtype) &&
+    const bool contiguous = !src.byteswapped && (!dtype || *dtype == src.dtype) &&
                             reinterpret_cast<uintptr_t>(src.ptr) % itemsize(src.dtype) == 0 &&
                             c_contiguous_bytes(src.shape, src.byte_strides, itemsize(src.dtype));
     if (contiguous) {
@@ -210,7 +162,7 @@ Array import_foreign(const ForeignLayout& src, const std::function<DataPtr()>& a
     return to_device(import_foreign(src, adopt, dtype, std::nullopt, CopyMode::Always, api), *device);
   }
   CopyDecision d = decide_copy(src, dtype, device, copy, api);
-  if (d.share && shareable_bytes(src, copy, api)) {
+  if (d.share) {
     const int64_t isz = static_cast<int64_t>(itemsize(src.dtype));
     Strides st(src.byte_strides.size());
     for (std::size_t k = 0; k < st.size(); ++k) st[k] = src.byte_strides[k] % isz == 0 ? src.byte_strides[k] / isz : 0;  // only size-1 dims can differ
@@ -244,14 +196,6 @@ Array import_foreign(const ForeignLayout& src, const std::function<DataPtr()>& a
   if (aligned) {
     Strides st(src.byte_strides.size());
     for (std::size_t k = 0; k < st.size(); ++k) st[k] = src.byte_strides[k] / static_cast<int64_t>(isz);
-    if (src.dtype == DType::Bool) {
-      // A foreign bool byte may hold any value (a producer's uint8 reinterpreted as bool);
-      // loading it as a C++ bool is undefined unless it is 0 or 1. Read the bytes as uint8
-      // and convert: any non-zero byte is true (as NumPy's astype(bool) of the bytes).
-      Array bytes(nullptr, src.ptr, src.shape, std::move(st), DType::UInt8, false);
-      Array b = ops::astype(bytes, DType::Bool);
-      return dtype && *dtype != DType::Bool ? ops::astype(b, *dtype) : b;
-    }
     Array view(nullptr, src.ptr, src.shape, std::move(st), src.dtype, false);
     return ops::astype(view, dtype.value_or(src.dtype));
   }

@@ -1321,26 +1321,29 @@ def test_dlpack_consumer_keeps_memory_alive():
 
 
 # ---- bool buffers whose bytes are not 0/1 (a uint8 buffer reinterpreted as bool) ----
+# Shared as NumPy shares them; every op reads a byte as byte != 0 (tests/python/test_bool_bytes.py).
 
 def _odd_bools():
     # NumPy reads any non-zero byte as True: [T, F, T, T, F, T]
     return np.frombuffer(b"\x02\x00\xff\x01\x00\x80", dtype=np.bool_)
 
 
-def test_non_canonical_bool_bytes_are_normalised_in_a_copy():
+def test_non_canonical_bool_bytes_are_shared():
     n = _odd_bools()
     u = uma.asarray(n)
-    assert not np.shares_memory(np.asarray(u), n)
+    assert np.shares_memory(np.asarray(u), n)
     np.testing.assert_array_equal(np.asarray(u), n)
     np.testing.assert_array_equal(np.asarray(uma.logical_not(u)), np.logical_not(n))
     np.testing.assert_array_equal(np.asarray(u.astype("int64")), n.astype(np.int64))
-    assert int(uma.sum(u)) == int(np.sum(n))
+    assert int(uma.sum(u)) == int(np.sum(n)) == 4
     np.testing.assert_array_equal(np.asarray(uma.arange(6)[u]), np.arange(6)[n])
 
 
-def test_non_canonical_bool_bytes_copy_false_raises():
-    with pytest.raises(uma.CopyError, match="byte other than 0 and 1"):
-        uma.asarray(_odd_bools(), copy=False)
+def test_non_canonical_bool_bytes_copy_false_shares():
+    n = _odd_bools()
+    u = uma.asarray(n, copy=False)
+    assert np.shares_memory(np.asarray(u), n)
+    assert u.tolist() == n.tolist()
 
 
 def test_canonical_bool_bytes_still_shared():
@@ -1353,16 +1356,20 @@ def test_non_canonical_bool_view_strided_and_large():
     raw = np.frombuffer(bytes([0, 2, 1, 7]) * 1000, dtype=np.bool_)
     view = raw[1::3]
     u = uma.asarray(view)
+    assert np.shares_memory(np.asarray(u), raw)
     np.testing.assert_array_equal(np.asarray(u), view)
     np.testing.assert_array_equal(np.asarray(uma.arange(view.size)[u]), np.arange(view.size)[view])
+    assert int(uma.sum(u)) == int(np.sum(view))
 
 
 def test_non_canonical_bool_from_torch_dlpack():
     torch = pytest.importorskip("torch")
     t = torch.tensor([2, 0, 3, 1], dtype=torch.uint8).view(torch.bool)
     u = uma.from_dlpack(t)
+    assert np.shares_memory(np.asarray(u), t.numpy())
     np.testing.assert_array_equal(np.asarray(u), np.array([True, False, True, True]))
     np.testing.assert_array_equal(np.asarray(uma.arange(4)[u]), np.array([0, 2, 3]))
+    assert int(uma.sum(u)) == 3
 
 
 def test_non_canonical_bool_function_input():
