@@ -4,9 +4,11 @@
 #pragma once
 #include <complex>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "uma/array.h"
+#include "uma/ops/table.h"
 
 namespace uma {
 
@@ -29,23 +31,6 @@ struct Scalar {
   static Scalar from_complex(std::complex<double> v) { Scalar s; s.kind = ScalarKind::Complex; s.c = v; return s; }
 };
 
-enum class BinaryOp {
-  Add, Subtract, Multiply, Divide, Power, Maximum, Minimum, FloorDivide, Remainder,
-  Equal, NotEqual, Less, LessEqual, Greater, GreaterEqual, LogicalAnd, LogicalOr,
-  // ---- issue 4 elementwise set (appended) ----
-  Arctan2, LogicalXor,
-};
-constexpr int kNumBinaryOps = static_cast<int>(BinaryOp::LogicalXor) + 1;
-enum class UnaryOp {
-  Negative, Abs, Exp, Log, Log1p, Expm1, Sqrt, Tanh, Sigmoid, Sign, LogicalNot, Square,
-  Sin, Cos, Floor, Ceil,
-  // ---- issue 4 elementwise set (appended) ----
-  Exp2, Log2, Log10, Reciprocal, Tan, Arcsin, Arccos, Arctan, Sinh, Cosh, Softplus, Erf, Erfc,
-  Gammaln, Digamma, Rint,
-  // ---- gradients: trigamma (digamma's derivative) and the complex parts (appended) ----
-  Trigamma, Real, Imag, Conj, Angle,
-};
-constexpr int kNumUnaryOps = static_cast<int>(UnaryOp::Angle) + 1;
 enum class ReduceOp { Sum, Mean, Max, Min, Prod, ArgMax, ArgMin, All, Any };
 
 /// One item of a basic index: an integer, a slice, None (new axis) or Ellipsis.
@@ -68,12 +53,17 @@ namespace ops {
 const char* op_name(BinaryOp op) noexcept;
 const char* op_name(UnaryOp op) noexcept;
 const char* op_name(ReduceOp op) noexcept;
+/// The elementwise op named `name` (its eager function's name, uma/ops/table.h), if any.
+std::optional<BinaryOp> binary_op_named(std::string_view name) noexcept;
+std::optional<UnaryOp> unary_op_named(std::string_view name) noexcept;
 
 // ---- dtype and shape inference -------------------------------------------------------
 /// NumPy broadcasting of two shapes; ValueError naming `op` and both shapes on mismatch.
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
 /// Result dtype of a binary op on arrays of dtypes a, b (TypeError if unsupported).
 DType binary_result_dtype(BinaryOp op, DType a, DType b);
+/// Result dtype of a unary op on an array of dtype t (TypeError if unsupported).
+DType unary_result_dtype(UnaryOp op, DType t);
 /// Normalises an axis (negative counts from the end); IndexError style AxisError -> Index.
 int64_t normalize_axis(int64_t axis, int64_t ndim, const char* op);
 

@@ -3,6 +3,9 @@
 
 #include <cmath>
 
+#include <memory>
+#include <string>
+
 #include "common.h"
 #include "uma/error.h"
 #include "uma/memory/cuda.h"
@@ -128,7 +131,7 @@ std::vector<Array> array_list(nb::handle seq, const char* op) {
 }
 
 
-// ---- advanced indices (reduce-linalg) ----------------------------------------------------
+// ---- advanced indices ----------------------------------------------------
 
 std::optional<int64_t> ufunc_axis(const Array& a, std::optional<int64_t> axis) {
   if (a.ndim() == 0 && axis && (*axis == 0 || *axis == -1)) return std::nullopt;
@@ -227,6 +230,53 @@ Array update_any(const char* op, nb::handle x, nb::handle key, nb::handle y, boo
   return Array();
 }
 
+}  // namespace
+
+namespace {
+// The docstring of an elementwise op, made from its table row (uma/ops/table.h): what it
+// computes, the NumPy function it follows and its dtype rule. Built once per op; nanobind keeps
+// the pointer.
+const char* elementwise_doc(const OpRow& r, const RuleRow& rule_row, bool binary) {
+  static std::vector<std::unique_ptr<std::string>> docs;
+  std::string d = std::string("Elementwise ") + r.doc + (*r.numpy ? std::string(" (numpy.") + r.numpy + ")" : "") +
+                  ".\nResult dtype: " + rule_row.result + ".\n" +
+                  (binary ? "NumPy broadcasting and NumPy 2 (NEP 50) promotion; ValueError if shapes do not broadcast."
+                          : "");
+  docs.push_back(std::make_unique<std::string>(std::move(d)));
+  return docs.back()->c_str();
+}
+const char* elementwise_doc(BinaryOp op) {
+  return elementwise_doc(row(op), kBinaryRuleRows[static_cast<int>(rule(op))], true);
+}
+const char* elementwise_doc(UnaryOp op) {
+  return elementwise_doc(row(op), kUnaryRuleRows[static_cast<int>(rule(op))], false);
+}
+
+// uma._core._op_table(): the op table as data, for the graph and the linkers.
+nb::list op_table() {
+  nb::list out;
+  auto grad_name = [](Grad g) { return g == Grad::Smooth ? "smooth" : g == Grad::Zero ? "zero" : "none"; };
+  auto add = [&](const OpRow& r, int arity, const RuleRow& rr, bool bool_out) {
+    nb::dict d;
+    d["name"] = r.name;
+    d["arity"] = arity;
+    d["rule"] = rr.name;
+    d["grad"] = grad_name(r.grad);
+    d["numpy"] = r.numpy;
+    d["doc"] = r.doc;
+    d["bool_result"] = bool_out;
+    out.append(d);
+  };
+  for (int k = 0; k < kNumBinaryOps; ++k) {
+    const BinaryOp op = static_cast<BinaryOp>(k);
+    add(row(op), 2, kBinaryRuleRows[static_cast<int>(rule(op))], bool_result(op));
+  }
+  for (int k = 0; k < kNumUnaryOps; ++k) {
+    const UnaryOp op = static_cast<UnaryOp>(k);
+    add(row(op), 1, kUnaryRuleRows[static_cast<int>(rule(op))], bool_result(op));
+  }
+  return out;
+}
 }  // namespace
 
 void bind_ops(nb::module_& m) {
@@ -331,69 +381,37 @@ void bind_ops(nb::module_& m) {
       }, nb::arg("n"), nb::arg("m").none() = nb::none(), nb::arg("k") = 0, nb::arg("dtype").none() = nb::none(), nb::kw_only(),
       nb::arg("device").none() = nb::none(), "(n, m) array with ones on diagonal k, zeros elsewhere; dtype defaults to float64.");
 
-  // ---- elementwise ----
-#define UMA_BIN(name, OP)                                                              \
-  m.def(name, [](nb::handle a, nb::handle b) {                                         \
-    if (auto r = compare_out_of_range(BinaryOp::OP, a, b)) return *r;                  \
-    auto [A, B] = operands(a, b, name);                                                \
-    return ops::binary(BinaryOp::OP, A, B);                                            \
-  }, nb::arg("x1"), nb::arg("x2"),                                                     \
-  "Elementwise " name " with NumPy broadcasting and NumPy 2 (NEP 50) type promotion.\n" \
-  "ValueError if shapes do not broadcast; TypeError for unsupported dtypes.");
-  UMA_BIN("add", Add) UMA_BIN("subtract", Subtract) UMA_BIN("multiply", Multiply) UMA_BIN("divide", Divide)
-  UMA_BIN("power", Power) UMA_BIN("maximum", Maximum) UMA_BIN("minimum", Minimum)
-  UMA_BIN("floor_divide", FloorDivide) UMA_BIN("remainder", Remainder) UMA_BIN("equal", Equal)
-  UMA_BIN("not_equal", NotEqual) UMA_BIN("less", Less) UMA_BIN("less_equal", LessEqual)
-  UMA_BIN("greater", Greater) UMA_BIN("greater_equal", GreaterEqual) UMA_BIN("logical_and", LogicalAnd)
-  UMA_BIN("logical_or", LogicalOr)
-  // ---- issue 4 elementwise set ----
-  UMA_BIN("arctan2", Arctan2) UMA_BIN("logical_xor", LogicalXor)
-#undef UMA_BIN
-#define UMA_UN(name, OP)                                                                      \
-  m.def(name, [](nb::handle a) { return ops::unary(UnaryOp::OP, operand(a, nullptr, name)); }, \
-        nb::arg("x"), "Elementwise " name " (NumPy semantics; ints and bool give floats for transcendental functions).");
-  UMA_UN("negative", Negative) UMA_UN("abs", Abs) UMA_UN("exp", Exp) UMA_UN("log", Log) UMA_UN("log1p", Log1p)
-  UMA_UN("expm1", Expm1) UMA_UN("sqrt", Sqrt) UMA_UN("tanh", Tanh) UMA_UN("sigmoid", Sigmoid) UMA_UN("sign", Sign)
-  UMA_UN("logical_not", LogicalNot) UMA_UN("square", Square) UMA_UN("sin", Sin) UMA_UN("cos", Cos)
-  UMA_UN("floor", Floor) UMA_UN("ceil", Ceil)
-  // ---- issue 4 elementwise set ----
-  UMA_UN("exp2", Exp2) UMA_UN("log2", Log2) UMA_UN("log10", Log10) UMA_UN("reciprocal", Reciprocal)
-  UMA_UN("tan", Tan) UMA_UN("arcsin", Arcsin) UMA_UN("arccos", Arccos) UMA_UN("arctan", Arctan)
-  UMA_UN("sinh", Sinh) UMA_UN("cosh", Cosh) UMA_UN("rint", Rint)
-#undef UMA_UN
-  // Functions NumPy lacks (scipy.special's names): real floating dtypes only, integers and
-  // bool take exp's float rule (int8 -> float16, ...); complex is a TypeError.
-#define UMA_UN(name, OP, what)                                                                 \
-  m.def(name, [](nb::handle a) { return ops::unary(UnaryOp::OP, operand(a, nullptr, name)); }, \
-        nb::arg("x"), "Elementwise " what ". Real dtypes only (TypeError for complex); bool and\n" \
-        "integers give the float dtype numpy.exp gives them; float16/bfloat16 computed in float32.");
-  UMA_UN("softplus", Softplus, "log(1 + exp(x)), computed without overflow")
-  UMA_UN("erf", Erf, "error function (scipy.special.erf)")
-  UMA_UN("erfc", Erfc, "complementary error function 1 - erf(x) (scipy.special.erfc)")
-  UMA_UN("gammaln", Gammaln, "log|Gamma(x)| (scipy.special.gammaln; +inf at poles)")
-  UMA_UN("digamma", Digamma, "digamma psi(x) = d/dx log Gamma(x) (scipy.special.digamma; NaN at poles)")
-  UMA_UN("trigamma", Trigamma,
-         "trigamma psi'(x) = d/dx digamma(x) (scipy.special.polygamma(1, x); +inf at the poles 0, -1,\n"
-         "-2, ..., 0 at +inf, NaN at -inf where scipy gives inf)")
-#undef UMA_UN
-  // The parts of complex numbers (NumPy's real, imag, conj, angle): new arrays, never views.
-#define UMA_UN(name, OP, what)                                                                 \
-  m.def(name, [](nb::handle a) { return ops::unary(UnaryOp::OP, operand(a, nullptr, name)); }, \
-        nb::arg("x"), what);
-  UMA_UN("real", Real,
-         "Real part, elementwise (numpy.real): complex64 -> float32, complex128 -> float64; other dtypes\n"
-         "a copy of x. A new array (NumPy returns a view).")
-  UMA_UN("imag", Imag,
-         "Imaginary part, elementwise (numpy.imag): complex64 -> float32, complex128 -> float64; other\n"
-         "dtypes zeros of x's dtype. A new array (NumPy returns a view).")
-  UMA_UN("conj", Conj,
-         "Complex conjugate, elementwise (numpy.conj): same dtype; other dtypes a copy (bool gives int8,\n"
-         "as numpy.conjugate).")
-  UMA_UN("angle", Angle,
-         "Argument of each element in radians, in [-pi, pi] (numpy.angle: arctan2(imag, real)):\n"
-         "complex64 -> float32, complex128 -> float64; real dtypes arctan2(0, x) (pi for negative\n"
-         "values and -0.0) with arctan2's float dtype (int8 -> float16, bool -> float64).")
-#undef UMA_UN
+  // ---- elementwise: every op of the op table (uma/ops/table.h), under its name ----
+  m.def("_op_table", &op_table,
+        "The elementwise ops (uma/ops/table.h) as a list of dicts: name, arity, rule (the dtype rule's\n"
+        "name), grad ('smooth', 'zero' or 'none'), numpy (NumPy's function name or ''), doc, bool_result.");
+  m.def("_result_dtype", [](const std::string& name, nb::args dtypes) -> nb::object {
+        std::vector<DType> ts;
+        for (nb::handle d : dtypes) ts.push_back(*to_dtype(d));
+        if (auto b = ops::binary_op_named(name)) {
+          UMA_CHECK(ts.size() == 2, Type, name, ": expected 2 dtypes, got ", ts.size());
+          return dtype_object(ops::binary_result_dtype(*b, ts[0], ts[1]));
+        }
+        auto u = ops::unary_op_named(name);
+        UMA_CHECK(u.has_value(), Value, "_result_dtype: '", name, "' is not an elementwise op");
+        UMA_CHECK(ts.size() == 1, Type, name, ": expected 1 dtype, got ", ts.size());
+        return dtype_object(ops::unary_result_dtype(*u, ts[0]));
+      }, nb::arg("name"), nb::arg("dtypes"),
+      "The result dtype of elementwise op `name` on arrays of `dtypes` (NumPy 2's, the one rule the\n"
+      "eager op follows); TypeError where the op does not accept them.");
+  for (int k = 0; k < kNumBinaryOps; ++k) {
+    const BinaryOp op = static_cast<BinaryOp>(k);
+    m.def(row(op).name, [op](nb::handle a, nb::handle b) {
+      if (auto r = compare_out_of_range(op, a, b)) return *r;
+      auto [A, B] = operands(a, b, ops::op_name(op));
+      return ops::binary(op, A, B);
+    }, nb::arg("x1"), nb::arg("x2"), elementwise_doc(op));
+  }
+  for (int k = 0; k < kNumUnaryOps; ++k) {
+    const UnaryOp op = static_cast<UnaryOp>(k);
+    m.def(row(op).name, [op](nb::handle a) { return ops::unary(op, operand(a, nullptr, ops::op_name(op))); },
+          nb::arg("x"), elementwise_doc(op));
+  }
   m.def("round", [](nb::handle a, nb::handle decimals) {
         return ops::round(operand(a, nullptr, "round"), int_arg(decimals, "round", "decimals"));
       },
@@ -443,7 +461,6 @@ void bind_ops(nb::module_& m) {
       "numpy.clip(a, a_min, a_max): each element limited to [a_min, a_max] (t = a < a_min ? a_min : a;\n"
       "t > a_max ? a_max : t; NaN propagates). None drops a bound (maximum/minimum, as NumPy); an\n"
       "integer array drops a Python int bound beyond its range. Result dtype by NumPy 2 promotion.");
-  // ---- end issue 4 elementwise set ----
   m.def("where", [](nb::handle c, nb::handle x, nb::handle y) {
         Array C = operand(c, nullptr, "where");
         auto [X, Y] = operands(x, y, "where");
@@ -539,7 +556,7 @@ void bind_ops(nb::module_& m) {
       }, nb::arg("x"), nb::arg("dtype"), nb::kw_only(), nb::arg("copy") = true,
       "Values converted to dtype (Array API astype); never reinterprets bits.");
 
-  // ---- reduce-linalg: statistics, cumulative ops, linear algebra, split, indexing, nn ----
+  // ---- statistics, cumulative ops, linear algebra, split, indexing, nn ----
 #define UMA_STAT(name, FN)                                                                               \
   m.def(name, [](nb::handle a, nb::handle axis, double ddof, bool keepdims, nb::handle correction) {      \
     return ops::FN(operand(a, nullptr, name), axes_of(axis), ddof_of(name, nb::float_(ddof), correction), keepdims); \

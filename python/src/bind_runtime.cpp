@@ -21,17 +21,6 @@
 namespace uma::py {
 
 namespace {
-std::optional<BinaryOp> binary_op_from_name(const std::string& n) {
-  for (int i = 0; i < kNumBinaryOps; ++i)
-    if (n == ops::op_name(static_cast<BinaryOp>(i))) return static_cast<BinaryOp>(i);
-  return std::nullopt;
-}
-std::optional<UnaryOp> unary_op_from_name(const std::string& n) {
-  for (int i = 0; i < kNumUnaryOps; ++i)
-    if (n == ops::op_name(static_cast<UnaryOp>(i))) return static_cast<UnaryOp>(i);
-  return std::nullopt;
-}
-
 runtime::OpAttrs parse_attrs(const std::string& op, nb::handle attrs) {
   runtime::OpAttrs a;
   if (attrs.is_none()) return a;
@@ -63,7 +52,7 @@ runtime::OpAttrs parse_attrs(const std::string& op, nb::handle attrs) {
       a.fill_value = to_scalar(pv);
     } else if (key == "depth") {
       a.depth = nb::cast<int64_t>(v);
-    } else if (key == "ddof") {  // reduce-linalg attributes
+    } else if (key == "ddof") {
       a.ddof = nb::cast<double>(v);
     } else if (key == "k" || key == "offset") {
       a.offset = nb::cast<int64_t>(v);
@@ -71,7 +60,7 @@ runtime::OpAttrs parse_attrs(const std::string& op, nb::handle attrs) {
       a.axis1 = nb::cast<int64_t>(v);
     } else if (key == "axis2") {
       a.axis2 = nb::cast<int64_t>(v);
-    } else if (key == "decimals") {  // round (issue 4 elementwise set)
+    } else if (key == "decimals") {  // round
       a.decimals = nb::cast<int64_t>(v);
     } else {
       UMA_FAIL(Value, "Program: op '", op, "' got an unknown attribute '", key, "'");
@@ -316,8 +305,8 @@ void bind_runtime(nb::module_& m) {
           FusedInstr ins;
           ins.a = nb::cast<int>(t[1]);
           ins.b = nb::cast<int>(t[2]);
-          auto bin = binary_op_from_name(name);
-          auto un = unary_op_from_name(name);
+          auto bin = ops::binary_op_named(name);
+          auto un = ops::unary_op_named(name);
           UMA_CHECK(bin || un, Value, "Program.add_fused: '", name, "' is not an elementwise op");
           ins.binary = bin.has_value();
           ins.op = bin ? static_cast<int>(*bin) : static_cast<int>(*un);
@@ -435,8 +424,8 @@ void bind_runtime(nb::module_& m) {
   m.def("_program_ops", &runtime::op_names, "Names of the ops a Program can run.");
   m.def("_fusable", [](const std::string& name, nb::handle dtype) {
     DType t = *to_dtype(dtype);
-    if (auto b = binary_op_from_name(name)) return ops::is_fusable(*b, t);
-    if (auto u = unary_op_from_name(name)) return ops::is_fusable(*u, t);
+    if (auto b = ops::binary_op_named(name)) return ops::is_fusable(*b, t);
+    if (auto u = ops::unary_op_named(name)) return ops::is_fusable(*u, t);
     return false;
   }, "Whether the elementwise op `name` keeps `dtype` and can join a fused chain of that dtype.");
 }

@@ -1,4 +1,5 @@
 #include "uma/dtype.h"
+#include "uma/ops/table.h"
 
 #include <algorithm>
 
@@ -125,3 +126,12 @@ DType float_result_type(DType t) noexcept {
 }
 
 }  // namespace uma
+
+// The op table's dtype codes (uma/ops/table.h, read by the cuda kernels) are DType's values.
+#define UMA_SAME_CODE(D) static_assert(static_cast<int>(uma::DType::D) == uma::dt::D, "dtype code of " #D);
+UMA_SAME_CODE(Bool) UMA_SAME_CODE(Int8) UMA_SAME_CODE(Int16) UMA_SAME_CODE(Int32) UMA_SAME_CODE(Int64)
+UMA_SAME_CODE(UInt8) UMA_SAME_CODE(UInt16) UMA_SAME_CODE(UInt32) UMA_SAME_CODE(UInt64) UMA_SAME_CODE(Float16)
+UMA_SAME_CODE(BFloat16) UMA_SAME_CODE(Float32) UMA_SAME_CODE(Float64) UMA_SAME_CODE(Complex64)
+UMA_SAME_CODE(Complex128)
+#undef UMA_SAME_CODE
+static_assert(uma::dt::kCount == uma::kNumDTypes, "one dtype code per DType");

@@ -28,72 +28,18 @@ void check_compute(const char* op, DType t) {
 
 using detail::broadcast_view;
 
-const char* op_name(BinaryOp op) noexcept {
-  switch (op) {
-    case BinaryOp::Add: return "add";
-    case BinaryOp::Subtract: return "subtract";
-    case BinaryOp::Multiply: return "multiply";
-    case BinaryOp::Divide: return "divide";
-    case BinaryOp::Power: return "power";
-    case BinaryOp::Maximum: return "maximum";
-    case BinaryOp::Minimum: return "minimum";
-    case BinaryOp::FloorDivide: return "floor_divide";
-    case BinaryOp::Remainder: return "remainder";
-    case BinaryOp::Equal: return "equal";
-    case BinaryOp::NotEqual: return "not_equal";
-    case BinaryOp::Less: return "less";
-    case BinaryOp::LessEqual: return "less_equal";
-    case BinaryOp::Greater: return "greater";
-    case BinaryOp::GreaterEqual: return "greater_equal";
-    case BinaryOp::LogicalAnd: return "logical_and";
-    case BinaryOp::LogicalOr: return "logical_or";
-    case BinaryOp::Arctan2: return "arctan2";
-    case BinaryOp::LogicalXor: return "logical_xor";
-  }
-  return "?";
-}
+const char* op_name(BinaryOp op) noexcept { return name_of(op); }
+const char* op_name(UnaryOp op) noexcept { return name_of(op); }
 
-const char* op_name(UnaryOp op) noexcept {
-  switch (op) {
-    case UnaryOp::Negative: return "negative";
-    case UnaryOp::Abs: return "abs";
-    case UnaryOp::Exp: return "exp";
-    case UnaryOp::Log: return "log";
-    case UnaryOp::Log1p: return "log1p";
-    case UnaryOp::Expm1: return "expm1";
-    case UnaryOp::Sqrt: return "sqrt";
-    case UnaryOp::Tanh: return "tanh";
-    case UnaryOp::Sigmoid: return "sigmoid";
-    case UnaryOp::Sign: return "sign";
-    case UnaryOp::LogicalNot: return "logical_not";
-    case UnaryOp::Square: return "square";
-    case UnaryOp::Sin: return "sin";
-    case UnaryOp::Cos: return "cos";
-    case UnaryOp::Floor: return "floor";
-    case UnaryOp::Ceil: return "ceil";
-    case UnaryOp::Exp2: return "exp2";
-    case UnaryOp::Log2: return "log2";
-    case UnaryOp::Log10: return "log10";
-    case UnaryOp::Reciprocal: return "reciprocal";
-    case UnaryOp::Tan: return "tan";
-    case UnaryOp::Arcsin: return "arcsin";
-    case UnaryOp::Arccos: return "arccos";
-    case UnaryOp::Arctan: return "arctan";
-    case UnaryOp::Sinh: return "sinh";
-    case UnaryOp::Cosh: return "cosh";
-    case UnaryOp::Softplus: return "softplus";
-    case UnaryOp::Erf: return "erf";
-    case UnaryOp::Erfc: return "erfc";
-    case UnaryOp::Gammaln: return "gammaln";
-    case UnaryOp::Digamma: return "digamma";
-    case UnaryOp::Rint: return "rint";
-    case UnaryOp::Trigamma: return "trigamma";
-    case UnaryOp::Real: return "real";
-    case UnaryOp::Imag: return "imag";
-    case UnaryOp::Conj: return "conj";
-    case UnaryOp::Angle: return "angle";
-  }
-  return "?";
+std::optional<BinaryOp> binary_op_named(std::string_view name) noexcept {
+  for (int k = 0; k < kNumBinaryOps; ++k)
+    if (name == kBinaryRows[k].name) return static_cast<BinaryOp>(k);
+  return std::nullopt;
+}
+std::optional<UnaryOp> unary_op_named(std::string_view name) noexcept {
+  for (int k = 0; k < kNumUnaryOps; ++k)
+    if (name == kUnaryRows[k].name) return static_cast<UnaryOp>(k);
+  return std::nullopt;
 }
 
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
@@ -110,13 +56,6 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
 }
 
 namespace {
-bool is_comparison(BinaryOp op) {
-  return op == BinaryOp::Equal || op == BinaryOp::NotEqual || op == BinaryOp::Less || op == BinaryOp::LessEqual ||
-         op == BinaryOp::Greater || op == BinaryOp::GreaterEqual;
-}
-bool is_logical(BinaryOp op) {
-  return op == BinaryOp::LogicalAnd || op == BinaryOp::LogicalOr || op == BinaryOp::LogicalXor;
-}
 bool is_half(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
 // The dtype a kernel computes a result of dtype `t` in: float16 and bfloat16 in float32,
 // rounded once at the end (NumPy's float16 loops and ml_dtypes' bfloat16 loops do the same).
@@ -130,96 +69,95 @@ struct BinaryTypes {
   DType compute;  // operands are converted to this dtype
   DType result;   // the op's result dtype (NumPy 2)
 };
+// The binary rules of uma/ops/table.h.
 BinaryTypes binary_types(BinaryOp op, DType a, DType b) {
   const char* name = op_name(op);
   const DType ct = promote_types(a, b);
-  if (is_comparison(op)) return {kernel_dtype(ct), DType::Bool};
-  if (is_logical(op)) return {DType::Bool, DType::Bool};
-  const bool cplx = is_complex(ct);
-  switch (op) {
-    case BinaryOp::Divide:
+  const bool cplx = is_complex(ct), integral = ct == DType::Bool || is_integer(ct);
+  switch (rule(op)) {
+    case BinaryRule::Comparison:
+      return {kernel_dtype(ct), DType::Bool};
+    case BinaryRule::Logical:
+      return {DType::Bool, DType::Bool};
+    case BinaryRule::TrueDivide:
       if (is_float(ct) || cplx) return {kernel_dtype(ct), ct};
       return {DType::Float64, DType::Float64};
-    case BinaryOp::Arctan2: {
+    case BinaryRule::Float: {
       if (cplx) unsupported(name, ct);
       // NumPy picks the first float loop both operands cast to safely: (int8, uint8) ->
       // float16, not the float of their promotion (int16 -> float32).
       const DType rt = promote_types(float_result_type(a), float_result_type(b));
       return {kernel_dtype(rt), rt};
     }
-    case BinaryOp::FloorDivide: case BinaryOp::Remainder:
+    case BinaryRule::NotBool:
+      UMA_CHECK(ct != DType::Bool, Type, name, ": boolean ", name,
+                " is not supported, use logical_xor or bitwise operators instead");
+      break;
+    case BinaryRule::Power:
+      if (ct == DType::Bool) return {DType::Int8, DType::Int8};  // NumPy's result dtype on bool
+      break;
+    case BinaryRule::FloorDivide:
       if (cplx) unsupported(name, ct);
+      if (ct == DType::Bool) return {DType::Int8, DType::Int8};
       break;
-    default:
+    case BinaryRule::Bitwise:
+      if (!integral) unsupported(name, ct);
       break;
-  }
-  if (ct == DType::Bool) {
-    UMA_CHECK(op != BinaryOp::Subtract, Type,
-              "subtract: boolean subtract is not supported, use logical_xor or bitwise operators instead");
-    if (op == BinaryOp::Power || op == BinaryOp::FloorDivide || op == BinaryOp::Remainder)
-      return {DType::Int8, DType::Int8};  // NumPy's result dtype for these on bool is int8
+    case BinaryRule::Shift:
+      if (!integral) unsupported(name, ct);
+      if (ct == DType::Bool) return {DType::Int8, DType::Int8};
+      break;
+    case BinaryRule::Arithmetic:
+      break;
   }
   return {kernel_dtype(ct), ct};
-}
-
-enum class UnaryKind { Keep, Float, RealFloat, Complex };
-UnaryKind unary_kind(UnaryOp op) {
-  switch (op) {
-    case UnaryOp::Negative: case UnaryOp::Abs: case UnaryOp::Sign: case UnaryOp::LogicalNot:
-    case UnaryOp::Square: case UnaryOp::Floor: case UnaryOp::Ceil: case UnaryOp::Reciprocal:
-      return UnaryKind::Keep;
-    case UnaryOp::Sigmoid: case UnaryOp::Softplus: case UnaryOp::Erf: case UnaryOp::Erfc:
-    case UnaryOp::Gammaln: case UnaryOp::Digamma: case UnaryOp::Trigamma:
-      return UnaryKind::RealFloat;
-    case UnaryOp::Real: case UnaryOp::Imag: case UnaryOp::Conj: case UnaryOp::Angle:
-      return UnaryKind::Complex;
-    default:
-      return UnaryKind::Float;
-  }
 }
 
 struct UnaryTypes {
   DType compute, kernel_out, result;
 };
+// The unary rules of uma/ops/table.h.
 UnaryTypes unary_types(UnaryOp op, DType t) {
   const char* name = op_name(op);
   const bool cplx = is_complex(t);
-  switch (unary_kind(op)) {
-    case UnaryKind::RealFloat:
+  switch (rule(op)) {
+    case UnaryRule::RealFloat:
       if (cplx) unsupported(name, t);
       [[fallthrough]];
-    case UnaryKind::Float: {
+    case UnaryRule::Float: {
       const DType rt = float_result_type(t);
       return {kernel_dtype(rt), kernel_dtype(rt), rt};
     }
-    case UnaryKind::Complex: {  // kernels for complex input only; unary() handles the others
+    case UnaryRule::ComplexPart: {  // kernels for complex input only; unary() handles the others
       if (!cplx) return {t, t, t};
       const DType part = t == DType::Complex64 ? DType::Float32 : DType::Float64;
       return {t, op == UnaryOp::Conj ? t : part, op == UnaryOp::Conj ? t : part};
     }
-    case UnaryKind::Keep:
+    case UnaryRule::RealPredicate:
+      if (cplx) unsupported(name, t);
+      [[fallthrough]];
+    case UnaryRule::Predicate:
+      return {kernel_dtype(t), DType::Bool, DType::Bool};
+    case UnaryRule::NotBool:
+      if (t == DType::Bool) {
+        UMA_CHECK(op != UnaryOp::Negative, Type, "negative: boolean negative is not supported, use logical_not instead");
+        UMA_FAIL(Type, name, ": not supported for dtype bool");
+      }
       break;
-  }
-  switch (op) {
-    case UnaryOp::Negative:
-      UMA_CHECK(t != DType::Bool, Type, "negative: boolean negative is not supported, use logical_not instead");
-      break;
-    case UnaryOp::Sign:
-      UMA_CHECK(t != DType::Bool, Type, "sign: not supported for dtype bool");
-      break;
-    case UnaryOp::Square: case UnaryOp::Reciprocal:
+    case UnaryRule::ToInt8:
       if (t == DType::Bool) return {DType::Int8, DType::Int8, DType::Int8};  // NumPy: bool -> int8
       break;
-    case UnaryOp::Floor: case UnaryOp::Ceil:
+    case UnaryRule::Real:
       if (cplx) unsupported(name, t);
       break;
-    case UnaryOp::LogicalNot:
-      return {kernel_dtype(t), DType::Bool, DType::Bool};
-    case UnaryOp::Abs:
-      if (t == DType::Complex64) return {t, DType::Float32, DType::Float32};
-      if (t == DType::Complex128) return {t, DType::Float64, DType::Float64};
+    case UnaryRule::Bitwise:
+      if (t != DType::Bool && !is_integer(t)) unsupported(name, t);
       break;
-    default:
+    case UnaryRule::Keep:
+      if (op == UnaryOp::Abs && cplx) {
+        const DType part = t == DType::Complex64 ? DType::Float32 : DType::Float64;
+        return {t, part, part};
+      }
       break;
   }
   return {kernel_dtype(t), kernel_dtype(t), t};
@@ -236,6 +174,9 @@ void check_cuda(Op op, DType kernel_t, const Device& dev) {
 }  // namespace
 
 DType binary_result_dtype(BinaryOp op, DType a, DType b) { return binary_types(op, a, b).result; }
+// The dtype unary() gives, by running it on an empty host array of dtype t (the complex parts
+// of real dtypes are worked out by unary() itself).
+DType unary_result_dtype(UnaryOp op, DType t) { return unary(op, Array::empty({0}, t)).dtype(); }
 
 namespace {
 // binary_one_dtype's answer before the table: the arithmetic ops on the kernel dtypes keep the
@@ -251,7 +192,7 @@ std::optional<DType> compute_binary_one_dtype(BinaryOp op, DType t) {
   if (op == BinaryOp::Power && dtype_kind(t) == 'i') return std::nullopt;
   try {
     const BinaryTypes bt = binary_types(op, t, t);
-    if (bt.compute != t || bt.result != (is_comparison(op) || is_logical(op) ? DType::Bool : t)) return std::nullopt;
+    if (bt.compute != t || bt.result != (bool_result(op) ? DType::Bool : t)) return std::nullopt;
     return bt.result;
   } catch (const Error&) {
     return std::nullopt;
@@ -318,7 +259,7 @@ Array binary(BinaryOp op, const Array& a0, const Array& b0) {
     Array neg = reduce(ReduceOp::Any, binary(BinaryOp::Less, B, scalar_array(Scalar::from_int(0), ct)), std::nullopt, false);
     UMA_CHECK(!*to_host(neg).data_as<bool8>(), Value, "power: integers to negative integer powers are not allowed");
   }
-  const bool boolean_out = is_comparison(op) || is_logical(op);
+  const bool boolean_out = bool_result(op);
   Array out = Array::empty(shape, boolean_out ? DType::Bool : ct, dev);
   kernels::binary(op, broadcast_view(A, shape), broadcast_view(B, shape), out);
   return out.dtype() == rt ? out : astype(out, rt);
@@ -344,7 +285,7 @@ Array complex_part_of_real(UnaryOp op, const Array& a) {
 }  // namespace
 
 Array unary(UnaryOp op, const Array& a) {
-  if (unary_kind(op) == UnaryKind::Complex && !is_complex(a.dtype())) return complex_part_of_real(op, a);
+  if (rule(op) == UnaryRule::ComplexPart && !is_complex(a.dtype())) return complex_part_of_real(op, a);
   const auto [ct, kt, rt] = unary_types(op, a.dtype());
   check_cuda(op, ct, a.device());
   Array A = a.dtype() == ct ? a : astype(a, ct);
@@ -410,24 +351,34 @@ Array where(const Array& cond0, const Array& x0, const Array& y0) {
   return out;
 }
 
+namespace {
+bool fusable_dtype(DType t) {
+  return t == DType::Int32 || t == DType::Int64 || t == DType::Float32 || t == DType::Float64;
+}
+}  // namespace
+
 bool is_fusable(BinaryOp op, DType t) noexcept {
-  if (t != DType::Int32 && t != DType::Int64 && t != DType::Float32 && t != DType::Float64) return false;
-  switch (op) {
-    case BinaryOp::Add: case BinaryOp::Subtract: case BinaryOp::Multiply: case BinaryOp::Maximum:
-    case BinaryOp::Minimum: case BinaryOp::FloorDivide: case BinaryOp::Remainder:
-      return true;
-    case BinaryOp::Power: case BinaryOp::Divide: case BinaryOp::Arctan2:
+  if (!fusable_dtype(t) || !has_kernel(op, static_cast<int>(t))) return false;
+  switch (rule(op)) {
+    case BinaryRule::Comparison: case BinaryRule::Logical:
+      return false;  // bool results
+    case BinaryRule::Power: case BinaryRule::TrueDivide: case BinaryRule::Float:
       return is_float(t);  // integer power checks negative exponents first; int divide gives float64
     default:
-      return false;
+      return true;
   }
 }
 
 bool is_fusable(UnaryOp op, DType t) noexcept {
-  if (t != DType::Int32 && t != DType::Int64 && t != DType::Float32 && t != DType::Float64) return false;
-  if (op == UnaryOp::LogicalNot) return false;
-  if (unary_kind(op) == UnaryKind::Complex) return false;  // complex kernels only
-  return unary_kind(op) == UnaryKind::Keep || is_float(t);
+  if (!fusable_dtype(t) || !has_kernel(op, static_cast<int>(t))) return false;
+  switch (rule(op)) {
+    case UnaryRule::Predicate: case UnaryRule::RealPredicate: case UnaryRule::ComplexPart:
+      return false;  // bool results; complex kernels only
+    case UnaryRule::Float: case UnaryRule::RealFloat:
+      return is_float(t);
+    default:
+      return true;
+  }
 }
 
 namespace {

@@ -23,32 +23,14 @@ Array red(const In& x, const OpAttrs& a) { return ops::reduce(OP, x[0], a.axes, 
 
 const std::map<std::string, OpFn>& registry() {
   static const std::map<std::string, OpFn> r = {
-      {"add", &bin<BinaryOp::Add>}, {"subtract", &bin<BinaryOp::Subtract>}, {"multiply", &bin<BinaryOp::Multiply>},
-      {"divide", &bin<BinaryOp::Divide>}, {"power", &bin<BinaryOp::Power>}, {"maximum", &bin<BinaryOp::Maximum>},
-      {"minimum", &bin<BinaryOp::Minimum>}, {"floor_divide", &bin<BinaryOp::FloorDivide>},
-      {"remainder", &bin<BinaryOp::Remainder>}, {"equal", &bin<BinaryOp::Equal>},
-      {"not_equal", &bin<BinaryOp::NotEqual>}, {"less", &bin<BinaryOp::Less>},
-      {"less_equal", &bin<BinaryOp::LessEqual>}, {"greater", &bin<BinaryOp::Greater>},
-      {"greater_equal", &bin<BinaryOp::GreaterEqual>}, {"logical_and", &bin<BinaryOp::LogicalAnd>},
-      {"logical_or", &bin<BinaryOp::LogicalOr>},
-      {"negative", &un<UnaryOp::Negative>}, {"abs", &un<UnaryOp::Abs>}, {"exp", &un<UnaryOp::Exp>},
-      {"log", &un<UnaryOp::Log>}, {"log1p", &un<UnaryOp::Log1p>}, {"expm1", &un<UnaryOp::Expm1>},
-      {"sqrt", &un<UnaryOp::Sqrt>}, {"tanh", &un<UnaryOp::Tanh>}, {"sigmoid", &un<UnaryOp::Sigmoid>},
-      {"sign", &un<UnaryOp::Sign>}, {"logical_not", &un<UnaryOp::LogicalNot>}, {"square", &un<UnaryOp::Square>},
-      {"sin", &un<UnaryOp::Sin>}, {"cos", &un<UnaryOp::Cos>}, {"floor", &un<UnaryOp::Floor>},
-      {"ceil", &un<UnaryOp::Ceil>},
-      // ---- issue 4 elementwise set ----
-      {"arctan2", &bin<BinaryOp::Arctan2>}, {"logical_xor", &bin<BinaryOp::LogicalXor>},
-      {"exp2", &un<UnaryOp::Exp2>}, {"log2", &un<UnaryOp::Log2>}, {"log10", &un<UnaryOp::Log10>},
-      {"reciprocal", &un<UnaryOp::Reciprocal>}, {"tan", &un<UnaryOp::Tan>}, {"arcsin", &un<UnaryOp::Arcsin>},
-      {"arccos", &un<UnaryOp::Arccos>}, {"arctan", &un<UnaryOp::Arctan>}, {"sinh", &un<UnaryOp::Sinh>},
-      {"cosh", &un<UnaryOp::Cosh>}, {"softplus", &un<UnaryOp::Softplus>}, {"erf", &un<UnaryOp::Erf>},
-      {"erfc", &un<UnaryOp::Erfc>}, {"gammaln", &un<UnaryOp::Gammaln>}, {"digamma", &un<UnaryOp::Digamma>},
-      {"rint", &un<UnaryOp::Rint>}, {"trigamma", &un<UnaryOp::Trigamma>}, {"real", &un<UnaryOp::Real>},
-      {"imag", &un<UnaryOp::Imag>}, {"conj", &un<UnaryOp::Conj>}, {"angle", &un<UnaryOp::Angle>},
+      // Every elementwise op of the op table, under its name.
+#define UMA_BIN_ENTRY(Id, name, ...) {#name, &bin<BinaryOp::Id>},
+#define UMA_UN_ENTRY(Id, name, ...) {#name, &un<UnaryOp::Id>},
+      UMA_BINARY_OPS(UMA_BIN_ENTRY) UMA_UNARY_OPS(UMA_UN_ENTRY)
+#undef UMA_BIN_ENTRY
+#undef UMA_UN_ENTRY
       {"round", [](const In& x, const OpAttrs& a) { return ops::round(x[0], a.decimals); }},
       {"clip", [](const In& x, const OpAttrs&) { return ops::clip(x[0], x[1], x[2]); }},
-      // ---- end issue 4 elementwise set ----
       {"sum", &red<ReduceOp::Sum>}, {"mean", &red<ReduceOp::Mean>}, {"max", &red<ReduceOp::Max>},
       {"min", &red<ReduceOp::Min>}, {"prod", &red<ReduceOp::Prod>}, {"argmax", &red<ReduceOp::ArgMax>},
       {"argmin", &red<ReduceOp::ArgMin>}, {"all", &red<ReduceOp::All>}, {"any", &red<ReduceOp::Any>},
@@ -79,7 +61,6 @@ const std::map<std::string, OpFn>& registry() {
          return ops::full(x[0].shape(), *a.fill_value, a.dtype.value_or(x[0].dtype()));
        }},
       {"getitem", [](const In& x, const OpAttrs& a) { return ops::getitem(x[0], a.index); }},
-      // ---- reduce-linalg ops ----
       {"var", [](const In& x, const OpAttrs& a) { return ops::var(x[0], a.axes, a.ddof, a.keepdims); }},
       {"std", [](const In& x, const OpAttrs& a) { return ops::std_dev(x[0], a.axes, a.ddof, a.keepdims); }},
       {"logsumexp", [](const In& x, const OpAttrs& a) { return ops::logsumexp(x[0], a.axes, a.keepdims); }},

@@ -101,24 +101,13 @@ void run_unary(const Loop<2>& L, const std::array<char*, 2>& B) {
 
 }  // namespace detail
 
-// One case per op; X-macro lists shared with the fused executor.
-#define UMA_BINARY_OPS(X)                                                                              \
-  X(Add) X(Subtract) X(Multiply) X(Divide) X(Power) X(Maximum) X(Minimum) X(FloorDivide) X(Remainder) \
-  X(Equal) X(NotEqual) X(Less) X(LessEqual) X(Greater) X(GreaterEqual) X(LogicalAnd) X(LogicalOr)     \
-  X(Arctan2) X(LogicalXor)
-#define UMA_UNARY_OPS(X)                                                                                 \
-  X(Negative) X(Abs) X(Exp) X(Log) X(Log1p) X(Expm1) X(Sqrt) X(Tanh) X(Sigmoid) X(Sign) X(LogicalNot)   \
-  X(Square) X(Sin) X(Cos) X(Floor) X(Ceil) X(Exp2) X(Log2) X(Log10) X(Reciprocal) X(Tan) X(Arcsin)      \
-  X(Arccos) X(Arctan) X(Sinh) X(Cosh) X(Softplus) X(Erf) X(Erfc) X(Gammaln) X(Digamma) X(Rint) \
-  X(Trigamma) X(Real) X(Imag) X(Conj) X(Angle)
-
 template <class T>
 void binary_typed(BinaryOp op, const Array& a, const Array& b, const Array& out) {
   std::array<const Array*, 3> ops{&a, &b, &out};
   auto L = make_loop<3>(out.shape(), ops);
   auto B = bases(ops);
   switch (op) {
-#define UMA_CASE(X) case BinaryOp::X: detail::run_binary<T, BinaryOp::X>(L, B); return;
+#define UMA_CASE(Id, ...) case BinaryOp::Id: detail::run_binary<T, BinaryOp::Id>(L, B); return;
     UMA_BINARY_OPS(UMA_CASE)
 #undef UMA_CASE
   }
@@ -128,7 +117,7 @@ void binary_typed(BinaryOp op, const Array& a, const Array& b, const Array& out)
 template <class T>
 void binary_one_typed(BinaryOp op, const void* a, const void* b, void* out) {
   switch (op) {
-#define UMA_CASE(X) case BinaryOp::X: detail::one_binary<T, BinaryOp::X>(a, b, out); return;
+#define UMA_CASE(Id, ...) case BinaryOp::Id: detail::one_binary<T, BinaryOp::Id>(a, b, out); return;
     UMA_BINARY_OPS(UMA_CASE)
 #undef UMA_CASE
   }
@@ -140,7 +129,7 @@ void unary_typed(UnaryOp op, const Array& a, const Array& out) {
   auto L = make_loop<2>(out.shape(), ops);
   auto B = bases(ops);
   switch (op) {
-#define UMA_CASE(X) case UnaryOp::X: detail::run_unary<T, UnaryOp::X>(L, B); return;
+#define UMA_CASE(Id, ...) case UnaryOp::Id: detail::run_unary<T, UnaryOp::Id>(L, B); return;
     UMA_UNARY_OPS(UMA_CASE)
 #undef UMA_CASE
   }

@@ -235,45 +235,11 @@ template <class C> C csign(C z) {
   return C(r / m, i / m);
 }
 
-// ---- which (op, type) pairs have kernels ------------------------------------------------
+// ---- which (op, type) pairs have kernels: the op table's rule (uma/ops/table.h) -------------
 template <class T>
-constexpr bool binary_supported(BinaryOp op) {
-  switch (op) {
-    case BinaryOp::Add: case BinaryOp::Multiply: case BinaryOp::Maximum: case BinaryOp::Minimum:
-    case BinaryOp::Equal: case BinaryOp::NotEqual: case BinaryOp::Less: case BinaryOp::LessEqual:
-    case BinaryOp::Greater: case BinaryOp::GreaterEqual: case BinaryOp::LogicalAnd: case BinaryOp::LogicalOr:
-    case BinaryOp::LogicalXor:
-      return true;
-    case BinaryOp::Subtract: case BinaryOp::Power:
-      return !std::is_same_v<T, bool8>;
-    case BinaryOp::Divide:
-      return is_real_float_v<T> || is_cplx_v<T>;
-    case BinaryOp::FloorDivide: case BinaryOp::Remainder:
-      return is_int_v<T> || is_real_float_v<T>;
-    case BinaryOp::Arctan2:
-      return is_real_float_v<T>;
-  }
-  return false;
-}
-
+constexpr bool binary_supported(BinaryOp op) { return has_kernel(op, static_cast<int>(dtype_of<T>::value)); }
 template <class T>
-constexpr bool unary_supported(UnaryOp op) {
-  switch (op) {
-    case UnaryOp::Abs: case UnaryOp::LogicalNot:
-      return true;
-    case UnaryOp::Floor: case UnaryOp::Ceil:
-      return !is_cplx_v<T>;
-    case UnaryOp::Negative: case UnaryOp::Square: case UnaryOp::Sign: case UnaryOp::Reciprocal:
-      return !std::is_same_v<T, bool8>;
-    case UnaryOp::Sigmoid: case UnaryOp::Softplus: case UnaryOp::Erf: case UnaryOp::Erfc:
-    case UnaryOp::Gammaln: case UnaryOp::Digamma: case UnaryOp::Trigamma:
-      return is_real_float_v<T>;
-    case UnaryOp::Real: case UnaryOp::Imag: case UnaryOp::Conj: case UnaryOp::Angle:
-      return is_cplx_v<T>;  // the ops layer handles the other dtypes
-    default:  // transcendental and rint
-      return is_real_float_v<T> || is_cplx_v<T>;
-  }
-}
+constexpr bool unary_supported(UnaryOp op) { return has_kernel(op, static_cast<int>(dtype_of<T>::value)); }
 
 // ---- the scalar ops ----------------------------------------------------------------------
 template <class T, BinaryOp OP>

@@ -55,13 +55,13 @@ void exec(const FusedInstr& ins, T* d, const T* a, const T* b, int64_t n) {
   bool done = false;
   if (ins.binary) {
     switch (static_cast<BinaryOp>(ins.op)) {
-#define UMA_CASE(X) case BinaryOp::X: done = run_bin<T, BinaryOp::X>(d, a, b, n); break;
+#define UMA_CASE(Id, ...) case BinaryOp::Id: done = run_bin<T, BinaryOp::Id>(d, a, b, n); break;
       UMA_BINARY_OPS(UMA_CASE)
 #undef UMA_CASE
     }
   } else {
     switch (static_cast<UnaryOp>(ins.op)) {
-#define UMA_CASE(X) case UnaryOp::X: done = run_un<T, UnaryOp::X>(d, a, n); break;
+#define UMA_CASE(Id, ...) case UnaryOp::Id: done = run_un<T, UnaryOp::Id>(d, a, n); break;
       UMA_UNARY_OPS(UMA_CASE)
 #undef UMA_CASE
     }

@@ -17,14 +17,6 @@ static_assert(static_cast<int>(DType::Float64) == L::kFloat64 && static_cast<int
               static_cast<int>(DType::Int64) == L::kInt64 && static_cast<int>(DType::Bool) == L::kBool &&
               static_cast<int>(DType::UInt64) == L::kUInt64 && static_cast<int>(DType::Complex64) == L::kComplex64 &&
               static_cast<int>(DType::Complex128) == L::kComplex128 && kNumDTypes == L::kNumDt);
-static_assert(static_cast<int>(BinaryOp::LogicalOr) == L::LogicalOr && static_cast<int>(BinaryOp::Equal) == L::Equal &&
-              static_cast<int>(BinaryOp::Arctan2) == L::Arctan2 && static_cast<int>(BinaryOp::LogicalXor) == L::LogicalXor &&
-              kNumBinaryOps == L::kNumBin);
-static_assert(static_cast<int>(UnaryOp::Ceil) == L::Ceil && static_cast<int>(UnaryOp::Sigmoid) == L::Sigmoid &&
-              static_cast<int>(UnaryOp::Exp2) == L::Exp2 && static_cast<int>(UnaryOp::Reciprocal) == L::Reciprocal &&
-              static_cast<int>(UnaryOp::Softplus) == L::Softplus && static_cast<int>(UnaryOp::Rint) == L::Rint &&
-              static_cast<int>(UnaryOp::Trigamma) == L::Trigamma && static_cast<int>(UnaryOp::Angle) == L::Angle &&
-              kNumUnaryOps == L::kNumUn);
 static_assert(static_cast<int>(ReduceOp::Any) == L::RAny && static_cast<int>(ReduceOp::ArgMax) == L::RArgMax &&
               static_cast<int>(ReduceOp::Prod) == L::RProd);
 
