@@ -82,14 +82,15 @@ class AdvanceState(Op):
             raise TypeError(f"random_advance: expects a uint64 vector state, got {s.type}")
         return [s.type]
 
-    def numpy_perform(self, node, values):
+    def compute(self, node, values):
+        """The op on NumPy arrays (its definition; ``perform`` wraps it for ``uma.Array`` s)."""
         s = _check_state(values[0]).copy()
         s[2] += np.uint64(1)  # wraps after 2**64 calls
         return [s]
 
     def perform(self, node, values):
         uma = _uma()
-        return [uma.asarray(r) for r in self.numpy_perform(node, [np.asarray(v) for v in values])]
+        return [uma.asarray(r) for r in self.compute(node, [np.asarray(v) for v in values])]
 
     def infer_shape(self, node, shapes):
         return [tuple(shapes[0])]
@@ -114,6 +115,7 @@ class RandomVariable(Op):
     """
 
     props = ("name", "draw", "size", "dtype", "replace")
+    names = tuple(f"random_{d}" for d in ("uniform", "normal", "bernoulli", "integers", "choice"))
     foldable = False
 
     def __init__(self, dist, draw, size, dtype, replace=True):
@@ -182,7 +184,8 @@ class RandomVariable(Op):
             raise ValueError(f"{self.name}: parameters of shape {b} do not broadcast to size {self.size}")
         return [tuple(self.size)]
 
-    def numpy_perform(self, node, values):
+    def compute(self, node, values):
+        """The draw on NumPy arrays (its definition; ``perform`` wraps it for ``uma.Array`` s)."""
         state, params = values[0], [np.asarray(p) for p in values[1:]]
         gen = philox_generator(state, self.draw)
         size = self.size
@@ -223,7 +226,7 @@ class RandomVariable(Op):
 
     def perform(self, node, values):
         uma = _uma()
-        outs = self.numpy_perform(node, [np.asarray(v) for v in values])
+        outs = self.compute(node, [np.asarray(v) for v in values])
         return [uma.asarray(o) for o in outs]
 
     def grad(self, node, output_grads):

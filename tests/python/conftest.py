@@ -50,6 +50,12 @@ def dtype_name(dt):
     return dt.name
 
 
+# --------------------------------------------------------------------------- backends
+
+# The registered backends when the tests start (uma.backends(): reference, cpu, numpy, and cuda
+# where a GPU is usable); tests that cover every backend run over these.
+BACKENDS = uma.backends()
+
 # --------------------------------------------------------------------------- tolerances
 
 RTOL = {

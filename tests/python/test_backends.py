@@ -1,6 +1,7 @@
 """Python-defined backends (issue 4): the documented ``uma.Linker`` base, the registry, and the
 ``numpy`` linker (NumPy in Python, residency "numpy") mixed with ``reference`` and ``cpu`` on
 the same shared variables. NumPy is the oracle."""
+import functools
 import re
 import textwrap
 
@@ -8,14 +9,15 @@ import numpy as np
 import pytest
 
 import uma
-from conftest import assert_matches, random_data
+from conftest import BACKENDS, assert_matches, random_data
 from uma import sym
-from uma.graph import Op
+from uma.graph import FunctionGraph, Op, ops
 from uma.graph.basic import as_variable
-from uma.runtime import HOST, NumpyLinker
+from uma.runtime import HOST, CpuLinker, NumpyLinker
+from uma.runtime.linkers.cpu import program_op
+from uma.runtime.linkers.numpy import numpy_impl
+from uma.runtime.linkers.reference import make_evaluator
 from uma.runtime.testing import CountingLinker, CountingValue
-
-BACKENDS = ["reference", "cpu", "numpy"]
 
 
 def host(v):
@@ -40,7 +42,7 @@ def test_register_backend_contract():
         name = residency = "test-mine"
 
         def compile(self, fgraph):
-            return uma.runtime.reference.make_evaluator(fgraph)
+            return make_evaluator(fgraph)
 
     lk = Mine()
     uma.register_backend("test-mine", lk)
@@ -65,17 +67,178 @@ def test_register_backend_contract():
 
 def test_the_linker_docstring_example_runs():
     doc = uma.Linker.__doc__
-    code = textwrap.dedent(doc[doc.index("import numpy as np"):].replace("\n        ", "\n"))
+    code = textwrap.dedent(doc[doc.index("import functools"):].replace("\n        ", "\n"))
     env = {}
     try:
         exec(compile(code, "<Linker docstring>", "exec"), env)
-        w = env["w"]
+        w, step = env["w"], env["step"]
         v = w.get_value()
         assert type(v) is np.ndarray
         np.testing.assert_array_equal(v, [1.0, 1.0, 1.0])
         assert w.container.current == {"mine", HOST}
+        out = step(np.array([1.0, 2.0, 3.0]))
+        assert type(out) is np.ndarray and out.shape == () and out == 6.0
+        np.testing.assert_array_equal(w.get_value(), [2.0, 2.0, 2.0])
+        assert env["refused"] == "function: backend 'mine' has no implementation of op(s) softmax (Softmax)"
     finally:
         uma.runtime.linker._BACKENDS.pop("mine", None)
+
+
+# ======================================================================== dispatch tables
+
+@functools.singledispatch
+def _partial_table(op, node):
+    """A user dispatch table with elementwise ops and matmul only (NumPy values)."""
+    return None
+
+
+@_partial_table.register(ops.Elemwise)
+def _(op, node):
+    fn = getattr(np, op.name)
+    return lambda inputs: [np.asarray(fn(*inputs))]
+
+
+_partial_table.register(ops.MatMul)(lambda op, node: lambda inputs: [inputs[0] @ inputs[1]])
+
+
+class _PartialLinker(uma.Linker):
+    """A backend that implements only what its dispatch table has; counts its thunk's calls."""
+
+    name = residency = "test-partial"
+    dispatch = _partial_table
+
+    def __init__(self):
+        self.calls = 0
+
+    def input_filter(self, value, type):
+        return np.array(value)
+
+    def output_filter(self, value, type):
+        return uma.asarray(value)
+
+    def compile(self, fgraph):
+        run = super().compile(fgraph)
+
+        def thunk(values):
+            self.calls += 1
+            return run(values)
+        return thunk
+
+
+def test_a_partial_dispatch_table_runs_what_it_has():
+    lk = _PartialLinker()
+    W = uma.shared(np.eye(2), "W")
+    x = sym.matrix("x")
+    f = uma.function([x], sym.exp(x @ W) * 2, updates={W: W + 1}, backend=lk)
+    assert lk.unsupported(f.fgraph) == []
+    a = np.array([[0.0, 1.0], [2.0, 3.0]])
+    np.testing.assert_allclose(f(a), np.exp(a) * 2, rtol=1e-15)
+    assert W.container.current == {"test-partial"} and lk.calls == 1
+    np.testing.assert_array_equal(W.get_value(), np.eye(2) + 1)
+
+
+def test_ops_missing_from_a_dispatch_table_are_refused_at_compile_time():
+    lk = _PartialLinker()
+    uma.register_backend("test-partial", lk)
+    try:
+        W = uma.shared(np.eye(2), "W")
+        x, y = sym.matrix("x"), sym.vector("y", dtype="int64")
+        loss = sym.mean(sym.softmax_cross_entropy(sym.exp(x @ W), y)) + sym.sum(W)
+        with pytest.raises(NotImplementedError) as err:
+            uma.function([x, y], loss, updates={W: W - 0.1 * uma.grad(loss, W)}, backend="test-partial")
+        msg = str(err.value)
+        assert msg.startswith("function: backend 'test-partial' has no implementation of op(s) "), msg
+        for named in ("softmax_cross_entropy (SoftmaxCrossEntropy)", "mean (Reduce)", "sum (Reduce)",
+                      "softmax_cross_entropy_grad (SoftmaxCrossEntropyGrad)"):
+            assert named in msg, msg
+        assert "exp" not in msg and "matmul" not in msg  # what the table has is not listed
+        assert msg.count("sum (Reduce)") == 1  # each op once
+        assert lk.calls == 0
+        np.testing.assert_array_equal(W.get_value(), np.eye(2))
+        fg = FunctionGraph([x, y, W], [loss])
+        assert {op.name for op in lk.unsupported(fg)} == {"softmax_cross_entropy", "mean", "sum"}
+    finally:
+        uma.runtime.linker._BACKENDS.pop("test-partial", None)
+
+
+class _NoPerform(Op):
+    """An op with no reference semantics and no entry in any dispatch table."""
+
+    name = "test_no_perform"
+
+    def output_types(self, inputs):
+        return [inputs[0].type]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_built_in_backends_refuse_an_op_they_cannot_run_at_compile_time(backend):
+    x = sym.vector("x")
+    with pytest.raises(NotImplementedError, match=rf"^function: backend '{backend}' has no implementation of op\(s\) "
+                                                  r"test_no_perform \(_NoPerform\)$"):
+        uma.function([x], _NoPerform()(sym.exp(x)), backend=backend)
+    assert uma.runtime.get_linker(backend).unsupported(FunctionGraph([x], [sym.exp(x) + 1])) == []
+
+
+def test_known_ops_lists_every_op_a_compiled_graph_contains():
+    known = uma.Linker.known_ops()
+    assert list(known) == sorted(known) and "op" not in known
+    assert all(isinstance(c, type) and issubclass(c, Op) for c in known.values())
+    for name in ("add", "exp", "trigamma", "sum", "argmax", "var", "logsumexp", "cumprod", "softmax",
+                 "log_softmax", "softmax_cross_entropy", "matmul", "getitem", "take", "mask_select", "clip",
+                 "round", "astype", "zeros_like", "full_like", "one_hot", "random_normal", "random_advance"):
+        assert name in known, name
+    # every op of compiled graphs: those uma.grad makes and the rewrites leave included
+    rs = uma.random.RandomStream(0)
+    x = sym.matrix("x", shape=(None, 4))
+    y = sym.vector("y", dtype="int64")
+    i = sym.vector("i", dtype="int64")
+    W = uma.shared(np.ones((4, 3)), "W")
+    z = x @ W + rs.normal(0.0, 1.0, size=(3,))
+    parts = [sym.mean(sym.softmax_cross_entropy(z, y)), sym.sum(z[1:, ::2] ** 2),
+             sym.sum(uma.set_subtensor(z[0], z[1]) * 3), sym.sum(uma.inc_subtensor(z[i], 1.0) ** 2),
+             sym.sum(sym.take(z, i, axis=0)), sym.sum(z[z > 0]), sym.sum(sym.diagonal(z)),
+             sym.sum(sym.concatenate([z, x[:, :3]])), sym.sum(sym.reshape(x, (-1,)) ** 2),
+             sym.sum(sym.log_softmax(z) * sym.cumsum(z, axis=1)), sym.sum(sym.clip(z, -1, 1) + sym.round(z)),
+             sym.sum(sym.full_like(z, 2.0) * z), sym.logsumexp(z) + sym.var(z)]
+    cost = sum(parts[1:], parts[0])
+    gx, gW = uma.grad(cost, [x, W])
+    made = {}
+    for backend in BACKENDS:
+        f = uma.function([x, y, i], [cost, gx], updates={W: W - 0.1 * gW}, backend=backend)
+        for node in f.fgraph.toposort():
+            made[node.op.name] = type(node.op)
+    for name in ("softmax_cross_entropy_grad", "getitem_grad", "set_subtensor", "inc_subtensor",
+                 "diagonal_embed", "segment", "broadcast_like", "random_advance", "random_normal"):
+        assert name in made, name
+    for name, cls in made.items():
+        assert known.get(name) is cls, (name, cls)
+
+
+def test_the_cpu_fast_path_is_a_capability_of_the_thunk():
+    class MyCpu(CpuLinker):
+        name = "test-my-cpu"
+
+    x = sym.vector("x")
+    f = uma.function([x], x * 2 + 1, backend=MyCpu())
+    assert f.fast_path  # a subclass compiles to a Program too
+    f(np.arange(3.0))
+    assert f.call_counts() == {"fast": 1, "general": 0}
+
+    class ProgramOnly(uma.Linker):  # another linker whose thunk carries a whole-graph Program
+        name = "test-program-only"
+
+        def compile(self, fgraph):
+            return CpuLinker().compile(fgraph)
+
+    g = uma.function([x], x * 3, backend=ProgramOnly())
+    assert g.fast_path
+    np.testing.assert_array_equal(np.asarray(g(np.arange(3.0))), [0.0, 3.0, 6.0])
+    assert g.call_counts()["fast"] == 1
+
+    class Elsewhere(ProgramOnly):  # a Program is for the host residency only
+        name = residency = "test-program-elsewhere"
+
+    assert not uma.function([x], x * 3, backend=Elsewhere()).fast_path
 
 
 # ======================================================================== numpy linker basics
@@ -129,9 +292,12 @@ def test_numpy_native_input_is_not_copied_or_written():
         def output_types(self, inputs):
             return [inputs[0].type]
 
-        def numpy_perform(self, node, values):
+    @numpy_impl.register(Spy)
+    def _(op, node):
+        def spy(values):
             seen.append(values[0])
             return [values[0] + 0]
+        return spy
 
     f = uma.function([x], Spy()(x), backend="numpy")
     xv = np.arange(3.0)
@@ -262,9 +428,9 @@ def _numpy_logreg(X, Y, steps, lr=0.5):
     return W, b, losses
 
 
-@pytest.mark.parametrize("schedule", ["reference", "cpu", "numpy", "mixed"])
+@pytest.mark.parametrize("schedule", BACKENDS + ["mixed"])
 def test_the_same_model_trains_on_every_backend_and_on_a_mix(schedule):
-    pick = (lambda k: BACKENDS[k % 3]) if schedule == "mixed" else (lambda k: schedule)
+    pick = (lambda k: BACKENDS[k % len(BACKENDS)]) if schedule == "mixed" else (lambda k: schedule)
     W, b, losses, X, Y = _logreg(pick, 12)
     W_np, b_np, losses_np = _numpy_logreg(X, Y, 12)
     np.testing.assert_allclose(W, W_np, rtol=1e-10, atol=1e-12)
@@ -282,7 +448,7 @@ def test_mlp_gradients_agree_across_backends(rng):
     grads = uma.grad(cost, [W1, W2, b1])
     xv = rng.normal(size=(5, 4))
     results = {be: [host(g) for g in uma.function([x], grads, backend=be)(xv)] for be in BACKENDS}
-    for be in ("cpu", "numpy"):
+    for be in BACKENDS:
         for g, r in zip(results[be], results["reference"]):
             np.testing.assert_allclose(g, r, rtol=1e-12, atol=1e-14)
 
@@ -322,7 +488,7 @@ class _Liar(uma.Linker):
         return uma.asarray(value)
 
     def compile(self, fgraph):
-        evaluate = uma.runtime.reference.make_evaluator(fgraph)
+        evaluate = make_evaluator(fgraph)
         n_out = len(fgraph.outputs) - len(fgraph.update_mapping)
         own = self.residency != HOST
 
@@ -446,8 +612,8 @@ class _WrongNdim(Op):
     def perform(self, node, values):
         return [values[0].reshape((1,) + tuple(values[0].shape)).copy()]
 
-    def numpy_perform(self, node, values):
-        return [values[0][None].copy()]
+
+numpy_impl.register(_WrongNdim)(lambda op, node: lambda values: [values[0][None].copy()])
 
 
 class _CastsToFloat32(Op):
@@ -461,8 +627,8 @@ class _CastsToFloat32(Op):
     def perform(self, node, values):
         return [values[0].astype("float32")]
 
-    def program_op(self, node):
-        return "astype", {"dtype": "float32"}
+
+program_op.register(_CastsToFloat32)(lambda op, node: ("astype", {"dtype": "float32"}))
 
 
 class _CastsToFloat32InPython(_CastsToFloat32):
@@ -470,8 +636,8 @@ class _CastsToFloat32InPython(_CastsToFloat32):
 
     name = "test_casts_to_float32_in_python"
 
-    def program_op(self, node):
-        return None
+
+program_op.register(_CastsToFloat32InPython)(lambda op, node: None)
 
 
 class _AddsAsItPleases(Op):
@@ -482,11 +648,11 @@ class _AddsAsItPleases(Op):
     def output_types(self, inputs):
         return [inputs[0].type]
 
-    def program_op(self, node):
-        return "add", {}
+
+program_op.register(_AddsAsItPleases)(lambda op, node: ("add", {}))
 
 
-@pytest.mark.parametrize("backend", ["reference", "cpu", "numpy"])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_built_in_backends_never_store_a_value_of_another_ndim(backend):
     w = uma.shared(np.array([1.0, 2.0]), "w")
     u = uma.shared(np.array([0.0]), "u")
@@ -556,7 +722,7 @@ class _AnyNdarray(uma.Linker):
         return isinstance(value, np.ndarray)
 
     def compile(self, fgraph):
-        evaluate = uma.runtime.reference.make_evaluator(fgraph)
+        evaluate = make_evaluator(fgraph)
 
         def thunk(values):
             self.seen.append(list(values))
@@ -661,7 +827,7 @@ def test_two_backends_cannot_claim_one_residency():
         residency = "test-clash"
 
         def compile(self, fgraph):
-            return uma.runtime.reference.make_evaluator(fgraph)
+            return make_evaluator(fgraph)
 
     first, second = Mine(), Mine()
     uma.register_backend("test-clash-a", first)

@@ -240,8 +240,9 @@ class Apply:
 class Op:
     """Base class of graph operations.
 
-    Subclasses set ``name`` (the eager function name, also the Program op name) and
-    ``props`` (attribute names that identify the op), and implement
+    Subclasses set ``name`` (the eager function name), ``names`` when instances take one of
+    several names (every name they may have: ``Elemwise``, ``Reduce``, ...) and ``props``
+    (attribute names that identify the op), and implement
 
     - ``output_types(inputs) -> [TensorType]``: dtype and static-shape inference at build
       time (``TypeError`` / ``ValueError`` / ``IndexError`` for bad inputs);
@@ -252,6 +253,8 @@ class Op:
       shapes (``ValueError`` naming the op on mismatch). Used to check a call before running.
 
     ``view_of`` maps output index -> input index when the output may alias that input's memory.
+    What a backend does with an op is not here: each linker has a dispatch table from op
+    class to implementation (:mod:`uma.runtime.linkers`).
     """
 
     name = "op"
@@ -293,10 +296,6 @@ class Op:
 
     def infer_shape(self, node, shapes):
         raise NotImplementedError
-
-    # Program (cpu linker) lowering: name and attrs of the eager function, or None.
-    def program_op(self, node):
-        return None
 
 
 def _freeze(v):

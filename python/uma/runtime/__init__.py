@@ -4,26 +4,25 @@
 - :func:`function` / :class:`Function`: the one code path that computes outputs and writes
   updates;
 - :class:`Linker`, :func:`register_backend`, :func:`backends`: ``reference`` (the oracle),
-  ``cpu`` (one ``uma._core.Program`` per function) and ``numpy`` (NumPy, written in Python:
-  the worked example of a Python-defined backend) are registered here;
+  ``cpu`` (one ``uma._core.Program`` per function), ``numpy`` (NumPy, written in Python:
+  the worked example of a Python-defined backend) and, where a GPU is usable, ``cuda`` are
+  registered here; their linkers and dispatch tables are in :mod:`uma.runtime.linkers`;
 - :func:`dprint` (the compiled graph as text) and :func:`verify_grad` (gradients against
   finite differences).
 """
-from .cpu import CpuLinker
 from .filters import HOST, filter_host
 from .function import Function, dprint, function
 from .linker import Linker, backends, get_linker, register_backend
-from .numpy_linker import NumpyLinker
-from .reference import ReferenceLinker
+from .linkers.cpu import CpuLinker
+from .linkers.cuda import CudaLinker
+from .linkers.numpy import NumpyLinker
+from .linkers.reference import ReferenceLinker
 from .shared import Container, SharedVariable, shared
 from .verify import verify_grad
 
 register_backend("reference", ReferenceLinker(), replace=True)
 register_backend("cpu", CpuLinker(), replace=True)
 register_backend("numpy", NumpyLinker(), replace=True)
-
-from .cuda_linker import CudaLinker  # noqa: E402
-
 if CudaLinker.available():  # "cuda" exists only where a GPU is usable (get_linker explains otherwise)
     register_backend("cuda", CudaLinker(), replace=True)
 

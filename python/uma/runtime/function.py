@@ -1,6 +1,7 @@
 """Compiled functions: :func:`function` and :class:`Function`.
 
-Two call paths with one semantics. A ``cpu`` function compiled to a single Program gets a C++
+Two call paths with one semantics. A function compiled to a single Program (what the ``cpu``
+linker does; any linker of the host residency whose thunk has a ``program``) gets a C++
 call path (``uma._core.Function``, include/uma/runtime/function.h): one C++ call filters the
 arguments (``uma.Array`` of the declared type as it is; a ``numpy.ndarray`` of the declared
 dtype and ndim read from NumPy's struct fields, copied when it holds at most 1 KiB and shared
@@ -16,7 +17,7 @@ runs no Python frame.
 When that path cannot run a call (keyword arguments, the wrong number of arguments, a shared
 variable whose host copy is stale because another backend wrote it last) it hands the call
 back untouched, and the general Python path below runs it (and brings the host copies up to
-date, so the next call runs in C++ again). Every other linker uses the Python path.
+date, so the next call runs in C++ again). Every other function uses the Python path.
 :attr:`Function.fast_path` and :meth:`Function.call_counts` say which path ran.
 
 Thread safety: a call locks the containers of the shared variables it reads or writes (one
@@ -204,6 +205,10 @@ class Function:
                                        t.type, _label(t)))
         self._host_writes = linker.residency == HOST
         self._Array = _uma().Array
+        missing = linker.unsupported(fgraph)
+        if missing:
+            names = ", ".join(dict.fromkeys(f"{op.name} ({type(op).__name__})" for op in missing))
+            raise NotImplementedError(f"function: backend {self.backend!r} has no implementation of op(s) {names}")
         compiled = fgraph.clone()
         compiled.mode = self.mode
         self._thunk = linker.compile(compiled)
@@ -215,13 +220,15 @@ class Function:
         self._fast = None if open_axes else self._make_fast_path()
 
     def _make_fast_path(self):
-        """The C++ call path (``uma._core.Function``) for a ``cpu`` function compiled to one
-        Program, else None. Its helpers close over what they need, not over ``self`` (the C++
-        object cannot take part in garbage collection: no reference cycles through it)."""
-        from .cpu import CpuLinker
+        """The C++ call path (``uma._core.Function``) for a function whose linker compiled it to
+        one Program (a thunk with a ``program``, from a linker of the host residency: see
+        :class:`~uma.runtime.Linker`), else None. Its helpers close over what they need, not
+        over ``self`` (the C++ object cannot take part in garbage collection: no reference
+        cycles through it)."""
         program = getattr(self._thunk, "program", None)
         core = getattr(_uma(), "_core", None)
-        if type(self.linker) is not CpuLinker or program is None or not hasattr(core, "Function"):
+        if (program is None or self.linker.residency != HOST or not hasattr(core, "Function")
+                or not isinstance(program, core.Program)):
             return None
         in_types, what, downcast = self._in_types, self._what, self.allow_input_downcast
 
@@ -246,7 +253,7 @@ class Function:
 
     @property
     def fast_path(self) -> bool:
-        """True when calls run in C++ (a ``cpu`` function compiled to one Program)."""
+        """True when calls run in C++ (a function compiled to one Program, as ``cpu`` does)."""
         return self._fast is not None
 
     def call_counts(self) -> dict:
@@ -638,10 +645,12 @@ def function(inputs, outputs=None, *, updates=None, backend="cpu", update_policy
 
     Errors at compile time: ``TypeError`` for a bad input/update (an update whose dtype or
     ndim differs from its shared variable's), ``MissingInputError`` (a ``ValueError``) when
-    an output needs a variable that is not an input. At call time: ``TypeError`` for the
-    wrong number of arguments, a wrong ndim or a dtype that cannot be cast safely (naming
-    the input; an argument the linker's ``is_native`` accepts is checked too);
-    ``ValueError`` naming the op for a shape mismatch; ``TypeError`` naming the backend, the
+    an output needs a variable that is not an input, ``NotImplementedError`` naming the
+    backend and the ops when the graph has ops the backend cannot run (its linker's
+    ``unsupported``; the ops a linker may meet: ``uma.Linker.known_ops()``). At call time:
+    ``TypeError`` for the wrong number of arguments, a wrong ndim or a dtype that cannot be
+    cast safely (naming the input; an argument the linker's ``is_native`` accepts is checked
+    too); ``ValueError`` naming the op for a shape mismatch; ``TypeError`` naming the backend, the
     shared variable and both types when the backend returns an update value of another
     dtype, ndim or static shape (DESIGN.md "update validation"). A call that raises changes
     no shared variable.

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .filters import HOST
 
-__all__ = ["Linker", "register_backend", "backends", "get_linker"]
+__all__ = ["Linker", "register_backend", "backends", "get_linker", "distinct"]
 
 
 class Linker:
@@ -11,8 +11,10 @@ class Linker:
 
     Subclass it to add a backend from Python, then ``uma.register_backend(name, linker)``;
     ``uma.function(..., backend=name)`` compiles with it, and its functions share variables
-    with every other backend. :class:`uma.runtime.numpy_linker.NumpyLinker` (``"numpy"``) is
-    the complete worked example.
+    with every other backend. The built-in linkers live in :mod:`uma.runtime.linkers`, one
+    folder each (``reference``, ``cpu``, ``numpy``, ``cuda``) with its dispatch table;
+    :class:`~uma.runtime.linkers.numpy.NumpyLinker` (``"numpy"``) is the complete worked
+    example of a backend written in Python.
 
     Attributes
       ``name`` (str): the backend name, e.g. ``"numpy"``.
@@ -22,17 +24,43 @@ class Linker:
       (``register_backend`` raises ``ValueError``). A shared variable keeps one copy per
       residency and knows which copies are current; it converts only through the filters
       below, once per switch of residency.
+      ``dispatch``: the linker's dispatch table, a :func:`functools.singledispatch` function
+      keyed on the op class (a class attribute is not bound as a method):
+      ``dispatch(op, node)`` returns what the linker makes of that node, or None where it has
+      nothing for it. For a linker that evaluates node by node (the default ``compile``)
+      that is ``impl(inputs) -> [outputs]``, a function of the node's input values (native
+      values, in the order of ``node.inputs``) returning one value per ``node.outputs``; the
+      graph walker (:mod:`uma.runtime.linkers.walk`) asks the table once per node at compile
+      time. ``op`` has the op's name and attributes (its ``props``); ``op.perform(node,
+      values)`` is its reference semantics on ``uma.Array`` s.
+
+    What a linker may meet
+      :meth:`known_ops` lists every op a compiled graph can contain, generated from the op
+      classes: the ops of :mod:`uma.graph.ops` and :mod:`uma.random`, the gradient ops
+      ``uma.grad`` makes (``softmax_cross_entropy_grad``, ``getitem_grad``,
+      ``diagonal_embed``, ``segment``, ``reshape_like``, ``broadcast_like``, the
+      ``set_subtensor``/``inc_subtensor`` updates of ``take`` and masks, ...) included; the
+      rewrites only ever produce these. :meth:`unsupported` says which ops of a graph this
+      linker cannot run; ``uma.function`` asks it before compiling and raises
+      ``NotImplementedError`` naming those ops and the backend, so an op the backend lacks
+      fails at compile time, not at the first call.
 
     Methods
       ``compile(fgraph) -> thunk``: ``thunk(values) -> outputs``, both lists in the order of
       ``fgraph.inputs`` / ``fgraph.outputs``, values in this backend's native form (what
-      ``input_filter`` returns). ``fgraph.toposort()`` gives the nodes in execution order;
-      ``node.op`` has the op's name and attributes, ``node.op.perform(node, values)`` its
-      reference semantics on ``uma.Array`` s. The thunk must not write into its inputs, and
-      the outputs listed by ``fgraph.outputs_needing_copy()`` must be fresh copies (no output
-      may alias an input, a constant or another output). ``fgraph.mode`` (a :class:`uma.Mode`)
-      says which linker passes are enabled. Raising from the thunk leaves every shared
-      variable unchanged.
+      ``input_filter`` returns). The default walks the graph with ``dispatch``
+      (:func:`uma.runtime.linkers.walk.evaluator`): constants go through ``input_filter``
+      once, at compile time, and the outputs that must be fresh are copied with their
+      ``copy()`` method. Written by hand, ``fgraph.toposort()`` gives the nodes in execution
+      order. The thunk must not write into its inputs, and the outputs listed by
+      ``fgraph.outputs_needing_copy()`` must be fresh copies (no output may alias an input, a
+      constant or another output). ``fgraph.mode`` (a :class:`uma.Mode`) says which linker
+      passes are enabled. Raising from the thunk leaves every shared variable unchanged.
+      A thunk with a ``program`` attribute holding a ``uma._core.Program`` that computes
+      every output from the inputs, for a linker of the host residency, is called from C++
+      (``uma.Function.fast_path``: the arguments filtered by the host rules, the shared
+      variables' host copies read, the updates checked and written, all in one C++ call;
+      ``input_filter`` and ``is_native`` are not consulted there).
       Update values (the outputs ``fgraph.update_mapping`` maps to shared variables) are
       checked before anything is stored: each must have its shared variable's dtype, ndim and
       static lengths, read from its ``dtype`` and ``shape`` attributes without converting it
@@ -42,6 +70,10 @@ class Linker:
       types, and the call changes no shared variable, not even those updated correctly.
       Values stored in the host residency (``residency == "cpu"``) must be ``uma.Array`` s on
       the CPU or what ``uma.asarray`` turns into one.
+      ``unsupported(fgraph) -> [Op]``: the ops of ``fgraph`` this linker cannot run, each
+      once, in execution order. The default: those ``dispatch`` gives None for (none without
+      a table). The built-in linkers run an op their table lacks with its reference
+      ``perform``, so they list only ops without one.
       ``input_filter(value, type)``: a host ``uma.Array`` of ``type.dtype`` -> the native value
       (a transfer when the residency is not the host, or a zero-copy view where memory is
       shared). Called for arguments and for shared variables whose copy here is stale.
@@ -55,14 +87,31 @@ class Linker:
       ``ValueError`` for a static length that differs); one of another dtype that casts
       safely goes through the host filter and ``input_filter`` like a non-native value.
 
-    A minimal backend that evaluates every node with its reference implementation and keeps
-    its values as NumPy arrays::
+    A backend written with a dispatch table: values are NumPy arrays of its own residency,
+    elementwise ops and reductions are NumPy's functions of the same name, and every other
+    op is refused when a function is compiled::
 
+        import functools
         import numpy as np
         import uma
+        from uma.graph import ops
+
+        @functools.singledispatch
+        def mine(op, node):                     # the dispatch table: None = not supported
+            return None
+
+        @mine.register(ops.Elemwise)            # add, multiply, exp, ...
+        def _(op, node):
+            fn = getattr(np, op.name)
+            return lambda inputs: [fn(*inputs)]
+
+        @mine.register(ops.Reduce)              # sum, max, argmin, ...
+        def _(op, node):
+            fn = getattr(np, op.name)
+            return lambda inputs: [np.asarray(fn(inputs[0], axis=op.axis, keepdims=op.keepdims))]
 
         class MyLinker(uma.Linker):
-            name, residency = "mine", "mine"
+            name, residency, dispatch = "mine", "mine", mine
 
             def input_filter(self, value, type):       # host uma.Array -> native
                 return np.array(value)                  # (a copy: like a device transfer)
@@ -73,33 +122,60 @@ class Linker:
             def is_native(self, value, type):
                 return isinstance(value, np.ndarray) and value.dtype == type.dtype
 
-            def compile(self, fgraph):
-                order = fgraph.toposort()
-                copies = fgraph.outputs_needing_copy()
-
-                def thunk(values):
-                    env = dict(zip(fgraph.inputs, values))
-                    env.update((c, c.value) for c in fgraph.constants())
-                    for node in order:
-                        args = [uma.asarray(env[v]) for v in node.inputs]
-                        outs = node.op.perform(node, args)
-                        env.update(zip(node.outputs, (np.asarray(o) for o in outs)))
-                    return [np.array(env[o]) if k in copies else env[o]
-                            for k, o in enumerate(fgraph.outputs)]
-                return thunk
-
         uma.register_backend("mine", MyLinker())
         w = uma.shared(np.zeros(3))
-        step = uma.function([], [], updates={w: w + 1}, backend="mine")
-        step()                      # w's current copy is now the "mine" one
+        x = uma.sym.vector("x")
+        step = uma.function([x], uma.sym.sum(w * x), updates={w: w + 1}, backend="mine")
+        step(np.ones(3))            # -> numpy.ndarray(0.); w's current copy is the "mine" one
         w.get_value()               # -> numpy.ndarray([1., 1., 1.]), via output_filter
+        try:
+            uma.function([x], uma.sym.softmax(x), backend="mine")
+        except NotImplementedError as e:
+            refused = str(e)        # "function: backend 'mine' has no implementation of op(s)
+                                    #  softmax (Softmax)"
     """
 
     name: str = "linker"
     residency: str = HOST
+    dispatch = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        table = cls.__dict__.get("dispatch")
+        if callable(table) and hasattr(table, "registry"):  # a singledispatch function, not a method
+            cls.dispatch = staticmethod(table)
 
     def compile(self, fgraph):
-        raise NotImplementedError(f"{type(self).__name__}.compile")
+        table = self.dispatch
+        if table is None:
+            raise NotImplementedError(f"{type(self).__name__}.compile")
+        from .linkers.walk import evaluator
+        asarray, input_filter = _uma().asarray, self.input_filter
+        return evaluator(fgraph, table, constant=lambda c: input_filter(asarray(c.value), c.type),
+                         copy=_copy)
+
+    def unsupported(self, fgraph) -> list:
+        table = self.dispatch
+        if table is None:
+            return []
+        return distinct(n.op for n in fgraph.toposort() if table(n.op, n) is None)
+
+    @staticmethod
+    def known_ops() -> dict:
+        """``{name: Op class}`` for every op a compiled graph can contain (after ``uma.grad``
+        and the rewrite passes), sorted by name: each op class of uma under each name its
+        instances may have (``names``, else ``name``)."""
+        from .. import random  # noqa: F401  (defines the random ops)
+        from ..graph import ops  # noqa: F401
+        from ..graph.basic import Op
+        found, todo = {}, list(Op.__subclasses__())
+        while todo:
+            cls = todo.pop()
+            todo.extend(cls.__subclasses__())
+            if cls.__module__.split(".")[0] == "uma":
+                for name in getattr(cls, "names", None) or (cls.name,):
+                    found[name] = cls
+        return dict(sorted(found.items()))
 
     def input_filter(self, value, type):
         return value
@@ -112,6 +188,20 @@ class Linker:
 
     def __repr__(self):
         return f"<{type(self).__name__} backend={self.name!r} residency={self.residency!r}>"
+
+
+def distinct(ops) -> list:
+    """``ops`` without repeats (equal ops once), in their order."""
+    return list(dict.fromkeys(ops))
+
+
+def _copy(value):
+    return value.copy()
+
+
+def _uma():
+    import uma
+    return uma
 
 
 _BACKENDS: dict[str, Linker] = {}

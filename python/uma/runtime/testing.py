@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .linker import Linker
-from .reference import make_evaluator
+from .linkers.reference import make_evaluator
 
 __all__ = ["CountingLinker", "CountingValue"]
 

@@ -18,7 +18,9 @@ shape are inferred when the graph is built:
   op at build time; the rest are checked when a compiled function is called.
 
 Each op also defines its reference semantics (``perform``, calling uma's eager function of
-the same name), its gradient and its run-time shape rule.
+the same name), its gradient and its run-time shape rule. What a backend does with an op is
+in that backend's dispatch table (:mod:`uma.runtime.linkers`); ``uma.Linker.known_ops()``
+lists every op class under each of its names.
 
 The package has one module per concept; this module re-exports their public functions
 (``__all__``) and their :class:`~uma.graph.Op` classes:

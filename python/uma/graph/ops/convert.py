@@ -24,9 +24,6 @@ class Cast(Op):
     def infer_shape(self, node, shapes):
         return [tuple(shapes[0])]
 
-    def program_op(self, node):
-        return "astype", {"dtype": self.dtype}
-
     def grad(self, node, output_grads):
         (g,) = output_grads
         x = node.inputs[0]

@@ -64,6 +64,7 @@ class FillLike(Op):
     """zeros_like / ones_like / full_like: a new array of x's shape (values ignored)."""
 
     props = ("name", "fill_value", "dtype")
+    names = ("zeros_like", "ones_like", "full_like")
 
     def __init__(self, name, fill_value, dtype):
         self.name, self.fill_value, self.dtype = name, fill_value, dtype
@@ -79,16 +80,6 @@ class FillLike(Op):
 
     def infer_shape(self, node, shapes):
         return [tuple(shapes[0])]
-
-    def program_op(self, node):
-        if self.name == "full_like":
-            return "full_like", {"fill_value": self.fill_value, "dtype": self.dtype}
-        return self.name, {"dtype": self.dtype}
-
-    def lower(self, node):
-        """``where(True, fill, x)``: the same array from ops every linker has."""
-        fill = {"zeros_like": 0, "ones_like": 1}.get(self.name, self.fill_value)
-        return [_where_true(_weak_constant(self.name, fill, np_dtype(self.dtype)), node.inputs[0], self.dtype)]
 
     def grad(self, node, output_grads):
         return [None]
@@ -141,9 +132,6 @@ class OneHot(Op):
     def infer_shape(self, node, shapes):
         return [tuple(shapes[0]) + (self.depth,)]
 
-    def program_op(self, node):
-        return "one_hot", {"depth": self.depth, "dtype": self.dtype}
-
     def grad(self, node, output_grads):
         return [None]
 
@@ -163,4 +151,3 @@ def one_hot(indices, depth, dtype="float64"):
 # The other op modules' names, used only when a graph is built: imported last, because the op
 # modules use one another (each module is complete before it imports the others).
 from .convert import astype  # noqa: E402
-from .select import _where_true  # noqa: E402

@@ -18,6 +18,7 @@ class Cumulate(Op):
     """cumsum / cumprod along ``axis`` (None: of the flattened array)."""
 
     props = ("name", "axis")
+    names = ("cumsum", "cumprod")
 
     def __init__(self, name, axis):
         self.name, self.axis = name, axis
@@ -36,9 +37,6 @@ class Cumulate(Op):
 
     def infer_shape(self, node, shapes):
         return [self._shape(tuple(shapes[0]))]
-
-    def program_op(self, node):
-        return self.name, {"axis": self.axis}
 
     def grad(self, node, output_grads):
         (g,) = output_grads

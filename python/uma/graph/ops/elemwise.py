@@ -77,6 +77,7 @@ class Elemwise(Op):
     """An elementwise op (unary or binary) named after its eager function."""
 
     props = ("name",)
+    names = tuple(_UNARY_NP) + tuple(_BINARY_NP)
 
     def __init__(self, name):
         self.name = name
@@ -93,9 +94,6 @@ class Elemwise(Op):
 
     def infer_shape(self, node, shapes):
         return [_bcast_runtime(self.name, [i.shape for i in node.inputs], shapes)]
-
-    def program_op(self, node):
-        return self.name, {}
 
     def grad(self, node, output_grads):
         (g,) = output_grads

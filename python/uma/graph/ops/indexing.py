@@ -86,9 +86,6 @@ class GetItem(Op):
     def perform(self, node, values):
         return [values[0][self.index]]
 
-    def program_op(self, node):
-        return "getitem", {"index": self.index}
-
     def infer_shape(self, node, shapes):
         return [_index_shape(self.index, tuple(shapes[0]), True)]
 
@@ -112,9 +109,6 @@ class GetItemGrad(Op):
     def output_types(self, inputs):
         g, x = inputs
         return [TensorType(x.dtype, x.shape)]
-
-    def program_op(self, node):
-        return "getitem_grad", {"index": self.index, "dtype": node.outputs[0].dtype}
 
     def perform(self, node, values):
         g, x = values
@@ -221,9 +215,6 @@ class Take(Op):
     def infer_shape(self, node, shapes):
         return [self._shape(shapes[0], shapes[1])]
 
-    def program_op(self, node):
-        return "take", {"axis": self.axis}
-
     def grad(self, node, output_grads):
         (g,) = output_grads
         x, idx = node.inputs
@@ -269,9 +260,6 @@ class MaskSelect(Op):
 
     def infer_shape(self, node, shapes):
         raise NotImplementedError("mask_select: the result's length depends on the mask's values")
-
-    def program_op(self, node):
-        return "mask_select", {}
 
     def grad(self, node, output_grads):
         (g,) = output_grads

@@ -48,9 +48,6 @@ class Concatenate(Op):
     def infer_shape(self, node, shapes):
         return [_concat_shape("concatenate", [tuple(s) for s in shapes], self.axis, False)]
 
-    def program_op(self, node):
-        return "concatenate", {"axis": self.axis}
-
     def grad(self, node, output_grads):
         (g,) = output_grads
         if g is None:
@@ -144,9 +141,6 @@ class Stack(Op):
 
     def infer_shape(self, node, shapes):
         return [self._shape(shapes, False)]
-
-    def program_op(self, node):
-        return "stack", {"axis": self.axis}
 
     def grad(self, node, output_grads):
         (g,) = output_grads

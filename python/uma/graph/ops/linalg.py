@@ -55,9 +55,6 @@ class MatMul(Op):
         a, b = node.inputs
         return [_matmul_shape(shapes[0], shapes[1], False, a.shape, b.shape)]
 
-    def program_op(self, node):
-        return "matmul", {}
-
     def grad(self, node, output_grads):
         (g,) = output_grads
         a, b = node.inputs
@@ -118,9 +115,6 @@ class Outer(Op):
     def infer_shape(self, node, shapes):
         return [(_prod(shapes[0]), _prod(shapes[1]))]
 
-    def program_op(self, node):
-        return "outer", {}
-
     def grad(self, node, output_grads):
         (g,) = output_grads
         a, b = node.inputs
@@ -166,9 +160,6 @@ class Diagonal(Op):
 
     def perform(self, node, values):
         return [_k().diagonal(values[0], self.offset, self.axis1, self.axis2)]
-
-    def program_op(self, node):
-        return "diagonal", {"offset": self.offset, "axis1": self.axis1, "axis2": self.axis2}
 
     def infer_shape(self, node, shapes):
         return [self._shape(tuple(shapes[0]))]
@@ -255,9 +246,6 @@ class Diag(Op):
 
     def infer_shape(self, node, shapes):
         return [self._shape(tuple(shapes[0]))]
-
-    def program_op(self, node):
-        return "diag", {"k": self.k}
 
     def grad(self, node, output_grads):
         (g,) = output_grads

@@ -22,6 +22,7 @@ class Softmax(Op):
     """softmax / log_softmax along ``axis``, computed stably (the maximum is subtracted)."""
 
     props = ("name", "axis")
+    names = ("softmax", "log_softmax")
 
     def __init__(self, name, axis):
         self.name, self.axis = name, axis
@@ -34,22 +35,6 @@ class Softmax(Op):
 
     def perform(self, node, values):
         return [getattr(_k(), self.name)(values[0], axis=self.axis)]
-
-    def program_op(self, node):
-        return self.name, {"axis": self.axis}
-
-    def lower(self, node):
-        """The same computation from primitive ops (for linkers without this op)."""
-        x = node.inputs[0]
-        if x.dtype in ("float16", "bfloat16"):  # computed in float32, as the kernel does
-            x = astype(x, "float32")
-            return [astype(v, node.inputs[0].dtype) for v in Softmax(self.name, self.axis).lower(
-                Softmax(self.name, self.axis).make_node(x))]
-        z = x - max(x, axis=self.axis, keepdims=True)
-        if self.name == "softmax":
-            e = exp(z)
-            return [e / sum(e, axis=self.axis, keepdims=True)]
-        return [z - log(sum(exp(z), axis=self.axis, keepdims=True))]
 
     def infer_shape(self, node, shapes):
         return [tuple(shapes[0])]
@@ -109,9 +94,6 @@ class SoftmaxCrossEntropy(Op):
             raise ValueError(f"softmax_cross_entropy: {shapes[1][0]} labels for {shapes[0][0]} rows of logits")
         return [(shapes[0][0],)]
 
-    def program_op(self, node):
-        return "softmax_cross_entropy", {}
-
     def grad(self, node, output_grads):
         (g,) = output_grads
         if g is None:
@@ -135,9 +117,6 @@ class SoftmaxCrossEntropyGrad(Op):
     def infer_shape(self, node, shapes):
         return [tuple(shapes[1])]
 
-    def program_op(self, node):
-        return "softmax_cross_entropy_grad", {}
-
     def grad(self, node, output_grads):
         raise NotImplementedError("softmax_cross_entropy: second derivatives are not implemented")
 
@@ -160,5 +139,5 @@ def softmax_cross_entropy(logits, labels):
 # modules use one another (each module is complete before it imports the others).
 from .binary import maximum  # noqa: E402
 from .convert import astype  # noqa: E402
-from .reduce import max, sum  # noqa: E402
-from .unary import exp, log  # noqa: E402
+from .reduce import sum  # noqa: E402
+from .unary import exp  # noqa: E402

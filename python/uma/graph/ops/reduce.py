@@ -46,6 +46,7 @@ class Reduce(Op):
     argmax/argmin (``axis`` one int or None = flattened)."""
 
     props = ("name", "axis", "keepdims")
+    names = ("sum", "mean", "max", "min", "prod", "all", "any", "argmax", "argmin")
 
     def __init__(self, name, axis, keepdims):
         self.name, self.axis, self.keepdims = name, axis, keepdims
@@ -82,9 +83,6 @@ class Reduce(Op):
     def infer_shape(self, node, shapes):
         self._check_empty(shapes[0])
         return [self._out_shape(tuple(shapes[0]))]
-
-    def program_op(self, node):
-        return self.name, {"axis": self._eager_axis(), "keepdims": self.keepdims}
 
     def grad(self, node, output_grads):
         (g,) = output_grads
@@ -226,6 +224,7 @@ class Stat(Op):
     """var / std over ``axis`` (sorted tuple or None) with NumPy's ``ddof``."""
 
     props = ("name", "axis", "ddof", "keepdims")
+    names = ("var", "std")
 
     def __init__(self, name, axis, ddof, keepdims):
         self.name, self.axis, self.ddof, self.keepdims = name, axis, ddof, keepdims
@@ -243,9 +242,6 @@ class Stat(Op):
 
     def infer_shape(self, node, shapes):
         return [self._out_shape(tuple(shapes[0]))]
-
-    def program_op(self, node):
-        return self.name, {"axis": self._eager_axis(), "ddof": float(self.ddof), "keepdims": self.keepdims}
 
     def grad(self, node, output_grads):
         (g,) = output_grads
@@ -316,9 +312,6 @@ class LogSumExp(Op):
 
     def infer_shape(self, node, shapes):
         return [self._out_shape(tuple(shapes[0]))]
-
-    def program_op(self, node):
-        return "logsumexp", {"axis": self._eager_axis(), "keepdims": self.keepdims}
 
     def grad(self, node, output_grads):
         (g,) = output_grads

@@ -24,9 +24,6 @@ class Where(Op):
     def infer_shape(self, node, shapes):
         return [_bcast_runtime("where", [i.shape for i in node.inputs], shapes)]
 
-    def program_op(self, node):
-        return "where", {}
-
     def grad(self, node, output_grads):
         (g,) = output_grads
         cond, x, y = node.inputs
@@ -65,18 +62,8 @@ class Clip(Op):
     def perform(self, node, values):
         return [_k().clip(*values)]
 
-    def numpy_perform(self, node, values):
-        x, lo, hi = values
-        dt = np.result_type(x, lo, hi) if x.dtype.kind in "biufc" else x.dtype
-        if dt.kind not in "biufc":  # bfloat16 (ml_dtypes): clip in float32, exact
-            return [np.clip(x.astype(np.float32), lo.astype(np.float32), hi.astype(np.float32)).astype(dt)]
-        return [np.clip(x, lo, hi)]
-
     def infer_shape(self, node, shapes):
         return [_bcast_runtime("clip", [i.shape for i in node.inputs], shapes)]
-
-    def program_op(self, node):
-        return "clip", {}
 
     def grad(self, node, output_grads):
         (g,) = output_grads

@@ -61,9 +61,6 @@ class Reshape(Op):
     def infer_shape(self, node, shapes):
         return [_reshape_out(tuple(shapes[0]), self.shape)]
 
-    def program_op(self, node):
-        return "reshape", {"shape": self.shape}
-
     def grad(self, node, output_grads):
         (g,) = output_grads
         x = node.inputs[0]
@@ -136,9 +133,6 @@ class Transpose(Op):
     def infer_shape(self, node, shapes):
         return [tuple(shapes[0][a] for a in self.axes)]
 
-    def program_op(self, node):
-        return "transpose", {"axes": self.axes}
-
     def grad(self, node, output_grads):
         (g,) = output_grads
         if g is None or not _diff(node.inputs[0].dtype):
@@ -182,9 +176,6 @@ class ExpandDims(Op):
         s = tuple(shapes[0])
         return [s[:self.axis] + (1,) + s[self.axis:]]
 
-    def program_op(self, node):
-        return "expand_dims", {"axis": self.axis}
-
     def grad(self, node, output_grads):
         (g,) = output_grads
         if g is None or not _diff(node.inputs[0].dtype):
@@ -222,9 +213,6 @@ class Squeeze(Op):
 
     def infer_shape(self, node, shapes):
         return [self._shape(tuple(shapes[0]), True)]
-
-    def program_op(self, node):
-        return "squeeze", {"axis": self.axis}
 
     def grad(self, node, output_grads):
         (g,) = output_grads
@@ -284,9 +272,6 @@ class BroadcastTo(Op):
     def infer_shape(self, node, shapes):
         return [_bto_shape("broadcast_to", tuple(shapes[0]), self.shape, node.inputs[0].shape, True)]
 
-    def program_op(self, node):
-        return "broadcast_to", {"shape": self.shape}
-
     def grad(self, node, output_grads):
         (g,) = output_grads
         x = node.inputs[0]
@@ -323,18 +308,11 @@ class BroadcastLike(Op):
     def perform(self, node, values):
         return [_k().broadcast_to(values[0], tuple(values[1].shape))]
 
-    def program_op(self, node):
-        return "broadcast_like", {}
-
     def infer_shape(self, node, shapes):
         out = _bcast_runtime("broadcast_like", [i.shape for i in node.inputs], shapes)
         if out != tuple(shapes[1]):
             raise ValueError(f"broadcast_like: cannot broadcast {tuple(shapes[0])} to {tuple(shapes[1])}")
         return [out]
-
-    def lower(self, node):
-        g, x = node.inputs
-        return [_where_true(g, x, g.dtype)]
 
     def grad(self, node, output_grads):
         (g,) = output_grads
@@ -371,4 +349,3 @@ def _unbroadcast(g, x):
 # modules use one another (each module is complete before it imports the others).
 from .convert import _to_dtype  # noqa: E402
 from .reduce import sum  # noqa: E402
-from .select import _where_true  # noqa: E402

@@ -16,6 +16,7 @@ class UpdateSubtensor(Op):
     indices) or "mask" (input 2 the bool mask); ``inc`` adds (np.add.at) instead of setting."""
 
     props = ("kind", "inc", "index")
+    names = ("set_subtensor", "inc_subtensor")
 
     def __init__(self, kind, inc, index):
         self.kind, self.inc, self.index = kind, inc, index
@@ -40,13 +41,6 @@ class UpdateSubtensor(Op):
 
     def infer_shape(self, node, shapes):
         return [tuple(shapes[0])]
-
-    def program_op(self, node):
-        if self.kind == "basic":
-            return self.name, {"index": self.index}
-        if self.kind == "take":
-            return self.name + "_take", {"axis": self.index}
-        return self.name + "_mask", {}
 
     def _read(self, v, node):
         if self.kind == "basic":

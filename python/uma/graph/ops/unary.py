@@ -206,17 +206,8 @@ class Round(Op):
     def perform(self, node, values):
         return [_k().round(values[0], self.decimals)]
 
-    def numpy_perform(self, node, values):
-        x = values[0]
-        if x.dtype.kind not in "biufc":  # bfloat16 (ml_dtypes): float32, rounded once
-            return [np.round(x.astype(np.float32), self.decimals).astype(x.dtype)]
-        return [np.round(x, self.decimals)]
-
     def infer_shape(self, node, shapes):
         return [tuple(shapes[0])]
-
-    def program_op(self, node):
-        return "round", {"decimals": self.decimals}
 
     def grad(self, node, output_grads):
         (g,) = output_grads

@@ -1,0 +1,53 @@
+"""The ``cuda`` linker's dispatch table: ``cuda_impl(op, node)`` gives ``impl(values) ->
+[outputs]`` on device ``uma.Array`` s. Every op runs its reference ``perform`` (the eager ops
+dispatch to the CUDA kernels) except those below, which have device implementations of their
+own; only an op without ``perform`` is unsupported."""
+from __future__ import annotations
+
+import functools
+
+from ....graph import ops as o
+from ..walk import perform_impl
+
+__all__ = ["cuda_impl"]
+
+
+def _uma():
+    import uma
+    return uma
+
+
+@functools.singledispatch
+def cuda_impl(op, node):
+    """``impl(values) -> [outputs]`` for ``node``: its op's ``perform`` (None without one)."""
+    return perform_impl(op, node)
+
+
+@cuda_impl.register(o.FillLike)
+def _fill_like(op, node):
+    """zeros_like / ones_like / full_like on the device: a broadcast 0-d device scalar (made at
+    the first call, once per device) copied by a kernel; no host fill, no transfer."""
+    uma = _uma()
+    dtype = op.dtype
+    value = {"zeros_like": 0, "ones_like": 1}.get(op.name, op.fill_value)
+    scalars = {}
+
+    def fill(values):
+        x = values[0]
+        dev = str(x.device)
+        s = scalars.get(dev)
+        if s is None:
+            s = scalars[dev] = uma.asarray(uma.full((), value, dtype=dtype or x.dtype.name), device=dev)
+        return [uma.broadcast_to(s, tuple(x.shape)).copy()]
+
+    return fill
+
+
+@cuda_impl.register(o.SoftmaxCrossEntropy)
+@cuda_impl.register(o.SoftmaxCrossEntropyGrad)
+def _cross_entropy(op, node):
+    """The kernel with its label check deferred (``check_labels=False``): the linker checks each
+    label input once, after the whole step is queued (so the host does not wait for the GPU in
+    the middle of a step)."""
+    kernel = getattr(_uma()._core, op.name)
+    return lambda values: [kernel(*values, check_labels=False)]

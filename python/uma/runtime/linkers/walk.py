@@ -1,0 +1,94 @@
+"""The graph walker every linker uses.
+
+A linker's **dispatch table** is a :func:`functools.singledispatch` function keyed on the op
+class: ``table(op, node)`` returns what the linker makes of that node (for a linker that
+evaluates node by node, a function ``impl(inputs) -> [outputs]`` taking and returning its
+native values; for ``cpu``, the Program op the node becomes), or None where the table has
+nothing for it. :func:`walk` asks the table once per node, in execution order, at compile
+time; :func:`evaluator` turns the answers into the thunk that runs them (straight-line code
+over numbered slots, no per-call dispatch).
+"""
+from __future__ import annotations
+
+import functools
+
+__all__ = ["walk", "evaluator", "straight_line", "has_perform", "perform_impl"]
+
+
+def walk(fgraph, table):
+    """``[(node, table(node.op, node))]`` for the nodes of ``fgraph`` in execution order."""
+    return [(node, table(node.op, node)) for node in fgraph.toposort()]
+
+
+def has_perform(op) -> bool:
+    """Whether ``op`` defines its reference semantics (``perform``)."""
+    from ...graph.basic import Op
+    return type(op).perform is not Op.perform
+
+
+def perform_impl(op, node):
+    """The implementation of ``node`` by its op's reference ``perform`` (``uma.Array`` s in and
+    out), None for an op without one."""
+    return functools.partial(op.perform, node) if has_perform(op) else None
+
+
+def evaluator(fgraph, table, *, constant, copy, output=None, after=()):
+    """The thunk ``values -> outputs`` that evaluates ``fgraph`` node by node with the
+    implementations ``table`` gives (see the module documentation).
+
+    ``constant(c)``: the native value of a :class:`~uma.graph.Constant` (made once, here);
+    ``copy(value)``: a fresh copy (for ``fgraph.outputs_needing_copy()``); ``output(var)``:
+    None, or ``check(value, node) -> value`` applied to each value computed for ``var``
+    (conversions, dtype checks); ``after``: more steps ``(impl, node, inputs, outputs)`` run
+    after the nodes. ``NotImplementedError`` naming the op for a node the table has no
+    implementation for (``uma.function`` reports those before compiling: ``Linker.unsupported``).
+    """
+    steps = []
+    for node, impl in walk(fgraph, table):
+        if impl is None:
+            raise NotImplementedError(f"{node.op}: no implementation in the dispatch table "
+                                      f"{getattr(table, '__qualname__', table)!s}")
+        steps.append((impl, node, node.inputs, node.outputs))
+    steps.extend(after)
+    return straight_line(fgraph.inputs, fgraph.outputs, steps, fgraph.outputs_needing_copy(),
+                         constant=constant, copy=copy, output=output)
+
+
+def straight_line(inputs, outputs, steps, copies, *, constant, copy, output=None):
+    """The thunk running ``steps`` (``(impl, node, in_vars, out_vars)``: ``impl(values of
+    in_vars) -> values of out_vars``) in order, with ``inputs`` bound to the call's values;
+    returns the values of ``outputs``, copied (``copy``) at the positions in ``copies``.
+    Constants read by a step or returned get a slot holding ``constant(c)``; ``output`` as in
+    :func:`evaluator`."""
+    slot = {v: k for k, v in enumerate(inputs)}
+    template = [None] * len(slot)
+
+    def slot_of(v):
+        s = slot.get(v)
+        if s is None:  # the only roots besides the inputs are constants
+            s = slot[v] = len(template)
+            template.append(constant(v))
+        return s
+
+    plan = []
+    for impl, node, ins, outs in steps:
+        in_slots = [slot_of(v) for v in ins]
+        out_slots = []
+        for v in outs:
+            slot[v] = len(template)
+            template.append(None)
+            out_slots.append((slot[v], None if output is None else output(v)))
+        plan.append((impl, node, in_slots, out_slots))
+    out_slots = [(slot_of(o), k in copies) for k, o in enumerate(outputs)]
+    n_in = len(inputs)
+
+    def thunk(values):
+        env = template.copy()
+        env[:n_in] = values
+        for impl, node, ins, outs in plan:
+            results = impl([env[i] for i in ins])
+            for (s, check), r in zip(outs, results):
+                env[s] = r if check is None else check(r, node)
+        return [copy(env[s]) if c else env[s] for s, c in out_slots]
+
+    return thunk
