@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import uma
-from conftest import ALL_DTYPES, np_dtype
+from conftest import ALL_DTYPES, BACKENDS, np_dtype
 from uma import sym
 
 # Written by the owner after the import: true bytes other than 1, and falses.
@@ -172,7 +172,7 @@ def test_copies_and_conversions_keep_the_values():
     same(uma.asarray(b.tolist()), b)
 
 
-@pytest.mark.parametrize("backend", ["cpu", "reference", "numpy"])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_compiled_function_reads_shared_bool_bytes(backend):
     _, b, a = shared_bools()
     _, c, _ = shared_bools(OTHER)
@@ -187,7 +187,7 @@ def test_compiled_function_reads_shared_bool_bytes(backend):
         same(g, e)
 
 
-@pytest.mark.parametrize("backend", ["cpu", "reference", "numpy"])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_compiled_function_reads_bool_bytes_of_small_inputs(backend):
     x = sym.scalar("x", dtype="bool")
     z = sym.scalar("z", dtype="bool")

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import uma
+from conftest import BACKENDS
 from uma import sym
 from uma.runtime import HOST
 from uma.runtime.testing import CountingLinker, CountingValue
@@ -189,7 +190,7 @@ def test_copies_of_shared_variables_see_the_current_value(how):
     assert s2.id != s.id
 
 
-@pytest.mark.parametrize("backend", ["reference", "cpu", "numpy", "counting"])
+@pytest.mark.parametrize("backend", BACKENDS + ["counting"])
 @pytest.mark.parametrize("how", ["pickle", "deepcopy"])
 def test_copies_of_functions_compute_from_the_current_values(backend, how):
     be = CountingLinker("counting") if backend == "counting" else backend

@@ -5,12 +5,11 @@ import numpy as np
 import pytest
 
 import uma
-from conftest import random_data
+from conftest import BACKENDS, random_data
 from uma import sym
 from uma.graph import DisconnectedInputError, Op
 from uma.runtime.verify import GradientError
 
-BACKENDS = ["reference", "cpu", "numpy"]
 
 
 def _t(shape, domain="general", static=None, dtype="float64", diff=True):
@@ -124,7 +123,7 @@ def _gradients(name, backend, rng):
                                   "getitem", "mean-None-False", "reshape-unknown-shape"])
 def test_backends_gradients_agree(name):
     ref = _gradients(name, "reference", np.random.default_rng(3))
-    for backend in ("cpu", "numpy"):
+    for backend in BACKENDS:
         got = _gradients(name, backend, np.random.default_rng(3))
         for r, c in zip(ref, got):
             np.testing.assert_allclose(c, r, rtol=1e-12, atol=1e-14)

@@ -8,11 +8,10 @@ import numpy as np
 import pytest
 
 import uma
-from conftest import random_data
+from conftest import BACKENDS, random_data
 from uma import sym
 from uma.runtime.verify import GradientError
 
-BACKENDS = ["reference", "cpu", "numpy"]
 
 
 def _t(shape, domain="general", dtype="complex128", static=None):

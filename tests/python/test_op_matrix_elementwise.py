@@ -27,7 +27,7 @@ import pytest
 
 import uma
 from conftest import (
-    ALL_DTYPES, RTOL, assert_matches, bfloat16_round_once, check_like_numpy, np_dtype, numpy_error_type, numpy_quiet,
+    ALL_DTYPES, BACKENDS, RTOL, assert_matches, bfloat16_round_once, check_like_numpy, np_dtype, numpy_error_type, numpy_quiet,
     random_data,
 )
 
@@ -512,7 +512,6 @@ def test_binary_complex_type_error(op):
 
 # --------------------------------------------------------------------------- symbolic matrix
 
-BACKENDS = ["cpu", "reference", "numpy"]
 
 
 def _sym_inputs(dtype, k):

@@ -199,8 +199,9 @@ class DiagonalEmbed(Op):
         n1, n2 = shape[-2], shape[-1]
         length = _diag_len(n1, n2, self.offset)
         r0, c0 = _b.max(0, -self.offset), _b.max(0, self.offset)
-        pos = u.asarray(np.arange(length, dtype=np.int64) * (n2 + 1) + (r0 * n2 + c0))
-        z = u.zeros((_prod(shape[:-2]), n1 * n2), dtype=x.dtype)
+        dev = getattr(x, "device", None)  # on x's device (a cuda linker's values stay on the GPU)
+        pos = u.asarray(np.arange(length, dtype=np.int64) * (n2 + 1) + (r0 * n2 + c0), device=dev)
+        z = u.zeros((_prod(shape[:-2]), n1 * n2), dtype=x.dtype, device=dev)
         z = u.set_subtensor(z, (slice(None), pos), u.reshape(g, (_prod(shape[:-2]), length)))
         z = u.reshape(z, tuple(shape))
         inv = tuple(int(i) for i in np.argsort(perm))
