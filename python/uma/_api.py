@@ -17,13 +17,12 @@ from ._dtypes import dtype, _by_code
 Array = _core.Array
 CopyError = _core.CopyError
 
-_OPS = [
-    # elementwise
-    "add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "floor_divide",
-    "remainder", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
-    "logical_and", "logical_or", "negative", "abs", "exp", "log", "log1p", "expm1", "sqrt",
-    "tanh", "sigmoid", "sign", "square", "logical_not", "sin", "cos", "floor", "ceil", "where",
-    "one_hot", "softmax_cross_entropy",
+#: The elementwise ops: every row of the op table (include/uma/ops/table.h).
+ELEMENTWISE = [row["name"] for row in _core._op_table()]
+
+_OPS = ELEMENTWISE + [
+    # elementwise beyond the table's one-dtype-rule ops
+    "where", "round", "clip", "one_hot", "softmax_cross_entropy",
     # reductions
     "sum", "mean", "max", "min", "prod", "argmax", "argmin", "all", "any",
     # linear algebra and shape
@@ -34,15 +33,15 @@ _OPS = [
     # statistics, cumulative ops, linear algebra, split, indexing, nn
     "var", "std", "logsumexp", "cumsum", "cumprod", "outer", "diag", "diagonal", "trace",
     "split", "take", "set_subtensor", "inc_subtensor", "softmax", "log_softmax", "relu",
-    # elementwise: other bases, trigonometry, special functions, rounding, clip
-    "exp2", "log2", "log10", "reciprocal", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh",
-    "rint", "softplus", "erf", "erfc", "gammaln", "digamma", "arctan2", "logical_xor", "round",
-    "clip",
-    # elementwise: digamma's derivative, parts of complex numbers
-    "trigamma", "real", "imag", "conj", "angle",
 ]
 
-__all__ = _OPS + ["conjugate", "promote_types", "result_type", "can_cast"]
+#: Other names of ops: NumPy's conjugate and the Python Array API standard's spellings.
+ALIASES = {
+    "conjugate": "conj", "acos": "arccos", "asin": "arcsin", "atan": "arctan", "atan2": "arctan2",
+    "pow": "power", "concat": "concatenate", "permute_dims": "transpose",
+}
+
+__all__ = _OPS + list(ALIASES) + ["promote_types", "result_type", "can_cast"]
 
 _symbolic_type = None
 _symbolic_ops = None
@@ -85,7 +84,8 @@ def _make(name):
 _g = globals()
 for _name in _OPS:
     _g[_name] = _make(_name)
-conjugate = conj  # NumPy's two names for one function
+for _alias, _target in ALIASES.items():
+    _g[_alias] = _g[_target]
 
 
 _as_dtype = dtype  # the class; sum/prod/mean below take a keyword named ``dtype``

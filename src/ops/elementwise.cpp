@@ -239,12 +239,40 @@ Array binary_small(BinaryOp op, const Array& a, const Array& b) {
 }
 }  // namespace
 
+namespace {
+// The same bytes seen as another dtype of the same itemsize (internal: the ops below compute on
+// the bits of a float16/bfloat16 array they made).
+Array bits_as(const Array& a, DType t) {
+  return Array(a.storage(), a.data(), a.shape(), a.strides(), t, a.writable());
+}
+
+// nextafter with a float16 or bfloat16 result, on the format's bits (NumPy's npy_nextafter):
+// NaN if either is NaN, y if x == y, the smallest subnormal with y's sign if x is zero, else x's
+// bits plus one (moving away from zero) or minus one. Elementwise ops on uint16 compute it, on
+// any device.
+Array nextafter_half(const Array& a, const Array& b, DType rt) {
+  const Array x = astype(a, rt), y = astype(b, rt);
+  const Array xb = bits_as(x, DType::UInt16), yb = bits_as(y, DType::UInt16);
+  auto u16 = [](int64_t v) { return scalar_array(Scalar::from_int(v), DType::UInt16); };
+  const Array zero = scalar_array(Scalar::from_int(0), rt);
+  const Array away = binary(BinaryOp::Equal, binary(BinaryOp::Less, x, y), binary(BinaryOp::Greater, x, zero));
+  const Array step = where(away, binary(BinaryOp::Add, xb, u16(1)), binary(BinaryOp::Subtract, xb, u16(1)));
+  const Array tiny = binary(BinaryOp::BitwiseOr, binary(BinaryOp::BitwiseAnd, yb, u16(0x8000)), u16(1));
+  const Array nan = binary(BinaryOp::LogicalOr, unary(UnaryOp::Isnan, x), unary(UnaryOp::Isnan, y));
+  const Array r = where(nan, u16(rt == DType::Float16 ? 0x7e00 : 0x7fc0),
+                        where(binary(BinaryOp::Equal, x, y), yb,
+                              where(binary(BinaryOp::Equal, x, zero), tiny, step)));
+  return bits_as(r.is_c_contiguous() ? r : copy(r), rt);
+}
+}  // namespace
+
 Array binary(BinaryOp op, const Array& a0, const Array& b0) {
   if (Array r = binary_small(op, a0, b0); r.defined()) return r;
   Array a = a0, b = b0;
   const Device dev = a.device().is_cpu() && b.device().is_cpu() ? Device::cpu()
                                                                  : detail::common_device(op_name(op), {&a, &b});
   const auto [ct, rt] = binary_types(op, a.dtype(), b.dtype());
+  if (op == BinaryOp::Nextafter && is_half(rt)) return nextafter_half(a, b, rt);
   check_cuda(op, ct, dev);
   const Shape shape = broadcast_shapes(a.shape(), b.shape(), op_name(op));
   Array A = a.dtype() == ct ? a : astype(a, ct);

@@ -21,14 +21,7 @@ bool is_logical(BinaryOp op) {
 bool cpu_has(BinaryOp op, DType t) {
   return visit_dtype(t, [&](auto v) {
     using T = decltype(v);
-    switch (op) {
-#define UMA_OP(X) case BinaryOp::X: return kernels::cpu::binary_supported<T>(BinaryOp::X);
-      UMA_OP(Add) UMA_OP(Subtract) UMA_OP(Multiply) UMA_OP(Divide) UMA_OP(Power) UMA_OP(Maximum) UMA_OP(Minimum)
-      UMA_OP(FloorDivide) UMA_OP(Remainder) UMA_OP(Equal) UMA_OP(NotEqual) UMA_OP(Less) UMA_OP(LessEqual)
-      UMA_OP(Greater) UMA_OP(GreaterEqual) UMA_OP(LogicalAnd) UMA_OP(LogicalOr) UMA_OP(Arctan2) UMA_OP(LogicalXor)
-#undef UMA_OP
-    }
-    return false;
+    return kernels::cpu::binary_supported<T>(op);
   });
 }
 bool cpu_has(UnaryOp op, DType t) {

@@ -107,7 +107,16 @@ enum class Grad : unsigned char { Smooth, Zero, None };
   X(LogicalAnd,   logical_and,         Logical,     None,   logical_and, "x1 and x2 as truth values") \
   X(LogicalOr,    logical_or,          Logical,     None,   logical_or, "x1 or x2 as truth values") \
   X(LogicalXor,   logical_xor,         Logical,     None,   logical_xor, "x1 xor x2 as truth values") \
-  X(Arctan2,      arctan2,             Float,       Smooth, arctan2, "the angle of the point (x2, x1) in radians, in [-pi, pi]")
+  X(Arctan2,      arctan2,             Float,       Smooth, arctan2, "the angle of the point (x2, x1) in radians, in [-pi, pi]") \
+  X(Copysign,     copysign,            Float,       Smooth, copysign, "|x1| with the sign of x2") \
+  X(Hypot,        hypot,               Float,       Smooth, hypot, "sqrt(x1**2 + x2**2), without overflow") \
+  X(Logaddexp,    logaddexp,           Float,       Smooth, logaddexp, "log(exp(x1) + exp(x2)), without overflow") \
+  X(Nextafter,    nextafter,           Float,       Smooth, nextafter, "the next value of x1's dtype after x1 toward x2") \
+  X(BitwiseAnd,   bitwise_and,         Bitwise,     None,   bitwise_and, "x1 & x2 (bool: and)") \
+  X(BitwiseOr,    bitwise_or,          Bitwise,     None,   bitwise_or, "x1 | x2 (bool: or)") \
+  X(BitwiseXor,   bitwise_xor,         Bitwise,     None,   bitwise_xor, "x1 ^ x2 (bool: xor)") \
+  X(BitwiseLeftShift, bitwise_left_shift, Shift,    None,   left_shift, "x1 << x2 (0 where x2 is negative or at least the bit width)") \
+  X(BitwiseRightShift, bitwise_right_shift, Shift,  None,   right_shift, "x1 >> x2, arithmetic for signed x1 (0, or -1 for a negative x1, where x2 is negative or at least the bit width)")
 
 #define UMA_UNARY_OPS(X)                                                         \
   X(Negative,     negative,            NotBool,     Smooth, negative, "-x") \
@@ -146,7 +155,17 @@ enum class Grad : unsigned char { Smooth, Zero, None };
   X(Real,         real,                ComplexPart, Smooth, real, "the real part: complex64 -> float32, complex128 -> float64, other dtypes a copy of x (a new array; NumPy returns a view)") \
   X(Imag,         imag,                ComplexPart, Smooth, imag, "the imaginary part: complex64 -> float32, complex128 -> float64, other dtypes zeros of x's dtype (a new array)") \
   X(Conj,         conj,                ComplexPart, Smooth, conj, "the complex conjugate, same dtype; other dtypes a copy (bool gives int8, as numpy.conjugate)") \
-  X(Angle,        angle,               ComplexPart, Smooth, angle, "the argument of x in radians, in [-pi, pi] (arctan2(imag, real)): complex64 -> float32, complex128 -> float64; real dtypes arctan2(0, x) with arctan2's float dtype")
+  X(Angle,        angle,               ComplexPart, Smooth, angle, "the argument of x in radians, in [-pi, pi] (arctan2(imag, real)): complex64 -> float32, complex128 -> float64; real dtypes arctan2(0, x) with arctan2's float dtype") \
+  X(Positive,     positive,            NotBool,     Smooth, positive, "+x (a copy of x)") \
+  X(Trunc,        trunc,               Real,        Zero,   trunc, "x rounded toward zero") \
+  X(Acosh,        acosh,               Float,       Smooth, arccosh, "the inverse hyperbolic cosine") \
+  X(Asinh,        asinh,               Float,       Smooth, arcsinh, "the inverse hyperbolic sine") \
+  X(Atanh,        atanh,               Float,       Smooth, arctanh, "the inverse hyperbolic tangent") \
+  X(Isfinite,     isfinite,            Predicate,   None,   isfinite, "whether x is finite (complex: both parts)") \
+  X(Isinf,        isinf,               Predicate,   None,   isinf, "whether x is infinite (complex: either part)") \
+  X(Isnan,        isnan,               Predicate,   None,   isnan, "whether x is NaN (complex: either part)") \
+  X(Signbit,      signbit,             RealPredicate, None, signbit, "whether the sign bit of x is set (-0.0 included)") \
+  X(BitwiseInvert, bitwise_invert,     Bitwise,     None,   invert, "~x (bool: not)")
 // clang-format on
 
 #define UMA_OP_ENUMERATOR(Id, ...) Id,

@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "kernels/cuda/support.h"
+#include "kernels/scalar_ops.h"
 #include "uma/bool8.h"
 
 namespace uma::kernels::cuda_dev {
@@ -273,7 +274,10 @@ __device__ __forceinline__ BinOut<T, OP> apply_binary(T a, T b) {
     else if constexpr (OP == Greater) return clt(b, a);
     else return cle(b, a);  // GreaterEqual
   } else if constexpr (std::is_same_v<T, bool8>) {  // on the values a != 0, b != 0
-    if constexpr (OP == Add || OP == Maximum) return a || b;
+    if constexpr (OP == BitwiseAnd) return bool8(a && b);
+    else if constexpr (OP == BitwiseOr) return bool8(a || b);
+    else if constexpr (OP == BitwiseXor) return bool8(static_cast<bool>(a) != static_cast<bool>(b));
+    else if constexpr (OP == Add || OP == Maximum) return a || b;
     else if constexpr (OP == Multiply || OP == Minimum) return a && b;
     else if constexpr (OP == Equal) return a == b;
     else if constexpr (OP == NotEqual) return a != b;
@@ -298,6 +302,15 @@ __device__ __forceinline__ BinOut<T, OP> apply_binary(T a, T b) {
     else if constexpr (OP == LessEqual) return a <= b;
     else if constexpr (OP == Greater) return a > b;
     else if constexpr (OP == GreaterEqual) return a >= b;
+    else if constexpr (OP == BitwiseAnd) return static_cast<T>(a & b);
+    else if constexpr (OP == BitwiseOr) return static_cast<T>(a | b);
+    else if constexpr (OP == BitwiseXor) return static_cast<T>(a ^ b);
+    else if constexpr (OP == BitwiseLeftShift) return scalar::left_shift(a, b);
+    else if constexpr (OP == BitwiseRightShift) return scalar::right_shift(a, b);
+    else if constexpr (OP == Copysign) return scalar::copysign(a, b);
+    else if constexpr (OP == Hypot) return scalar::hypot(a, b);
+    else if constexpr (OP == Logaddexp) return scalar::logaddexp(a, b);
+    else if constexpr (OP == Nextafter) return scalar::nextafter(a, b);
     else return atan2(a, b);  // Arctan2
   }
 }
@@ -305,21 +318,30 @@ __device__ __forceinline__ BinOut<T, OP> apply_binary(T a, T b) {
 /// Result element type of unary op OP on T: bool8 for logical_not, the real type for abs of
 /// complex.
 template <class T, int OP>
-using UnOut = std::conditional_t<OP == LogicalNot, bool8,
+using UnOut = std::conditional_t<un_bool_out(OP), bool8,
                                  std::conditional_t<OP == Abs || OP == Real || OP == Imag || OP == Angle, real_t<T>, T>>;
 
 template <class T, int OP>
 __device__ __forceinline__ UnOut<T, OP> apply_unary(T x) {
   static_assert(unary_ok(OP, dt_of<T>()), "unary op has no cuda kernel for this type");
   if constexpr (OP == LogicalNot) return !nonzero(x);
-  else if constexpr (std::is_same_v<T, bool8>) return bool8(static_cast<bool>(x));  // abs, floor, ceil: x != 0
-  else if constexpr (is_int_v<T>) {
-    if constexpr (OP == Negative) return wsub<T>(T(0), x);
+  else if constexpr (OP == Positive) return x;
+  else if constexpr (std::is_same_v<T, bool8>) {  // on the value x != 0
+    if constexpr (OP == BitwiseInvert) return bool8(!static_cast<bool>(x));
+    else if constexpr (OP == Isfinite) return bool8(true);
+    else if constexpr (OP == Isinf || OP == Isnan || OP == Signbit) return bool8(false);
+    else return bool8(static_cast<bool>(x));  // abs, floor, ceil, trunc
+  } else if constexpr (is_int_v<T>) {
+    if constexpr (OP == BitwiseInvert) return static_cast<T>(~x);
+    else if constexpr (OP == Isfinite) return bool8(true);
+    else if constexpr (OP == Isinf || OP == Isnan) return bool8(false);
+    else if constexpr (OP == Signbit) { if constexpr (std::is_signed_v<T>) return bool8(x < 0); else return bool8(false); }
+    else if constexpr (OP == Negative) return wsub<T>(T(0), x);
     else if constexpr (OP == Abs) { if constexpr (std::is_signed_v<T>) return x < 0 ? wsub<T>(T(0), x) : x; else return x; }
     else if constexpr (OP == Sign) { if constexpr (std::is_signed_v<T>) return static_cast<T>((x > 0) - (x < 0)); else return static_cast<T>(x > 0); }
     else if constexpr (OP == Square) return wmul(x, x);
     else if constexpr (OP == Reciprocal) return ireciprocal(x);
-    else return x;  // floor, ceil
+    else return x;  // floor, ceil, trunc
   } else if constexpr (is_cx_v<T>) {
     using R = real_t<T>;
     const auto z = to_std(x);
@@ -357,6 +379,12 @@ __device__ __forceinline__ UnOut<T, OP> apply_unary(T x) {
     else if constexpr (OP == Arctan) return from_std(cuda::std::atan(z));
     else if constexpr (OP == Sinh) return from_std(cuda::std::sinh(z));
     else if constexpr (OP == Cosh) return from_std(cuda::std::cosh(z));
+    else if constexpr (OP == Acosh) return from_std(cuda::std::acosh(z));
+    else if constexpr (OP == Asinh) return from_std(cuda::std::asinh(z));
+    else if constexpr (OP == Atanh) return from_std(cuda::std::atanh(z));
+    else if constexpr (OP == Isfinite) return bool8(isfinite(x.re) && isfinite(x.im));
+    else if constexpr (OP == Isinf) return bool8(isinf(x.re) || isinf(x.im));
+    else if constexpr (OP == Isnan) return bool8(isnan(x.re) || isnan(x.im));
     else return from_std(cuda::std::tanh(z));  // Tanh
   } else {  // float, double
     if constexpr (OP == Negative) return -x;
@@ -390,6 +418,14 @@ __device__ __forceinline__ UnOut<T, OP> apply_unary(T x) {
     else if constexpr (OP == Erfc) return erfc(x);
     else if constexpr (OP == Gammaln) return lgamma(x);
     else if constexpr (OP == Digamma) return digamma(x);
+    else if constexpr (OP == Trunc) return scalar::trunc(x);
+    else if constexpr (OP == Acosh) return acosh(x);
+    else if constexpr (OP == Asinh) return asinh(x);
+    else if constexpr (OP == Atanh) return atanh(x);
+    else if constexpr (OP == Isfinite) return bool8(scalar::isfinite(x));
+    else if constexpr (OP == Isinf) return bool8(scalar::isinf(x));
+    else if constexpr (OP == Isnan) return bool8(scalar::isnan(x));
+    else if constexpr (OP == Signbit) return bool8(scalar::signbit(x));
     else return trigamma(x);  // Trigamma
   }
 }

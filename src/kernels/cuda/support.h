@@ -46,6 +46,7 @@ UMA_HD constexpr bool dt_real_float(int t) { return t == kFloat32 || t == kFloat
 UMA_HD constexpr bool dt_complex(int t) { return t == kComplex64 || t == kComplex128; }
 /// Ops whose result is bool.
 UMA_HD constexpr bool bin_bool_out(int op) { return ::uma::bool_result(static_cast<::uma::BinaryOp>(op)); }
+UMA_HD constexpr bool un_bool_out(int op) { return ::uma::bool_result(static_cast<::uma::UnaryOp>(op)); }
 
 /// Binary op `op` computed in dtype `t`: the op table's rule (the cpu kernels have the same).
 UMA_HD constexpr bool binary_ok(int op, int t) {
