@@ -236,6 +236,22 @@ template <class C> C csign(C z) {
   return C(r / m, i / m);
 }
 
+}  // namespace uma::kernels::cpu
+
+namespace uma::kernels::scalar {
+/// std::complex as the host's complex element type (kernels/scalar_ops.h).
+template <class R> struct Complex<std::complex<R>> {
+  static constexpr bool is = true;
+  static R re(std::complex<R> z) { return z.real(); }
+  static R im(std::complex<R> z) { return z.imag(); }
+  static std::complex<R> acosh(std::complex<R> z) { return std::acosh(z); }
+  static std::complex<R> asinh(std::complex<R> z) { return std::asinh(z); }
+  static std::complex<R> atanh(std::complex<R> z) { return std::atanh(z); }
+};
+}  // namespace uma::kernels::scalar
+
+namespace uma::kernels::cpu {
+
 // ---- which (op, type) pairs have kernels: the op table's rule (uma/ops/table.h) -------------
 template <class T>
 constexpr bool binary_supported(BinaryOp op) { return has_kernel(op, static_cast<int>(dtype_of<T>::value)); }
@@ -246,7 +262,8 @@ constexpr bool unary_supported(UnaryOp op) { return has_kernel(op, static_cast<i
 template <class T, BinaryOp OP>
 inline auto apply_binary(T a, T b) {
   static_assert(binary_supported<T>(OP), "binary op has no kernel for this type");
-  if constexpr (OP == BinaryOp::Equal) return a == b;
+  if constexpr (scalar::BinaryFn<OP>::defined) return scalar::BinaryFn<OP>::apply(a, b);
+  else if constexpr (OP == BinaryOp::Equal) return a == b;
   else if constexpr (OP == BinaryOp::NotEqual) return a != b;
   else if constexpr (OP == BinaryOp::LogicalAnd) return a != T(0) && b != T(0);
   else if constexpr (OP == BinaryOp::LogicalOr) return a != T(0) || b != T(0);
@@ -264,10 +281,7 @@ inline auto apply_binary(T a, T b) {
     else if constexpr (OP == BinaryOp::Greater) return cgt(a, b);
     else return cge(a, b);
   } else if constexpr (std::is_same_v<T, bool8>) {  // on the values a != 0, b != 0
-    if constexpr (OP == BinaryOp::BitwiseAnd) return static_cast<bool>(a && b);
-    else if constexpr (OP == BinaryOp::BitwiseOr) return static_cast<bool>(a || b);
-    else if constexpr (OP == BinaryOp::BitwiseXor) return static_cast<bool>(a) != static_cast<bool>(b);
-    else if constexpr (OP == BinaryOp::Add || OP == BinaryOp::Maximum) return static_cast<bool>(a || b);
+    if constexpr (OP == BinaryOp::Add || OP == BinaryOp::Maximum) return static_cast<bool>(a || b);
     else if constexpr (OP == BinaryOp::Multiply || OP == BinaryOp::Minimum) return static_cast<bool>(a && b);
     else if constexpr (OP == BinaryOp::Less) return !a && b;
     else if constexpr (OP == BinaryOp::LessEqual) return !a || b;
@@ -287,15 +301,6 @@ inline auto apply_binary(T a, T b) {
     else if constexpr (OP == BinaryOp::LessEqual) return a <= b;
     else if constexpr (OP == BinaryOp::Greater) return a > b;
     else if constexpr (OP == BinaryOp::GreaterEqual) return a >= b;
-    else if constexpr (OP == BinaryOp::BitwiseAnd) return static_cast<T>(a & b);
-    else if constexpr (OP == BinaryOp::BitwiseOr) return static_cast<T>(a | b);
-    else if constexpr (OP == BinaryOp::BitwiseXor) return static_cast<T>(a ^ b);
-    else if constexpr (OP == BinaryOp::BitwiseLeftShift) return scalar::left_shift(a, b);
-    else if constexpr (OP == BinaryOp::BitwiseRightShift) return scalar::right_shift(a, b);
-    else if constexpr (OP == BinaryOp::Copysign) return scalar::copysign(a, b);
-    else if constexpr (OP == BinaryOp::Hypot) return scalar::hypot(a, b);
-    else if constexpr (OP == BinaryOp::Logaddexp) return scalar::logaddexp(a, b);
-    else if constexpr (OP == BinaryOp::Nextafter) return scalar::nextafter(a, b);
     else return std::atan2(a, b);
   }
 }
@@ -303,24 +308,16 @@ inline auto apply_binary(T a, T b) {
 template <class T, UnaryOp OP>
 inline auto apply_unary(T x) {
   static_assert(unary_supported<T>(OP), "unary op has no kernel for this type");
-  if constexpr (OP == UnaryOp::LogicalNot) return x == T(0);
-  else if constexpr (OP == UnaryOp::Positive) return x;
-  else if constexpr (std::is_same_v<T, bool8>) {  // on the value x != 0
-    if constexpr (OP == UnaryOp::BitwiseInvert) return !static_cast<bool>(x);
-    else if constexpr (OP == UnaryOp::Isfinite) return true;
-    else if constexpr (OP == UnaryOp::Isinf || OP == UnaryOp::Isnan || OP == UnaryOp::Signbit) return false;
-    else return static_cast<bool>(x);  // abs, floor, ceil, trunc
-  } else if constexpr (is_int_v<T>) {
-    if constexpr (OP == UnaryOp::BitwiseInvert) return static_cast<T>(~x);
-    else if constexpr (OP == UnaryOp::Isfinite) return true;
-    else if constexpr (OP == UnaryOp::Isinf || OP == UnaryOp::Isnan) return false;
-    else if constexpr (OP == UnaryOp::Signbit) return is_neg(x);
-    else if constexpr (OP == UnaryOp::Negative) return wrap_sub<T>(T(0), x);
+  if constexpr (scalar::UnaryFn<OP>::defined) return scalar::UnaryFn<OP>::apply(x);
+  else if constexpr (OP == UnaryOp::LogicalNot) return x == T(0);
+  else if constexpr (std::is_same_v<T, bool8>) return static_cast<bool>(x);  // abs, floor, ceil: x != 0
+  else if constexpr (is_int_v<T>) {
+    if constexpr (OP == UnaryOp::Negative) return wrap_sub<T>(T(0), x);
     else if constexpr (OP == UnaryOp::Abs) return is_neg(x) ? wrap_sub<T>(T(0), x) : x;
     else if constexpr (OP == UnaryOp::Sign) return static_cast<T>((x > T(0)) - static_cast<int>(is_neg(x)));
     else if constexpr (OP == UnaryOp::Square) return wrap_mul(x, x);
     else if constexpr (OP == UnaryOp::Reciprocal) return int_reciprocal(x);
-    else return x;  // floor, ceil, trunc
+    else return x;  // floor, ceil
   } else if constexpr (is_cplx_v<T>) {
     using R = real_t<T>;
     const R ln2 = R(0.693147180559945309417232121458176568);
@@ -359,12 +356,6 @@ inline auto apply_unary(T x) {
     else if constexpr (OP == UnaryOp::Imag) return x.imag();
     else if constexpr (OP == UnaryOp::Conj) return T(x.real(), -x.imag());
     else if constexpr (OP == UnaryOp::Angle) return std::atan2(x.imag(), x.real());
-    else if constexpr (OP == UnaryOp::Acosh) return std::acosh(x);
-    else if constexpr (OP == UnaryOp::Asinh) return std::asinh(x);
-    else if constexpr (OP == UnaryOp::Atanh) return std::atanh(x);
-    else if constexpr (OP == UnaryOp::Isfinite) return std::isfinite(x.real()) && std::isfinite(x.imag());
-    else if constexpr (OP == UnaryOp::Isinf) return std::isinf(x.real()) || std::isinf(x.imag());
-    else if constexpr (OP == UnaryOp::Isnan) return std::isnan(x.real()) || std::isnan(x.imag());
     else return std::tanh(x);
   } else {  // float, double
     if constexpr (OP == UnaryOp::Negative) return -x;  // -(+0.0) is -0.0 (IEEE), unlike 0 - x
@@ -398,14 +389,6 @@ inline auto apply_unary(T x) {
     else if constexpr (OP == UnaryOp::Erfc) return std::erfc(x);
     else if constexpr (OP == UnaryOp::Gammaln) return lgamma_threadsafe(x);
     else if constexpr (OP == UnaryOp::Digamma) return digamma(x);
-    else if constexpr (OP == UnaryOp::Trunc) return scalar::trunc(x);
-    else if constexpr (OP == UnaryOp::Acosh) return std::acosh(x);
-    else if constexpr (OP == UnaryOp::Asinh) return std::asinh(x);
-    else if constexpr (OP == UnaryOp::Atanh) return std::atanh(x);
-    else if constexpr (OP == UnaryOp::Isfinite) return scalar::isfinite(x);
-    else if constexpr (OP == UnaryOp::Isinf) return scalar::isinf(x);
-    else if constexpr (OP == UnaryOp::Isnan) return scalar::isnan(x);
-    else if constexpr (OP == UnaryOp::Signbit) return scalar::signbit(x);
     else return trigamma(x);
   }
 }

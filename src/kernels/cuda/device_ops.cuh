@@ -187,6 +187,24 @@ template <class T> __device__ T trigamma(T x) {
 // ---- complex -------------------------------------------------------------------------
 template <class R> __device__ __forceinline__ cuda::std::complex<R> to_std(Cx<R> a) { return {a.re, a.im}; }
 template <class R> __device__ __forceinline__ Cx<R> from_std(cuda::std::complex<R> a) { return {a.real(), a.imag()}; }
+}  // namespace uma::kernels::cuda_dev
+
+namespace uma::kernels::scalar {
+/// Cx as the device's complex element type (kernels/scalar_ops.h).
+template <class R> struct Complex<cuda_dev::Cx<R>> {
+  using C = cuda_dev::Cx<R>;
+  static constexpr bool is = true;
+  __host__ __device__ static R re(C z) { return z.re; }
+  __host__ __device__ static R im(C z) { return z.im; }
+  __host__ __device__ static C acosh(C z) { return of(cuda::std::acosh(cuda::std::complex<R>(z.re, z.im))); }
+  __host__ __device__ static C asinh(C z) { return of(cuda::std::asinh(cuda::std::complex<R>(z.re, z.im))); }
+  __host__ __device__ static C atanh(C z) { return of(cuda::std::atanh(cuda::std::complex<R>(z.re, z.im))); }
+  __host__ __device__ static C of(cuda::std::complex<R> w) { return C{w.real(), w.imag()}; }
+};
+}  // namespace uma::kernels::scalar
+
+namespace uma::kernels::cuda_dev {
+
 template <class R> __device__ __forceinline__ bool cnan(Cx<R> a) { return a.re != a.re || a.im != a.im; }
 template <class R> __device__ __forceinline__ Cx<R> cmul(Cx<R> a, Cx<R> b) {
   return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
@@ -256,7 +274,9 @@ template <class T> __device__ __forceinline__ bool nonzero(T x) {
 template <class T, int OP>
 __device__ __forceinline__ BinOut<T, OP> apply_binary(T a, T b) {
   static_assert(binary_ok(OP, dt_of<T>()), "binary op has no cuda kernel for this type");
-  if constexpr (OP == LogicalAnd) return a && b;  // bool only
+  if constexpr (scalar::BinaryFn<static_cast<BinaryOp>(OP)>::defined)
+    return static_cast<BinOut<T, OP>>(scalar::BinaryFn<static_cast<BinaryOp>(OP)>::apply(a, b));
+  else if constexpr (OP == LogicalAnd) return a && b;  // bool only
   else if constexpr (OP == LogicalOr) return a || b;
   else if constexpr (OP == LogicalXor) return a != b;
   else if constexpr (is_cx_v<T>) {
@@ -274,10 +294,7 @@ __device__ __forceinline__ BinOut<T, OP> apply_binary(T a, T b) {
     else if constexpr (OP == Greater) return clt(b, a);
     else return cle(b, a);  // GreaterEqual
   } else if constexpr (std::is_same_v<T, bool8>) {  // on the values a != 0, b != 0
-    if constexpr (OP == BitwiseAnd) return bool8(a && b);
-    else if constexpr (OP == BitwiseOr) return bool8(a || b);
-    else if constexpr (OP == BitwiseXor) return bool8(static_cast<bool>(a) != static_cast<bool>(b));
-    else if constexpr (OP == Add || OP == Maximum) return a || b;
+    if constexpr (OP == Add || OP == Maximum) return a || b;
     else if constexpr (OP == Multiply || OP == Minimum) return a && b;
     else if constexpr (OP == Equal) return a == b;
     else if constexpr (OP == NotEqual) return a != b;
@@ -302,15 +319,6 @@ __device__ __forceinline__ BinOut<T, OP> apply_binary(T a, T b) {
     else if constexpr (OP == LessEqual) return a <= b;
     else if constexpr (OP == Greater) return a > b;
     else if constexpr (OP == GreaterEqual) return a >= b;
-    else if constexpr (OP == BitwiseAnd) return static_cast<T>(a & b);
-    else if constexpr (OP == BitwiseOr) return static_cast<T>(a | b);
-    else if constexpr (OP == BitwiseXor) return static_cast<T>(a ^ b);
-    else if constexpr (OP == BitwiseLeftShift) return scalar::left_shift(a, b);
-    else if constexpr (OP == BitwiseRightShift) return scalar::right_shift(a, b);
-    else if constexpr (OP == Copysign) return scalar::copysign(a, b);
-    else if constexpr (OP == Hypot) return scalar::hypot(a, b);
-    else if constexpr (OP == Logaddexp) return scalar::logaddexp(a, b);
-    else if constexpr (OP == Nextafter) return scalar::nextafter(a, b);
     else return atan2(a, b);  // Arctan2
   }
 }
@@ -324,24 +332,17 @@ using UnOut = std::conditional_t<un_bool_out(OP), bool8,
 template <class T, int OP>
 __device__ __forceinline__ UnOut<T, OP> apply_unary(T x) {
   static_assert(unary_ok(OP, dt_of<T>()), "unary op has no cuda kernel for this type");
-  if constexpr (OP == LogicalNot) return !nonzero(x);
-  else if constexpr (OP == Positive) return x;
-  else if constexpr (std::is_same_v<T, bool8>) {  // on the value x != 0
-    if constexpr (OP == BitwiseInvert) return bool8(!static_cast<bool>(x));
-    else if constexpr (OP == Isfinite) return bool8(true);
-    else if constexpr (OP == Isinf || OP == Isnan || OP == Signbit) return bool8(false);
-    else return bool8(static_cast<bool>(x));  // abs, floor, ceil, trunc
-  } else if constexpr (is_int_v<T>) {
-    if constexpr (OP == BitwiseInvert) return static_cast<T>(~x);
-    else if constexpr (OP == Isfinite) return bool8(true);
-    else if constexpr (OP == Isinf || OP == Isnan) return bool8(false);
-    else if constexpr (OP == Signbit) { if constexpr (std::is_signed_v<T>) return bool8(x < 0); else return bool8(false); }
-    else if constexpr (OP == Negative) return wsub<T>(T(0), x);
+  if constexpr (scalar::UnaryFn<static_cast<UnaryOp>(OP)>::defined)
+    return static_cast<UnOut<T, OP>>(scalar::UnaryFn<static_cast<UnaryOp>(OP)>::apply(x));
+  else if constexpr (OP == LogicalNot) return !nonzero(x);
+  else if constexpr (std::is_same_v<T, bool8>) return bool8(static_cast<bool>(x));  // abs, floor, ceil: x != 0
+  else if constexpr (is_int_v<T>) {
+    if constexpr (OP == Negative) return wsub<T>(T(0), x);
     else if constexpr (OP == Abs) { if constexpr (std::is_signed_v<T>) return x < 0 ? wsub<T>(T(0), x) : x; else return x; }
     else if constexpr (OP == Sign) { if constexpr (std::is_signed_v<T>) return static_cast<T>((x > 0) - (x < 0)); else return static_cast<T>(x > 0); }
     else if constexpr (OP == Square) return wmul(x, x);
     else if constexpr (OP == Reciprocal) return ireciprocal(x);
-    else return x;  // floor, ceil, trunc
+    else return x;  // floor, ceil
   } else if constexpr (is_cx_v<T>) {
     using R = real_t<T>;
     const auto z = to_std(x);
@@ -379,12 +380,6 @@ __device__ __forceinline__ UnOut<T, OP> apply_unary(T x) {
     else if constexpr (OP == Arctan) return from_std(cuda::std::atan(z));
     else if constexpr (OP == Sinh) return from_std(cuda::std::sinh(z));
     else if constexpr (OP == Cosh) return from_std(cuda::std::cosh(z));
-    else if constexpr (OP == Acosh) return from_std(cuda::std::acosh(z));
-    else if constexpr (OP == Asinh) return from_std(cuda::std::asinh(z));
-    else if constexpr (OP == Atanh) return from_std(cuda::std::atanh(z));
-    else if constexpr (OP == Isfinite) return bool8(isfinite(x.re) && isfinite(x.im));
-    else if constexpr (OP == Isinf) return bool8(isinf(x.re) || isinf(x.im));
-    else if constexpr (OP == Isnan) return bool8(isnan(x.re) || isnan(x.im));
     else return from_std(cuda::std::tanh(z));  // Tanh
   } else {  // float, double
     if constexpr (OP == Negative) return -x;
@@ -418,14 +413,6 @@ __device__ __forceinline__ UnOut<T, OP> apply_unary(T x) {
     else if constexpr (OP == Erfc) return erfc(x);
     else if constexpr (OP == Gammaln) return lgamma(x);
     else if constexpr (OP == Digamma) return digamma(x);
-    else if constexpr (OP == Trunc) return scalar::trunc(x);
-    else if constexpr (OP == Acosh) return acosh(x);
-    else if constexpr (OP == Asinh) return asinh(x);
-    else if constexpr (OP == Atanh) return atanh(x);
-    else if constexpr (OP == Isfinite) return bool8(scalar::isfinite(x));
-    else if constexpr (OP == Isinf) return bool8(scalar::isinf(x));
-    else if constexpr (OP == Isnan) return bool8(scalar::isnan(x));
-    else if constexpr (OP == Signbit) return bool8(scalar::signbit(x));
     else return trigamma(x);  // Trigamma
   }
 }
