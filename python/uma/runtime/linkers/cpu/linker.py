@@ -23,7 +23,7 @@ import functools
 
 from ....graph.basic import Constant
 from ...linker import Linker, distinct
-from ..reference.linker import make_evaluator
+from ..reference.linker import array_result, make_evaluator
 from ..walk import has_perform, straight_line, walk
 from .dispatch import lower, program_op, program_supports
 
@@ -219,13 +219,6 @@ class _Segment:
         self.produced.append(out)
 
 
-def _host_value(var):
-    """A Python op's result as a host ``uma.Array`` of ``var``'s dtype."""
-    uma = _uma()
-    Array, asarray, dtype = uma.Array, uma.asarray, var.type.dtype
-    return lambda val, node: val if isinstance(val, Array) else asarray(val, dtype=dtype)
-
-
 class CpuLinker(Linker):
     """The fast host linker (residency ``"cpu"``): one ``uma._core.Program`` per function."""
 
@@ -317,7 +310,7 @@ class CpuLinker(Linker):
         python_outputs = {v for step in plan if not isinstance(step, _Segment) for v in step.outputs}
         return straight_line(inputs, outputs, run_steps, copies, constant=lambda c: uma.asarray(c.value),
                              copy=uma.Array.copy,
-                             output=lambda v: _host_value(v) if v in python_outputs else None)
+                             output=lambda v: array_result(v, check=False) if v in python_outputs else None)
 
     @staticmethod
     def python_ops(fn):

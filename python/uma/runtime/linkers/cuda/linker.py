@@ -28,8 +28,8 @@ reads back the mask's count (the result's length). Results a ``perform`` returns
 """
 from __future__ import annotations
 
-from ....graph.type import dtype_name
 from ...linker import Linker
+from ..reference.linker import array_result
 from ..walk import evaluator
 from .dispatch import cuda_impl
 
@@ -87,23 +87,9 @@ class CudaLinker(Linker):
     def compile(self, fgraph):
         uma = _uma()
         dev = self.device
-
-        def on_device(var):
-            Array, want = uma.Array, var.type.dtype
-
-            def result(val, node):
-                if not isinstance(val, Array):
-                    val = uma.asarray(val, dtype=want, device=dev)
-                elif str(val.device) != dev:
-                    val = val.to_device(dev)
-                if dtype_name(val.dtype) != want:
-                    raise RuntimeError(f"{node.op}: returned dtype {dtype_name(val.dtype)}, but the graph "
-                                       f"inferred {want} (a bug in uma)")
-                return val
-            return result
-
         return evaluator(fgraph, cuda_impl, constant=lambda c: uma.asarray(c.value, device=dev),
-                         copy=uma.Array.copy, output=on_device, after=_label_checks(fgraph))
+                         copy=uma.Array.copy, output=lambda v: array_result(v, dev),
+                         after=_label_checks(fgraph))
 
     @staticmethod
     def available() -> bool:

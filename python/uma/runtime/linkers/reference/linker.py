@@ -11,7 +11,7 @@ from ...linker import Linker
 from ..walk import evaluator
 from .dispatch import reference_impl
 
-__all__ = ["ReferenceLinker", "make_evaluator", "host_result"]
+__all__ = ["ReferenceLinker", "make_evaluator", "array_result"]
 
 
 def _uma():
@@ -19,16 +19,19 @@ def _uma():
     return uma
 
 
-def host_result(var, check=True):
-    """The conversion of a value computed for ``var`` on the host: a ``uma.Array`` (anything
-    else converted to ``var``'s dtype), with the dtype the graph inferred when ``check``
-    (``RuntimeError`` naming the op otherwise)."""
+def array_result(var, device=None, check=True):
+    """The conversion of a value computed for ``var``: a ``uma.Array`` on ``device`` (None: as
+    computed; anything else is converted to ``var``'s dtype there, an array elsewhere is
+    moved), with the dtype the graph inferred when ``check`` (``RuntimeError`` naming the op
+    otherwise)."""
     uma = _uma()
     Array, asarray, want = uma.Array, uma.asarray, var.type.dtype
 
     def result(val, node):
         if not isinstance(val, Array):
-            val = asarray(val, dtype=want)
+            val = asarray(val, dtype=want, device=device)
+        elif device is not None and str(val.device) != device:
+            val = val.to_device(device)
         if check and dtype_name(val.dtype) != want:
             raise RuntimeError(f"{node.op}: returned dtype {dtype_name(val.dtype)}, but the graph "
                                f"inferred {want} (a bug in uma)")
@@ -44,7 +47,7 @@ def make_evaluator(fgraph, check=True):
     """
     uma = _uma()
     return evaluator(fgraph, reference_impl, constant=lambda c: uma.asarray(c.value),
-                     copy=uma.Array.copy, output=lambda v: host_result(v, check))
+                     copy=uma.Array.copy, output=lambda v: array_result(v, check=check))
 
 
 class ReferenceLinker(Linker):
