@@ -85,8 +85,10 @@ BinaryTypes binary_types(BinaryOp op, DType a, DType b) {
     case BinaryRule::Float: {
       if (cplx) unsupported(name, ct);
       // NumPy picks the first float loop both operands cast to safely: (int8, uint8) ->
-      // float16, not the float of their promotion (int16 -> float32).
-      const DType rt = promote_types(float_result_type(a), float_result_type(b));
+      // float16, not the float of their promotion (int16 -> float32). bfloat16 has one loop
+      // (ml_dtypes'), which every operand promoting to bfloat16 takes: (bfloat16, int8) ->
+      // bfloat16.
+      const DType rt = ct == DType::BFloat16 ? ct : promote_types(float_result_type(a), float_result_type(b));
       return {kernel_dtype(rt), rt};
     }
     case BinaryRule::NotBool:
@@ -121,8 +123,8 @@ UnaryTypes unary_types(UnaryOp op, DType t) {
   const char* name = op_name(op);
   const bool cplx = is_complex(t);
   switch (rule(op)) {
-    case UnaryRule::RealFloat:
-      if (cplx) unsupported(name, t);
+    case UnaryRule::RealFloat:  // functions NumPy lacks (scipy.special's): real dtypes only
+      UMA_CHECK(!cplx, Type, name, ": not supported for dtype ", dtype_name(t), " (defined for real dtypes only)");
       [[fallthrough]];
     case UnaryRule::Float: {
       const DType rt = float_result_type(t);
@@ -246,9 +248,11 @@ Array bits_as(const Array& a, DType t) {
   return Array(a.storage(), a.data(), a.shape(), a.strides(), t, a.writable());
 }
 
-// nextafter with a float16 or bfloat16 result, on the format's bits (NumPy's npy_nextafter):
-// NaN if either is NaN, y if x == y, the smallest subnormal with y's sign if x is zero, else x's
-// bits plus one (moving away from zero) or minus one. Elementwise ops on uint16 compute it, on
+// nextafter with a float16 or bfloat16 result, on the format's bits (NumPy's
+// npy_half_nextafter, ml_dtypes' bfloat16 nextafter): NaN if either is NaN; if x == y, x for
+// float16 (NumPy) and y for bfloat16 (ml_dtypes, C's nextafter), which differ for -0.0 and 0.0;
+// the smallest subnormal with y's sign if x is zero; else x's bits plus one (moving away from
+// zero) or minus one. Elementwise ops on uint16 compute it, on
 // any device.
 Array nextafter_half(const Array& a, const Array& b, DType rt) {
   const Array x = astype(a, rt), y = astype(b, rt);
@@ -260,7 +264,7 @@ Array nextafter_half(const Array& a, const Array& b, DType rt) {
   const Array tiny = binary(BinaryOp::BitwiseOr, binary(BinaryOp::BitwiseAnd, yb, u16(0x8000)), u16(1));
   const Array nan = binary(BinaryOp::LogicalOr, unary(UnaryOp::Isnan, x), unary(UnaryOp::Isnan, y));
   const Array r = where(nan, u16(rt == DType::Float16 ? 0x7e00 : 0x7fc0),
-                        where(binary(BinaryOp::Equal, x, y), yb,
+                        where(binary(BinaryOp::Equal, x, y), rt == DType::Float16 ? xb : yb,
                               where(binary(BinaryOp::Equal, x, zero), tiny, step)));
   return bits_as(r.is_c_contiguous() ? r : copy(r), rt);
 }
