@@ -25,7 +25,7 @@ ALL_DTYPES = [
 ]
 # dtypes NumPy knows without ml_dtypes
 NUMPY_DTYPES = [d for d in ALL_DTYPES if d != "bfloat16"]
-# dtypes the compute ops of issue 2 must support
+# dtypes every compute op supports
 COMPUTE_DTYPES = ["bool", "int32", "int64", "float32", "float64"]
 NON_COMPUTE_DTYPES = [d for d in ALL_DTYPES if d not in COMPUTE_DTYPES]
 
@@ -175,7 +175,9 @@ def random_data(dtype, shape, rng, domain="general"):
     """A NumPy array of `dtype` and `shape` with values suited to an op's domain.
 
     domains: general, positive (log/sqrt), nonzero (divisors), exponent (power's rhs),
-    unit (values in (-1, 1)), coarse (few distinct values incl. 0: ties and equalities).
+    unit (values in (-1, 1)), coarse (few distinct values incl. 0: ties and equalities),
+    above1 (arccosh: values >= 1), shift (shift counts: integers from -2 to past the widest
+    bit width, so negative and too-large counts occur).
     """
     dt = np_dtype(dtype) if isinstance(dtype, str) else np.dtype(dtype)
     shape = tuple(shape)
@@ -186,7 +188,8 @@ def random_data(dtype, shape, rng, domain="general"):
     if dt.kind in "iu":
         lo, hi = {
             "general": (-5, 6), "positive": (1, 10), "nonzero": (1, 6),
-            "exponent": (0, 4), "unit": (0, 1), "coarse": (-2, 3),
+            "exponent": (0, 4), "unit": (0, 1), "coarse": (-2, 3), "above1": (1, 10),
+            "shift": (-2, 70),
         }[domain]
         if dt.kind == "u":
             lo = max(lo, 0 if domain not in ("positive", "nonzero") else 1)
@@ -201,7 +204,7 @@ def random_data(dtype, shape, rng, domain="general"):
         return np.asarray(v).astype(dt)
     lo, hi = {
         "general": (-3.0, 3.0), "positive": (0.1, 5.0), "nonzero": (0.5, 3.0),
-        "exponent": (-2.0, 2.0), "unit": (-0.9, 0.9),
+        "exponent": (-2.0, 2.0), "unit": (-0.9, 0.9), "above1": (1.0, 5.0), "shift": (-2.0, 70.0),
     }[domain]
     v = rng.uniform(lo, hi, size=shape)
     if domain == "nonzero":

@@ -121,7 +121,7 @@ enum class Grad : unsigned char { Smooth, Zero, None };
 #define UMA_UNARY_OPS(X)                                                         \
   X(Negative,     negative,            NotBool,     Smooth, negative, "-x") \
   X(Abs,          abs,                 Keep,        Smooth, abs, "|x| (a complex x gives its magnitude, in its real dtype)") \
-  X(Sign,         sign,                NotBool,     Zero,   sign, "-1, 0 or 1 by the sign of x (complex: x / |x|)") \
+  X(Sign,         sign,                NotBool,     Smooth, sign, "-1, 0 or 1 by the sign of x (complex: x / |x|)") \
   X(Square,       square,              ToInt8,      Smooth, square, "x * x") \
   X(Reciprocal,   reciprocal,          ToInt8,      Smooth, reciprocal, "1 / x") \
   X(Floor,        floor,               Real,        Zero,   floor, "the largest integer <= x") \

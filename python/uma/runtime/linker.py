@@ -100,10 +100,10 @@ class Linker:
         def mine(op, node):                     # the dispatch table: None = not supported
             return None
 
-        @mine.register(ops.Elemwise)            # add, multiply, exp, ...
+        @mine.register(ops.Elemwise)            # add, multiply, exp, ... (the op table's rows)
         def _(op, node):
-            fn = getattr(np, op.name)
-            return lambda inputs: [fn(*inputs)]
+            fn = getattr(np, op.numpy) if op.numpy else None   # the NumPy function of its row
+            return None if fn is None else (lambda inputs: [fn(*inputs)])
 
         @mine.register(ops.Reduce)              # sum, max, argmin, ...
         def _(op, node):

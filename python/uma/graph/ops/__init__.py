@@ -5,7 +5,8 @@ scalars and returns a new Variable (or a Constant for creation functions). Dtype
 shape are inferred when the graph is built:
 
 - dtypes follow NumPy 2 (NEP 50): the result dtype of an op is what NumPy's function gives for
-  arrays of the input dtypes; Python scalars are *weak* (``x_float32 + 1.0`` is float32) and
+  arrays of the input dtypes (for the elementwise ops, the op table's rule in the C++ core,
+  which the eager functions use too); Python scalars are *weak* (``x_float32 + 1.0`` is float32) and
   are turned into constants of the promoted dtype (``OverflowError`` for an out-of-range
   Python int, as NumPy 2 does);
 - elementwise ops (and ``where``, ``astype``, ``clip``, ``round``) accept every dtype on which
@@ -25,10 +26,11 @@ lists every op class under each of its names.
 The package has one module per concept; this module re-exports their public functions
 (``__all__``) and their :class:`~uma.graph.Op` classes:
 
-- ``elemwise``: the :class:`Elemwise` op, NumPy 2's result dtype of each elementwise function
-  and its gradient rule; ``binary`` and ``unary``: the elementwise functions (arithmetic,
-  comparisons, logical, math, rounding, parts of complex numbers); ``select``: ``where`` and
-  ``clip``;
+- ``elemwise``: the :class:`Elemwise` op and one public function per row of the op table
+  (``include/uma/ops/table.h``: arithmetic, comparisons, logical and bitwise ops, math,
+  rounding, predicates), their result dtypes (asked of the C++ core) and gradient rules;
+  ``unary``: ``round`` and the parts of complex numbers, which refine their rows; ``select``:
+  ``where`` and ``clip``;
 - ``convert``: ``astype``; ``creation``: constants, ``*_like`` and ``one_hot``;
 - ``reduce``: reductions, ``var``, ``std``, ``logsumexp``; ``cumulative``: ``cumsum``,
   ``cumprod``; ``nn``: ``relu``, softmax and softmax cross-entropy; ``linalg``: ``matmul``,
@@ -41,42 +43,33 @@ The package has one module per concept; this module re-exports their public func
 The modules call one another's functions only when a graph is built (gradients, lowerings,
 composite functions), so each imports the other modules' names at its end.
 """
-from .binary import (add, arctan2, divide, eq, equal, floor_divide, greater, greater_equal, less,
-                     less_equal, logical_and, logical_or, logical_xor, maximum, minimum, multiply,
-                     neq, not_equal, power, remainder, subtract)
-from .binary import _bool_op  # noqa: F401  (the operators & | ^ ~ of uma.graph.Variable)
-from .convert import Cast, astype, cast
-from .creation import (FillLike, OneHot, arange, array, asarray, empty, empty_like, eye, from_dlpack,
-                       full, full_like, one_hot, ones, ones_like, zeros, zeros_like)
-from .cumulative import Cumulate, cumprod, cumsum
-from .elemwise import Elemwise
-from .indexing import GetItem, GetItemGrad, MaskSelect, Take, getitem, take
-from .join import Concatenate, Segment, Stack, concatenate, split, stack
-from .linalg import (Diag, Diagonal, DiagonalEmbed, MatMul, Outer, diag, diagonal, dot, matmul, outer,
-                     trace)
-from .nn import (Softmax, SoftmaxCrossEntropy, SoftmaxCrossEntropyGrad, log_softmax, relu, softmax,
-                 softmax_cross_entropy)
-from .reduce import (LogSumExp, Reduce, Stat, all, any, argmax, argmin, logsumexp, max, mean, min,
-                     prod, std, sum, var)
-from .select import Clip, Where, clip, where
-from .shape import (BroadcastLike, BroadcastTo, ExpandDims, Reshape, ReshapeLike, Squeeze, Transpose,
-                    broadcast_to, expand_dims, reshape, squeeze, transpose)
-from .subtensor import UpdateSubtensor, inc_subtensor, set_subtensor
-from .unary import (Round, abs, angle, arccos, arcsin, arctan, ceil, conj, conjugate, cos, cosh,
-                    digamma, erf, erfc, exp, exp2, expm1, floor, gammaln, imag, log, log1p, log2,
-                    log10, logical_not, negative, real, reciprocal, rint, round, sigmoid, sign, sin,
-                    sinh, softplus, sqrt, square, tan, tanh, trigamma)
+from . import elemwise as _elemwise
+from .elemwise import _bool_op  # noqa: F401  (the operators & | ^ ~ of uma.graph.Variable)
+from .elemwise import Elemwise, eq, neq
+
+globals().update(_elemwise.FUNCTIONS)  # one function per row of the op table
+
+from .convert import Cast, astype, cast  # noqa: E402
+from .creation import (FillLike, OneHot, arange, array, asarray, empty, empty_like, eye,  # noqa: E402
+                       from_dlpack, full, full_like, one_hot, ones, ones_like, zeros, zeros_like)
+from .cumulative import Cumulate, cumprod, cumsum  # noqa: E402
+from .indexing import GetItem, GetItemGrad, MaskSelect, Take, getitem, take  # noqa: E402
+from .join import Concatenate, Segment, Stack, concatenate, split, stack  # noqa: E402
+from .linalg import (Diag, Diagonal, DiagonalEmbed, MatMul, Outer, diag, diagonal, dot,  # noqa: E402
+                     matmul, outer, trace)
+from .nn import (Softmax, SoftmaxCrossEntropy, SoftmaxCrossEntropyGrad, log_softmax, relu,  # noqa: E402
+                 softmax, softmax_cross_entropy)
+from .reduce import (LogSumExp, Reduce, Stat, all, any, argmax, argmin, logsumexp, max, mean,  # noqa: E402
+                     min, prod, std, sum, var)
+from .select import Clip, Where, clip, where  # noqa: E402
+from .shape import (BroadcastLike, BroadcastTo, ExpandDims, Reshape, ReshapeLike, Squeeze,  # noqa: E402
+                    Transpose, broadcast_to, expand_dims, reshape, squeeze, transpose)
+from .subtensor import UpdateSubtensor, inc_subtensor, set_subtensor  # noqa: E402
+from .unary import Round, angle, conj, conjugate, imag, real, round  # noqa: E402
 
 __all__ = [
-    # elementwise: binary
-    "add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "floor_divide",
-    "remainder", "arctan2", "equal", "not_equal", "less", "less_equal", "greater",
-    "greater_equal", "eq", "neq", "logical_and", "logical_or", "logical_xor",
-    # elementwise: unary
-    "negative", "abs", "sign", "square", "reciprocal", "sqrt", "exp", "exp2", "expm1", "log",
-    "log2", "log10", "log1p", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh",
-    "tanh", "sigmoid", "softplus", "erf", "erfc", "gammaln", "digamma", "trigamma",
-    "logical_not", "floor", "ceil", "rint", "round", "real", "imag", "conj", "conjugate", "angle",
+    # elementwise: every op of the op table, in its order, and their other names
+    *_elemwise.FUNCTIONS, "eq", "neq", "conjugate", "round",
     # elementwise selection
     "where", "clip",
     # conversion and creation

@@ -9,8 +9,14 @@ import math
 
 import numpy as np
 
+from ... import _core
 from ..basic import Constant, Variable, as_variable, is_python_scalar
 from ..type import _fmt_shape, is_float, kind_of, np_dtype
+
+#: The elementwise ops of the op table (``include/uma/ops/table.h``), by name: per op its
+#: ``arity``, dtype ``rule``, gradient kind ``grad`` (smooth, zero, none), ``numpy`` name and
+#: ``doc``.
+OP_TABLE = {row["name"]: row for row in _core._op_table()}
 
 
 def _uma():
@@ -36,26 +42,28 @@ def _np_any_dtype(name):
     return np_dtype(name)
 
 
-def _weak_constant(opname, value, dt: np.dtype, comparison=False):
+def _weak_constant(opname, value, dt: np.dtype):
+    rule = OP_TABLE[opname]["rule"] if opname in OP_TABLE else None
     try:
         with np.errstate(all="ignore"):
             arr = np.asarray(value, dtype=dt)
     except OverflowError:
-        if comparison:  # NumPy 2 compares out-of-range Python ints exactly
+        if rule == "Comparison":  # NumPy 2 compares out-of-range Python ints exactly
             st = np.min_scalar_type(value)
             if st.kind == "O":  # beyond every integer dtype: compared as a float64
                 st = np.dtype(np.float64)
             return Constant(np.asarray(value, dtype=np.result_type(dt, st)))
-        if opname in ("divide", "arctan2") and dt.kind in "iub":
-            # Integers run in a float loop (float64; arctan2: the smallest float holding the
-            # integer dtype), and NumPy converts the Python int to that loop's dtype.
-            ft = np.dtype(np.float64) if opname == "divide" else np.result_type(dt, np.float16)
+        if rule in ("TrueDivide", "Float") and dt.kind in "iub":
+            # Integers run in a float loop (divide: float64; the float functions: the smallest
+            # float holding the integer dtype), and NumPy converts the Python int to that loop's
+            # dtype.
+            ft = np.dtype(np.float64) if rule == "TrueDivide" else np.result_type(dt, np.float16)
             return Constant(np.asarray(float(value), dtype=ft))
         raise OverflowError(f"{opname}: Python integer {value} out of bounds for {dt.name}") from None
     return Constant(arr)
 
 
-def _as_inputs(opname, args, weak_ok=True, comparison=False):
+def _as_inputs(opname, args, weak_ok=True):
     """Turn raw arguments into Variables; Python scalars become constants of the dtype NumPy 2
     gives them next to the other (strong) operands (NEP 50)."""
     strong, weak = [], []
@@ -77,7 +85,7 @@ def _as_inputs(opname, args, weak_ok=True, comparison=False):
         except TypeError as e:
             raise TypeError(f"{opname}: {e}") from None
         for k in weak:
-            out[k] = _weak_constant(opname, args[k], dt, comparison)
+            out[k] = _weak_constant(opname, args[k], dt)
     return out
 
 

@@ -87,8 +87,8 @@ def cumprod(a, axis=None):
 
 # The other op modules' names, used only when a graph is built: imported last, because the op
 # modules use one another (each module is complete before it imports the others).
-from .binary import equal, logical_and  # noqa: E402
 from .convert import _to_dtype  # noqa: E402
+from .elemwise import equal, logical_and  # noqa: E402
 from .indexing import getitem  # noqa: E402
 from .reduce import _sum_dtype  # noqa: E402
 from .select import where  # noqa: E402

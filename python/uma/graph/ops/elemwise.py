@@ -1,87 +1,43 @@
-"""The elementwise op: :class:`Elemwise` (one op per eager function name, unary or binary), NumPy
-2's result dtype of each function, and the gradient rule of each function. The public functions
-that build it are in :mod:`.binary` and :mod:`.unary`.
+"""The elementwise ops, from the op table (``include/uma/ops/table.h``, read through
+``uma._core._op_table()``): the :class:`Elemwise` op (one per row), its result dtypes (the
+table's dtype rule in the C++ core), its gradient rules, and the public symbolic function of
+every row (:data:`FUNCTIONS`; :mod:`.unary` refines ``real imag conj angle`` and adds
+``round``).
 """
 from __future__ import annotations
 
 import functools
 import math
 
-import numpy as np
-
-from ..basic import Op, as_variable
-from ..type import TensorType, kind_of, np_dtype
-from ._common import _as_inputs, _bcast_runtime, _bcast_static, _diff, _uma
-
-
-_UNARY_NP = {
-    "negative": np.negative, "abs": np.abs, "exp": np.exp, "log": np.log, "log1p": np.log1p,
-    "expm1": np.expm1, "sqrt": np.sqrt, "tanh": np.tanh, "sigmoid": np.exp, "sign": np.sign,
-    "square": np.square, "logical_not": np.logical_not, "sin": np.sin, "cos": np.cos,
-    "floor": np.floor, "ceil": np.ceil,
-    "exp2": np.exp2, "log2": np.log2, "log10": np.log10, "reciprocal": np.reciprocal, "tan": np.tan,
-    "arcsin": np.arcsin, "arccos": np.arccos, "arctan": np.arctan, "sinh": np.sinh, "cosh": np.cosh,
-    "rint": np.rint,
-    # functions NumPy lacks: exp's dtype rule on real dtypes (complex: TypeError, _REAL_ONLY)
-    "softplus": np.exp, "erf": np.exp, "erfc": np.exp, "gammaln": np.exp, "digamma": np.exp,
-    "trigamma": np.exp,
-    # parts of complex numbers (NumPy's functions; dtypes as NumPy gives them)
-    "real": np.real, "imag": np.imag, "conj": np.conj, "angle": np.angle,
-}
-
-
-#: float functions NumPy lacks (scipy.special names, PyTensor/JAX's softplus): real dtypes only.
-_REAL_ONLY = frozenset({"sigmoid", "softplus", "erf", "erfc", "gammaln", "digamma", "trigamma"})
-
-
-_BINARY_NP = {
-    "add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide,
-    "power": np.power, "maximum": np.maximum, "minimum": np.minimum,
-    "floor_divide": np.floor_divide, "remainder": np.remainder, "equal": np.equal,
-    "not_equal": np.not_equal, "less": np.less, "less_equal": np.less_equal,
-    "greater": np.greater, "greater_equal": np.greater_equal, "logical_and": np.logical_and,
-    "logical_or": np.logical_or,
-    "arctan2": np.arctan2, "logical_xor": np.logical_xor,
-}
-
-
-_COMPARISONS = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
+from ... import _core
+from ..basic import Op, Variable, as_variable, is_python_scalar
+from ..type import TensorType, kind_of
+from ._common import OP_TABLE, _as_inputs, _bcast_runtime, _bcast_static, _diff
 
 
 @functools.lru_cache(maxsize=None)
 def _elemwise_dtype(name, dtypes):
-    """NumPy 2's result dtype of elementwise ``name`` on ``dtypes`` (TypeError where NumPy has no
-    loop), found by calling NumPy's function on one-element arrays. bfloat16 (which NumPy
-    lacks) follows float16's rule when both operands promote to bfloat16 (ml_dtypes computes
-    it in float32 like NumPy's float16 loops), float32's otherwise."""
-    fn = _UNARY_NP.get(name) or _BINARY_NP[name]
-    ct = dtypes[0] if len(dtypes) == 1 else _uma().promote_types(*dtypes).name
-    if name in _REAL_ONLY and kind_of(ct) == "c":
-        raise TypeError(f"{name}: not supported for dtype {ct} (defined for real dtypes only)")
-    if "bfloat16" in dtypes:
-        args = [np.ones(1, dtype=np.float16) for _ in dtypes] if ct == "bfloat16" else \
-            [np.ones(1, dtype=np_dtype("float32" if d == "bfloat16" else d)) for d in dtypes]
-    else:  # NumPy's own loop selection (arctan2(int8, uint8) is float16, not float32)
-        args = [np.ones(1, dtype=np_dtype(d)) for d in dtypes]
-    try:
-        with np.errstate(all="ignore"):
-            res = fn(*args).dtype.name
-    except TypeError:
-        raise TypeError(f"{name}: not supported for dtype {ct} (NumPy has no loop for it)") from None
-    if name == "subtract" and ct == "bool":
-        raise TypeError("subtract: boolean subtract is not supported, use logical_xor instead")
-    return "bfloat16" if ct == "bfloat16" and res == "float16" else res
+    """The result dtype of elementwise ``name`` on ``dtypes`` (names), by the op table's dtype
+    rule in the C++ core (``uma._core._result_dtype``: NumPy 2's loops, bfloat16 as ml_dtypes
+    computes it); ``TypeError`` naming the op and the dtype where the op is not defined."""
+    return _core._result_dtype(name, *dtypes)
 
 
 class Elemwise(Op):
-    """An elementwise op (unary or binary) named after its eager function."""
+    """An elementwise op (unary or binary) of the op table (``include/uma/ops/table.h``), named
+    after its eager function. ``numpy`` is the NumPy function's name (empty where NumPy has
+    none); ``gradient`` is the table's gradient kind: ``"smooth"`` (a rule in ``_GRADS``),
+    ``"zero"`` (piecewise constant) or ``"none"`` (not differentiable)."""
 
     props = ("name",)
-    names = tuple(_UNARY_NP) + tuple(_BINARY_NP)
+    names = tuple(OP_TABLE)
 
     def __init__(self, name):
+        row = OP_TABLE[name]
         self.name = name
-        self.nin = 1 if name in _UNARY_NP else 2
+        self.nin = row["arity"]
+        self.numpy = row["numpy"]
+        self.gradient = row["grad"]
 
     def output_types(self, inputs):
         if len(inputs) != self.nin:
@@ -90,7 +46,7 @@ class Elemwise(Op):
         return [TensorType(dt, _bcast_static(self.name, [i.shape for i in inputs]))]
 
     def perform(self, node, values):
-        return [getattr(_uma(), self.name)(*values)]
+        return [getattr(_core, self.name)(*values)]
 
     def infer_shape(self, node, shapes):
         return [_bcast_runtime(self.name, [i.shape for i in node.inputs], shapes)]
@@ -100,9 +56,9 @@ class Elemwise(Op):
         out = node.outputs[0]
         if g is None or not _diff(out.dtype):
             return [None] * self.nin
-        rule = _GRADS.get(self.name)
-        if rule is None:
+        if self.gradient == "none":
             return [None] * self.nin
+        rule = _GRADS[self.name] if self.gradient == "smooth" else _zeros_grad
         grads = rule(g, out, *node.inputs)
         return [None if gi is None or not _diff(x.dtype) else _unbroadcast(gi, x)
                 for gi, x in zip(grads, node.inputs)]
@@ -114,12 +70,48 @@ def _elemwise(name):
 
 
 def _binary(name, a, b):
-    a, b = _as_inputs(name, (a, b), comparison=name in _COMPARISONS)
+    a, b = _as_inputs(name, (a, b))
     return _elemwise(name)(a, b)
 
 
 def _unary(name, a):
     return _elemwise(name)(as_variable(a))
+
+
+def _function(row):
+    """The public symbolic function of the table row ``row``: ``name(x)`` or ``name(x1, x2)``,
+    documented by the eager function's docstring (generated from the same row) and the
+    gradient rule."""
+    name = row["name"]
+    if row["arity"] == 2:
+        def fn(x1, x2):
+            return _binary(name, x1, x2)
+    else:
+        def fn(x):
+            return _unary(name, x)
+    eager = getattr(_core, name).__doc__ or ""
+    body = eager.partition("\n\n")[2] or eager  # without nanobind's signature line
+    if row["grad"] == "smooth":
+        rule = _GRADS[name]
+        grad = f"Gradient: {' '.join(rule.__doc__.split())}" if rule.__doc__ else "Differentiable (uma.grad)."
+    else:
+        grad = {"zero": "Gradient: zero (piecewise constant).",
+                "none": "Not differentiable: no gradient flows through it."}[row["grad"]]
+    fn.__name__ = fn.__qualname__ = name
+    fn.__module__ = __name__
+    fn.__doc__ = f"{body.rstrip()}\nSymbolic arguments build an Elemwise node. {grad}"
+    return fn
+
+
+def _bool_op(name, *args):
+    """The operators ``& | ^ ~`` of :class:`~uma.graph.Variable`: the logical ops, on bool
+    operands only (``TypeError`` otherwise)."""
+    vs = [as_variable(a) if not is_python_scalar(a) else a for a in args]
+    for v in vs:
+        if isinstance(v, Variable) and v.dtype != "bool":
+            raise TypeError(f"operators & | ^ ~ on symbolic variables are logical and need bool "
+                            f"operands, got {v.dtype}; use {name} explicitly")
+    return _binary(name, *vs) if len(vs) == 2 else _unary("logical_not", vs[0])
 
 
 def _zeros_grad(g, out, *xs):
@@ -156,7 +148,28 @@ def _angle_grad(g, o, x):
     return [where(zero, 0, g * 1j / conj(where(zero, 1, x)))]
 
 
-# Gradient rules: (g, out, *inputs) -> one gradient per input. For complex values (PyTorch's and
+def _trigamma_grad(g, o, x):
+    """not available: ``uma.grad`` raises ``NotImplementedError`` (the derivative, polygamma(2,
+    x), is not implemented)."""
+    raise NotImplementedError("trigamma: gradient not available (polygamma(2, x) is not implemented)")
+
+
+def _copysign_grad(g, o, x, y):
+    """``g * copysign(x, y) / x`` (+-g) for x1, 0 where x1 == 0 and for x2 (PyTorch's rule)."""
+    zero = equal(x, 0)
+    return [where(zero, 0, g * o / where(zero, 1, x)), zeros_like(y, dtype=g.dtype)]
+
+
+def _hypot_grad(g, o, x, y):
+    """``g * x1 / hypot`` and ``g * x2 / hypot``, 0 at the origin (where hypot(x, 0) = |x| has
+    abs's gradient 0)."""
+    zero = equal(o, 0)
+    r = where(zero, 1, o)
+    return [where(zero, 0, g * x / r), where(zero, 0, g * y / r)]
+
+
+# Gradient rules of the ops whose table gradient kind is "smooth": (g, out, *inputs) -> one
+# gradient per input (ops of kind "zero" get zeros, of kind "none" no gradient). For complex values (PyTorch's and
 # PyTensor's convention, see uma.grad) the gradient of a holomorphic f multiplies g by the
 # conjugate of f'(z): ``_cj(...)`` below, a no-op on real dtypes.
 _GRADS = {
@@ -167,7 +180,6 @@ _GRADS = {
     "power": lambda g, o, x, y: _power_grad(g, o, x, y),
     "maximum": lambda g, o, x, y: [where(x >= y, g, 0), where(x >= y, 0, g)],
     "minimum": lambda g, o, x, y: [where(x <= y, g, 0), where(x <= y, 0, g)],
-    "floor_divide": _zeros_grad,
     "remainder": lambda g, o, x, y: [g, negative(g) * floor_divide(x, y)],
     "negative": lambda g, o, x: [negative(g)],
     "abs": lambda g, o, x: [g * sign(x)],  # complex: g * z / |z| (sign(0) = 0)
@@ -182,10 +194,7 @@ _GRADS = {
     "sin": lambda g, o, x: [g * _cj(cos(x))],
     "cos": lambda g, o, x: [negative(g) * _cj(sin(x))],
     "sign": _sign_grad,
-    "floor": _zeros_grad,
-    "ceil": _zeros_grad,
     "arctan2": lambda g, o, y, x: [g * x / (x * x + y * y), negative(g) * y / (x * x + y * y)],
-    "logical_xor": lambda g, o, x, y: [None, None],
     "exp2": lambda g, o, x: [g * _cj(o) * math.log(2.0)],
     "log2": lambda g, o, x: [g / (_cj(x) * math.log(2.0))],
     "log10": lambda g, o, x: [g / (_cj(x) * math.log(10.0))],
@@ -201,8 +210,15 @@ _GRADS = {
     "erfc": lambda g, o, x: [g * (-2.0 / math.sqrt(math.pi)) * exp(negative(x * x))],
     "gammaln": lambda g, o, x: [g * digamma(x)],
     "digamma": lambda g, o, x: [g * trigamma(x)],
-    "trigamma": lambda g, o, x: _no_grad("trigamma", "polygamma(2, x) is not implemented"),
-    "rint": _zeros_grad,
+    "trigamma": _trigamma_grad,
+    "copysign": _copysign_grad,
+    "hypot": _hypot_grad,
+    "logaddexp": lambda g, o, x, y: [g * exp(x - o), g * exp(y - o)],
+    "nextafter": lambda g, o, x, y: [g, zeros_like(y, dtype=g.dtype)],
+    "positive": lambda g, o, x: [g],
+    "acosh": lambda g, o, x: [g / _cj(sqrt(x - 1) * sqrt(x + 1))],
+    "asinh": lambda g, o, x: [g / _cj(sqrt(x * x + 1))],
+    "atanh": lambda g, o, x: [g / _cj(1 - x * x)],
     # parts of complex numbers: real carries g into the real component, imag into the imaginary
     # one (z = x + iy: d imag / dy = 1), conj conjugates it
     "real": lambda g, o, x: [g],
@@ -212,16 +228,18 @@ _GRADS = {
 }
 
 
-def _no_grad(name, why):
-    raise NotImplementedError(f"{name}: gradient not available ({why})")
+
+
+#: The public symbolic function of every op of the table, by name (:mod:`.unary` refines a few:
+#: ``real imag conj angle``).
+FUNCTIONS = {name: _function(row) for name, row in OP_TABLE.items()}
+globals().update(FUNCTIONS)
+eq, neq = equal, not_equal  # noqa: F821  (defined by FUNCTIONS)
 
 
 # The other op modules' names, used only when a graph is built: imported last, because the op
 # modules use one another (each module is complete before it imports the others).
-from .binary import equal, floor_divide, logical_and, power  # noqa: E402
 from .creation import zeros_like  # noqa: E402
 from .select import where  # noqa: E402
 from .shape import _unbroadcast  # noqa: E402
-from .unary import (  # noqa: E402
-    _cj, abs, conj, cos, cosh, digamma, exp, imag, log, negative, real, sigmoid, sign, sin, sinh,
-    sqrt, trigamma)
+from .unary import _cj, conj, imag, real  # noqa: E402

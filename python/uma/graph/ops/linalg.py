@@ -277,7 +277,7 @@ def trace(a, offset=0, axis1=0, axis2=1):
 
 # The other op modules' names, used only when a graph is built: imported last, because the op
 # modules use one another (each module is complete before it imports the others).
-from .binary import multiply  # noqa: E402
+from .elemwise import multiply  # noqa: E402
 from .convert import _to_dtype, astype  # noqa: E402
 from .reduce import sum  # noqa: E402
 from .shape import (  # noqa: E402

@@ -137,7 +137,6 @@ def softmax_cross_entropy(logits, labels):
 
 # The other op modules' names, used only when a graph is built: imported last, because the op
 # modules use one another (each module is complete before it imports the others).
-from .binary import maximum  # noqa: E402
 from .convert import astype  # noqa: E402
+from .elemwise import exp, maximum  # noqa: E402
 from .reduce import sum  # noqa: E402
-from .unary import exp  # noqa: E402

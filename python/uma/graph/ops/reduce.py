@@ -340,9 +340,9 @@ def logsumexp(a, axis=None, keepdims=False):
 
 # The other op modules' names, used only when a graph is built: imported last, because the op
 # modules use one another (each module is complete before it imports the others).
-from .binary import divide, equal, logical_and  # noqa: E402
 from .convert import astype  # noqa: E402
 from .creation import ones_like  # noqa: E402
+from .elemwise import divide, equal, exp, logical_and  # noqa: E402
 from .select import where  # noqa: E402
 from .shape import _broadcast_like, _unbroadcast, expand_dims  # noqa: E402
-from .unary import _cj, exp  # noqa: E402
+from .unary import _cj  # noqa: E402

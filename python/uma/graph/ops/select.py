@@ -105,7 +105,7 @@ def clip(a, a_min, a_max):
 
 # The other op modules' names, used only when a graph is built: imported last, because the op
 # modules use one another (each module is complete before it imports the others).
-from .binary import (  # noqa: E402
-    greater, greater_equal, less, less_equal, logical_and, maximum, minimum)
 from .convert import astype  # noqa: E402
+from .elemwise import (  # noqa: E402
+    greater, greater_equal, less, less_equal, logical_and, maximum, minimum)
 from .shape import _unbroadcast  # noqa: E402

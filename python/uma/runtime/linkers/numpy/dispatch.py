@@ -96,9 +96,9 @@ def _trigamma(x):
     return r.astype(dt)
 
 
-#: the elementwise functions that are not NumPy's function of the same name (``getattr(np,
-#: name)``: add, exp, arctan2, ...); erf, erfc, gammaln and digamma, which NumPy lacks, run
-#: uma's reference perform
+#: the elementwise functions that are not the NumPy function the op table names (``op.numpy``:
+#: add, exp, arccosh, invert, ...); erf, erfc, gammaln and digamma, which NumPy lacks, run uma's
+#: reference perform
 _ELEMWISE = {
     "sigmoid": _sigmoid,
     "softplus": lambda x: np.logaddexp(x.dtype.type(0), x),
@@ -111,7 +111,7 @@ _ELEMWISE = {
 
 @numpy_impl.register(o.Elemwise)
 def _elemwise(op, node):
-    fn = _ELEMWISE.get(op.name) or getattr(np, op.name, None)
+    fn = _ELEMWISE.get(op.name) or (getattr(np, op.numpy) if op.numpy else None)
     if fn is None:
         return numpy_impl.dispatch(object)(op, node)
     return lambda v: [fn(*v)]
