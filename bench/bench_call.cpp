@@ -1,5 +1,5 @@
 // Per-call overhead of a compiled function through the C++ API (uma::runtime::Function), the
-// C++ half of bench/bench_call.py (issue 4, "Call overhead": under 200 ns from C++).
+// C++ half of bench/bench_call.py: the call overhead of a compiled function from C++.
 //
 // Build and run (the benchmark target is off by default; one command, three lines):
 //   cmake -S . -B build/bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DUMA_BUILD_TESTS=OFF

@@ -1,5 +1,5 @@
 """uma call-overhead benchmark: what a compiled function costs per call beyond its compute,
-against peers measured in the same process (issue 4, "Call overhead").
+against peers measured in the same process.
 
     make bench BENCH=bench/bench_call.py          # sets up the venv, installs uma, runs this
     .venv/bin/python bench/bench_call.py [--quick] [--json PATH] [--only counter,three,mlp]

@@ -106,7 +106,7 @@ Array binary(BinaryOp op, const Array& a, const Array& b);
 Array unary(UnaryOp op, const Array& a);
 /// where(cond, x, y), broadcasting all three; cond is converted to bool.
 Array where(const Array& cond, const Array& x, const Array& y);
-// ---- issue 4 elementwise set (appended) ----
+// ---- rounding and clipping ----
 /// NumPy's round(a, decimals): half to even. Floats and complex: rint(a * 10**d) / 10**d
 /// (d >= 0) or rint(a / 10**-d) * 10**-d (d < 0), as NumPy computes it; integers keep their
 /// dtype (a copy for d >= 0; d < 0 rounds through float64); bool gives float16 (NumPy's rint
@@ -198,7 +198,7 @@ Array squeeze(const Array& a, const std::vector<int64_t>& axes);
 Array getitem(const Array& a, const std::vector<IndexItem>& index);
 
 // ---- reductions, linear algebra, shape, indexing and nn helpers on every dtype ------------
-// (reduce-linalg block: NumPy 2 semantics; errors name the op and the bad value.)
+// NumPy 2 semantics; errors name the op and the bad value.
 
 /// Result dtype of a reduction (NumPy 2): sum/prod of bool and signed ints -> int64, of
 /// unsigned ints -> uint64; mean of bool/ints -> float64; max/min keep the dtype; argmax/

@@ -110,7 +110,7 @@ nb::object scalar_to_python(const Array& a0d);
 /// A basic index (int, slice, None, Ellipsis or a tuple of them); IndexError otherwise.
 std::vector<IndexItem> parse_index(nb::handle key);
 
-// ---- advanced indices (bind_ops.cpp; reduce-linalg) ----
+// ---- advanced indices (bind_ops.cpp) ----
 /// An index that may hold one integer or boolean array: basic items, an integer array taken
 /// along `axis` (x[idx], x[:, idx]: only full slices before it and after it), or a boolean
 /// mask over the leading axes (x[mask]). IndexError for any other combination.

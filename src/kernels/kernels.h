@@ -19,7 +19,7 @@ void binary(BinaryOp op, const Array& a, const Array& b, const Array& out);
 void binary_one(BinaryOp op, DType t, const void* a, const void* b, void* out);
 /// out = op(a); out has a's dtype, or bool for LogicalNot, or the real dtype for Abs of complex.
 void unary(UnaryOp op, const Array& a, const Array& out);
-// ---- issue 4 elementwise set (appended) ----
+// ---- clipping ----
 /// out = clip(x, lo, hi) (numpy.clip's scalar rule); all four share one kernel dtype.
 void clip(const Array& x, const Array& lo, const Array& hi, const Array& out);
 /// out = cond ? x : y; cond is bool, x/y/out share a dtype.
@@ -40,7 +40,7 @@ void fused_one(const void* const* inputs, int n_inputs, const std::vector<FusedI
 /// out[m, n] = a[m, k] @ b[k, n] for one matrix (2-D views), out C-contiguous.
 void gemm(const Array& a, const Array& b, const Array& out);
 
-// ---- reductions, linear algebra and indexing on every dtype (reduce-linalg) ----------
+// ---- reductions, linear algebra and indexing on every dtype ----------------------------
 /// out = variance of `a` over the masked axes with `ddof` (sqrt of it when take_sqrt);
 /// out is a C-contiguous real float array of the kept axes' shape.
 void var(const Array& a, const std::vector<bool>& reduce_mask, double ddof, bool take_sqrt, const Array& out);

@@ -134,7 +134,7 @@ Array softmax_cross_entropy_grad(const Array& grad0, const Array& logits0, const
   return out;
 }
 
-// ---- softmax, log_softmax, relu on every float dtype (reduce-linalg) -----------------------
+// ---- softmax, log_softmax, relu on every float dtype ----------------------------------------
 
 Array softmax(const Array& x, int64_t axis, bool log) {
   const char* name = log ? "log_softmax" : "softmax";

@@ -221,7 +221,7 @@ Array getitem(const Array& a, const std::vector<IndexItem>& index) {
   return a.view(p, s, st);
 }
 
-// ---- split (reduce-linalg) ------------------------------------------------------------------
+// ---- split ----------------------------------------------------------------------------------
 
 std::vector<Array> split_at(const Array& a, const std::vector<int64_t>& indices, int64_t axis) {
   axis = normalize_axis(axis, a.ndim(), "split");

@@ -198,7 +198,7 @@ TEST(Elementwise, ErrorsNameTheProblem) {
   EXPECT_EQ(error_kind([&] { ops::round(ops::ones({1}, DType::Bool), -1); }), ErrorKind::Type);
 }
 
-// ---- issue 4: every dtype ----------------------------------------------------------------
+// ---- every dtype --------------------------------------------------------------------------
 
 TEST(Elementwise, NarrowIntegersWrapAsNumPy) {
   Array a = make<int8_t>({127, -128, 100, -7}, {4});
@@ -632,7 +632,7 @@ TEST(Memory, OpsReturnTheirBytes) {
   EXPECT_EQ(memory_stats(Device::cpu()).active_bytes, before);
 }
 
-// ---- reductions, linear algebra and indexing on every dtype (reduce-linalg) -------------------
+// ---- reductions, linear algebra and indexing on every dtype -----------------------------------
 
 TEST(ReduceAllDtypes, SmallIntSumsToInt64AndUnsignedToUInt64) {
   Array a = make<int8_t>({100, 100, 100, -1}, {2, 2});

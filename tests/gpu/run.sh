@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU test run (issue 5), for the GPU machine: builds uma from a clean checkout with the
+# The GPU test run, for the GPU machine: builds uma from a clean checkout with the
 # CUDA code, runs the C++ tests (ctest) and the Python tests with the GPU present, then
 # compute-sanitizer memcheck on the C++ CUDA tests.
 #

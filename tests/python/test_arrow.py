@@ -1,4 +1,4 @@
-"""Arrow C Data Interface and PyCapsule interface (issue 3), against real pyarrow and a
+"""Arrow C Data Interface and PyCapsule interface, against real pyarrow and a
 test-only ctypes producer (tests/python/_arrow_producer.py).
 
 Shared memory is asserted by buffer addresses and by a write through NumPy (the owner of the

@@ -1,4 +1,4 @@
-"""Python-defined backends (issue 4): the documented ``uma.Linker`` base, the registry, and the
+"""Python-defined backends: the documented ``uma.Linker`` base, the registry, and the
 ``numpy`` linker (NumPy in Python, residency "numpy") mixed with ``reference`` and ``cpu`` on
 the same shared variables. NumPy is the oracle."""
 import functools

@@ -1,4 +1,4 @@
-"""Coherent shared state, proved (issue 4).
+"""Coherent shared state, proved.
 
 - a seeded random walk of calls on three counted residencies (two counting linkers plus the
   host) and the numpy residency, with get_value and set_value, checked after every step

@@ -1,4 +1,4 @@
-"""uma.load / uma.save: .npy and .safetensors without copies (issue 3, "Files without copies").
+"""uma.load / uma.save: .npy and .safetensors without copies.
 
 Oracles: NumPy (np.save / np.load) for .npy and the `safetensors` package (the reference
 implementation's bindings: safetensors.numpy, safetensors.torch for BF16) for .safetensors,

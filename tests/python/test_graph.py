@@ -81,7 +81,7 @@ def test_no_truth_value_no_iteration():
 def test_binary_dtype_matches_numpy(name, a, b):
     expected = np_result(getattr(np, name), a, b)
     x, y = sym.vector(dtype=a), sym.vector(dtype=b)
-    if expected is TypeError:  # every other result dtype is supported (issue 4)
+    if expected is TypeError:  # every other result dtype is supported
         with pytest.raises(TypeError, match=name):
             getattr(sym, name)(x, y)
     else:
@@ -93,7 +93,7 @@ def test_binary_dtype_matches_numpy(name, a, b):
 def test_unary_dtype_matches_numpy(name, a):
     expected = np_result(getattr(np, name), a)
     x = sym.vector(dtype=a)
-    if expected is TypeError:  # every other result dtype is supported (issue 4)
+    if expected is TypeError:  # every other result dtype is supported
         with pytest.raises(TypeError, match=name):
             getattr(sym, name)(x)
     else:

@@ -1,4 +1,4 @@
-"""Op x dtype x layout matrix for the non-elementwise ops (issue 4): reductions, cumulative
+"""Op x dtype x layout matrix for the non-elementwise ops: reductions, cumulative
 ops, linear algebra, shape ops, advanced indexing, functional updates and nn helpers, on every
 dtype, eager and compiled (cpu, reference, numpy), with gradients checked by verify_grad.
 

@@ -236,7 +236,7 @@ def test_float_special_values(dtype):
                          lambda: getattr(uma, op)(u, uma.asarray(x[::-1].copy())))
 
 
-# Every op covers every dtype since issue 4: the errors for dtypes NumPy has no loop for are
+# Every op covers every dtype: the errors for dtypes NumPy has no loop for are
 # tested in test_op_matrix_elementwise.py and test_op_matrix_reduce_linalg.py.
 
 

@@ -1,4 +1,4 @@
-"""uma.random.RandomStream on every backend (issue 4): the documented Philox rule (draw j at
+"""uma.random.RandomStream on every backend: the documented Philox rule (draw j at
 step s = NumPy's Generator(Philox(key, counter=[0, j, s, 0]))), the automatic state update,
 no_default_updates, reseeding, the same draws on every backend, and the distributions."""
 import numpy as np

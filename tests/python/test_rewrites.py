@@ -1,4 +1,4 @@
-"""Rewrite passes (issue 4): named passes that ``mode`` switches off one by one, exactness of
+"""Rewrite passes: named passes that ``mode`` switches off one by one, exactness of
 the algebraic simplifications on NaN/inf/signed zeros/integer extremes (bitwise against the
 unrewritten graph, NumPy as the oracle), the validator after every pass, and dprint."""
 import io

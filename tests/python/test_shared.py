@@ -1,8 +1,8 @@
 """Shared variables (DESIGN.md "Shared variables: one value, many residencies").
 
-Every "Known fault that must be impossible" and every "Bad call" of issue 2 is its own test,
-and the counting linker (its own residency, counts every conversion) proves the residency
-rules: a same-backend loop makes zero conversions, a switch of residency makes one, and so on.
+Every fault the design rules out and every bad call is its own test, and the counting linker
+(its own residency, counts every conversion) proves the residency rules: a same-backend loop
+makes zero conversions, a switch of residency makes one, and so on.
 """
 import gc
 

@@ -24,7 +24,7 @@
 // reference is taken only under the cell's lock, which the writer holds: seeing the count at
 // 1 under the lock means the count stays 1. Adopted memory is never written (DESIGN.md: no
 // donation into adopted memory). This saves a scalar update its allocation, its free and
-// four atomic reference-count operations (the C++ call overhead goal of issue 4).
+// four atomic reference-count operations (most of a scalar call's cost from C++).
 #pragma once
 #include <atomic>
 #include <cstdint>
