@@ -58,6 +58,9 @@ class Array {
   Array as_readonly() const;
   /// A view with new geometry over the same storage (no checks beyond ndim agreement).
   Array view(void* data, Shape shape, Strides strides) const;
+  /// This array seen with `shape`, to which its shape broadcasts (NumPy's rule; unchecked):
+  /// stride 0 on the new leading axes and on the length-1 axes that `shape` stretches.
+  Array broadcast_view(const Shape& shape) const;
 
   /// Pointer to element at a multi-index (no bounds check).
   char* ptr_at(const int64_t* index) const noexcept;

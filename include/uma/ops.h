@@ -31,21 +31,11 @@ struct Scalar {
   static Scalar from_complex(std::complex<double> v) { Scalar s; s.kind = ScalarKind::Complex; s.c = v; return s; }
 };
 
-enum class ReduceOp { Sum, Mean, Max, Min, Prod, ArgMax, ArgMin, All, Any };
-
 /// One item of a basic index: an integer, a slice, None (new axis) or Ellipsis.
 struct IndexItem {
   enum Kind { Int, Slice, NewAxis, Ellipsis } kind = Int;
   int64_t i = 0;
   std::optional<int64_t> start, stop, step;  // slice parts; nullopt = None
-};
-
-/// One instruction of a fused elementwise chain: register[n_inputs + k] = op(reg[a], reg[b]).
-struct FusedInstr {
-  bool binary = true;
-  int op = 0;  // a BinaryOp or UnaryOp value
-  int a = 0;
-  int b = 0;   // unused for unary ops
 };
 
 namespace ops {

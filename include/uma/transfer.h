@@ -16,7 +16,11 @@ Array to_device(const Array& a, Device to);
 /// The same as to_device, converting to `dtype` on the way (conversion runs on the host).
 Array to_device(const Array& a, Device to, DType dtype);
 
-/// `a` itself when it is on the host, else a host copy (np.asarray and item() of cuda arrays).
+/// `a` itself when it is on `to`, else to_device(a, to).
+Array on_device(const Array& a, Device to);
+
+/// on_device(a, cpu): `a` itself on the host, else a host copy (np.asarray and item() of cuda
+/// arrays).
 Array to_host(const Array& a);
 
 }  // namespace uma

@@ -198,6 +198,14 @@ Array Array::view(void* data, Shape shape, Strides strides) const {
   return Array(storage_, data, std::move(shape), std::move(strides), dtype_, writable_);
 }
 
+Array Array::broadcast_view(const Shape& shape) const {
+  if (shape_ == shape) return *this;
+  const int64_t nd = static_cast<int64_t>(shape.size()), off = nd - ndim();
+  Strides st(nd, 0);
+  for (int64_t d = 0; d < ndim(); ++d) st[off + d] = shape_[d] == 1 && shape[off + d] != 1 ? 0 : strides_[d];
+  return view(data_, shape, std::move(st));
+}
+
 char* Array::ptr_at(const int64_t* index) const noexcept {
   int64_t off = 0;
   for (int64_t i = 0; i < ndim(); ++i) off += index[i] * strides_[i];

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "uma/array.h"
-#include "uma/ops.h"
+#include "uma/ops/table.h"
 
 namespace uma::kernels::cuda {
 

@@ -1,10 +1,12 @@
-// src/kernels/kernels.h — per-device kernel entry points (internal).
+// src/kernels/kernels.h — per-device kernel entry points (internal): uma::kernels::cpu here,
+// uma::kernels::cuda in cuda_kernels.h, and below them the one device boundary the ops call
+// (uma::kernels::<name>: the kernel of the output's device).
 // Kernels assume the ops layer already checked dtypes and shapes: operands are views whose
 // shapes equal the output's (broadcast dims have stride 0), compute dtypes as documented.
 #pragma once
 #include "uma/array.h"
 #include "uma/error.h"
-#include "uma/ops.h"
+#include "uma/ops/table.h"
 #include "kernels/cuda_kernels.h"
 
 namespace uma::kernels::cpu {
@@ -56,6 +58,25 @@ void take(const Array& a, const Array& idx, int64_t axis, const Array& out);
 void scatter(const Array& dst, const Array& idx, int64_t axis, const Array& src, bool accumulate);
 /// dst += src elementwise (same dtype and shape; any layouts; NumPy's add per dtype).
 void add_into(const Array& dst, const Array& src);
+/// Checks the C-contiguous int64 indices `idx` (converted from `src_dtype`) against an axis of
+/// length n and wraps negative ones in place: IndexError naming the first index outside
+/// [-n, n) (`op` names the op, `axis` the axis).
+void normalize_indices(const char* op, const Array& idx, int64_t n, int64_t axis, DType src_dtype);
+/// Flat C-order positions (int64 (count,)) of the true entries of the C-contiguous bool `mask`.
+Array mask_positions(const Array& mask);
+/// out (idx.shape + (depth,), C-contiguous, any dtype) = 1 where the last index equals the
+/// C-contiguous int64 idx, else 0.
+void one_hot(const Array& idx, int64_t depth, const Array& out);
+/// out (batch..., M, N), C-contiguous = a (batch..., M, K) @ b (batch..., K, N), broadcast
+/// views of out's dtype: gemm per matrix.
+void matmul(const Array& a, const Array& b, const Array& out);
+/// Softmax cross-entropy of contiguous float32/float64 logits (N, C) and int64 labels (N,):
+/// the forward values into out (N,), or with `grad` (gstride 0 or 1) the gradient into out
+/// (N, C). The labels are always checked first (ValueError naming the first outside [0, C)).
+void softmax_xent(const char* op, const Array& logits, const Array& labels, const Array* grad, int64_t gstride,
+                  const Array& out);
+/// ValueError naming the first of the contiguous int64 `labels` outside [0, nclasses).
+void check_labels(const char* op, const Array& labels, int64_t nclasses);
 
 }  // namespace uma::kernels::cpu
 
@@ -81,6 +102,54 @@ inline void clip(const Array& x, const Array& lo, const Array& hi, const Array& 
 inline void reduce(ReduceOp op, const Array& a, const std::vector<bool>& reduce_mask, const Array& out) {
   if (out.device().is_cpu()) cpu::reduce(op, a, reduce_mask, out); else cuda::reduce(op, a, reduce_mask, out);
 }
+/// Whether `device` has a kernel for the op computed in dtype `t` (every pair on the cpu; the
+/// cuda table is kernels/cuda/support.h).
+template <class Op>
+bool supports(Op op, DType t, const Device& device) noexcept {
+  return device.is_cpu() || cuda::supports(op, t);
+}
+inline void cumulate(const Array& a, int64_t axis, bool product, const Array& out) {
+  if (out.device().is_cpu()) cpu::cumulate(a, axis, product, out); else cuda::cumulate(a, axis, product, out);
+}
+inline void matmul(const Array& a, const Array& b, const Array& out) {
+  if (out.device().is_cpu()) cpu::matmul(a, b, out); else cuda::matmul(a, b, out);
+}
+inline void take(const Array& a, const Array& idx, int64_t axis, const Array& out) {
+  if (out.device().is_cpu()) cpu::take(a, idx, axis, out); else cuda::take(a, idx, axis, out);
+}
+/// `sorted_unique`: idx is strictly increasing (mask positions), which the cuda kernel uses.
+inline void scatter(const Array& dst, const Array& idx, int64_t axis, const Array& src, bool accumulate,
+                    bool sorted_unique) {
+  if (dst.device().is_cpu()) cpu::scatter(dst, idx, axis, src, accumulate);
+  else cuda::scatter(dst, idx, axis, src, accumulate, sorted_unique);
+}
+/// The indices checked and wrapped in place, on idx's device (IndexError as cpu's).
+inline void normalize_indices(const char* op, const Array& idx, int64_t n, int64_t axis, DType src_dtype) {
+  if (idx.device().is_cpu()) cpu::normalize_indices(op, idx, n, axis, src_dtype);
+  else cuda::normalize_indices(op, idx, n, axis, src_dtype);
+}
+/// Positions on the mask's device.
+inline Array mask_positions(const Array& mask) {
+  return mask.device().is_cpu() ? cpu::mask_positions(mask) : cuda::mask_positions(mask);
+}
+inline void one_hot(const Array& idx, int64_t depth, const Array& out) {
+  if (out.device().is_cpu()) cpu::one_hot(idx, depth, out); else cuda::one_hot(idx, depth, out);
+}
+/// `check`: a bad label raises ValueError (the cpu kernel always checks; the cuda kernel
+/// without `check` leaves those rows NaN and does not wait for the device).
+inline void softmax_xent(const char* op, const Array& logits, const Array& labels, const Array* grad,
+                         int64_t gstride, const Array& out, bool check) {
+  if (out.device().is_cpu()) cpu::softmax_xent(op, logits, labels, grad, gstride, out);
+  else cuda::softmax_xent(op, logits, labels, grad, gstride, out, check);
+}
+inline void check_labels(const char* op, const Array& labels, int64_t nclasses) {
+  if (labels.device().is_cpu()) cpu::check_labels(op, labels, nclasses); else cuda::check_labels(op, labels, nclasses);
+}
+/// dst (any writable view on one device) = src converted; on a cuda device a strided dst is
+/// written through a contiguous temporary.
+void cast_into(const Array& src, const Array& dst);
+/// dst += src (same dtype and shape; dst any writable view): NumPy's add per dtype.
+void add_into(const Array& dst, const Array& src);
 /// On a cuda device the chain runs op by op (one kernel per instruction, full-size
 /// temporaries): the same values as the fused cpu loop, without its single pass.
 void fused(const std::vector<Array>& inputs, const std::vector<FusedInstr>& code, const Array& out);

@@ -6,8 +6,6 @@
 
 namespace uma::ops::detail {
 
-/// A view of `a` broadcast to `shape` (stride 0 on broadcast dims); caller checked shapes.
-Array broadcast_view(const Array& a, const Shape& shape);
 /// TypeError unless `t` has compute kernels.
 void check_compute(const char* op, DType t);
 /// The device an op runs on: that of its operands. 0-d host arrays (scalars) join an op on a

@@ -45,18 +45,10 @@ void assign(const Array& dst, const Array& src0) {
   UMA_CHECK(s == dst.shape(), Value, "could not broadcast input array from shape ", shape_str(src0.shape()),
             " into shape ", shape_str(dst.shape()));
   // A source on another device moves to dst's device: the transfer is the write asked for.
-  Array src = src0.device() == dst.device() ? src0 : to_device(src0, dst.device());
+  Array src = on_device(src0, dst.device());
   Array from = may_overlap(dst, src) ? copy(src) : src;
-  Array view = detail::broadcast_view(from, dst.shape());
-  if (dst.device().is_cpu()) {
-    kernels::cpu::cast(view, dst);
-  } else if (dst.is_c_contiguous()) {
-    kernels::cuda::cast(view, dst);
-  } else {  // a strided device view: convert into contiguous memory, then scatter into the view
-    Array tmp = Array::empty(dst.shape(), dst.dtype(), dst.device());
-    kernels::cuda::cast(view, tmp);
-    kernels::cuda::unpack(tmp, dst);
-  }
+  Array view = from.broadcast_view(dst.shape());
+  kernels::cast_into(view, dst);
 }
 
 Array scalar_array(const Scalar& v, DType dtype) {

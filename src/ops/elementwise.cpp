@@ -11,14 +11,6 @@ namespace uma::ops {
 
 namespace detail {
 
-Array broadcast_view(const Array& a, const Shape& shape) {
-  if (a.shape() == shape) return a;
-  const int64_t nd = static_cast<int64_t>(shape.size()), off = nd - a.ndim();
-  Strides st(nd, 0);
-  for (int64_t d = 0; d < a.ndim(); ++d) st[off + d] = a.shape()[d] == 1 && shape[off + d] != 1 ? 0 : a.strides()[d];
-  return a.view(a.data(), shape, st);
-}
-
 void check_compute(const char* op, DType t) {
   UMA_CHECK(is_compute_dtype(t), Type, op, ": dtype ", dtype_name(t),
             " is not supported yet (compute dtypes: bool, int32, int64, float32, float64)");
@@ -26,7 +18,6 @@ void check_compute(const char* op, DType t) {
 
 }  // namespace detail
 
-using detail::broadcast_view;
 
 const char* op_name(BinaryOp op) noexcept { return name_of(op); }
 const char* op_name(UnaryOp op) noexcept { return name_of(op); }
@@ -169,8 +160,7 @@ UnaryTypes unary_types(UnaryOp op, DType t) {
 // it in its compute dtype; otherwise a TypeError naming op, dtype and device.
 template <class Op>
 void check_cuda(Op op, DType kernel_t, const Device& dev) {
-  if (dev.is_cpu()) return;
-  UMA_CHECK(kernels::cuda::supports(op, kernel_t), Type, op_name(op), ": no ", dev.str(), " kernel for dtype ",
+  UMA_CHECK(kernels::supports(op, kernel_t, dev), Type, op_name(op), ": no ", dev.str(), " kernel for dtype ",
             dtype_name(kernel_t), "; move the array to the host with .to_device('cpu')");
 }
 }  // namespace
@@ -293,7 +283,7 @@ Array binary(BinaryOp op, const Array& a0, const Array& b0) {
   }
   const bool boolean_out = bool_result(op);
   Array out = Array::empty(shape, boolean_out ? DType::Bool : ct, dev);
-  kernels::binary(op, broadcast_view(A, shape), broadcast_view(B, shape), out);
+  kernels::binary(op, A.broadcast_view(shape), B.broadcast_view(shape), out);
   return out.dtype() == rt ? out : astype(out, rt);
 }
 
@@ -304,12 +294,11 @@ namespace {
 // element moved there once, broadcast by the kernels.
 Array complex_part_of_real(UnaryOp op, const Array& a) {
   auto zero = [&](DType t) {
-    Array z = scalar_array(Scalar::from_int(0), t);
-    return broadcast_view(a.device().is_cpu() ? z : to_device(z, a.device()), a.shape());
+    return on_device(scalar_array(Scalar::from_int(0), t), a.device()).broadcast_view(a.shape());
   };
   switch (op) {
     case UnaryOp::Real: return copy(a);
-    case UnaryOp::Imag: return a.device().is_cpu() ? zeros(a.shape(), a.dtype()) : contiguous(zero(a.dtype()));
+    case UnaryOp::Imag: return contiguous(zero(a.dtype()));
     case UnaryOp::Conj: return astype(a, a.dtype() == DType::Bool ? DType::Int8 : a.dtype());
     default: return binary(BinaryOp::Arctan2, zero(a.dtype() == DType::Bool ? DType::Int64 : a.dtype()), a);
   }
@@ -362,7 +351,7 @@ Array clip(const Array& a0, const std::optional<Array>& lo0, const std::optional
   const DType t = promote_types(promote_types(a.dtype(), lo->dtype()), hi->dtype());
   const DType ct = kernel_dtype(t);
   const Shape shape = broadcast_shapes(broadcast_shapes(a.shape(), lo->shape(), "clip"), hi->shape(), "clip");
-  auto conv = [&](const Array& x) { return broadcast_view(x.dtype() == ct ? x : astype(x, ct), shape); };
+  auto conv = [&](const Array& x) { return (x.dtype() == ct ? x : astype(x, ct)).broadcast_view(shape); };
   Array out = Array::empty(shape, ct, a.device());
   kernels::clip(conv(a), conv(*lo), conv(*hi), out);
   return out.dtype() == t ? out : astype(out, t);
@@ -379,7 +368,7 @@ Array where(const Array& cond0, const Array& x0, const Array& y0) {
   Array X = x.dtype() == t ? x : astype(x, t);
   Array Y = y.dtype() == t ? y : astype(y, t);
   Array out = Array::empty(shape, t, dev);
-  kernels::where(broadcast_view(C, shape), broadcast_view(X, shape), broadcast_view(Y, shape), out);
+  kernels::where(C.broadcast_view(shape), X.broadcast_view(shape), Y.broadcast_view(shape), out);
   return out;
 }
 
@@ -493,17 +482,9 @@ Array one_hot(const Array& indices, int64_t depth, DType dtype) {
   Array idx = astype(indices, DType::Int64);
   Shape shape = indices.shape();
   shape.push_back(depth);
-  if (!idx.device().is_cpu()) {  // written in the requested dtype on the device
-    Array out = Array::empty(shape, dtype, idx.device());
-    kernels::cuda::one_hot(idx, depth, out);
-    return out;
-  }
-  Array out = zeros(shape, DType::Float64);
-  double* o = out.data_as<double>();
-  const int64_t* p = idx.data_as<int64_t>();
-  for (int64_t i = 0; i < idx.size(); ++i)
-    if (p[i] >= 0 && p[i] < depth) o[i * depth + p[i]] = 1.0;
-  return dtype == DType::Float64 ? out : astype(out, dtype);
+  Array out = Array::empty(shape, dtype, idx.device());
+  kernels::one_hot(idx, depth, out);
+  return out;
 }
 
 }  // namespace uma::ops

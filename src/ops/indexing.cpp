@@ -33,19 +33,8 @@ Array normalized_indices(const char* op, const Array& indices, int64_t n, int64_
             dtype_name(indices.dtype()));
   check_index_device(op, indices.device(), dev);
   Array idx = astype(indices, DType::Int64);  // always a fresh array: normalised in place below
-  if (!idx.device().is_cpu()) {
-    kernels::cuda::normalize_indices(op, idx, n, axis, indices.dtype());
-    return idx;
-  }
-  int64_t* p = idx.data_as<int64_t>();
-  for (int64_t i = 0; i < idx.size(); ++i) {
-    if (indices.dtype() == DType::UInt64 && p[i] < 0)  // a uint64 index >= 2**63
-      UMA_FAIL(Index, op, ": index ", static_cast<uint64_t>(p[i]), " is out of bounds for axis ", axis, " with size ", n);
-    UMA_CHECK(p[i] >= -n && p[i] < n, Index, op, ": index ", p[i], " is out of bounds for axis ", axis,
-              " with size ", n);
-    if (p[i] < 0) p[i] += n;
-  }
-  return dev.is_cpu() ? idx : to_device(idx, dev);
+  kernels::normalize_indices(op, idx, n, axis, indices.dtype());
+  return on_device(idx, dev);
 }
 
 // Flat C-order positions (int64, on x's device) of the true entries of a bool mask matching
@@ -60,16 +49,7 @@ Array mask_positions(const char* op, const Array& x, const Array& mask) {
     UMA_CHECK(mask.shape()[d] == x.shape()[d], Index, op, ": boolean index did not match indexed array along axis ",
               d, "; size of axis is ", x.shape()[d], " but size of corresponding boolean axis is ", mask.shape()[d]);
   check_index_device(op, mask.device(), x.device());
-  Array m = contiguous(mask);
-  if (!m.device().is_cpu()) return kernels::cuda::mask_positions(m);
-  const bool8* mp = m.data_as<bool8>();  // true where the byte is not 0
-  int64_t count = 0;
-  for (int64_t i = 0; i < m.size(); ++i) count += mp[i] ? 1 : 0;
-  Array pos = Array::empty({count}, DType::Int64);
-  int64_t* pp = pos.data_as<int64_t>();
-  for (int64_t i = 0, k = 0; i < m.size(); ++i)
-    if (mp[i]) pp[k++] = i;
-  return x.device().is_cpu() ? pos : to_device(pos, x.device());
+  return on_device(kernels::mask_positions(contiguous(mask)), x.device());
 }
 
 // x (C-contiguous) seen as (prod(x.shape[:k]),) + x.shape[k:].
@@ -94,7 +74,7 @@ Array update_source(const char* op, const Array& y0, DType t, const Shape& shape
             Value, op, ": could not broadcast the update of shape ", shape_str(y.shape()), " into shape ",
             shape_str(shape));
   Array out = Array::empty(shape, t, y.device());
-  kernels::cast(detail::broadcast_view(y, shape), out);
+  kernels::cast(y.broadcast_view(shape), out);
   return out;
 }
 
@@ -104,17 +84,11 @@ Array take_normalized(const Array& a, const Array& idx, int64_t axis, const Shap
   Shape flat = a.shape();
   flat[axis] = idx.size();
   Array out = Array::empty(flat, a.dtype(), a.device());
-  if (a.device().is_cpu()) kernels::cpu::take(a, idx, axis, out);
-  else kernels::cuda::take(a, idx, axis, out);
+  kernels::take(a, idx, axis, out);
   Shape s(a.shape().begin(), a.shape().begin() + axis);
   s.insert(s.end(), index_shape.begin(), index_shape.end());
   s.insert(s.end(), a.shape().begin() + axis + 1, a.shape().end());
   return out.view(out.data(), s, contiguous_strides(s));
-}
-
-void scatter(const Array& dst, const Array& idx, int64_t axis, const Array& src, bool inc, bool sorted_unique) {
-  if (dst.device().is_cpu()) kernels::cpu::scatter(dst, idx, axis, src, inc);
-  else kernels::cuda::scatter(dst, idx, axis, src, inc, sorted_unique);
 }
 
 const char* update_name(bool inc) { return inc ? "inc_subtensor" : "set_subtensor"; }
@@ -137,18 +111,12 @@ Array mask_select(const Array& a, const Array& mask) {
 Array update_basic(const Array& x0, const std::vector<IndexItem>& index, const Array& y0, bool inc) {
   const char* op = update_name(inc);
   Array x = x0, y = y0;
-  const Device dev = detail::common_device(op, {&x, &y});
+  detail::common_device(op, {&x, &y});
   Array out = copy(x);
   Array dst = getitem(out, index);
   Array src = update_source(op, y, x.dtype(), dst.shape());
-  if (dev.is_cpu()) {
-    if (inc) kernels::cpu::add_into(dst, src);
-    else kernels::cpu::cast(src, dst);
-    return out;
-  }
-  // NumPy's add in the dtype (the cuda kernels compute float16/bfloat16 in float32 and round
-  // once, as add_into does), written into the view.
-  assign(dst, inc ? binary(BinaryOp::Add, dst, src) : src);
+  if (inc) kernels::add_into(dst, src);  // NumPy's add in the dtype
+  else kernels::cast_into(src, dst);
   return out;
 }
 
@@ -163,7 +131,7 @@ Array update_take(const Array& x0, const Array& indices, int64_t axis0, const Ar
   region.insert(region.end(), x.shape().begin() + axis + 1, x.shape().end());
   Array src = update_source(op, y, x.dtype(), region);
   Array out = copy(x);
-  scatter(out, idx, axis, src, inc, /*sorted_unique=*/false);
+  kernels::scatter(out, idx, axis, src, inc, /*sorted_unique=*/false);
   return out;
 }
 
@@ -176,7 +144,7 @@ Array update_mask(const Array& x0, const Array& mask, const Array& y0, bool inc)
   for (int64_t d = mask.ndim(); d < x.ndim(); ++d) region.push_back(x.shape()[d]);
   Array src = update_source(op, y, x.dtype(), region);
   Array out = copy(x);
-  scatter(flatten_leading(out, mask.ndim()), pos, 0, src, inc, /*sorted_unique=*/true);
+  kernels::scatter(flatten_leading(out, mask.ndim()), pos, 0, src, inc, /*sorted_unique=*/true);
   return out;
 }
 

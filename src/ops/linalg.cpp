@@ -16,8 +16,6 @@ Array matmul(const Array& a00, const Array& b00) {
   UMA_CHECK(a0.ndim() > 0 && b0.ndim() > 0, Value, "matmul: input operand ", a0.ndim() == 0 ? 0 : 1,
             " does not have enough dimensions (has 0, requires at least 1)");
   const DType t = promote_types(a0.dtype(), b0.dtype());
-  if (dev.is_cpu() && (t == DType::Float16 || t == DType::BFloat16))  // BLAS in float32, rounded once
-    return astype(matmul(astype(a0, DType::Float32), astype(b0, DType::Float32)), t);
   Array a = a0.dtype() == t ? a0 : astype(a0, t);
   Array b = b0.dtype() == t ? b0 : astype(b0, t);
   const bool a1 = a.ndim() == 1, b1 = b.ndim() == 1;
@@ -36,23 +34,8 @@ Array matmul(const Array& a00, const Array& b00) {
   Shape sa = batch, sb = batch;
   sa.push_back(M); sa.push_back(K);
   sb.push_back(K); sb.push_back(N);
-  Array A = detail::broadcast_view(a, sa), B = detail::broadcast_view(b, sb);
-  if (!dev.is_cpu()) kernels::cuda::matmul(A, B, out);  // one strided-batched cuBLAS call (or uma's int kernel)
-  const int64_t nb = dev.is_cpu() ? checked_size(batch) : 0, nbd = static_cast<int64_t>(batch.size());
-  Strides bc = contiguous_strides(batch);
-  const int64_t isz = static_cast<int64_t>(itemsize(t));
-  for (int64_t i = 0; i < nb; ++i) {
-    int64_t oa = 0, ob = 0;
-    for (int64_t d = 0; d < nbd; ++d) {
-      int64_t idx = (i / bc[d]) % batch[d];
-      oa += idx * A.strides()[d];
-      ob += idx * B.strides()[d];
-    }
-    Array am = A.view(static_cast<char*>(A.data()) + oa * isz, {M, K}, {A.strides()[nbd], A.strides()[nbd + 1]});
-    Array bm = B.view(static_cast<char*>(B.data()) + ob * isz, {K, N}, {B.strides()[nbd], B.strides()[nbd + 1]});
-    Array om = out.view(static_cast<char*>(out.data()) + i * M * N * isz, {M, N}, {N, 1});
-    kernels::cpu::gemm(am, bm, om);
-  }
+  Array A = a.broadcast_view(sa), B = b.broadcast_view(sb);
+  kernels::matmul(A, B, out);
   Shape res = batch;
   if (!a1) res.push_back(M);
   if (!b1) res.push_back(N);

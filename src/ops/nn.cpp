@@ -6,11 +6,7 @@
 //   d[i, j] = g_i * (softmax(z)_ij - [j == y_i])
 // One pass per row instead of the max/subtract/exp/sum/log/one-hot chain (and its gradient
 // graph) that the same loss takes when written with log_softmax.
-#include <cmath>
-#include <memory>
-
-#include "kernels/cpu/vmath.h"
-#include "kernels/cuda_kernels.h"
+#include "kernels/kernels.h"
 #include "ops/common.h"
 
 namespace uma::ops {
@@ -22,12 +18,6 @@ struct XentArgs {
   int64_t n, c;
 };
 
-void check_host_labels(const char* op, const int64_t* y, int64_t n, int64_t c) {
-  for (int64_t i = 0; i < n; ++i)
-    UMA_CHECK(y[i] >= 0 && y[i] < c, Value, op, ": label ", y[i], " at position ", i, " is out of range [0, ", c,
-              ")");
-}
-
 XentArgs check_xent(const char* op, const Array& logits, const Array& labels) {
   UMA_CHECK(logits.ndim() == 2, Value, op, ": logits must be 2-d (batch, classes), got shape ",
             shape_str(logits.shape()));
@@ -38,58 +28,8 @@ XentArgs check_xent(const char* op, const Array& logits, const Array& labels) {
   UMA_CHECK(labels.ndim() == 1 && labels.shape()[0] == logits.shape()[0], Value, op,
             ": labels must have shape (", logits.shape()[0], ",) to match logits ", shape_str(logits.shape()),
             ", got ", shape_str(labels.shape()));
-  XentArgs a{contiguous(logits), labels.dtype() == DType::Int64 ? contiguous(labels) : astype(labels, DType::Int64),
-             logits.shape()[0], logits.shape()[1]};
-  if (!a.y.device().is_cpu()) return a;  // the cuda kernel checks the labels
-  check_host_labels(op, a.y.data_as<int64_t>(), a.n, a.c);
-  return a;
-}
-
-// e[i, j] = exp(z[i, j] - m_i) for the whole (N, C) block in one vectorised pass; returns m.
-template <class T>
-std::vector<T> shifted_exp(const XentArgs& a, T* e) {
-  const T* z = a.z.data_as<T>();
-  std::vector<T> m(static_cast<std::size_t>(a.n));
-  for (int64_t i = 0; i < a.n; ++i) {
-    const T* row = z + i * a.c;
-    T mi = row[0];
-    for (int64_t j = 1; j < a.c; ++j)
-      if (row[j] > mi || row[j] != row[j]) mi = row[j];
-    m[i] = mi;
-    for (int64_t j = 0; j < a.c; ++j) e[i * a.c + j] = row[j] - mi;
-  }
-  const int64_t total = a.n * a.c;
-  if (!kernels::cpu::vmath_unary(UnaryOp::Exp, e, e, total))
-    for (int64_t k = 0; k < total; ++k) e[k] = std::exp(e[k]);
-  return m;
-}
-
-template <class T>
-void xent_forward(const XentArgs& a, T* out) {
-  const T* z = a.z.data_as<T>();
-  const int64_t* y = a.y.data_as<int64_t>();
-  std::unique_ptr<T[]> e(new T[static_cast<std::size_t>(a.n * a.c)]);
-  const std::vector<T> m = shifted_exp(a, e.get());
-  for (int64_t i = 0; i < a.n; ++i) {
-    T s = 0;
-    for (int64_t j = 0; j < a.c; ++j) s += e[i * a.c + j];
-    out[i] = std::log(s) + m[i] - z[i * a.c + y[i]];
-  }
-}
-
-template <class T>
-void xent_backward(const XentArgs& a, const T* g, int64_t gstride, T* out) {
-  const int64_t* y = a.y.data_as<int64_t>();
-  shifted_exp(a, out);
-  for (int64_t i = 0; i < a.n; ++i) {
-    T* o = out + i * a.c;
-    T s = 0;
-    for (int64_t j = 0; j < a.c; ++j) s += o[j];
-    const T gi = g[i * gstride];
-    const T scale = gi / s;
-    for (int64_t j = 0; j < a.c; ++j) o[j] *= scale;
-    o[y[i]] -= gi;
-  }
+  return {contiguous(logits), labels.dtype() == DType::Int64 ? contiguous(labels) : astype(labels, DType::Int64),
+          logits.shape()[0], logits.shape()[1]};
 }
 
 }  // namespace
@@ -101,12 +41,7 @@ Array softmax_cross_entropy(const Array& logits0, const Array& labels0, bool che
     return astype(softmax_cross_entropy(astype(logits, DType::Float32), labels, check_labels), logits.dtype());
   XentArgs a = check_xent("softmax_cross_entropy", logits, labels);
   Array out = Array::empty({a.n}, logits.dtype(), dev);
-  if (!dev.is_cpu()) {
-    kernels::cuda::softmax_xent("softmax_cross_entropy", a.z, a.y, nullptr, 0, out, check_labels);
-    return out;
-  }
-  if (logits.dtype() == DType::Float32) xent_forward<float>(a, out.data_as<float>());
-  else xent_forward<double>(a, out.data_as<double>());
+  kernels::softmax_xent("softmax_cross_entropy", a.z, a.y, nullptr, 0, out, check_labels);
   return out;
 }
 
@@ -125,12 +60,7 @@ Array softmax_cross_entropy_grad(const Array& grad0, const Array& logits0, const
   Array g = grad.dtype() == logits.dtype() ? grad : astype(grad, logits.dtype());
   const int64_t gstride = g.ndim() == 0 || g.shape()[0] == 1 ? 0 : g.strides()[0];
   Array out = Array::empty(logits.shape(), logits.dtype(), dev);
-  if (!dev.is_cpu()) {
-    kernels::cuda::softmax_xent("softmax_cross_entropy_grad", a.z, a.y, &g, gstride, out, check_labels);
-    return out;
-  }
-  if (logits.dtype() == DType::Float32) xent_backward<float>(a, g.data_as<float>(), gstride, out.data_as<float>());
-  else xent_backward<double>(a, g.data_as<double>(), gstride, out.data_as<double>());
+  kernels::softmax_xent("softmax_cross_entropy_grad", a.z, a.y, &g, gstride, out, check_labels);
   return out;
 }
 
@@ -162,8 +92,7 @@ void check_labels(const char* op, const Array& labels0, int64_t nclasses) {
   UMA_CHECK(labels0.ndim() == 1, Value, op, ": labels must be 1-d, got shape ", shape_str(labels0.shape()));
   UMA_CHECK(nclasses >= 0, Value, op, ": the number of classes must be >= 0, got ", nclasses);
   const Array y = labels0.dtype() == DType::Int64 ? contiguous(labels0) : astype(labels0, DType::Int64);
-  if (y.device().is_cpu()) check_host_labels(op, y.data_as<int64_t>(), y.shape()[0], nclasses);
-  else kernels::cuda::check_labels(op, y, nclasses);
+  kernels::check_labels(op, y, nclasses);
 }
 
 }  // namespace uma::ops

@@ -10,20 +10,7 @@
 
 namespace uma::ops {
 
-const char* op_name(ReduceOp op) noexcept {
-  switch (op) {
-    case ReduceOp::Sum: return "sum";
-    case ReduceOp::Mean: return "mean";
-    case ReduceOp::Max: return "max";
-    case ReduceOp::Min: return "min";
-    case ReduceOp::Prod: return "prod";
-    case ReduceOp::ArgMax: return "argmax";
-    case ReduceOp::ArgMin: return "argmin";
-    case ReduceOp::All: return "all";
-    case ReduceOp::Any: return "any";
-  }
-  return "?";
-}
+const char* op_name(ReduceOp op) noexcept { return name_of(op); }
 
 int64_t normalize_axis(int64_t axis, int64_t ndim, const char* op) {
   UMA_CHECK(axis >= -ndim && axis < ndim, Axis, op, ": axis ", axis, " is out of bounds for array of dimension ",
@@ -121,8 +108,7 @@ Array cumulate(const char* name, const Array& a0, std::optional<int64_t> axis0, 
   if (!axis0) a = reshape(a0, {a0.size()});
   else axis = normalize_axis(*axis0, a.ndim(), name);
   Array out = Array::empty(a.shape(), reduce_result_dtype(ReduceOp::Sum, a.dtype()), a.device());
-  if (a.device().is_cpu()) kernels::cpu::cumulate(a, axis, product, out);
-  else kernels::cuda::cumulate(a, axis, product, out);
+  kernels::cumulate(a, axis, product, out);
   return out;
 }
 
@@ -142,7 +128,7 @@ Array reduce(ReduceOp op, const Array& a, const std::optional<std::vector<int64_
     // numpy.mean (dtype=None) accumulates integers in float64; an int64 sum would wrap
     return reduce(op, astype(a, DType::Float64), axes, keepdims);
   const DType rt = reduce_result_dtype(op, a.dtype());
-  UMA_CHECK(a.device().is_cpu() || kernels::cuda::supports(op, a.dtype()), Type, name, ": no ", a.device().str(),
+  UMA_CHECK(kernels::supports(op, a.dtype(), a.device()), Type, name, ": no ", a.device().str(),
             " kernel for dtype ", dtype_name(a.dtype()), "; move the array to the host with .to_device('cpu')");
   Array out = Array::empty(p.kept_shape, rt, a.device());
   kernels::reduce(op, a, p.mask, out);

@@ -58,7 +58,7 @@ Array broadcast_to(const Array& a, const Shape& shape) {
   UMA_CHECK(static_cast<int64_t>(shape.size()) >= a.ndim() && broadcast_shapes(a.shape(), shape, "broadcast_to") == shape,
             Value, "broadcast_to: cannot broadcast an array of shape ", shape_str(a.shape()), " to shape ",
             shape_str(shape));
-  return detail::broadcast_view(a, shape).as_readonly();
+  return a.broadcast_view(shape).as_readonly();
 }
 
 Array concatenate(const std::vector<Array>& arrays, int64_t axis) {

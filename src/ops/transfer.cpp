@@ -47,7 +47,9 @@ Array to_device(const Array& a, Device to, DType dtype) {
   return to.is_cpu() ? host : to_device(host, to);
 }
 
-Array to_host(const Array& a) { return a.device().is_cpu() ? a : to_device(a, Device::cpu()); }
+Array on_device(const Array& a, Device to) { return a.device() == to ? a : to_device(a, to); }
+
+Array to_host(const Array& a) { return on_device(a, Device::cpu()); }
 
 namespace ops::detail {
 

@@ -280,4 +280,35 @@ UMA_TABLE_HD constexpr bool bool_result(UnaryOp op) {
 
 #undef UMA_TABLE_HD
 
+// ---- reductions ----------------------------------------------------------------------------
+// A row is X(Id, name): the enumerator and the eager function (uma.<name>, the Program op).
+// Their result dtypes are ops/reduce.cpp's reduce_result_dtype.
+// clang-format off
+#define UMA_REDUCE_OPS(X) \
+  X(Sum, sum) X(Mean, mean) X(Max, max) X(Min, min) X(Prod, prod) \
+  X(ArgMax, argmax) X(ArgMin, argmin) X(All, all) X(Any, any)
+// clang-format on
+
+#define UMA_OP_ENUMERATOR(Id, ...) Id,
+/// The reductions (UMA_REDUCE_OPS).
+enum class ReduceOp : int { UMA_REDUCE_OPS(UMA_OP_ENUMERATOR) };
+#undef UMA_OP_ENUMERATOR
+
+#define UMA_NAME_CASE_R(Id, name) case ReduceOp::Id: return #name;
+/// The reduction's name (its eager function's).
+constexpr const char* name_of(ReduceOp op) {
+  switch (op) { UMA_REDUCE_OPS(UMA_NAME_CASE_R) }
+  return "?";
+}
+#undef UMA_NAME_CASE_R
+
+/// One instruction of a fused elementwise chain of table ops: register[n_inputs + k] =
+/// op(reg[a], reg[b]) (a BinaryOp), or op(reg[a]) (a UnaryOp).
+struct FusedInstr {
+  bool binary = true;
+  int op = 0;  // a BinaryOp or UnaryOp value
+  int a = 0;
+  int b = 0;   // unused for unary ops
+};
+
 }  // namespace uma

@@ -19,7 +19,7 @@
 
 #include "kernels/cpu/convert.h"
 #include "kernels/scalar_ops.h"
-#include "uma/ops.h"
+#include "uma/ops/table.h"
 
 namespace uma::kernels::cpu {
 

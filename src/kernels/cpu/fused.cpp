@@ -80,7 +80,7 @@ void fused_typed(const std::vector<Array>& inputs, const std::vector<FusedInstr>
   std::vector<Array> views(nin);
   std::vector<Loop<1>> loops(nin);
   for (int i = 0; i < nin; ++i) {
-    views[i] = ops::detail::broadcast_view(inputs[i], out.shape());
+    views[i] = inputs[i].broadcast_view(out.shape());
     if (inputs[i].size() == 1) kind[i] = Scalar;
     else if (views[i].is_c_contiguous() && reinterpret_cast<uintptr_t>(views[i].data()) % alignof(T) == 0) kind[i] = Contig;
     else {

@@ -1,5 +1,5 @@
-// CPU kernels of integer-array indexing: gather (take), scatter (set / add, np.add.at
-// semantics for repeated indices) and dst += src on every dtype.
+// CPU kernels of integer-array indexing: index checks, mask positions, gather (take), scatter
+// (set / add, np.add.at semantics for repeated indices), one_hot and dst += src on every dtype.
 //
 // take/scatter see their operands as (outer, n, inner) blocks of C-contiguous memory: the
 // indexed axis in the middle, whole `inner` runs moved with memcpy (any dtype, by itemsize).
@@ -86,6 +86,40 @@ void scatter(const Array& dst, const Array& idx, int64_t axis, const Array& src,
       if (accumulate) add(to, from, b.inner, isz, isz);
       else std::memcpy(to, from, run);
     }
+}
+
+void normalize_indices(const char* op, const Array& idx, int64_t n, int64_t axis, DType src_dtype) {
+  int64_t* p = idx.data_as<int64_t>();
+  for (int64_t i = 0; i < idx.size(); ++i) {
+    if (src_dtype == DType::UInt64 && p[i] < 0)  // a uint64 index >= 2**63
+      UMA_FAIL(Index, op, ": index ", static_cast<uint64_t>(p[i]), " is out of bounds for axis ", axis, " with size ", n);
+    UMA_CHECK(p[i] >= -n && p[i] < n, Index, op, ": index ", p[i], " is out of bounds for axis ", axis,
+              " with size ", n);
+    if (p[i] < 0) p[i] += n;
+  }
+}
+
+Array mask_positions(const Array& mask) {
+  const bool8* mp = mask.data_as<bool8>();  // true where the byte is not 0
+  int64_t count = 0;
+  for (int64_t i = 0; i < mask.size(); ++i) count += mp[i] ? 1 : 0;
+  Array pos = Array::empty({count}, DType::Int64);
+  int64_t* pp = pos.data_as<int64_t>();
+  for (int64_t i = 0, k = 0; i < mask.size(); ++i)
+    if (mp[i]) pp[k++] = i;
+  return pos;
+}
+
+void one_hot(const Array& idx, int64_t depth, const Array& out) {
+  const std::size_t isz = out.itemsize();
+  std::memset(out.data(), 0, static_cast<std::size_t>(out.nbytes()));
+  Array t = Array::empty({}, DType::Bool), one = Array::empty({}, out.dtype());  // the dtype's 1
+  *t.data_as<bool8>() = bool8(true);
+  cast(t, one);
+  const int64_t* p = idx.data_as<int64_t>();
+  char* o = static_cast<char*>(out.data());
+  for (int64_t i = 0; i < idx.size(); ++i)
+    if (p[i] >= 0 && p[i] < depth) std::memcpy(o + static_cast<std::size_t>(i * depth + p[i]) * isz, one.data(), isz);
 }
 
 }  // namespace uma::kernels::cpu

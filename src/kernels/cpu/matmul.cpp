@@ -1,12 +1,12 @@
 // CPU matrix product: OpenBLAS gemm for float32/float64/complex64/complex128, plain loops for
-// bool and the integer dtypes (integers wrap, as NumPy; bool is or-of-ands). float16/bfloat16
-// are computed by the ops layer in float32 (ops/linalg.cpp).
+// bool and the integer dtypes (integers wrap, as NumPy; bool is or-of-ands); float16/bfloat16
+// through float32 BLAS, rounded once. matmul runs gemm once per matrix of the batch.
 #include <cblas.h>
 
 #include <cstring>
 
 #include "kernels/kernels.h"
-#include "uma/ops.h"
+#include "uma/ops/table.h"
 
 namespace uma::kernels::cpu {
 
@@ -65,11 +65,13 @@ void gemm(const Array& a0, const Array& b0, const Array& out) {
     int64_t lda, ldb;
     Array a = a0, b = b0;
     if (!blas_layout(a, ta, lda)) {
-      a = ops::copy(a0);
+      a = Array::empty(a0.shape(), t);  // a C-contiguous copy BLAS can read
+      cast(a0, a);
       blas_layout(a, ta, lda);
     }
     if (!blas_layout(b, tb, ldb)) {
-      b = ops::copy(b0);
+      b = Array::empty(b0.shape(), t);
+      cast(b0, b);
       blas_layout(b, tb, ldb);
     }
     if (t == DType::Float32)
@@ -98,6 +100,38 @@ void gemm(const Array& a0, const Array& b0, const Array& out) {
     case DType::UInt32: gemm_loops<uint32_t>(a0, b0, out); return;
     case DType::UInt64: gemm_loops<uint64_t>(a0, b0, out); return;
     default: UMA_ASSERT(false && "gemm: not a compute dtype");
+  }
+}
+
+void matmul(const Array& a, const Array& b, const Array& out) {
+  const int64_t nbd = out.ndim() - 2;
+  const int64_t M = out.shape()[nbd], N = out.shape()[nbd + 1], K = a.shape()[nbd + 1];
+  const DType t = out.dtype();
+  if (t == DType::Float16 || t == DType::BFloat16) {  // BLAS in float32, rounded once
+    Array a32 = Array::empty(a.shape(), DType::Float32), b32 = Array::empty(b.shape(), DType::Float32);
+    Array o32 = Array::empty(out.shape(), DType::Float32);
+    cast(a, a32);
+    cast(b, b32);
+    matmul(a32, b32, o32);
+    cast(o32, out);
+    return;
+  }
+  const Shape batch(out.shape().begin(), out.shape().begin() + nbd);
+  int64_t nb = 1;
+  for (int64_t d : batch) nb *= d;
+  const Strides bc = contiguous_strides(batch);
+  const int64_t isz = static_cast<int64_t>(itemsize(t));
+  for (int64_t i = 0; i < nb; ++i) {
+    int64_t oa = 0, ob = 0;
+    for (int64_t d = 0; d < nbd; ++d) {
+      const int64_t idx = (i / bc[d]) % batch[d];
+      oa += idx * a.strides()[d];
+      ob += idx * b.strides()[d];
+    }
+    Array am = a.view(static_cast<char*>(a.data()) + oa * isz, {M, K}, {a.strides()[nbd], a.strides()[nbd + 1]});
+    Array bm = b.view(static_cast<char*>(b.data()) + ob * isz, {K, N}, {b.strides()[nbd], b.strides()[nbd + 1]});
+    Array om = out.view(static_cast<char*>(out.data()) + i * M * N * isz, {M, N}, {N, 1});
+    gemm(am, bm, om);
   }
 }
 

@@ -10,12 +10,13 @@
 // occurrence (the first NaN).
 #pragma once
 #include <cmath>
+#include <cstring>
 #include <type_traits>
 
 #include "kernels/cpu/convert.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/kernels.h"
-#include "uma/ops.h"
+#include "uma/ops/table.h"
 
 namespace uma::kernels::cpu::red {
 
@@ -215,7 +216,8 @@ void reduce_typed(const Array& a, const std::vector<bool>& mask, const Array& ou
     // output's strided column.
     if (!mask.empty() && !mask.back() && rsize > 1 && nout > 1) {
       using Acc = typename R::Acc;
-      Array acc = ops::zeros(kshape, dtype_of<Acc>::value);
+      Array acc = Array::empty(kshape, dtype_of<Acc>::value);
+      std::memset(acc.data(), 0, static_cast<std::size_t>(acc.nbytes()));
       Strides ast(a.ndim(), 0);
       for (int64_t d = 0, k = 0; d < a.ndim(); ++d)
         if (!mask[d]) ast[d] = kcontig[k++];

@@ -8,7 +8,7 @@
 #pragma once
 #include <cstdint>
 
-#include "uma/ops.h"
+#include "uma/ops/table.h"
 
 namespace uma::kernels::cpu {
 

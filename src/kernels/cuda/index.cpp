@@ -7,6 +7,7 @@
 #include "kernels/axis_blocks.h"
 #include "kernels/cuda/index_launch.h"
 #include "kernels/cuda_kernels.h"
+#include "kernels/kernels.h"
 #include "memory/cuda/cuda_check.h"
 #include "uma/error.h"
 #include "uma/memory/cuda.h"
@@ -141,7 +142,9 @@ void one_hot(const Array& idx, int64_t depth, const Array& out) {
              out.size() == idx.size() * depth);
   if (out.size() == 0) return;
   unsigned char one[16] = {};
-  const Array h = ops::ones({}, out.dtype());  // the dtype's 1, made on the host
+  Array t = Array::empty({}, DType::Bool), h = Array::empty({}, out.dtype());  // the dtype's 1, on the host
+  *t.data_as<bool8>() = bool8(true);
+  cpu::cast(t, h);
   std::memcpy(one, h.data(), out.itemsize());
   Launch l(out);
   check(L::one_hot(static_cast<const int64_t*>(idx.data()), idx.size(), depth, one, static_cast<int>(out.itemsize()),

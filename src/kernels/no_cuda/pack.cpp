@@ -18,11 +18,11 @@ bool supports(ReduceOp, DType) noexcept { return false; }
 
 void pack(const Array&, const Array& dst) { unavailable("copy", dst); }
 void cast(const Array&, const Array& dst) { unavailable("astype", dst); }
-void binary(BinaryOp op, const Array&, const Array&, const Array& out) { unavailable(ops::op_name(op), out); }
-void unary(UnaryOp op, const Array&, const Array& out) { unavailable(ops::op_name(op), out); }
+void binary(BinaryOp op, const Array&, const Array&, const Array& out) { unavailable(name_of(op), out); }
+void unary(UnaryOp op, const Array&, const Array& out) { unavailable(name_of(op), out); }
 void where(const Array&, const Array&, const Array&, const Array& out) { unavailable("where", out); }
 void clip(const Array&, const Array&, const Array&, const Array& out) { unavailable("clip", out); }
-void reduce(ReduceOp op, const Array&, const std::vector<bool>&, const Array& out) { unavailable(ops::op_name(op), out); }
+void reduce(ReduceOp op, const Array&, const std::vector<bool>&, const Array& out) { unavailable(name_of(op), out); }
 void cumulate(const Array&, int64_t, bool product, const Array& out) { unavailable(product ? "cumprod" : "cumsum", out); }
 void matmul(const Array&, const Array&, const Array& out) { unavailable("matmul", out); }
 void softmax_xent(const char* op, const Array&, const Array&, const Array*, int64_t, const Array& out, bool) {

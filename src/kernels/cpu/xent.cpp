@@ -1,0 +1,92 @@
+// CPU kernels of softmax cross-entropy with integer labels (ops/nn.cpp defines the op):
+//
+//   forward[i]  = log(sum_j exp(z_ij)) - z_{i,y_i} = m_i + log(sum_j exp(z_ij - m_i)) - z_{i,y_i}
+//   grad[i, j]  = g_i * (softmax(z)_ij - [j == y_i]),  m_i = max_j z_ij
+//
+// One pass per row instead of the max/subtract/exp/sum/log/one-hot chain.
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "kernels/cpu/vmath.h"
+#include "kernels/kernels.h"
+
+namespace uma::kernels::cpu {
+
+namespace {
+
+struct Rows {
+  const Array& z;  // contiguous logits (N, C)
+  const int64_t* y;  // labels (N,), in [0, C)
+  int64_t n, c;
+};
+
+// e[i, j] = exp(z[i, j] - m_i) for the whole (N, C) block in one vectorised pass; returns m.
+template <class T>
+std::vector<T> shifted_exp(const Rows& a, T* e) {
+  const T* z = a.z.data_as<T>();
+  std::vector<T> m(static_cast<std::size_t>(a.n));
+  for (int64_t i = 0; i < a.n; ++i) {
+    const T* row = z + i * a.c;
+    T mi = row[0];
+    for (int64_t j = 1; j < a.c; ++j)
+      if (row[j] > mi || row[j] != row[j]) mi = row[j];
+    m[i] = mi;
+    for (int64_t j = 0; j < a.c; ++j) e[i * a.c + j] = row[j] - mi;
+  }
+  const int64_t total = a.n * a.c;
+  if (!vmath_unary(UnaryOp::Exp, e, e, total))
+    for (int64_t k = 0; k < total; ++k) e[k] = std::exp(e[k]);
+  return m;
+}
+
+template <class T>
+void forward(const Rows& a, T* out) {
+  const T* z = a.z.data_as<T>();
+  std::unique_ptr<T[]> e(new T[static_cast<std::size_t>(a.n * a.c)]);
+  const std::vector<T> m = shifted_exp(a, e.get());
+  for (int64_t i = 0; i < a.n; ++i) {
+    T s = 0;
+    for (int64_t j = 0; j < a.c; ++j) s += e[i * a.c + j];
+    out[i] = std::log(s) + m[i] - z[i * a.c + a.y[i]];
+  }
+}
+
+template <class T>
+void backward(const Rows& a, const T* g, int64_t gstride, T* out) {
+  shifted_exp(a, out);
+  for (int64_t i = 0; i < a.n; ++i) {
+    T* o = out + i * a.c;
+    T s = 0;
+    for (int64_t j = 0; j < a.c; ++j) s += o[j];
+    const T gi = g[i * gstride];
+    const T scale = gi / s;
+    for (int64_t j = 0; j < a.c; ++j) o[j] *= scale;
+    o[a.y[i]] -= gi;
+  }
+}
+
+}  // namespace
+
+void check_labels(const char* op, const Array& labels, int64_t nclasses) {
+  const int64_t* y = labels.data_as<int64_t>();
+  for (int64_t i = 0; i < labels.size(); ++i)
+    UMA_CHECK(y[i] >= 0 && y[i] < nclasses, Value, op, ": label ", y[i], " at position ", i, " is out of range [0, ",
+              nclasses, ")");
+}
+
+void softmax_xent(const char* op, const Array& logits, const Array& labels, const Array* grad, int64_t gstride,
+                  const Array& out) {
+  const int64_t n = logits.shape()[0], c = logits.shape()[1];
+  check_labels(op, labels, c);  // always: a label outside [0, C) would index outside the row
+  const Rows a{logits, labels.data_as<int64_t>(), n, c};
+  if (logits.dtype() == DType::Float32) {
+    if (grad) backward<float>(a, grad->data_as<float>(), gstride, out.data_as<float>());
+    else forward<float>(a, out.data_as<float>());
+  } else {
+    if (grad) backward<double>(a, grad->data_as<double>(), gstride, out.data_as<double>());
+    else forward<double>(a, out.data_as<double>());
+  }
+}
+
+}  // namespace uma::kernels::cpu
