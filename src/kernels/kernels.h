@@ -81,6 +81,15 @@ inline void clip(const Array& x, const Array& lo, const Array& hi, const Array& 
 inline void reduce(ReduceOp op, const Array& a, const std::vector<bool>& reduce_mask, const Array& out) {
   if (out.device().is_cpu()) cpu::reduce(op, a, reduce_mask, out); else cuda::reduce(op, a, reduce_mask, out);
 }
+/// out (C-contiguous) = `value`, a 0-d host array of out's dtype, in every element: on the host
+/// the cast kernel over a stride-0 view, on a cuda device one fill kernel taking the element's
+/// bytes as its argument (no transfer, no wait).
+inline void fill(const Array& out, const Array& value) {
+  if (out.device().is_cpu())
+    cpu::cast(value.view(value.data(), out.shape(), Strides(out.shape().size(), 0)), out);
+  else
+    cuda::fill(out, value.data());
+}
 /// On a cuda device the chain runs op by op (one kernel per instruction, full-size
 /// temporaries): the same values as the fused cpu loop, without its single pass.
 void fused(const std::vector<Array>& inputs, const std::vector<FusedInstr>& code, const Array& out);
