@@ -58,9 +58,11 @@ DType unary_result_dtype(UnaryOp op, DType t);
 int64_t normalize_axis(int64_t axis, int64_t ndim, const char* op);
 
 // ---- creation --------------------------------------------------------------------------
-Array full(const Shape& shape, const Scalar& value, DType dtype);
-Array zeros(const Shape& shape, DType dtype);
-Array ones(const Shape& shape, DType dtype);
+/// An array of `shape` on `device` with `value` (converted to `dtype`) in every element; on a
+/// cuda device one fill kernel queued on uma's stream (no transfer, no wait).
+Array full(const Shape& shape, const Scalar& value, DType dtype, Device device = Device::cpu());
+Array zeros(const Shape& shape, DType dtype, Device device = Device::cpu());
+Array ones(const Shape& shape, DType dtype, Device device = Device::cpu());
 /// NumPy arange's default dtype: int64 when every argument is an integer that int64 holds,
 /// float64 otherwise (NumPy promotes intp with uint64 to float64).
 DType arange_default_dtype(const Scalar& start, const Scalar& stop, const Scalar& step);

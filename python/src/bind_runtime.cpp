@@ -1,4 +1,4 @@
-// uma._core.Program: the executor the `cpu` linker compiles function graphs into;
+// uma._core.Program: the executor the `cpu` and `cuda` linkers compile function graphs into;
 // uma._core.SharedCell: the host residency of a shared variable (with its lock);
 // uma._core.Function: a cpu function's call path in C++ (python/uma/runtime/function.py).
 #include <nanobind/stl/function.h>
@@ -62,6 +62,8 @@ runtime::OpAttrs parse_attrs(const std::string& op, nb::handle attrs) {
       a.axis2 = nb::cast<int64_t>(v);
     } else if (key == "decimals") {  // round
       a.decimals = nb::cast<int64_t>(v);
+    } else if (key == "check_labels") {  // softmax_cross_entropy(_grad)
+      a.check_labels = nb::cast<bool>(v);
     } else {
       UMA_FAIL(Value, "Program: op '", op, "' got an unknown attribute '", key, "'");
     }
@@ -287,7 +289,7 @@ PyMethodDef g_function_call_def = {
 
 void bind_runtime(nb::module_& m) {
   nb::class_<runtime::Program>(m, "Program",
-                               "A straight-line program of uma ops executed in C++ (what the cpu linker compiles to).")
+                               "A straight-line program of uma ops executed in C++ (what the cpu and cuda linkers compile to).")
       .def(nb::init<>())
       .def("add_input", &runtime::Program::add_input, "Adds an input slot (run() arguments in this order).")
       .def("add_constant", [](runtime::Program& p, nb::handle v) {
@@ -318,6 +320,9 @@ void bind_runtime(nb::module_& m) {
       "then one register per instruction; b is ignored for unary ops). The last register is the result.\n"
       "Every input must have `dtype`; ops must keep the dtype (see uma._core._fusable).")
       .def("set_outputs", &runtime::Program::set_outputs)
+      .def("add_label_check", &runtime::Program::add_label_check, nb::arg("labels"), nb::arg("logits"), nb::arg("op"),
+           "Checks the labels in slot `labels` against the class count of the logits in slot `logits` after\n"
+           "every step, before run() returns (ops queued with check_labels=False; Note [Deferred label checks]).")
       .def("run", [](const runtime::Program& p, const std::vector<Array>& inputs) {
         nb::gil_scoped_release release;
         return p.run(inputs);
@@ -327,6 +332,10 @@ void bind_runtime(nb::module_& m) {
         return p.profile(inputs, repeat);
       }, nb::arg("inputs"), nb::arg("repeat") = 100,
       "Runs the program `repeat` times; returns [(op name, mean ns per run)] per step (profiling aid).")
+      .def("runs_on_elements", &runtime::Program::runs_on_elements, nb::arg("inputs"),
+           "Whether a call with these inputs runs on their elements (Note [Scalar programs]: 0-d host arrays only).")
+      .def_prop_ro("element_plan", &runtime::Program::element_plan)
+      .def_prop_ro("num_label_checks", &runtime::Program::num_label_checks)
       .def_prop_ro("num_steps", &runtime::Program::num_steps);
 
   nb::class_<runtime::SharedCell>(m, "SharedCell",

@@ -71,6 +71,9 @@ Array mask_positions(const Array& mask);
 /// out (idx.shape + (depth,), C-contiguous, any dtype) = 1 where the last index equals the
 /// C-contiguous int64 idx, else 0 (rows of indices outside [0, depth) are all 0).
 void one_hot(const Array& idx, int64_t depth, const Array& out);
+/// dst (C-contiguous) = the element at host address `value` (dst's itemsize bytes, passed to
+/// the kernel by value) in every position.
+void fill(const Array& dst, const void* value);
 /// dst (any non-overlapping view) = src (C-contiguous, same shape and dtype): pack's inverse.
 void unpack(const Array& src, const Array& dst);
 

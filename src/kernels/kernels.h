@@ -150,6 +150,15 @@ inline void check_labels(const char* op, const Array& labels, int64_t nclasses) 
 void cast_into(const Array& src, const Array& dst);
 /// dst += src (same dtype and shape; dst any writable view): NumPy's add per dtype.
 void add_into(const Array& dst, const Array& src);
+/// out (C-contiguous) = `value`, a 0-d host array of out's dtype, in every element: on the host
+/// the cast kernel over a stride-0 view, on a cuda device one fill kernel taking the element's
+/// bytes as its argument (no transfer, no wait).
+inline void fill(const Array& out, const Array& value) {
+  if (out.device().is_cpu())
+    cpu::cast(value.view(value.data(), out.shape(), Strides(out.shape().size(), 0)), out);
+  else
+    cuda::fill(out, value.data());
+}
 /// On a cuda device the chain runs op by op (one kernel per instruction, full-size
 /// temporaries): the same values as the fused cpu loop, without its single pass.
 void fused(const std::vector<Array>& inputs, const std::vector<FusedInstr>& code, const Array& out);

@@ -114,14 +114,14 @@ Array scalar_array(const Scalar& v, DType dtype) {
   return out;
 }
 
-Array full(const Shape& shape, const Scalar& value, DType dtype) {
-  Array out = Array::empty(shape, dtype);
-  assign(out, scalar_array(value, dtype));
+Array full(const Shape& shape, const Scalar& value, DType dtype, Device device) {
+  Array out = Array::empty(shape, dtype, device);
+  kernels::fill(out, scalar_array(value, dtype));
   return out;
 }
 
-Array zeros(const Shape& shape, DType dtype) { return full(shape, Scalar::from_int(0), dtype); }
-Array ones(const Shape& shape, DType dtype) { return full(shape, Scalar::from_int(1), dtype); }
+Array zeros(const Shape& shape, DType dtype, Device device) { return full(shape, Scalar::from_int(0), dtype, device); }
+Array ones(const Shape& shape, DType dtype, Device device) { return full(shape, Scalar::from_int(1), dtype, device); }
 
 namespace {
 bool int_like(const Scalar& v) { return v.kind == ScalarKind::Int || v.kind == ScalarKind::Bool; }

@@ -298,7 +298,7 @@ Array complex_part_of_real(UnaryOp op, const Array& a) {
   };
   switch (op) {
     case UnaryOp::Real: return copy(a);
-    case UnaryOp::Imag: return contiguous(zero(a.dtype()));
+    case UnaryOp::Imag: return zeros(a.shape(), a.dtype(), a.device());
     case UnaryOp::Conj: return astype(a, a.dtype() == DType::Bool ? DType::Int8 : a.dtype());
     default: return binary(BinaryOp::Arctan2, zero(a.dtype() == DType::Bool ? DType::Int64 : a.dtype()), a);
   }

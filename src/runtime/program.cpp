@@ -31,9 +31,10 @@ const std::map<std::string, OpFn>& registry() {
 #undef UMA_UN_ENTRY
       {"round", [](const In& x, const OpAttrs& a) { return ops::round(x[0], a.decimals); }},
       {"clip", [](const In& x, const OpAttrs&) { return ops::clip(x[0], x[1], x[2]); }},
-      {"sum", &red<ReduceOp::Sum>}, {"mean", &red<ReduceOp::Mean>}, {"max", &red<ReduceOp::Max>},
-      {"min", &red<ReduceOp::Min>}, {"prod", &red<ReduceOp::Prod>}, {"argmax", &red<ReduceOp::ArgMax>},
-      {"argmin", &red<ReduceOp::ArgMin>}, {"all", &red<ReduceOp::All>}, {"any", &red<ReduceOp::Any>},
+      // Every reduction of the op table.
+#define UMA_RED_ENTRY(Id, name) {#name, &red<ReduceOp::Id>},
+      UMA_REDUCE_OPS(UMA_RED_ENTRY)
+#undef UMA_RED_ENTRY
       {"where", [](const In& x, const OpAttrs&) { return ops::where(x[0], x[1], x[2]); }},
       {"matmul", [](const In& x, const OpAttrs&) { return ops::matmul(x[0], x[1]); }},
       {"dot", [](const In& x, const OpAttrs&) { return ops::matmul(x[0], x[1]); }},
@@ -47,18 +48,25 @@ const std::map<std::string, OpFn>& registry() {
       {"one_hot", [](const In& x, const OpAttrs& a) { return ops::one_hot(x[0], a.depth, a.dtype.value_or(DType::Float64)); }},
       {"astype", [](const In& x, const OpAttrs& a) { return ops::astype(x[0], a.dtype.value_or(x[0].dtype())); }},
       {"copy", [](const In& x, const OpAttrs&) { return ops::copy(x[0]); }},
-      {"softmax_cross_entropy", [](const In& x, const OpAttrs&) { return ops::softmax_cross_entropy(x[0], x[1]); }},
+      {"softmax_cross_entropy",
+       [](const In& x, const OpAttrs& a) { return ops::softmax_cross_entropy(x[0], x[1], a.check_labels); }},
       {"softmax_cross_entropy_grad",
-       [](const In& x, const OpAttrs&) { return ops::softmax_cross_entropy_grad(x[0], x[1], x[2]); }},
-      // Ops whose result takes the run-time shape of another input (gradient helpers).
+       [](const In& x, const OpAttrs& a) { return ops::softmax_cross_entropy_grad(x[0], x[1], x[2], a.check_labels); }},
+      // Ops whose result takes the run-time shape (and the device) of another input.
       {"broadcast_like", [](const In& x, const OpAttrs&) { return ops::broadcast_to(x[0], x[1].shape()); }},
       {"reshape_like", [](const In& x, const OpAttrs&) { return ops::reshape(x[0], x[1].shape()); }},
-      {"zeros_like", [](const In& x, const OpAttrs& a) { return ops::zeros(x[0].shape(), a.dtype.value_or(x[0].dtype())); }},
-      {"ones_like", [](const In& x, const OpAttrs& a) { return ops::ones(x[0].shape(), a.dtype.value_or(x[0].dtype())); }},
-      {"empty_like", [](const In& x, const OpAttrs& a) { return Array::empty(x[0].shape(), a.dtype.value_or(x[0].dtype())); }},
+      {"zeros_like", [](const In& x, const OpAttrs& a) {
+         return ops::zeros(x[0].shape(), a.dtype.value_or(x[0].dtype()), x[0].device());
+       }},
+      {"ones_like", [](const In& x, const OpAttrs& a) {
+         return ops::ones(x[0].shape(), a.dtype.value_or(x[0].dtype()), x[0].device());
+       }},
+      {"empty_like", [](const In& x, const OpAttrs& a) {
+         return Array::empty(x[0].shape(), a.dtype.value_or(x[0].dtype()), x[0].device());
+       }},
       {"full_like", [](const In& x, const OpAttrs& a) {
          UMA_CHECK(a.fill_value.has_value(), Value, "full_like: missing fill_value");
-         return ops::full(x[0].shape(), *a.fill_value, a.dtype.value_or(x[0].dtype()));
+         return ops::full(x[0].shape(), *a.fill_value, a.dtype.value_or(x[0].dtype()), x[0].device());
        }},
       {"getitem", [](const In& x, const OpAttrs& a) { return ops::getitem(x[0], a.index); }},
       {"var", [](const In& x, const OpAttrs& a) { return ops::var(x[0], a.axes, a.ddof, a.keepdims); }},
@@ -81,9 +89,9 @@ const std::map<std::string, OpFn>& registry() {
       {"softmax", [](const In& x, const OpAttrs& a) { return ops::softmax(x[0], a.axis, false); }},
       {"log_softmax", [](const In& x, const OpAttrs& a) { return ops::softmax(x[0], a.axis, true); }},
       {"relu", [](const In& x, const OpAttrs&) { return ops::relu(x[0]); }},
-      // Gradient of getitem: zeros shaped like input 1 with input 0 written at the index.
+      // Gradient of getitem: zeros shaped like input 1 (on its device) with input 0 written at the index.
       {"getitem_grad", [](const In& x, const OpAttrs& a) {
-         Array z = ops::zeros(x[1].shape(), a.dtype.value_or(x[1].dtype()));
+         Array z = ops::zeros(x[1].shape(), a.dtype.value_or(x[1].dtype()), x[1].device());
          ops::assign(ops::getitem(z, a.index), x[0]);
          return z;
        }},
@@ -149,9 +157,25 @@ void Program::set_outputs(std::vector<int> outputs) {
   plan_releases();
 }
 
+void Program::add_label_check(int labels, int logits, std::string op) {
+  for (int s : {labels, logits})
+    UMA_CHECK(s >= 0 && s < nslots_, Value, "Program: label check of '", op, "' reads undefined slot ", s);
+  label_checks_.push_back(LabelCheck{labels, logits, std::move(op)});
+  plan_releases();
+}
+
+// Note [Deferred label checks] (program.h).
+template <class Value>
+void Program::check_labels(const Value& value) const {
+  for (const LabelCheck& c : label_checks_) {
+    const Array& z = value(c.logits);
+    ops::check_labels(c.op.c_str(), value(c.labels), z.ndim() == 2 ? z.shape()[1] : 0);
+  }
+}
+
 void Program::plan_releases() {
   types_state_.store(0, std::memory_order_relaxed);  // the steps changed: forget the cached dtypes
-  scalar_plan_ = nslots_ <= kElementSlots && !steps_.empty();
+  scalar_plan_ = nslots_ <= kElementSlots && !steps_.empty() && label_checks_.empty();
   for (const Step& st : steps_) scalar_plan_ = scalar_plan_ && st.scalar;
   for (const auto& [s, v] : constants_)
     scalar_plan_ = scalar_plan_ && v.defined() && v.ndim() == 0 && v.device().is_cpu();
@@ -159,6 +183,7 @@ void Program::plan_releases() {
   for (std::size_t i = 0; i < steps_.size(); ++i)
     for (int s : steps_[i].in) last[s] = static_cast<int>(i);
   for (int s : outputs_) last[s] = INT32_MAX;
+  for (const LabelCheck& c : label_checks_) last[c.labels] = last[c.logits] = INT32_MAX;  // read after the steps
   for (const auto& [s, _] : constants_) last[s] = INT32_MAX;  // constants persist
   for (auto& st : steps_) st.release.clear();
   for (int s = 0; s < nslots_; ++s)
@@ -216,6 +241,7 @@ std::vector<std::pair<std::string, double>> Program::profile(const std::vector<A
       for (int s : st.release) slots[s] = Array();
       ns[k] += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
     }
+    check_labels([&](int s) -> const Array& { return slots[s]; });
   }
   std::vector<std::pair<std::string, double>> out;
   for (std::size_t k = 0; k < steps_.size(); ++k) out.emplace_back(steps_[k].name, ns[k] / repeat);
@@ -234,6 +260,7 @@ std::vector<Array> Program::run(const std::vector<Array>& inputs) const {
     slots[st.out] = st.fn(args, st.attrs);
     for (int s : st.release) slots[s] = Array();
   }
+  check_labels([&](int s) -> const Array& { return slots[s]; });
   std::vector<Array> out;
   out.reserve(outputs_.size());
   for (int s : outputs_) out.push_back(slots[s]);
@@ -397,6 +424,7 @@ void Program::run_into(std::vector<Array>& inputs, std::vector<Array>& out) cons
     }
     for (int s : st.release) slots[s] = Array();
   }
+  if (!label_checks_.empty()) check_labels(value);
   out.resize(outputs_.size());
   for (std::size_t k = 0; k < outputs_.size(); ++k) {
     const int s = outputs_[k];

@@ -1278,6 +1278,143 @@ def test_cuda_linker_shares_variables_with_host_backends(reader):
     np.testing.assert_array_equal(w.get_value(), np.full((2, 3), 3.0))
 
 
+def _eager_cuda():
+    """A cuda linker that evaluates node by node with the eager ops (CudaLinker.compile_eager):
+    the oracle the Program must equal bit for bit."""
+    from uma.runtime.linkers.cuda import CudaLinker
+
+    class EagerCuda(CudaLinker):
+        def compile(self, fgraph):
+            return self.compile_eager(fgraph)
+
+    return EagerCuda()
+
+
+def _same_bits(a, b, what):
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.dtype == b.dtype and a.shape == b.shape, what
+    np.testing.assert_array_equal(np.ascontiguousarray(a).view(np.uint8), np.ascontiguousarray(b).view(np.uint8),
+                                  err_msg=what)
+
+
+@needs_gpu
+def test_cuda_linker_runs_one_program_bit_for_bit_the_eager_ops():
+    from uma.runtime.linkers.cuda import CudaLinker
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((32, 20)).astype(np.float32)
+    Y = rng.integers(0, 5, 32)
+    params, step = _mlp("cuda")
+    eparams, estep = _mlp(_eager_cuda())
+    prog = step._thunk.program
+    assert prog is not None and CudaLinker.python_ops(step) == [] and prog.num_label_checks == 1
+    assert not step.fast_path  # the C++ Function is the host's; a cuda call runs one Program.run
+    assert estep._thunk.__class__.__name__ != "ProgramThunk"
+    for k in range(3):
+        _same_bits(step(X, Y).to_device("cpu"), estep(X, Y).to_device("cpu"), f"loss {k}")
+    for p, q in zip(params, eparams):
+        _same_bits(p.get_value(), q.get_value(), p.name)
+
+
+@needs_gpu
+def test_cuda_program_creation_and_indexing_ops_bit_for_bit_the_eager_ops():
+    """Ops that make arrays (zeros_like, ones_like, full_like, one_hot, getitem_grad) make them
+    on the device of their input; with indexing and functional updates, every output equals
+    the eager ops' bit for bit."""
+    sym = uma.sym
+    rng = np.random.default_rng(13)
+    X = rng.standard_normal((6, 5)).astype(np.float32)
+    I = np.array([3, 0, 3, -1])
+    M = X > 0
+    Y = rng.standard_normal((4, 5)).astype(np.float32)
+    L = np.array([1, 4, 0])
+    x = sym.matrix("x", dtype="float32")
+    i = sym.vector("i", dtype="int64")
+    m = sym.matrix("m", dtype="bool")
+    y = sym.matrix("y", dtype="float32")
+    lab = sym.vector("lab", dtype="int64")
+    outs = [sym.take(x, i, axis=0), x[m], x[:, i[:2]], sym.set_subtensor(x, i, y), sym.inc_subtensor(x, i, y),
+            sym.inc_subtensor(x, m, 1.0), sym.one_hot(lab, 5, dtype="float32"), uma.grad(sym.sum(x[i] * y), x),
+            uma.grad(sym.sum(x[1:3, ::2] * 3), x), sym.zeros_like(x), sym.ones_like(x, dtype="int8"),
+            sym.full_like(x, 2.5, dtype="float16"), sym.full_like(lab, 7), sym.exp(x) * 2 + x, x.sum(axis=0) + 1.5]
+    f = uma.function([x, i, m, y, lab], outs, backend="cuda")
+    e = uma.function([x, i, m, y, lab], outs, backend=_eager_cuda())
+    assert f._thunk.program is not None
+    for k, (a, b) in enumerate(zip(f(X, I, M, Y, L), e(X, I, M, Y, L))):
+        assert str(a.device) == "cuda:0", k
+        _same_bits(a.to_device("cpu"), b.to_device("cpu"), str(k))
+    with pytest.raises(IndexError, match="index 6 is out of bounds"):
+        f(X, np.array([0, 6, 1, 2]), M, Y, L)
+
+
+@needs_gpu
+def test_cuda_program_never_runs_on_elements():
+    """Note [Scalar programs]: the element plan takes 0-d host arrays only; a cuda program's
+    values are device arrays (its constants too), so its calls take the general path."""
+    c = uma.shared(np.array(0.0), "c")
+    inc = uma.function([], [], updates={c: c + 1}, backend="cuda")
+    sq = uma.function([], [], updates={c: c * c}, backend="cuda")
+    for f in (inc, sq):
+        prog = f._thunk.program
+        assert prog is not None and not f.fast_path
+        assert not prog.runs_on_elements([uma.asarray(np.array(3.0), device="cuda")])
+    assert not inc._thunk.program.element_plan  # its constant 1 lives on the device
+    assert sq._thunk.program.element_plan       # no constant: the call's arrays decide, and they are on the device
+    inc()
+    inc()
+    sq()
+    assert c.get_value() == 4.0
+
+
+@needs_gpu
+def test_cuda_program_label_check_of_a_graph_with_python_steps():
+    """The deferred label check runs after the last segment when the Program is split by a
+    Python step, still before any update is written."""
+    from uma.runtime.linkers.cuda import CudaLinker
+    sym = uma.sym
+    rng = np.random.default_rng(2)
+    w = uma.shared(rng.standard_normal((4, 3)).astype(np.float32), "w")
+    x = sym.matrix("x", dtype="float32")
+    y = sym.vector("y", dtype="int64")
+    from uma.random import RandomStream
+    noise = RandomStream(0).normal(size=(4, 3), dtype="float32")  # random ops run in Python
+    loss = sym.mean(sym.softmax_cross_entropy(x @ (w + 0 * noise), y))
+    step = uma.function([x, y], loss, updates={w: w - 0.1 * uma.grad(loss, w)}, backend="cuda")
+    assert CudaLinker.python_ops(step)
+    X = rng.standard_normal((8, 4)).astype(np.float32)
+    before = w.get_value()
+    with pytest.raises(ValueError, match="label 3 at position 2 is out of range"):
+        step(X, np.array([0, 1, 3, 2, 0, 1, 2, 0]))
+    np.testing.assert_array_equal(w.get_value(), before)
+    step(X, np.array([0, 1, 2, 2, 0, 1, 2, 0]))
+
+
+def test_program_label_checks_run_after_the_steps():
+    """Program.add_label_check (Note [Deferred label checks]) on the host: the error is the op's."""
+    core = uma._core
+    prog = core.Program()
+    z, y = prog.add_input(), prog.add_input()
+    out = prog.add_op("softmax_cross_entropy", [z, y], {"check_labels": False})
+    prog.add_label_check(y, z, "softmax_cross_entropy")
+    prog.set_outputs([out])
+    assert prog.num_label_checks == 1 and not prog.element_plan
+    Z = uma.asarray(np.zeros((3, 4), np.float32))
+    assert np.asarray(prog.run([Z, uma.asarray(np.array([0, 3, 1]))])[0]).shape == (3,)
+    with pytest.raises(ValueError, match="label 4 at position 1 is out of range"):
+        prog.run([Z, uma.asarray(np.array([0, 4, 1]))])
+    with pytest.raises(ValueError, match="undefined slot"):
+        prog.add_label_check(7, z, "softmax_cross_entropy")
+
+
+def test_program_element_plan_takes_host_scalars_only():
+    core = uma._core
+    prog = core.Program()
+    a = prog.add_input()
+    prog.set_outputs([prog.add_op("multiply", [a, a], None)])
+    assert prog.element_plan
+    assert prog.runs_on_elements([uma.asarray(np.array(3.0))])
+    assert not prog.runs_on_elements([uma.asarray(np.array([3.0]))])
+
+
 @needs_gpu
 def test_train_example_on_cuda():
     import subprocess

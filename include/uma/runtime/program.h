@@ -1,9 +1,13 @@
 // uma/runtime/program.h — a compiled straight-line program over uma arrays: what the `cpu`
-// linker turns a function graph into, so that a call runs no per-op Python.
+// and `cuda` linkers turn a function graph into, so that a call runs no per-op Python.
 //
 // Slots hold values; each step reads input slots and writes one output slot. A slot's value
 // is dropped after its last use (outputs excepted), so memory returns to the allocator cache
-// while the program runs.
+// while the program runs. Steps run on the device of their inputs: an op that makes a new
+// array from another's shape (zeros_like, full_like, getitem_grad, ...) makes it on that
+// array's device, so a program whose inputs and constants live on cuda:N queues every kernel
+// on uma's stream of that device and never waits, except where an op's result depends on
+// device data (see the ops) and in its label checks (Note [Deferred label checks]).
 #pragma once
 #include <atomic>
 #include <optional>
@@ -27,11 +31,11 @@ struct OpAttrs {
   std::vector<FusedInstr> fused;              // fused elementwise chains (add_fused)
   std::vector<IndexItem> index;               // getitem, getitem_grad
   std::optional<Scalar> fill_value;           // full_like
-  // reduce-linalg attributes
   double ddof = 0;                            // var, std
   int64_t offset = 0;                         // diag ("k"), trace ("offset")
   int64_t axis1 = 0, axis2 = 1;               // trace
-  int64_t decimals = 0;                       // round (issue 4 elementwise set)
+  int64_t decimals = 0;                       // round
+  bool check_labels = true;                   // softmax_cross_entropy(_grad): false defers the check
 };
 
 using OpFn = Array (*)(const std::vector<Array>& inputs, const OpAttrs& attrs);
@@ -51,6 +55,15 @@ std::vector<std::string> op_names();
 // a fused input of another dtype) sends the whole call to the general path before anything
 // was written, so errors and results are the general path's.
 
+// Note [Deferred label checks]
+// A cross-entropy step on a cuda device that checks its labels waits for the stream (it reads
+// back a status word). A program can instead queue its cross-entropy steps with
+// `check_labels: false` and list each label input once with add_label_check: run() then
+// checks them after every step was queued and before it returns, in the order they were
+// added (one wait per call), so a bad label is the op's ValueError and the caller stores
+// nothing. The checked slots (labels and the logits that give the class count) stay alive
+// until then.
+
 class Program {
  public:
   int add_input();
@@ -60,6 +73,10 @@ class Program {
   /// A fused elementwise chain (ops::fused_elementwise) over `inputs`, all of dtype `dtype`.
   int add_fused(const std::vector<int>& inputs, std::vector<FusedInstr> code, DType dtype);
   void set_outputs(std::vector<int> outputs);
+  /// Checks the integer labels in slot `labels` against the class count of the logits in slot
+  /// `logits` (their axis 1; 0 unless 2-d) after the steps (Note [Deferred label checks]);
+  /// `op` names the op in the ValueError.
+  void add_label_check(int labels, int logits, std::string op);
   /// Runs the program; inputs in add_input order. TypeError on a wrong argument count.
   std::vector<Array> run(const std::vector<Array>& inputs) const;
   /// run() without copying arrays: consumes `inputs` (left empty), writes the outputs into
@@ -69,6 +86,7 @@ class Program {
   std::size_t num_inputs() const { return inputs_.size(); }
   std::size_t num_outputs() const { return outputs_.size(); }
   std::size_t num_steps() const { return steps_.size(); }
+  std::size_t num_label_checks() const { return label_checks_.size(); }
   /// True when run_into runs on the elements of `inputs` (Note [Scalar programs]).
   bool runs_on_elements(const std::vector<Array>& inputs) const;
 
@@ -119,7 +137,13 @@ class Program {
     int binary = -1;           // a BinaryOp: run_into calls ops::binary on the slots directly
     bool scalar = false;       // a binary step, or a fused chain whose code is valid (run_scalar)
   };
+  struct LabelCheck {
+    int labels, logits;
+    std::string op;
+  };
   void plan_releases();
+  template <class Value>
+  void check_labels(const Value& value) const;  // value(slot) -> const Array&
   bool element_types(const DType* input_types, DType* type) const;
   bool run_scalar(std::vector<Array>& inputs, std::vector<Array>& out) const;
   int nslots_ = 0;
@@ -128,6 +152,7 @@ class Program {
   std::vector<Array> const_slots_;  // per slot: the constant's value, undefined for other slots
   std::vector<Step> steps_;
   std::vector<int> outputs_;
+  std::vector<LabelCheck> label_checks_;
   std::vector<char> take_output_;  // per output: the slot's last read among the outputs
   std::vector<OutputSource> output_sources_;  // per output
   bool scalar_plan_ = false;       // every step can run in run_scalar (Note [Scalar programs])

@@ -23,4 +23,9 @@ int strided_gather(const void* src, void* dst, const StridedGeometry& g, int64_t
 /// strided_gather; dst's elements must not overlap.
 int strided_scatter(const void* src, void* dst, const StridedGeometry& g, int64_t n, int itemsize, void* stream);
 
+/// dst[i] = the element at host address `value`, for n contiguous elements of `itemsize` bytes
+/// (1, 2, 4, 8 or 16); the element is passed to the kernel by value. Queued on `stream`.
+/// Returns a cudaError_t.
+int fill(void* dst, const void* value, int64_t n, int itemsize, void* stream);
+
 }  // namespace uma::kernels::cuda_launch

@@ -1,5 +1,6 @@
 // Host side of the strided-copy kernels (kernels/cuda_kernels.h): pack gathers a strided
-// device view into contiguous memory, unpack scatters contiguous memory into a strided view.
+// device view into contiguous memory, unpack scatters contiguous memory into a strided view,
+// fill writes one element everywhere.
 #include "kernels/cuda/launch.h"
 #include "kernels/cuda_kernels.h"
 #include "memory/cuda/cuda_check.h"
@@ -59,6 +60,15 @@ void pack(const Array& src, const Array& dst) {
 void unpack(const Array& src, const Array& dst) {
   UMA_ASSERT(src.shape() == dst.shape() && src.dtype() == dst.dtype() && src.is_c_contiguous());
   strided_copy(dst, src, /*scatter=*/true, "assignment on cuda");
+}
+
+void fill(const Array& dst, const void* value) {
+  UMA_ASSERT(dst.is_c_contiguous());
+  if (dst.size() == 0) return;
+  const int device = dst.device().index;
+  uma::cuda::detail::DeviceGuard guard(device);
+  const int e = cuda_launch::fill(dst.data(), value, dst.size(), static_cast<int>(dst.itemsize()), uma::cuda::stream(device));
+  if (e != 0) uma::cuda::detail::fail(static_cast<cudaError_t>(e), "fill<<<...>>>", __FILE__, __LINE__);
 }
 
 }  // namespace uma::kernels::cuda

@@ -1,7 +1,9 @@
 // Packing a strided device view into contiguous memory (the GPU side of copies and transfers
-// of non-contiguous cuda arrays), and the inverse: writing contiguous elements into a strided
-// view (assignment into device views). Grid-stride loop sized to the multiprocessor count.
+// of non-contiguous cuda arrays), the inverse: writing contiguous elements into a strided
+// view (assignment into device views), and filling contiguous memory with one element. Grid-stride loop sized to the multiprocessor count.
 #include <cuda_runtime.h>
+
+#include <cstring>
 
 #include "kernels/cuda/launch.h"
 #include "kernels/cuda/ops_launch.h"
@@ -58,7 +60,39 @@ int launch(const void* src, void* dst, const StridedGeometry& g, int64_t n, void
   return static_cast<int>(cudaGetLastError());
 }
 
+template <class T>
+__global__ void fill_kernel(T* __restrict__ dst, T value, int64_t n) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) dst[i] = value;
+}
+
+template <class T>
+int launch_fill(void* dst, const void* value, int64_t n, void* stream) {
+  const int threads = 256;
+  int64_t blocks = (n + threads - 1) / threads;
+  const int64_t cap = static_cast<int64_t>(sm_count()) * 8;
+  if (blocks > cap) blocks = cap;
+  if (blocks < 1) blocks = 1;
+  T v;
+  memcpy(&v, value, sizeof(T));
+  fill_kernel<T><<<static_cast<unsigned>(blocks), threads, 0, static_cast<cudaStream_t>(stream)>>>(static_cast<T*>(dst),
+                                                                                                     v, n);
+  return static_cast<int>(cudaGetLastError());
+}
+
 }  // namespace
+
+int fill(void* dst, const void* value, int64_t n, int itemsize, void* stream) {
+  if (n == 0) return 0;
+  switch (itemsize) {
+    case 1: return launch_fill<unsigned char>(dst, value, n, stream);
+    case 2: return launch_fill<unsigned short>(dst, value, n, stream);
+    case 4: return launch_fill<unsigned int>(dst, value, n, stream);
+    case 8: return launch_fill<unsigned long long>(dst, value, n, stream);
+    case 16: return launch_fill<Bytes<16>>(dst, value, n, stream);
+    default: return static_cast<int>(cudaErrorInvalidValue);
+  }
+}
 
 int strided_gather(const void* src, void* dst, const StridedGeometry& g, int64_t n, int itemsize, void* stream) {
   if (n == 0) return 0;

@@ -37,5 +37,6 @@ void scatter(const Array& dst, const Array&, int64_t, const Array&, bool accumul
 Array mask_positions(const Array& mask) { unavailable("getitem", mask); }
 void one_hot(const Array&, int64_t, const Array& out) { unavailable("one_hot", out); }
 void unpack(const Array&, const Array& dst) { unavailable("assign", dst); }
+void fill(const Array& dst, const void*) { unavailable("full", dst); }
 
 }  // namespace uma::kernels::cuda

@@ -2,6 +2,9 @@
 
 - :mod:`.walk`: the one graph walker: a FunctionGraph -> one step per node, each with what
   the linker's dispatch table gives for the node's op, and the thunk that runs the steps;
+- :mod:`.program`: the compilation of a graph into ``uma._core.Program`` s that ``cpu`` and
+  ``cuda`` share (the plan over the walker's answers, Program segments and the Python steps
+  between them, output copies);
 - ``reference/``, ``cpu/``, ``numpy/``, ``cuda/``: each a :class:`~uma.runtime.Linker`
   subclass (``linker.py``: residency, filters, ``compile``) and its dispatch table
   (``dispatch.py``: op class -> implementation, a :func:`functools.singledispatch`

@@ -3,10 +3,10 @@
 A linker's **dispatch table** is a :func:`functools.singledispatch` function keyed on the op
 class: ``table(op, node)`` returns what the linker makes of that node (for a linker that
 evaluates node by node, a function ``impl(inputs) -> [outputs]`` taking and returning its
-native values; for ``cpu``, the Program op the node becomes), or None where the table has
-nothing for it. :func:`walk` asks the table once per node, in execution order, at compile
-time; :func:`evaluator` turns the answers into the thunk that runs them (straight-line code
-over numbered slots, no per-call dispatch).
+native values; for ``cpu`` and ``cuda``, the Program op the node becomes), or None where the
+table has nothing for it. :func:`walk` asks the table once per node, in execution order, at
+compile time; :func:`evaluator` turns the answers into the thunk that runs them
+(straight-line code over numbered slots, no per-call dispatch).
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 - :func:`program_op` ``(op, node) -> (name, attrs) | None``: the ``uma._core.Program`` op a
   node becomes (the eager function's name and keyword arguments); None runs the node in
   Python with its reference ``perform``, between Program segments. Whether the Program
-  accepts a name with given attributes is probed once (:func:`program_supports`).
+  accepts a name with given attributes is probed once (:func:`~..program.program_supports`).
 - :func:`lower` ``(op, node) -> [Variable] | None``: the same computation from primitive ops,
   for a composite op the Program does not know (``lower_composites``).
 """
@@ -15,13 +15,9 @@ from ....graph import ops as o
 from ....graph.ops.creation import _weak_constant
 from ....graph.ops.select import _where_true
 from ....graph.type import np_dtype
+from ..program import program_supports
 
 __all__ = ["program_op", "lower", "program_supports"]
-
-
-def _uma():
-    import uma
-    return uma
 
 
 @functools.singledispatch
@@ -92,37 +88,6 @@ def _update(op, node):
     if op.kind == "take":
         return op.name + "_take", {"axis": op.index}
     return op.name + "_mask", {}
-
-
-def _freeze(attrs):
-    return tuple(sorted((k, repr(v)) for k, v in attrs.items()))
-
-
-_PROBED = {}
-
-
-def program_supports(name, attrs, nin) -> bool:
-    """True when ``uma._core.Program`` accepts op ``name`` with ``attrs`` and ``nin`` inputs
-    (probed once per name, attributes and arity)."""
-    key = (name, _freeze(attrs), nin)
-    ok = _PROBED.get(key)
-    if ok is None:
-        core = _uma()._core
-        if not hasattr(core, "Program"):
-            return False
-        names = getattr(core, "_program_ops", None)
-        if names is not None and name not in set(names()):
-            ok = False
-        else:
-            prog = core.Program()
-            slots = [prog.add_input() for _ in range(nin)]
-            try:
-                prog.add_op(name, slots, dict(attrs))
-                ok = True
-            except Exception:
-                ok = False
-        _PROBED[key] = ok
-    return ok
 
 
 # ---- lowerings -----------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
-"""The ``cuda`` backend: :class:`CudaLinker` and its dispatch table."""
-from .dispatch import cuda_impl
+"""The ``cuda`` backend: :class:`CudaLinker` (one ``uma._core.Program`` per function, run on
+the GPU) and its dispatch tables."""
+from .dispatch import cuda_impl, program_op
 from .linker import CudaLinker
 
-__all__ = ["CudaLinker", "cuda_impl"]
-
+__all__ = ["CudaLinker", "cuda_impl", "program_op"]

@@ -1,20 +1,41 @@
-"""The ``cuda`` linker's dispatch table: ``cuda_impl(op, node)`` gives ``impl(values) ->
-[outputs]`` on device ``uma.Array`` s. Every op runs its reference ``perform`` (the eager ops
-dispatch to the CUDA kernels) except those below, which have device implementations of their
-own; only an op without ``perform`` is unsupported."""
+"""The ``cuda`` linker's dispatch tables.
+
+- :func:`program_op` ``(op, node) -> (name, attrs) | None``: the ``uma._core.Program`` op a
+  node becomes: the cpu linker's table (a Program op runs on the device of its inputs), with
+  the cross-entropy ops queued with their label check deferred (``check_labels=False``; the
+  Program checks each label input after the whole step, Note [Deferred label checks]).
+- :func:`cuda_impl` ``(op, node) -> impl(values) -> [outputs]`` on device ``uma.Array`` s: the
+  Python steps, for the nodes the Program does not run, and the node-by-node evaluation of
+  :meth:`~.linker.CudaLinker.compile_eager`. Every op runs its reference ``perform`` (the
+  eager ops dispatch to the CUDA kernels) except those below, which have device
+  implementations of their own; only an op without ``perform`` is unsupported.
+"""
 from __future__ import annotations
 
 import functools
 
 from ....graph import ops as o
+from ..cpu.dispatch import program_op as cpu_program_op
 from ..walk import perform_impl
 
-__all__ = ["cuda_impl"]
+__all__ = ["program_op", "cuda_impl"]
 
 
 def _uma():
     import uma
     return uma
+
+
+@functools.singledispatch
+def program_op(op, node):
+    """``(name, attrs)`` of the Program op for ``node``, None where the Program has none."""
+    return cpu_program_op(op, node)
+
+
+@program_op.register(o.SoftmaxCrossEntropy)
+@program_op.register(o.SoftmaxCrossEntropyGrad)
+def _program_cross_entropy(op, node):
+    return op.name, {"check_labels": False}
 
 
 @functools.singledispatch

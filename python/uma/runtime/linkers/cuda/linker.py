@@ -1,39 +1,50 @@
-"""The ``cuda`` linker: evaluates a graph on a GPU, node by node, with uma's eager ops.
+"""The ``cuda`` linker: compiles a graph once into a ``uma._core.Program`` that runs on a GPU.
 
-Design: values live on ``cuda:N`` as ``uma.Array`` s. The thunk (the graph walker's, over
-:data:`~.dispatch.cuda_impl`) calls each op's implementation on device arrays in topological
-order; the eager ops dispatch to the CUDA kernels (``src/kernels/cuda``) at the one device
-boundary of ``kernels.h``, so every op is queued on uma's stream of the device and the host
-never waits except where a value must reach it (``get_value``, a function's outputs converted
-by the caller). Constants are moved to the device once, at compile time.
+Design: values live on ``cuda:N`` as ``uma.Array`` s. Compilation is the cpu linker's
+(:mod:`..program`): the graph walker asks the :func:`~.dispatch.program_op` table for every
+node's Program op, and a call is one ``Program.run`` (the GIL released, no per-op Python).
+The Program's ops are uma's eager ops, and an op runs on the device of its inputs (one that
+makes an array from another's shape, such as ``zeros_like`` or ``getitem_grad``, makes it on
+that array's device), so every kernel is queued on uma's stream of the device and the host
+never waits except where a value must reach it (``get_value``, a function's outputs
+converted by the caller). Constants are device arrays, made once at compile time. The cpu
+linker's passes that change how values are computed (lowering composites, folding
+constants, fusing elementwise chains) are not applied: outputs and updates are bit for bit
+those of the eager ops node by node (:meth:`CudaLinker.compile_eager`). An op without a
+Program op runs in Python between Program segments (:func:`~.dispatch.cuda_impl`: its
+``perform`` on device arrays; a result a ``perform`` returns on the host is moved to the
+device); ``CudaLinker.python_ops(fn)`` lists them, and ``uma.dprint(fn)`` shows the steps.
 
 Residency ``"cuda:N"`` (:class:`uma.Linker`): a shared variable updated by a ``cuda``
 function keeps its current copy on the GPU, so a training step with
 ``update_policy="lazy"`` transfers no parameter bytes; ``get_value()`` and functions of other
 backends read it after one device->host copy (``output_filter``). Arguments from NumPy or
-host arrays take the pinned staging path host->device (``input_filter``).
+host arrays take the pinned staging path host->device (``input_filter``). The thunk is
+called from :class:`uma.Function`'s Python call path (the C++ ``Function`` fast path is for
+the host residency).
 
-Label checks: the cross-entropy nodes run with their label check deferred (``check_labels=
-False``), so the host does not wait for the GPU in the middle of a step; the thunk checks each
-label input once, after the whole step is queued and before it returns (so before any update
-is written): one wait per call, and a bad label still raises the op's ``ValueError`` and
-changes no shared variable.
+Label checks: the cross-entropy steps are queued with their label check deferred
+(``check_labels=False``), so the host does not wait for the GPU in the middle of a step; the
+Program checks each label input once, after the whole step is queued and before ``run``
+returns, so before any update is written (Note [Deferred label checks] of
+``include/uma/runtime/program.h``): one wait per call, and a bad label still raises the op's
+``ValueError`` and changes no shared variable.
 
 Every op runs on the device (indexing, the functional updates and one_hot included). Besides
 the label check, the host waits for the GPU where an op's result or error depends on device
 data: a take or an integer-array update checks its indices on the device and reads back the
 position of the first bad one (the ``IndexError`` of the cpu path), and a mask read or update
-reads back the mask's count (the result's length). Results a ``perform`` returns on the host
-(a creation op) are moved to the device.
+reads back the mask's count (the result's length).
 """
 from __future__ import annotations
 
-from ...linker import Linker
+from ...linker import Linker, distinct
+from .. import program
 from ..reference.linker import array_result
-from ..walk import evaluator
-from .dispatch import cuda_impl
+from ..walk import evaluator, has_perform
+from .dispatch import cuda_impl, program_op
 
-__all__ = ["CudaLinker"]
+__all__ = ["CudaLinker", "label_checks"]
 
 
 def _uma():
@@ -41,27 +52,22 @@ def _uma():
     return uma
 
 
-def _label_checks(fgraph):
-    """The deferred label checks of ``fgraph``'s cross-entropy nodes, as steps run after the
-    nodes: one per label input (the first node reading it names the op)."""
+def label_checks(fgraph):
+    """The deferred label checks of ``fgraph``'s cross-entropy nodes: ``(labels, logits,
+    op_name)`` once per label input (the first node reading it names the op), in execution
+    order."""
     from ....graph.ops import SoftmaxCrossEntropy, SoftmaxCrossEntropyGrad
-    check_labels = _uma()._core._check_labels
-    steps, seen = [], set()
+    checks, seen = [], set()
     for node in fgraph.toposort():
         if isinstance(node.op, (SoftmaxCrossEntropy, SoftmaxCrossEntropyGrad)) and node.inputs[-1] not in seen:
-            z, y = node.inputs[-2], node.inputs[-1]
-            seen.add(y)
-
-            def check(values, name=node.op.name):
-                z, y = values
-                check_labels(y, z.shape[1] if z.ndim == 2 else 0, name)
-                return []
-            steps.append((check, node, [z, y], []))
-    return steps
+            seen.add(node.inputs[-1])
+            checks.append((node.inputs[-1], node.inputs[-2], node.op.name))
+    return checks
 
 
 class CudaLinker(Linker):
-    """Linker for one CUDA device (default ``cuda:0``): residency ``"cuda:N"``."""
+    """Linker for one CUDA device (default ``cuda:0``): residency ``"cuda:N"``, one
+    ``uma._core.Program`` per function."""
 
     name = "cuda"
     dispatch = cuda_impl
@@ -84,12 +90,43 @@ class CudaLinker(Linker):
         return (isinstance(value, uma.Array) and str(value.device) == self.device
                 and value.dtype.name == type.dtype)
 
+    def unsupported(self, fgraph):
+        """Ops with neither a Program op nor a ``perform`` (to run them in Python)."""
+        return distinct(n.op for n in fgraph.toposort()
+                        if not has_perform(n.op) and program.checked_spec(n, program_op(n.op, n)) is None)
+
     def compile(self, fgraph):
         uma = _uma()
         dev = self.device
+        steps = program.plan_steps(fgraph, program_op, fuse=False)
+        return program.compile_program(
+            fgraph, steps, backend="cuda", constant=lambda c: uma.asarray(c.value, device=dev),
+            python_impl=lambda node: cuda_impl(node.op, node),
+            python_result=lambda v: array_result(v, dev), label_checks=label_checks(fgraph))
+
+    def compile_eager(self, fgraph):
+        """The thunk evaluating ``fgraph`` node by node with uma's eager ops on the device (the
+        graph walker's, over :func:`~.dispatch.cuda_impl`, label checks deferred to the end as
+        in :meth:`compile`): what a compiled Program must equal bit for bit."""
+        uma = _uma()
+        dev = self.device
+        check = uma._core._check_labels
+
+        def after(labels, logits, name):
+            def run(values):
+                y, z = values
+                check(y, z.shape[1] if z.ndim == 2 else 0, name)
+                return []
+            return (run, None, [labels, logits], [])
+
         return evaluator(fgraph, cuda_impl, constant=lambda c: uma.asarray(c.value, device=dev),
                          copy=uma.Array.copy, output=lambda v: array_result(v, dev),
-                         after=_label_checks(fgraph))
+                         after=[after(*c) for c in label_checks(fgraph)])
+
+    @staticmethod
+    def python_ops(fn):
+        """Names of the ops a compiled ``cuda`` function runs in Python (not in its Program)."""
+        return list(fn._thunk.python_ops)
 
     @staticmethod
     def available() -> bool:
