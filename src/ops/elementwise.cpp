@@ -238,11 +238,10 @@ Array bits_as(const Array& a, DType t) {
   return Array(a.storage(), a.data(), a.shape(), a.strides(), t, a.writable());
 }
 
-// nextafter with a float16 or bfloat16 result, on the format's bits (NumPy's
-// npy_half_nextafter, ml_dtypes' bfloat16 nextafter): NaN if either is NaN; if x == y, x for
-// float16 (NumPy) and y for bfloat16 (ml_dtypes, C's nextafter), which differ for -0.0 and 0.0;
-// the smallest subnormal with y's sign if x is zero; else x's bits plus one (moving away from
-// zero) or minus one. Elementwise ops on uint16 compute it, on
+// nextafter with a float16 or bfloat16 result, on the format's bits, by C's rule for nextafter
+// (that of float32 and float64, ml_dtypes' bfloat16 and NumPy 2.5's float16): NaN if either is
+// NaN; y if x == y (so nextafter(0.0, -0.0) is -0.0); the smallest subnormal with y's sign if x
+// is zero; else x's bits plus one (moving away from zero) or minus one. Elementwise ops on uint16 compute it, on
 // any device.
 Array nextafter_half(const Array& a, const Array& b, DType rt) {
   const Array x = astype(a, rt), y = astype(b, rt);
@@ -254,7 +253,7 @@ Array nextafter_half(const Array& a, const Array& b, DType rt) {
   const Array tiny = binary(BinaryOp::BitwiseOr, binary(BinaryOp::BitwiseAnd, yb, u16(0x8000)), u16(1));
   const Array nan = binary(BinaryOp::LogicalOr, unary(UnaryOp::Isnan, x), unary(UnaryOp::Isnan, y));
   const Array r = where(nan, u16(rt == DType::Float16 ? 0x7e00 : 0x7fc0),
-                        where(binary(BinaryOp::Equal, x, y), rt == DType::Float16 ? xb : yb,
+                        where(binary(BinaryOp::Equal, x, y), yb,
                               where(binary(BinaryOp::Equal, x, zero), tiny, step)));
   return bits_as(r.is_c_contiguous() ? r : copy(r), rt);
 }

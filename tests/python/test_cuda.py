@@ -629,6 +629,11 @@ def _trigamma(v):
     return float(mpmath.psi(1, v))
 
 
+def _nextafter(a, b):
+    """C's nextafter: y where x == y (NumPy >= 2.5's float16 rule too)."""
+    return np.where(a == b, b, np.nextafter(a, b))
+
+
 UNARY_ORACLES = {  # name -> (oracle, domain)
     "negative": (np.negative, "general"), "abs": (np.abs, "general"), "exp": (np.exp, "general"),
     "exp2": (np.exp2, "general"), "expm1": (np.expm1, "general"), "log": (np.log, "positive"),
@@ -665,7 +670,7 @@ BINARY_ORACLES = {  # name -> (oracle, lhs domain, rhs domain)
     "logical_and": (np.logical_and, "coarse", "coarse"), "logical_or": (np.logical_or, "coarse", "coarse"),
     "logical_xor": (np.logical_xor, "coarse", "coarse"),
     "copysign": (np.copysign, "general", "general"), "hypot": (np.hypot, "general", "general"),
-    "logaddexp": (np.logaddexp, "general", "general"), "nextafter": (np.nextafter, "general", "general"),
+    "logaddexp": (np.logaddexp, "general", "general"), "nextafter": (_nextafter, "general", "general"),
     "bitwise_and": (np.bitwise_and, "coarse", "coarse"), "bitwise_or": (np.bitwise_or, "coarse", "coarse"),
     "bitwise_xor": (np.bitwise_xor, "coarse", "coarse"),
     "bitwise_left_shift": (np.left_shift, "general", "shift"),
@@ -806,7 +811,7 @@ def test_cuda_complex_branch_cuts():
 
 @needs_gpu
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
-@pytest.mark.parametrize("name", list(BINARY_ORACLES))
+@pytest.mark.parametrize("name", [n for n in BINARY_ORACLES if not n.startswith("bitwise")])  # float input
 def test_cuda_binary_float_edge_pairs(name, dtype):
     """Every pair of float edge values (signs of zeros and infinities checked too)."""
     v = np.array(FLOAT_EDGE[:11], dtype=dtype)

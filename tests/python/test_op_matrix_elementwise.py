@@ -87,6 +87,12 @@ def _trigamma(v):
     return float(special.polygamma(1, v))
 
 
+def _nextafter(a, b):
+    """C's nextafter: y where x == y (nextafter(0.0, -0.0) is -0.0), as float32/float64 and
+    NumPy >= 2.5's float16 loop give it (older NumPy returned x for float16)."""
+    return np.where(a == b, b, np.nextafter(a, b))
+
+
 def _sigmoid64(x):
     return 1.0 / (1.0 + np.exp(-x))
 
@@ -164,7 +170,7 @@ BINARY = {  # name -> (oracle, lhs domain, rhs domain)
     "copysign": (np.copysign, "general", "general"),
     "hypot": (np.hypot, "general", "general"),
     "logaddexp": (np.logaddexp, "general", "general"),
-    "nextafter": (np.nextafter, "general", "general"),
+    "nextafter": (_nextafter, "general", "general"),
     "bitwise_and": (np.bitwise_and, "coarse", "coarse"),
     "bitwise_or": (np.bitwise_or, "coarse", "coarse"),
     "bitwise_xor": (np.bitwise_xor, "coarse", "coarse"),
