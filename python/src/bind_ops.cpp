@@ -99,9 +99,6 @@ Device target_device(nb::handle device, const char* op) {
   return d;
 }
 
-// A host-built array moved to `d` (creation on a cuda device fills on the host, then transfers).
-Array on_device(Device d, Array a) { return d.is_cpu() ? a : uma::to_device(a, d); }
-
 // The default dtype of a fill value: bool, int64, float64, complex128, or an array's own.
 DType fill_dtype(nb::handle v) {
   if (is_python_scalar(v)) {
@@ -116,12 +113,20 @@ DType fill_dtype(nb::handle v) {
   return operand(v, nullptr, "full").dtype();
 }
 
-Array full_impl(const Shape& shape, nb::handle value, std::optional<DType> dtype) {
+// An array of `shape` on `device` filled with `value` (a Python scalar, or an array broadcast
+// to the shape and moved to the device).
+Array full_impl(const Shape& shape, nb::handle value, std::optional<DType> dtype, Device device) {
   DType t = dtype ? *dtype : fill_dtype(value);
-  if (is_python_scalar(value)) return ops::full(shape, to_scalar(value), t);
-  Array out = Array::empty(shape, t);
+  if (is_python_scalar(value)) return ops::full(shape, to_scalar(value), t, device);
+  Array out = Array::empty(shape, t, device);
   ops::assign(out, operand(value, nullptr, "full"));
   return out;
+}
+
+// The device of a *_like result: `device` when given (Array API standard, zeros_like), else
+// the array's.
+Device like_device(nb::handle device, const Array& a, const char* op) {
+  return device.is_none() ? a.device() : target_device(device, op);
 }
 
 std::vector<Array> array_list(nb::handle seq, const char* op) {
@@ -283,12 +288,12 @@ void bind_ops(nb::module_& m) {
   // ---- creation ----
   m.def("zeros", [](nb::handle shape, nb::handle dtype, nb::handle device) {
         const Device dev = target_device(device, "zeros");
-        return on_device(dev, ops::zeros(shape_of(shape), to_dtype(dtype).value_or(DType::Float64)));
+        return ops::zeros(shape_of(shape), to_dtype(dtype).value_or(DType::Float64), dev);
       }, nb::arg("shape"), nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("device").none() = nb::none(),
       "Array of the given shape (int or tuple) filled with 0; dtype defaults to float64.");
   m.def("ones", [](nb::handle shape, nb::handle dtype, nb::handle device) {
         const Device dev = target_device(device, "ones");
-        return on_device(dev, ops::ones(shape_of(shape), to_dtype(dtype).value_or(DType::Float64)));
+        return ops::ones(shape_of(shape), to_dtype(dtype).value_or(DType::Float64), dev);
       }, nb::arg("shape"), nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("device").none() = nb::none(),
       "Array of the given shape filled with 1; dtype defaults to float64.");
   m.def("empty", [](nb::handle shape, nb::handle dtype, nb::handle device) {
@@ -298,27 +303,33 @@ void bind_ops(nb::module_& m) {
       "Uninitialised array of the given shape from the caching allocator; dtype defaults to float64.");
   m.def("full", [](nb::handle shape, nb::handle value, nb::handle dtype, nb::handle device) {
         const Device dev = target_device(device, "full");
-        return on_device(dev, full_impl(shape_of(shape), value, to_dtype(dtype)));
+        return full_impl(shape_of(shape), value, to_dtype(dtype), dev);
       }, nb::arg("shape"), nb::arg("fill_value"), nb::arg("dtype").none() = nb::none(), nb::kw_only(),
       nb::arg("device").none() = nb::none(),
       "Array filled with fill_value; dtype defaults to that of the value (bool, int64, float64, complex128).\n"
       "OverflowError if an int does not fit the dtype.");
-  m.def("zeros_like", [](nb::handle a, nb::handle dtype) {
+  m.def("zeros_like", [](nb::handle a, nb::handle dtype, nb::handle device) {
         Array A = operand(a, nullptr, "zeros_like");
-        return ops::zeros(A.shape(), to_dtype(dtype).value_or(A.dtype()));
-      }, nb::arg("a"), nb::arg("dtype").none() = nb::none());
-  m.def("ones_like", [](nb::handle a, nb::handle dtype) {
+        return ops::zeros(A.shape(), to_dtype(dtype).value_or(A.dtype()), like_device(device, A, "zeros_like"));
+      }, nb::arg("a"), nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("device").none() = nb::none(),
+      "Zeros: Array of a's shape on a's device (or device=), of a's dtype unless dtype= is given (Array API standard).");
+  m.def("ones_like", [](nb::handle a, nb::handle dtype, nb::handle device) {
         Array A = operand(a, nullptr, "ones_like");
-        return ops::ones(A.shape(), to_dtype(dtype).value_or(A.dtype()));
-      }, nb::arg("a"), nb::arg("dtype").none() = nb::none());
-  m.def("empty_like", [](nb::handle a, nb::handle dtype) {
+        return ops::ones(A.shape(), to_dtype(dtype).value_or(A.dtype()), like_device(device, A, "ones_like"));
+      }, nb::arg("a"), nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("device").none() = nb::none(),
+      "Ones: Array of a's shape on a's device (or device=), of a's dtype unless dtype= is given (Array API standard).");
+  m.def("empty_like", [](nb::handle a, nb::handle dtype, nb::handle device) {
         Array A = operand(a, nullptr, "empty_like");
-        return Array::empty(A.shape(), to_dtype(dtype).value_or(A.dtype()));
-      }, nb::arg("a"), nb::arg("dtype").none() = nb::none());
-  m.def("full_like", [](nb::handle a, nb::handle value, nb::handle dtype) {
+        return Array::empty(A.shape(), to_dtype(dtype).value_or(A.dtype()), like_device(device, A, "empty_like"));
+      }, nb::arg("a"), nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("device").none() = nb::none(),
+      "Uninitialised, from the caching allocator: Array of a's shape on a's device (or device=), of a's dtype unless dtype= is given (Array API standard).");
+  m.def("full_like", [](nb::handle a, nb::handle value, nb::handle dtype, nb::handle device) {
         Array A = operand(a, nullptr, "full_like");
-        return full_impl(A.shape(), value, to_dtype(dtype).value_or(A.dtype()));
-      }, nb::arg("a"), nb::arg("fill_value"), nb::arg("dtype").none() = nb::none());
+        return full_impl(A.shape(), value, to_dtype(dtype).value_or(A.dtype()), like_device(device, A, "full_like"));
+      }, nb::arg("a"), nb::arg("fill_value"), nb::arg("dtype").none() = nb::none(), nb::kw_only(),
+      nb::arg("device").none() = nb::none(),
+      "Filled with fill_value: Array of a's shape on a's device (or device=), of a's dtype unless dtype= is given (Array API standard).\n"
+      "OverflowError if an int does not fit the dtype.");
   // arange/linspace arguments: Python and NumPy integers (bools included) as exact integers,
   // other real numbers as float64, complex numbers as complex.
   auto range_arg = [](nb::handle h, const char* api) -> Scalar {
@@ -350,7 +361,7 @@ void bind_ops(nb::module_& m) {
           throw;
         }
         const DType t = to_dtype(dtype).value_or(ops::arange_default_dtype(lo, hi, st));
-        return on_device(dev, ops::arange(lo, hi, st, t));
+        return on_device(ops::arange(lo, hi, st, t), dev);  // computed on the host (NumPy's fill rule)
       }, nb::arg("start"), nb::arg("stop").none() = nb::none(), nb::arg("step") = 1, nb::arg("dtype").none() = nb::none(),
       nb::kw_only(), nb::arg("device").none() = nb::none(),
       "Evenly spaced values in [start, stop) (NumPy arange): ceil((stop - start) / step) elements, exact\n"
@@ -365,7 +376,7 @@ void bind_ops(nb::module_& m) {
         const Scalar a = range_arg(start, "linspace"), b = range_arg(stop, "linspace");
         const bool cplx = a.kind == ScalarKind::Complex || b.kind == ScalarKind::Complex;
         const DType t = to_dtype(dtype).value_or(cplx ? DType::Complex128 : DType::Float64);
-        return on_device(dev, ops::linspace(a, b, int_arg(num, "linspace", "num"), endpoint, t));
+        return on_device(ops::linspace(a, b, int_arg(num, "linspace", "num"), endpoint, t), dev);
       }, nb::arg("start"), nb::arg("stop"), nb::arg("num") = 50, nb::arg("dtype").none() = nb::none(),
       nb::kw_only(), nb::arg("device").none() = nb::none(), nb::arg("endpoint") = true,
       "num evenly spaced values from start to stop, shape (num,) (NumPy linspace; Array API standard,\n"
@@ -376,8 +387,9 @@ void bind_ops(nb::module_& m) {
   m.def("eye", [](nb::handle n, nb::handle mm, nb::handle k, nb::handle dtype, nb::handle device) {
         const Device dev = target_device(device, "eye");
         const int64_t rows = int_arg(n, "eye", "N");
-        return on_device(dev, ops::eye(rows, mm.is_none() ? rows : int_arg(mm, "eye", "M"), int_arg(k, "eye", "k"),
-                                       to_dtype(dtype).value_or(DType::Float64)));
+        return on_device(ops::eye(rows, mm.is_none() ? rows : int_arg(mm, "eye", "M"), int_arg(k, "eye", "k"),
+                                  to_dtype(dtype).value_or(DType::Float64)),
+                         dev);
       }, nb::arg("n"), nb::arg("m").none() = nb::none(), nb::arg("k") = 0, nb::arg("dtype").none() = nb::none(), nb::kw_only(),
       nb::arg("device").none() = nb::none(), "(n, m) array with ones on diagonal k, zeros elsewhere; dtype defaults to float64.");
 

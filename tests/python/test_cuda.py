@@ -1871,3 +1871,27 @@ def test_bool_bytes_of_a_torch_cuda_tensor():
     a = uma.from_dlpack(t)
     assert a.device == "cuda:0"
     _check_bool_bytes_on_gpu(a, np.array(BOOL_BYTES, np.uint8).view(np.bool_))
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint64", "float16", "bfloat16", "float32", "complex128"])
+def test_cuda_creation_stays_on_the_device(dtype):
+    """zeros/ones/full with device="cuda" and zeros_like/ones_like/empty_like/full_like of a
+    cuda array are made on the device (filled there), with NumPy's values; device= overrides."""
+    dt = _np_dt(dtype)
+    d = uma.asarray(np.zeros((3, 5), dtype=dt), device="cuda")
+    cases = [(uma.zeros((3, 5), dtype=dtype, device="cuda"), np.zeros((3, 5), dt)),
+             (uma.ones((3, 5), dtype=dtype, device="cuda"), np.ones((3, 5), dt)),
+             (uma.full((3, 5), 1, dtype=dtype, device="cuda"), np.full((3, 5), 1, dt)),
+             (uma.zeros_like(d), np.zeros((3, 5), dt)), (uma.ones_like(d), np.ones((3, 5), dt)),
+             (uma.full_like(d, True), np.full((3, 5), True).astype(dt)),
+             (uma.ones_like(d, dtype="int32"), np.ones((3, 5), np.int32))]
+    for got, want in cases:
+        assert str(got.device) == "cuda:0"
+        _exact(got, want, "cuda")
+    e = uma.empty_like(d)
+    assert str(e.device) == "cuda:0" and e.shape == (3, 5) and e.dtype.name == dtype
+    h = uma.zeros_like(d, device="cpu")
+    assert str(h.device) == "cpu"
+    _exact(h, np.zeros((3, 5), dt), "cpu")
+

@@ -837,6 +837,19 @@ def test_like_functions(dtype, layout, rng):
     assert_matches(uma.full_like(u, 2, dtype="float32"), np.full_like(n, 2, dtype="float32"))
 
 
+def test_like_functions_device_keyword(rng):
+    """zeros_like & co. make their result on the input's device, or on ``device=`` (Array API
+    standard); an unknown device is a ValueError naming it."""
+    n = rng.standard_normal((2, 3)).astype(np.float32)
+    u = uma.asarray(n)
+    for fn in ("zeros_like", "ones_like", "empty_like"):
+        got = getattr(uma, fn)(u, device="cpu")
+        assert str(got.device) == "cpu" and got.shape == (2, 3) and got.dtype.name == "float32"
+    assert_matches(uma.full_like(u, 3, device="cpu"), np.full_like(n, 3))
+    with pytest.raises(ValueError, match="tpu"):
+        uma.zeros_like(u, device="tpu")
+
+
 @pytest.mark.parametrize("fn", ["zeros", "ones", "empty"])
 def test_creation_negative_dimension(fn):
     with pytest.raises(ValueError):
