@@ -1,5 +1,7 @@
 // The device entry points of kernels/kernels.h that are more than a choice between the cpu
 // and cuda kernel.
+#include <cmath>
+
 #include "kernels/kernels.h"
 
 namespace uma::kernels {
@@ -49,6 +51,108 @@ void add_into(const Array& dst, const Array& src) {
   Array sum = Array::empty(dst.shape(), ct, dst.device());
   cuda::binary(BinaryOp::Add, in_ct(dst), in_ct(src), sum);
   cast_into(sum, dst);
+}
+
+namespace {
+// The composite cuda reductions below: each step one cuda kernel on full-size arrays.
+Array device_empty(const Shape& shape, DType t, const Array& like) { return Array::empty(shape, t, like.device()); }
+
+Array device_cast(const Array& a, DType t) {
+  if (a.dtype() == t) return a;
+  Array c = device_empty(a.shape(), t, a);
+  cuda::cast(a, c);
+  return c;
+}
+
+// `kept` (the C-contiguous result of reducing `a` over `mask`) seen with a's shape: stride 0 on
+// the reduced axes.
+Array expand_kept(const Array& kept, const Array& a, const std::vector<bool>& mask) {
+  Strides st(a.ndim(), 0);
+  const Strides ks = contiguous_strides(kept.shape());
+  for (int64_t d = 0, k = 0; d < a.ndim(); ++d)
+    if (!mask[d]) st[d] = ks[k++];
+  return kept.view(kept.data(), a.shape(), st);
+}
+
+// A 0-d float64 array on a's device holding v, seen with `shape` (stride 0).
+Array device_scalar(double v, const Shape& shape, const Array& a) {
+  Array s = device_empty({}, DType::Float64, a);
+  cuda::fill(s, &v);
+  return s.broadcast_view(shape);
+}
+
+Array unary_to(UnaryOp op, const Array& x, DType t) {
+  Array r = device_empty(x.shape(), t, x);
+  cuda::unary(op, x, r);
+  return r;
+}
+
+Array binary_to(BinaryOp op, const Array& x, const Array& y, DType t) {
+  Array r = device_empty(x.shape(), t, x);
+  cuda::binary(op, x, y, r);
+  return r;
+}
+
+Array reduce_to(ReduceOp op, const Array& x, const std::vector<bool>& mask, const Shape& kept) {
+  Array r = device_empty(kept, x.dtype(), x);
+  cuda::reduce(op, x, mask, r);
+  return r;
+}
+}  // namespace
+
+void var(const Array& a, const std::vector<bool>& mask, double ddof, bool take_sqrt, const Array& out) {
+  if (out.device().is_cpu()) {
+    cpu::var(a, mask, ddof, take_sqrt, out);
+    return;
+  }
+  if (out.size() == 0) return;
+  // The cpu kernel's two passes, in float64 (complex128 for complex input):
+  // sum(|x - mean|^2) / max(n - ddof, 0), then sqrt for std.
+  const bool cplx = a.dtype() == DType::Complex64 || a.dtype() == DType::Complex128;
+  const DType wt = cplx ? DType::Complex128 : DType::Float64;
+  const Shape& kept = out.shape();
+  int64_t n = 1;
+  for (int64_t d = 0; d < a.ndim(); ++d)
+    if (mask[d]) n *= a.shape()[d];
+  Array x = device_cast(a, wt);
+  Array mean = reduce_to(ReduceOp::Mean, x, mask, kept);
+  Array d = binary_to(BinaryOp::Subtract, x, expand_kept(mean, x, mask), wt);
+  Array sq = unary_to(UnaryOp::Square, cplx ? unary_to(UnaryOp::Abs, d, DType::Float64) : d, DType::Float64);
+  const double denom = static_cast<double>(n) - ddof > 0 ? static_cast<double>(n) - ddof : 0.0;
+  Array r = binary_to(BinaryOp::Divide, reduce_to(ReduceOp::Sum, sq, mask, kept), device_scalar(denom, kept, sq),
+                      DType::Float64);
+  if (take_sqrt) r = unary_to(UnaryOp::Sqrt, r, DType::Float64);
+  cuda::cast(r, out);
+}
+
+void logsumexp(const Array& a, const std::vector<bool>& mask, const Array& out) {
+  if (out.device().is_cpu()) {
+    cpu::logsumexp(a, mask, out);
+    return;
+  }
+  // The cpu kernel's rule, in float64: m = max(x); shift = m where m is finite, else 0;
+  // log(sum(exp(x - shift))) + shift (all -inf gives -inf, a +inf gives +inf, a NaN gives NaN;
+  // an empty reduction gives -inf).
+  const Shape& kept = out.shape();
+  if (out.size() == 0) return;
+  if (a.size() == 0) {
+    const double ninf = -INFINITY;
+    Array r = device_empty(kept, DType::Float64, out);
+    cuda::fill(r, &ninf);
+    cuda::cast(r, out);
+    return;
+  }
+  Array x = device_cast(a, DType::Float64);
+  Array m = reduce_to(ReduceOp::Max, x, mask, kept);
+  Array finite = binary_to(BinaryOp::Less, unary_to(UnaryOp::Abs, m, DType::Float64),
+                           device_scalar(INFINITY, kept, m), DType::Bool);
+  Array shift = device_empty(kept, DType::Float64, m);
+  cuda::where(finite, m, device_scalar(0.0, kept, m), shift);
+  Array e = unary_to(UnaryOp::Exp, binary_to(BinaryOp::Subtract, x, expand_kept(shift, x, mask), DType::Float64),
+                     DType::Float64);
+  Array r = binary_to(BinaryOp::Add, unary_to(UnaryOp::Log, reduce_to(ReduceOp::Sum, e, mask, kept), DType::Float64),
+                      shift, DType::Float64);
+  cuda::cast(r, out);
 }
 
 }  // namespace uma::kernels

@@ -150,6 +150,11 @@ inline void check_labels(const char* op, const Array& labels, int64_t nclasses) 
 void cast_into(const Array& src, const Array& dst);
 /// dst += src (same dtype and shape; dst any writable view): NumPy's add per dtype.
 void add_into(const Array& dst, const Array& src);
+/// cpu::var's contract; on a cuda device composed of the cuda kernels (mean, subtract, square,
+/// sum, divide in float64), the cpu kernel's two passes.
+void var(const Array& a, const std::vector<bool>& reduce_mask, double ddof, bool take_sqrt, const Array& out);
+/// cpu::logsumexp's contract; on a cuda device composed of the cuda kernels in float64.
+void logsumexp(const Array& a, const std::vector<bool>& reduce_mask, const Array& out);
 /// out (C-contiguous) = `value`, a 0-d host array of out's dtype, in every element: on the host
 /// the cast kernel over a stride-0 view, on a cuda device one fill kernel taking the element's
 /// bytes as its argument (no transfer, no wait).

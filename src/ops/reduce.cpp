@@ -77,28 +77,11 @@ DType stat_dtype(DType t) {
   }
 }
 
-// var/std on a cuda device: the cpu kernel's two passes as ops on the device, in float64
-// (complex128 for complex inputs): sum(|x - mean|^2) / max(n - ddof, 0), sqrt for std.
-Array var_device(const Array& a, const Plan& p, const std::optional<std::vector<int64_t>>& axes, double ddof,
-                 bool keepdims, bool take_sqrt) {
-  const DType wt = is_complex(a.dtype()) ? DType::Complex128 : DType::Float64;
-  Array x = a.dtype() == wt ? a : astype(a, wt);
-  Array d = binary(BinaryOp::Subtract, x, reduce(ReduceOp::Mean, x, axes, true));
-  Array sq = unary(UnaryOp::Square, is_complex(wt) ? unary(UnaryOp::Abs, d) : d);
-  const double n = static_cast<double>(p.rsize), denom = n - ddof > 0 ? n - ddof : 0.0;
-  Array r = binary(BinaryOp::Divide, reduce(ReduceOp::Sum, sq, axes, keepdims),
-                   scalar_array(Scalar::from_float(denom), DType::Float64));
-  if (take_sqrt) r = unary(UnaryOp::Sqrt, r);
-  const DType rt = stat_dtype(a.dtype());
-  return r.dtype() == rt ? r : astype(r, rt);
-}
-
 Array var_impl(const char* name, const Array& a, const std::optional<std::vector<int64_t>>& axes, double ddof,
                bool keepdims, bool take_sqrt) {
   Plan p = plan_reduce(name, a, axes, keepdims);
-  if (!a.device().is_cpu()) return var_device(a, p, axes, ddof, keepdims, take_sqrt);
-  Array out = Array::empty(p.kept_shape, stat_dtype(a.dtype()));
-  kernels::cpu::var(a, p.mask, ddof, take_sqrt, out);
+  Array out = Array::empty(p.kept_shape, stat_dtype(a.dtype()), a.device());
+  kernels::var(a, p.mask, ddof, take_sqrt, out);
   return finish(out, p, keepdims);
 }
 
@@ -147,23 +130,8 @@ Array logsumexp(const Array& a, const std::optional<std::vector<int64_t>>& axes,
   UMA_CHECK(!is_complex(a.dtype()), Type, "logsumexp: complex input (", dtype_name(a.dtype()),
             ") is not supported");
   Plan p = plan_reduce("logsumexp", a, axes, keepdims);
-  if (!a.device().is_cpu()) {
-    // The cpu kernel's rule as ops on the device, in float64: m = max(x), shift = m where m
-    // is finite else 0, log(sum(exp(x - shift))) + shift (all -inf gives -inf, a +inf gives
-    // +inf, a NaN gives NaN; an empty reduction gives -inf).
-    const DType rt = stat_dtype(a.dtype());
-    if (p.rsize == 0) return finish(to_device(full(p.kept_shape, Scalar::from_float(-INFINITY), rt), a.device()), p, keepdims);
-    Array x = a.dtype() == DType::Float64 ? a : astype(a, DType::Float64);
-    Array m = reduce(ReduceOp::Max, x, axes, true);
-    Array finite = binary(BinaryOp::Less, unary(UnaryOp::Abs, m), scalar_array(Scalar::from_float(INFINITY), DType::Float64));
-    Array shift = where(finite, m, scalar_array(Scalar::from_float(0.0), DType::Float64));
-    Array s = reduce(ReduceOp::Sum, unary(UnaryOp::Exp, binary(BinaryOp::Subtract, x, shift)), axes, true);
-    Array r = binary(BinaryOp::Add, unary(UnaryOp::Log, s), shift);
-    if (!keepdims) r = reshape(r, p.out_shape);
-    return r.dtype() == rt ? r : astype(r, rt);
-  }
-  Array out = Array::empty(p.kept_shape, stat_dtype(a.dtype()));
-  kernels::cpu::logsumexp(a, p.mask, out);
+  Array out = Array::empty(p.kept_shape, stat_dtype(a.dtype()), a.device());
+  kernels::logsumexp(a, p.mask, out);
   return finish(out, p, keepdims);
 }
 
