@@ -36,31 +36,24 @@ class EagerCuda(CudaLinker):
 def per_call(fn, sync, *, repeat, each):
     """Median and best µs per call of ``fn`` (with ``sync()`` after every call when ``each``,
     else once after the loop), over ``repeat`` loops sized to about 50 ms."""
-    fn()
-    sync()
-    number = 1
-    while True:
+    def loop(number):  # seconds for `number` calls
         t0 = time.perf_counter()
         for _ in range(number):
             fn()
             if each:
                 sync()
         sync()
-        if time.perf_counter() - t0 >= 0.05 or number >= 1 << 18:
-            break
+        return time.perf_counter() - t0
+
+    fn()
+    sync()
+    number = 1
+    while loop(number) < 0.05 and number < 1 << 18:
         number *= 2
-    runs = []
     gc.collect()
     gc.disable()
     try:
-        for _ in range(repeat):
-            t0 = time.perf_counter()
-            for _ in range(number):
-                fn()
-                if each:
-                    sync()
-            sync()
-            runs.append((time.perf_counter() - t0) / number * 1e6)
+        runs = [loop(number) / number * 1e6 for _ in range(repeat)]
     finally:
         gc.enable()
     return statistics.median(runs), min(runs), number

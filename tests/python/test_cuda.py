@@ -1320,23 +1320,25 @@ def test_cuda_linker_runs_one_program_bit_for_bit_the_eager_ops():
         _same_bits(p.get_value(), q.get_value(), p.name)
 
 
+def _indexing_case():
+    """The values (X float32 (6, 5), indices I with a repeat and a negative one, mask M, update
+    Y (4, 5), labels L) and the symbolic inputs of the indexing-op tests."""
+    rng = np.random.default_rng(13)
+    X = rng.standard_normal((6, 5)).astype(np.float32)
+    values = (X, np.array([3, 0, 3, -1]), X > 0, rng.standard_normal((4, 5)).astype(np.float32), np.array([1, 4, 0]))
+    sym = uma.sym
+    inputs = (sym.matrix("x", dtype="float32"), sym.vector("i", dtype="int64"), sym.matrix("m", dtype="bool"),
+              sym.matrix("y", dtype="float32"), sym.vector("lab", dtype="int64"))
+    return values, inputs
+
+
 @needs_gpu
 def test_cuda_program_creation_and_indexing_ops_bit_for_bit_the_eager_ops():
     """Ops that make arrays (zeros_like, ones_like, full_like, one_hot, getitem_grad) make them
     on the device of their input; with indexing and functional updates, every output equals
     the eager ops' bit for bit."""
     sym = uma.sym
-    rng = np.random.default_rng(13)
-    X = rng.standard_normal((6, 5)).astype(np.float32)
-    I = np.array([3, 0, 3, -1])
-    M = X > 0
-    Y = rng.standard_normal((4, 5)).astype(np.float32)
-    L = np.array([1, 4, 0])
-    x = sym.matrix("x", dtype="float32")
-    i = sym.vector("i", dtype="int64")
-    m = sym.matrix("m", dtype="bool")
-    y = sym.matrix("y", dtype="float32")
-    lab = sym.vector("lab", dtype="int64")
+    (X, I, M, Y, L), (x, i, m, y, lab) = _indexing_case()
     outs = [sym.take(x, i, axis=0), x[m], x[:, i[:2]], sym.set_subtensor(x, i, y), sym.inc_subtensor(x, i, y),
             sym.inc_subtensor(x, m, 1.0), sym.one_hot(lab, 5, dtype="float32"), uma.grad(sym.sum(x[i] * y), x),
             uma.grad(sym.sum(x[1:3, ::2] * 3), x), sym.zeros_like(x), sym.ones_like(x, dtype="int8"),
@@ -1739,17 +1741,7 @@ def test_function_indexing_ops_on_backend(backend):
     gradients of a gather (a scatter-add) and of a basic slice (an assignment into a view) in a
     compiled function, against NumPy."""
     sym = uma.sym
-    rng = np.random.default_rng(13)
-    X = rng.standard_normal((6, 5)).astype(np.float32)
-    I = np.array([3, 0, 3, -1])
-    M = X > 0
-    Y = rng.standard_normal((4, 5)).astype(np.float32)
-    L = np.array([1, 4, 0])
-    x = sym.matrix("x", dtype="float32")
-    i = sym.vector("i", dtype="int64")
-    m = sym.matrix("m", dtype="bool")
-    y = sym.matrix("y", dtype="float32")
-    lab = sym.vector("lab", dtype="int64")
+    (X, I, M, Y, L), (x, i, m, y, lab) = _indexing_case()
     outs = [sym.take(x, i, axis=0), x[m], x[:, i[:2]],
             sym.set_subtensor(x, i, y), sym.inc_subtensor(x, i, y), sym.inc_subtensor(x, m, 1.0),
             sym.one_hot(lab, 5, dtype="float32"), uma.grad(sym.sum(x[i] * y), x),
