@@ -196,6 +196,11 @@ Array getitem(const Array& a, const std::vector<IndexItem>& index);
 /// unsigned ints -> uint64; mean of bool/ints -> float64; max/min keep the dtype; argmax/
 /// argmin -> int64; all/any -> bool.
 DType reduce_result_dtype(ReduceOp op, DType t) noexcept;
+/// Result dtype of var, std and logsumexp (NumPy 2): the real dtype of a complex dtype, a float
+/// dtype itself, float64 for bool and integers.
+DType stat_result_dtype(DType t) noexcept;
+/// The reduction named `name` (its eager function's name, UMA_REDUCE_OPS), if any.
+std::optional<ReduceOp> reduce_op_named(std::string_view name) noexcept;
 /// Variance over `axes` (nullopt: all) with NumPy's ddof: sum(|x - mean|^2) / max(n - ddof, 0).
 /// Result: float64 for bool/ints, the real dtype of complex inputs, else the input's dtype.
 Array var(const Array& a, const std::optional<std::vector<int64_t>>& axes, double ddof, bool keepdims);

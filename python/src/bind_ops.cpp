@@ -404,13 +404,18 @@ void bind_ops(nb::module_& m) {
           UMA_CHECK(ts.size() == 2, Type, name, ": expected 2 dtypes, got ", ts.size());
           return dtype_object(ops::binary_result_dtype(*b, ts[0], ts[1]));
         }
-        auto u = ops::unary_op_named(name);
-        UMA_CHECK(u.has_value(), Value, "_result_dtype: '", name, "' is not an elementwise op");
+        const auto u = ops::unary_op_named(name);
+        const auto r = name == "cumsum" || name == "cumprod" ? std::optional<ReduceOp>(ReduceOp::Sum)
+                                                             : ops::reduce_op_named(name);
+        const bool stat = name == "var" || name == "std" || name == "logsumexp";
+        UMA_CHECK(u || r || stat, Value, "_result_dtype: '", name, "' is not an elementwise op or a reduction");
         UMA_CHECK(ts.size() == 1, Type, name, ": expected 1 dtype, got ", ts.size());
-        return dtype_object(ops::unary_result_dtype(*u, ts[0]));
+        if (u) return dtype_object(ops::unary_result_dtype(*u, ts[0]));
+        return dtype_object(r ? ops::reduce_result_dtype(*r, ts[0]) : ops::stat_result_dtype(ts[0]));
       }, nb::arg("name"), nb::arg("dtypes"),
-      "The result dtype of elementwise op `name` on arrays of `dtypes` (NumPy 2's, the one rule the\n"
-      "eager op follows); TypeError where the op does not accept them.");
+      "The result dtype of op `name` on arrays of `dtypes` (NumPy 2's, the one rule the eager op\n"
+      "follows): the elementwise ops of the op table, the reductions (sum ... any), cumsum, cumprod,\n"
+      "var, std, logsumexp. TypeError where the op does not accept them.");
   for (int k = 0; k < kNumBinaryOps; ++k) {
     const BinaryOp op = static_cast<BinaryOp>(k);
     m.def(row(op).name, [op](nb::handle a, nb::handle b) {
@@ -644,19 +649,6 @@ void bind_ops(nb::module_& m) {
   m.def("relu", [](nb::handle x) { return ops::relu(operand(x, nullptr, "relu")); }, nb::arg("x"),
         "maximum(x, 0) (NaN propagates; float16/bfloat16 computed in float32).");
 
-  m.def("_op_result_dtype", [](const std::string& op, int a, int b) {
-        static const std::pair<const char*, BinaryOp> table[] = {
-            {"add", BinaryOp::Add}, {"subtract", BinaryOp::Subtract}, {"multiply", BinaryOp::Multiply},
-            {"divide", BinaryOp::Divide}, {"power", BinaryOp::Power}, {"maximum", BinaryOp::Maximum},
-            {"minimum", BinaryOp::Minimum}, {"floor_divide", BinaryOp::FloorDivide}, {"remainder", BinaryOp::Remainder},
-            {"equal", BinaryOp::Equal}, {"not_equal", BinaryOp::NotEqual}, {"less", BinaryOp::Less},
-            {"less_equal", BinaryOp::LessEqual}, {"greater", BinaryOp::Greater}, {"greater_equal", BinaryOp::GreaterEqual},
-            {"logical_and", BinaryOp::LogicalAnd}, {"logical_or", BinaryOp::LogicalOr},
-            {"arctan2", BinaryOp::Arctan2}, {"logical_xor", BinaryOp::LogicalXor}};
-        for (const auto& [n, o] : table)
-          if (op == n) return static_cast<int>(ops::binary_result_dtype(o, static_cast<DType>(a), static_cast<DType>(b)));
-        UMA_FAIL(Value, "unknown binary op '", op, "'");
-      }, "Result dtype code of a binary op on two dtype codes (raises as the op would).");
 }
 
 }  // namespace uma::py

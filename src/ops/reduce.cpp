@@ -12,6 +12,21 @@ namespace uma::ops {
 
 const char* op_name(ReduceOp op) noexcept { return name_of(op); }
 
+std::optional<ReduceOp> reduce_op_named(std::string_view name) noexcept {
+#define UMA_NAMED_R(Id, n) if (name == #n) return ReduceOp::Id;
+  UMA_REDUCE_OPS(UMA_NAMED_R)
+#undef UMA_NAMED_R
+  return std::nullopt;
+}
+
+DType stat_result_dtype(DType t) noexcept {
+  switch (t) {
+    case DType::Complex64: return DType::Float32;
+    case DType::Complex128: return DType::Float64;
+    default: return is_float(t) ? t : DType::Float64;
+  }
+}
+
 int64_t normalize_axis(int64_t axis, int64_t ndim, const char* op) {
   UMA_CHECK(axis >= -ndim && axis < ndim, Axis, op, ": axis ", axis, " is out of bounds for array of dimension ",
             ndim);
@@ -69,18 +84,11 @@ Array finish(Array out, const Plan& p, bool keepdims) {
   return out;
 }
 
-DType stat_dtype(DType t) {
-  switch (t) {
-    case DType::Complex64: return DType::Float32;
-    case DType::Complex128: return DType::Float64;
-    default: return is_float(t) ? t : DType::Float64;
-  }
-}
 
 Array var_impl(const char* name, const Array& a, const std::optional<std::vector<int64_t>>& axes, double ddof,
                bool keepdims, bool take_sqrt) {
   Plan p = plan_reduce(name, a, axes, keepdims);
-  Array out = Array::empty(p.kept_shape, stat_dtype(a.dtype()), a.device());
+  Array out = Array::empty(p.kept_shape, stat_result_dtype(a.dtype()), a.device());
   kernels::var(a, p.mask, ddof, take_sqrt, out);
   return finish(out, p, keepdims);
 }
@@ -130,7 +138,7 @@ Array logsumexp(const Array& a, const std::optional<std::vector<int64_t>>& axes,
   UMA_CHECK(!is_complex(a.dtype()), Type, "logsumexp: complex input (", dtype_name(a.dtype()),
             ") is not supported");
   Plan p = plan_reduce("logsumexp", a, axes, keepdims);
-  Array out = Array::empty(p.kept_shape, stat_dtype(a.dtype()), a.device());
+  Array out = Array::empty(p.kept_shape, stat_result_dtype(a.dtype()), a.device());
   kernels::logsumexp(a, p.mask, out);
   return finish(out, p, keepdims);
 }

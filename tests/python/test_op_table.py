@@ -105,3 +105,23 @@ def test_result_dtype_errors_name_op_and_dtype():
         uma.sym.sigmoid(uma.sym.vector(dtype="complex64"))
     with pytest.raises(ValueError, match="no_such_op"):
         uma._core._result_dtype("no_such_op", "float32")
+
+
+REDUCTIONS = {"sum": np.sum, "prod": np.prod, "mean": np.mean, "max": np.max, "min": np.min,
+              "argmax": np.argmax, "argmin": np.argmin, "all": np.all, "any": np.any,
+              "cumsum": np.cumsum, "cumprod": np.cumprod, "var": np.var, "std": np.std}
+
+
+@pytest.mark.parametrize("name", list(REDUCTIONS))
+def test_reduction_result_dtypes_are_the_cores_and_numpys(name):
+    """The graph's result dtype of a reduction is the core's (``_result_dtype``), which is NumPy's
+    on every NumPy dtype and the eager call's on bfloat16 too."""
+    for d in ALL_DTYPES:
+        core = uma._core._result_dtype(name, d).name
+        graph = getattr(uma.sym, name)(uma.sym.vector(dtype=d)).dtype
+        eager = getattr(uma, name)(uma.asarray(np.ones(3, dtype=np_dtype(d) if d != "bfloat16"
+                                                   else ml_dtypes.bfloat16))).dtype.name
+        assert core == graph == eager, (name, d, core, graph, eager)
+        if d != "bfloat16":
+            want = numpy_quiet(lambda: REDUCTIONS[name](np.ones(3, dtype=np_dtype(d)))).dtype.name
+            assert core == want, (name, d, core, want)

@@ -7,38 +7,28 @@ import builtins as _b
 
 import numpy as np
 
+from ... import _core
 from ..basic import Op, as_variable
 from ..type import TensorType, dtype_name, kind_of
 from ._common import _diff, _k, _norm_axes, _norm_axis, _prod, _ufunc_axis, _uma
 
 
 def _sum_dtype(dt):
-    """NumPy 2's accumulator dtype of sum/prod/cumsum: bool and signed ints -> int64, unsigned
-    ints -> uint64, floats and complex keep theirs."""
-    k = kind_of(dt)
-    return "int64" if k in "bi" else "uint64" if k == "u" else dt
+    """NumPy 2's accumulator dtype of sum/prod/cumsum (bool and signed ints -> int64, unsigned
+    ints -> uint64, floats and complex keep theirs), from the core's rule."""
+    return _core._result_dtype("sum", dt).name
 
 
 def _stat_dtype(dt):
     """var/std/logsumexp (and mean for non-complex): float64 for bool/ints, the real dtype of a
-    complex dtype, else the float dtype itself."""
-    k = kind_of(dt)
-    if k == "c":
-        return "float32" if dt == "complex64" else "float64"
-    return dt if k == "f" else "float64"
+    complex dtype, else the float dtype itself (the core's rule)."""
+    return _core._result_dtype("var", dt).name
 
 
 def _reduce_dtype(name, dt):
-    """Result dtype of a reduction on ``dt`` (NumPy 2; every dtype)."""
-    if name in ("sum", "prod"):
-        return _sum_dtype(dt)
-    if name == "mean":
-        return dt if kind_of(dt) in "fc" else "float64"
-    if name in ("argmax", "argmin"):
-        return "int64"
-    if name in ("all", "any"):
-        return "bool"
-    return dt
+    """Result dtype of reduction ``name`` on ``dt`` (NumPy 2; every dtype), from the core's rule
+    (``uma._core._result_dtype``, which the eager reduction follows)."""
+    return _core._result_dtype(name, dt).name
 
 
 class Reduce(Op):
