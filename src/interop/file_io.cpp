@@ -172,14 +172,4 @@ void byteswap(void* p, uint64_t n, DType t) noexcept {
   for (uint64_t i = 0; i < parts; ++i, b += part) std::reverse(b, b + part);
 }
 
-void check_bools(const void* p, uint64_t n, const std::string& what) {
-  const unsigned char* b = static_cast<const unsigned char*>(p);
-  unsigned char acc = 0;
-  for (uint64_t i = 0; i < n; ++i) acc |= b[i];
-  if (!(acc & 0xfe)) return;
-  for (uint64_t i = 0; i < n; ++i)
-    UMA_CHECK(b[i] <= 1, Value, what, " holds byte value ", static_cast<int>(b[i]), " at element ", i,
-              " (bool data must be 0 or 1)");
-}
-
 }  // namespace uma::files::detail

@@ -58,8 +58,6 @@ class OutputFile {
 
 /// Reverses the byte order of each of n elements of dtype t in place (complex: each part).
 void byteswap(void* p, uint64_t n, DType t) noexcept;
-/// ValueError unless every one of the n bytes is 0 or 1 (`what` names the data).
-void check_bools(const void* p, uint64_t n, const std::string& what);
 /// ValueError unless prod(max(d, 1) for d in shape) * itemsize fits in int64 (what strides
 /// and byte sizes need); `what` starts the message.
 void check_shape_fits(const Shape& shape, DType dtype, const char* what);

@@ -291,13 +291,11 @@ Array load_npy(const std::string& path, bool mmap) {
                 h.data_offset, ", not a multiple of the itemsize ", itemsize(h.dtype), "; load with mmap=False");
       std::shared_ptr<Storage> st = f.map();
       char* data = static_cast<char*>(st->data.get()) + h.data_offset;
-      if (h.dtype == DType::Bool) detail::check_bools(data, n, "bool data");
       return Array(std::move(st), data, h.shape, strides, h.dtype, /*writable=*/false);
     }
     Array a = Array::empty(h.shape, h.dtype);
     if (n > 0) f.read_at(a.data(), h.data_nbytes, h.data_offset);
     if (h.byteswapped) detail::byteswap(a.data(), n, h.dtype);
-    if (h.dtype == DType::Bool) detail::check_bools(a.data(), n, "bool data");
     return h.fortran_order ? a.view(a.data(), h.shape, strides) : a;
   });
 }

@@ -19,6 +19,7 @@
 #include "uma/error.h"
 #include "uma/interop/files.h"
 #include "uma/memory/allocator.h"
+#include "uma/ops.h"
 
 namespace uma {
 namespace {
@@ -480,11 +481,16 @@ TEST_F(FileIO, NpyFortranBigEndianAndBools) {
   Array b = files::load_npy(path("be.npy"), false);
   EXPECT_EQ(b.data_as<int32_t>()[0], 0x0102);
   EXPECT_EQ(b.data_as<int32_t>()[1], -2);
-  // Bool bytes other than 0/1 are rejected in both modes.
+  // Bool bytes other than 0/1 load as they are, in both modes (every kernel reads byte != 0).
   write("bool.npy", npy("{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }\n") + std::string("\x01\x00\x02", 3));
-  EXPECT_UMA_ERROR(files::load_npy(path("bool.npy"), true), Value, "byte value 2 at element 2");
-  EXPECT_UMA_ERROR(files::load_npy(path("bool.npy"), false), Value, "byte value 2");
-  EXPECT_EQ(memory_stats(Device::cpu()).adopted_bytes, s0.adopted_bytes);
+  for (bool mmap : {true, false}) {
+    Array t = files::load_npy(path("bool.npy"), mmap);
+    EXPECT_EQ(std::memcmp(t.data(), "\x01\x00\x02", 3), 0);
+    Array all = ops::reduce(ReduceOp::All, t, std::nullopt, false);
+    EXPECT_FALSE(static_cast<bool>(*all.data_as<bool8>()));
+    Array n = ops::reduce(ReduceOp::Sum, t, std::nullopt, false);
+    EXPECT_EQ(*n.data_as<int64_t>(), 2);  // two true elements: bytes 1 and 2
+  }
   // Unaligned data (an old 16-byte-aligned writer could never do this, a crafted file can).
   write("odd.npy", npy("{'descr': '<i4', 'fortran_order': False, 'shape': (1,)}", 4));  // data at 10 + 53
   EXPECT_UMA_ERROR(files::load_npy(path("odd.npy"), true), Copy, "not a multiple of the itemsize");

@@ -405,18 +405,26 @@ def test_save_over_a_mapped_file(tmp_path, rng, mem_baseline):
     del a, m
 
 
-def test_bool_bytes_must_be_0_or_1(tmp_path, mem_baseline):
+def test_bool_bytes_other_than_0_or_1_load_as_numpy_loads_them(tmp_path, mem_baseline):
+    """A bool byte other than 0 or 1 is true, as NumPy reads it (np.load keeps the bytes): both
+    loaders share or copy the bytes unchanged, and every op reads them as byte != 0."""
+    raw = np.array([1, 0, 2], np.uint8)
     p = tmp_path / "b.npy"
-    np.save(p, np.array([1, 0, 2], np.uint8).view(np.bool_))
+    np.save(p, raw.view(np.bool_))
+    want = np.load(p)
     for mmap in (True, False):
-        with pytest.raises(ValueError, match="byte value 2 at element 2"):
-            uma.load(p, mmap=mmap)
+        a = uma.load(p, mmap=mmap)
+        assert a.dtype.name == "bool"
+        np.testing.assert_array_equal(np.asarray(a).view(np.uint8), raw)  # the bytes, unchanged
+        np.testing.assert_array_equal(np.asarray(uma.logical_not(a)), np.logical_not(want))
+        assert int(uma.sum(a)) == int(np.sum(want)) == 2
     q = tmp_path / "b.safetensors"
     hdr = b'{"t":{"dtype":"BOOL","shape":[2],"data_offsets":[0,2]}}'
     q.write_bytes(struct.pack("<Q", len(hdr)) + hdr + b"\x01\xff")
     for mmap in (True, False):
-        with pytest.raises(ValueError, match="tensor 't' holds byte value 255"):
-            uma.load(q, mmap=mmap)
+        t = uma.load(q, mmap=mmap)["t"]
+        np.testing.assert_array_equal(np.asarray(t).view(np.uint8), [1, 255])
+        np.testing.assert_array_equal(np.asarray(uma.equal(t, True)), [True, True])
 
 
 # --------------------------------------------------------------------------- malformed files
