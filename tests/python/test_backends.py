@@ -852,3 +852,15 @@ def test_two_backends_cannot_claim_one_residency():
             uma.runtime.linker._BACKENDS.pop(name, None)
     uma.register_backend("test-clash-b", second)  # free again once the other is gone
     uma.runtime.linker._BACKENDS.pop("test-clash-b", None)
+
+
+def test_the_linker_ops_reference_is_current_and_complete():
+    """docs/linker_ops.md is uma.Linker.ops_reference() (regenerate it with ``python -m
+    uma.runtime.linkers > docs/linker_ops.md``), and it names every op a graph can contain."""
+    import pathlib
+    text = uma.Linker.ops_reference()
+    path = pathlib.Path(__file__).resolve().parents[2] / "docs" / "linker_ops.md"
+    if path.exists():  # the source tree (an installed package has no docs/)
+        assert path.read_text() == text
+    for name, cls in uma.Linker.known_ops().items():
+        assert f"`{cls.__module__.replace('uma.', '', 1)}.{cls.__name__}`" in text and name in text

@@ -9,6 +9,9 @@ from ._common import _diff
 
 
 class Cast(Op):
+    """``x.astype(dtype)``: the values of input 0 converted to ``dtype`` (NumPy's casts; complex to
+    real keeps the real part)."""
+
     name = "astype"
     props = ("dtype",)
 

@@ -114,6 +114,9 @@ def full_like(a, fill_value, dtype=None):
 
 
 class OneHot(Op):
+    """Integer indices (input 0) -> ``idx.shape + (depth,)`` of ``dtype``: 1 where the last index
+    equals the index, else 0 (indices outside ``[0, depth)`` give a row of zeros)."""
+
     name = "one_hot"
     props = ("depth", "dtype")
 

@@ -72,6 +72,9 @@ def _index_shape(index, shape, runtime):
 
 
 class GetItem(Op):
+    """``x[index]`` for a basic index (``index``: a tuple of ints, slices, None and Ellipsis;
+    a view)."""
+
     name = "getitem"
     props = ("index",)
     view_of = {0: 0}

@@ -32,6 +32,8 @@ def _concat_shape(opname, shapes, axis, static):
 
 
 class Concatenate(Op):
+    """The inputs joined along ``axis`` (their promoted dtype; NumPy ``concatenate``)."""
+
     name = "concatenate"
     props = ("axis",)
 
@@ -111,6 +113,8 @@ def concatenate(arrays, axis=0):
 
 
 class Stack(Op):
+    """The inputs stacked along a new axis ``axis`` (their promoted dtype; NumPy ``stack``)."""
+
     name = "stack"
     props = ("axis",)
 

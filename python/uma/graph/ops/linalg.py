@@ -42,6 +42,8 @@ def _matmul_shape(a, b, static, sa=None, sb=None):
 
 
 class MatMul(Op):
+    """``a @ b`` (NumPy ``matmul``: batched, 1-d operands promoted and their axis dropped)."""
+
     name = "matmul"
 
     def output_types(self, inputs):
@@ -102,6 +104,8 @@ def dot(a, b):
 
 
 class Outer(Op):
+    """The outer product of the flattened inputs: ``(a.size, b.size)`` (NumPy ``outer``)."""
+
     name = "outer"
 
     def output_types(self, inputs):

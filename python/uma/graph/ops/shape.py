@@ -45,6 +45,8 @@ def _reshape_out(shape, newshape):
 
 
 class Reshape(Op):
+    """Input 0 with the static ``shape`` (one entry may be -1; a view when the layout allows)."""
+
     name = "reshape"
     props = ("shape",)
     view_of = {0: 0}
@@ -116,6 +118,8 @@ def _reshape_like(g, x):
 
 
 class Transpose(Op):
+    """Input 0 with its axes permuted by ``axes`` (a view; NumPy ``transpose``)."""
+
     name = "transpose"
     props = ("axes",)
     view_of = {0: 0}
@@ -158,6 +162,8 @@ def transpose(a, axes=None):
 
 
 class ExpandDims(Op):
+    """Input 0 with a length-1 axis inserted at ``axis`` (a view)."""
+
     name = "expand_dims"
     props = ("axis",)
     view_of = {0: 0}
@@ -190,6 +196,8 @@ def expand_dims(a, axis):
 
 
 class Squeeze(Op):
+    """Input 0 without the length-1 axes ``axis`` (None: all of them; a view)."""
+
     name = "squeeze"
     props = ("axis",)
     view_of = {0: 0}
@@ -255,6 +263,8 @@ def _bto_shape(opname, xshape, shape, static_x, runtime):
 
 
 class BroadcastTo(Op):
+    """Input 0 broadcast to the static ``shape`` (a read-only view, NumPy ``broadcast_to``)."""
+
     name = "broadcast_to"
     props = ("shape",)
     view_of = {0: 0}
