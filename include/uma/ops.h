@@ -175,8 +175,10 @@ Array matmul(const Array& a, const Array& b);
 // ---- shape -----------------------------------------------------------------------------
 /// Reshape; one dimension may be -1. A view when the layout allows, else a copy.
 Array reshape(const Array& a, const Shape& shape);
-/// Permute axes (empty: reverse). Always a view.
+/// The axes permuted by `axes` (one entry per axis; ValueError otherwise, NumPy's rule). A view.
 Array transpose(const Array& a, const std::vector<int64_t>& axes);
+/// The axes reversed (NumPy's transpose(a), a.T). A view.
+Array transpose(const Array& a);
 /// Broadcast view (read-only, as in NumPy).
 Array broadcast_to(const Array& a, const Shape& shape);
 Array concatenate(const std::vector<Array>& arrays, int64_t axis);

@@ -400,7 +400,7 @@ void bind_array(nb::module_& m) {
       .def_prop_ro("writable", &Array::writable, "False for read-only arrays (writes raise ValueError).")
       .def_prop_ro("is_adopted", &Array::is_adopted, "True when the bytes belong to another library (zero-copy import).")
       .def_prop_ro("_data_ptr", [](const Array& a) { return reinterpret_cast<uintptr_t>(a.data()); })
-      .def_prop_ro("T", [](const Array& a) { return ops::transpose(a, {}); })
+      .def_prop_ro("T", [](const Array& a) { return ops::transpose(a); })
       .def("__len__", [](const Array& a) {
         UMA_CHECK(a.ndim() > 0, Type, "len() of unsized object");
         return a.shape()[0];
@@ -448,7 +448,7 @@ void bind_array(nb::module_& m) {
       .def("transpose", [](const Array& a, nb::args axes) {
         if (axes.size() == 1 && !axes[0].is_none() && !nb::isinstance<nb::int_>(axes[0]))
           return ops::transpose(a, nb::cast<std::vector<int64_t>>(axes[0]));
-        if (axes.size() == 1 && axes[0].is_none()) return ops::transpose(a, {});
+        if ((axes.size() == 1 && axes[0].is_none()) || axes.size() == 0) return ops::transpose(a);
         return ops::transpose(a, nb::cast<std::vector<int64_t>>(axes));
       })
       .def("__getitem__", [](const Array& a, nb::handle key) { return getitem_any(a, key); },
@@ -558,6 +558,12 @@ void bind_array(nb::module_& m) {
   UMA_BIN("__floordiv__", "__rfloordiv__", FloorDivide)
   UMA_BIN("__mod__", "__rmod__", Remainder)
   UMA_BIN("__pow__", "__rpow__", Power)
+  // NumPy's bitwise operators: on bool arrays they are the logical ops (same values).
+  UMA_BIN("__and__", "__rand__", BitwiseAnd)
+  UMA_BIN("__or__", "__ror__", BitwiseOr)
+  UMA_BIN("__xor__", "__rxor__", BitwiseXor)
+  UMA_BIN("__lshift__", "__rlshift__", BitwiseLeftShift)
+  UMA_BIN("__rshift__", "__rrshift__", BitwiseRightShift)
 #undef UMA_BIN
 #define UMA_IOP(pyname, OP) \
   cls.def(pyname, [](nb::handle self, nb::handle o) { inplace(BinaryOp::OP, nb::cast<Array&>(self), o); return nb::borrow(self); });
@@ -583,10 +589,7 @@ void bind_array(nb::module_& m) {
   cls.def("__neg__", [](const Array& a) { return ops::unary(UnaryOp::Negative, a); });
   cls.def("__pos__", [](const Array& a) { return ops::copy(a); });
   cls.def("__abs__", [](const Array& a) { return ops::unary(UnaryOp::Abs, a); });
-  cls.def("__invert__", [](const Array& a) {
-    UMA_CHECK(a.dtype() == DType::Bool, Type, "invert: only bool arrays are supported yet");
-    return ops::unary(UnaryOp::LogicalNot, a);
-  });
+  cls.def("__invert__", [](const Array& a) { return ops::unary(UnaryOp::BitwiseInvert, a); });
   cls.attr("__hash__") = nb::none();
 
   // Reductions as methods.

@@ -422,10 +422,17 @@ Array import_sequence(nb::handle obj, std::optional<DType> dtype, std::optional<
   nb::object arr = dtype && *dtype != DType::BFloat16 ? np.attr("asarray")(obj, nb::arg("dtype") = dtype_name(*dtype))
                                                       : np.attr("asarray")(obj);
   std::string kind = py_str(arr.attr("dtype").attr("kind"));
-  if (kind == "O") {
-    // NumPy falls back to object arrays for Python ints beyond int64 and non-numbers; asking
-    // for int64 makes it raise the precise OverflowError for the former. Anything else it
-    // raises (int() of a non-number) would not name the input: ours below does.
+  bool all_ints = kind == "O";
+  if (all_ints)
+    for (nb::handle x : arr.attr("flat"))
+      if (!PyLong_Check(x.ptr())) {
+        all_ints = false;
+        break;
+      }
+  if (all_ints) {
+    // NumPy falls back to object arrays for Python ints beyond int64; asking for int64 makes
+    // it raise the precise OverflowError. Other objects (Fraction, Decimal, anything with
+    // __int__) stay an object array, which is refused below: int() would truncate them.
     try {
       arr = np.attr("asarray")(obj, nb::arg("dtype") = "int64");
       kind = py_str(arr.attr("dtype").attr("kind"));
@@ -664,16 +671,20 @@ Array operand(nb::handle h, const Array* other, const char* op) {
       return ops::scalar_array(Scalar::from_float(v), t);
     }
   }
-  if (other && PyLong_CheckExact(h.ptr()) && (std::strcmp(op, "divide") == 0 || std::strcmp(op, "arctan2") == 0) &&
-      int_out_of_range(h, promote_weak(other->dtype(), ScalarKind::Int)) != 0) {
-    // divide and arctan2 compute integers in a float loop (float64; arctan2: the smallest
-    // float holding the integer dtype), and NumPy converts the Python int to that loop's dtype:
-    // divide(int8 array, 1000) is 0.001, not an OverflowError.
-    double v = PyLong_AsDouble(h.ptr());
-    if (v == -1.0 && PyErr_Occurred()) throw nb::python_error();
-    const DType t = std::strcmp(op, "divide") == 0 ? DType::Float64
-                                                   : float_result_type(promote_weak(other->dtype(), ScalarKind::Int));
-    return ops::scalar_array(Scalar::from_float(v), t);
+  if (other && PyLong_CheckExact(h.ptr())) {
+    // The ops whose dtype rule computes integers in a float loop (true division: float64; the
+    // Float rule's functions, arctan2 hypot ...: the smallest float holding the integer dtype):
+    // NumPy converts the Python int to that loop's dtype, so divide(int8 array, 1000) is 0.001
+    // and hypot(int8 array, 1000) 1000.0, not an OverflowError.
+    const std::optional<BinaryOp> b = ops::binary_op_named(op);
+    const bool float_loop = b && (rule(*b) == BinaryRule::TrueDivide || rule(*b) == BinaryRule::Float);
+    if (float_loop && int_out_of_range(h, promote_weak(other->dtype(), ScalarKind::Int)) != 0) {
+      double v = PyLong_AsDouble(h.ptr());
+      if (v == -1.0 && PyErr_Occurred()) throw nb::python_error();
+      const DType t = rule(*b) == BinaryRule::TrueDivide ? DType::Float64
+                                                          : float_result_type(promote_weak(other->dtype(), ScalarKind::Int));
+      return ops::scalar_array(Scalar::from_float(v), t);
+    }
   }
   if (is_python_scalar(h)) {
     Scalar s = to_scalar(h);

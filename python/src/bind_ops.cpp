@@ -422,12 +422,12 @@ void bind_ops(nb::module_& m) {
       if (auto r = compare_out_of_range(op, a, b)) return *r;
       auto [A, B] = operands(a, b, ops::op_name(op));
       return ops::binary(op, A, B);
-    }, nb::arg("x1"), nb::arg("x2"), elementwise_doc(op));
+    }, nb::arg("x1").none(), nb::arg("x2").none(), elementwise_doc(op));
   }
   for (int k = 0; k < kNumUnaryOps; ++k) {
     const UnaryOp op = static_cast<UnaryOp>(k);
     m.def(row(op).name, [op](nb::handle a) { return ops::unary(op, operand(a, nullptr, ops::op_name(op))); },
-          nb::arg("x"), elementwise_doc(op));
+          nb::arg("x").none(), elementwise_doc(op));
   }
   m.def("round", [](nb::handle a, nb::handle decimals) {
         return ops::round(operand(a, nullptr, "round"), int_arg(decimals, "round", "decimals"));
@@ -552,12 +552,19 @@ void bind_ops(nb::module_& m) {
   m.def("reshape", [](nb::handle a, nb::handle shape) { return ops::reshape(operand(a, nullptr, "reshape"), shape_of(shape)); },
         nb::arg("a"), nb::arg("shape"), "New shape (one entry may be -1); a view when the layout allows, else a copy.");
   m.def("transpose", [](nb::handle a, nb::handle axes) {
-        return ops::transpose(operand(a, nullptr, "transpose"), axes.is_none() ? std::vector<int64_t>{} : nb::cast<std::vector<int64_t>>(axes));
+        const Array x = operand(a, nullptr, "transpose");
+        return axes.is_none() ? ops::transpose(x) : ops::transpose(x, nb::cast<std::vector<int64_t>>(axes));
       }, nb::arg("a"), nb::arg("axes").none() = nb::none(), "Permuted view (axes=None reverses them).");
   m.def("broadcast_to", [](nb::handle a, nb::handle shape) { return ops::broadcast_to(operand(a, nullptr, "broadcast_to"), shape_of(shape)); },
         nb::arg("a"), nb::arg("shape"), "Read-only broadcast view (NumPy broadcast_to).");
-  m.def("concatenate", [](nb::handle arrays, int64_t axis) { return ops::concatenate(array_list(arrays, "concatenate"), axis); },
-        nb::arg("arrays"), nb::arg("axis") = 0, "Joins arrays along an existing axis; dtype by promotion.");
+  m.def("concatenate", [](nb::handle arrays, nb::handle axis) {
+        std::vector<Array> v = array_list(arrays, "concatenate");
+        if (!axis.is_none()) return ops::concatenate(v, int_arg(axis, "concatenate", "axis", INT64_MIN));
+        for (Array& a : v) a = ops::reshape(a, {a.size()});  // axis=None: the flattened arrays
+        return ops::concatenate(v, 0);
+      }, nb::arg("arrays"), nb::arg("axis").none() = 0,
+      "Joins arrays along an existing axis (None: the flattened arrays, NumPy and the Array API\n"
+      "standard); dtype by promotion.");
   m.def("stack", [](nb::handle arrays, int64_t axis) { return ops::stack(array_list(arrays, "stack"), axis); },
         nb::arg("arrays"), nb::arg("axis") = 0, "Joins same-shaped arrays along a new axis.");
   m.def("expand_dims", [](nb::handle a, int64_t axis) { return ops::expand_dims(operand(a, nullptr, "expand_dims"), axis); },

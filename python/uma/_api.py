@@ -241,32 +241,10 @@ def _flatten(a):
     return reshape(a, (a.size,)).copy()
 
 
-def _is_bool(v):
-    if isinstance(v, (bool, np.bool_)):
-        return True
-    dt = getattr(v, "dtype", None)
-    return dt is not None and str(dt) == "bool"
-
-
-def _logical_operator(symbol, logical):
-    def op(a, b):
-        if _is_bool(a) and _is_bool(b):
-            return logical(a, b)
-        kinds = [str(getattr(v, "dtype", type(v).__name__)) for v in (a, b)]
-        raise TypeError(f"operator {symbol}: uma implements it for bool operands only (as logical "
-                        f"and/or/xor); got {kinds[0]} and {kinds[1]} (integer bitwise ops are not "
-                        f"implemented)")
-    return op
-
-
 if not hasattr(Array, "ravel"):
     Array.ravel = _ravel
 if not hasattr(Array, "flatten"):
     Array.flatten = _flatten
-for _sym, _dunder, _fn in (("&", "and", logical_and), ("|", "or", logical_or), ("^", "xor", logical_xor)):
-    _op = _logical_operator(_sym, _fn)
-    setattr(Array, f"__{_dunder}__", _op)
-    setattr(Array, f"__r{_dunder}__", (lambda f: lambda a, b: f(b, a))(_op))
 
 
 def _no_out(name, out):

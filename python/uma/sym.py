@@ -12,12 +12,17 @@ Comparisons: ``<``, ``<=``, ``>``, ``>=`` on variables build graph nodes, but ``
 are Python identity (variables are hashable graph nodes, the PyTensor convention): use
 ``uma.equal(a, b)`` / ``uma.not_equal(a, b)`` for elementwise equality.
 """
+from ._api import ALIASES as _ALIASES
 from .graph import Variable, grad
+from .graph import ops as _ops
 from .graph.ops import *  # noqa: F401,F403
 from .graph.ops import __all__ as _ops_all
 from .graph.type import TensorType
 
-__all__ = ["scalar", "vector", "matrix", "tensor", "Variable", "TensorType", "grad"] + list(_ops_all)
+# The Array API standard's spellings (acos, atan2, pow, concat, permute_dims, ...), as on uma.
+globals().update({_alias: getattr(_ops, _target) for _alias, _target in _ALIASES.items()})
+
+__all__ = ["scalar", "vector", "matrix", "tensor", "Variable", "TensorType", "grad"] + list(_ops_all) + list(_ALIASES)
 
 
 def tensor(name=None, dtype="float64", shape=None, *, ndim=None):

@@ -276,7 +276,7 @@ Array binary(BinaryOp op, const Array& a0, const Array& b0) {
     // gives float16's rule (NaN still propagates from either side).
     std::swap(A, B);
   }
-  if (op == BinaryOp::Power && is_integer(ct) && dtype_kind(ct) == 'i') {
+  if (op == BinaryOp::Power && is_integer(ct) && dtype_kind(ct) == 'i' && checked_size(shape) > 0) {
     Array neg = reduce(ReduceOp::Any, binary(BinaryOp::Less, B, scalar_array(Scalar::from_int(0), ct)), std::nullopt, false);
     UMA_CHECK(!*to_host(neg).data_as<bool8>(), Value, "power: integers to negative integer powers are not allowed");
   }

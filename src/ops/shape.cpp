@@ -30,13 +30,15 @@ Array reshape(const Array& a, const Shape& shape0) {
   return c.view(c.data(), shape, contiguous_strides(shape));
 }
 
-Array transpose(const Array& a, const std::vector<int64_t>& axes0) {
+Array transpose(const Array& a) {
   const int64_t nd = a.ndim();
-  std::vector<int64_t> axes = axes0;
-  if (axes.empty() && nd > 0) {
-    axes.resize(nd);
-    for (int64_t i = 0; i < nd; ++i) axes[i] = nd - 1 - i;
-  }
+  std::vector<int64_t> axes(nd);
+  for (int64_t i = 0; i < nd; ++i) axes[i] = nd - 1 - i;
+  return transpose(a, axes);
+}
+
+Array transpose(const Array& a, const std::vector<int64_t>& axes) {
+  const int64_t nd = a.ndim();
   UMA_CHECK(static_cast<int64_t>(axes.size()) == nd, Value, "transpose: axes don't match array (got ",
             axes.size(), " axes for an array of dimension ", nd, ")");
   std::vector<bool> seen(nd, false);

@@ -517,7 +517,7 @@ TEST(Reduce, SumMeanMaxArgmax) {
 
 TEST(Reduce, StridedAndEmptyInputs) {
   Array a = make<double>({1, 2, 3, 4, 5, 6}, {2, 3});
-  Array t = ops::transpose(a, {});  // (3, 2), strides (1, 3)
+  Array t = ops::transpose(a);  // (3, 2), strides (1, 3)
   EXPECT_EQ(values<double>(ops::reduce(ReduceOp::Sum, t, std::vector<int64_t>{1}, false)),
             (std::vector<double>{5, 7, 9}));
   Array empty = ops::zeros({0, 3}, DType::Float64);
@@ -538,8 +538,8 @@ TEST(Matmul, SmallCasesByHand) {
   EXPECT_EQ(values<double>(c), (std::vector<double>{58, 64, 139, 154}));
   // float32 through BLAS, with a transposed operand
   Array af = ops::astype(a, DType::Float32);
-  Array bt = ops::transpose(ops::astype(b, DType::Float32), {});  // (2, 3), not contiguous
-  Array c2 = ops::matmul(bt, ops::transpose(af, {}));              // (2,3) @ (3,2)
+  Array bt = ops::transpose(ops::astype(b, DType::Float32));  // (2, 3), not contiguous
+  Array c2 = ops::matmul(bt, ops::transpose(af));              // (2,3) @ (3,2)
   EXPECT_EQ(values<float>(c2), (std::vector<float>{7 + 18 + 33, 28 + 45 + 66, 8 + 20 + 36, 32 + 50 + 72}));
   // integers (no BLAS) and 1-d promotion: vector @ matrix, matrix @ vector, vector @ vector
   Array ai = make<int64_t>({1, 2, 3, 4}, {2, 2});
@@ -570,7 +570,7 @@ TEST(Shape, ReshapeTransposeBroadcastAreViews) {
   Array r = ops::reshape(a, {2, -1});
   EXPECT_EQ(r.shape(), (Shape{2, 3}));
   EXPECT_EQ(r.storage(), a.storage());
-  Array t = ops::transpose(r, {});
+  Array t = ops::transpose(r);
   EXPECT_EQ(t.shape(), (Shape{3, 2}));
   EXPECT_EQ(t.storage(), a.storage());
   EXPECT_EQ(values<double>(t), (std::vector<double>{0, 3, 1, 4, 2, 5}));
@@ -669,7 +669,7 @@ TEST(LinalgAllDtypes, MatmulComplexIntAndHalf) {
   Array d = make<complex64>({{0, 1}, {2, 0}}, {2, 1});
   EXPECT_EQ(values<complex64>(ops::matmul(c, d))[0], complex64(1, 0));  // i*i + 1*2
   Array i8 = make<int8_t>({100, 100}, {1, 2});
-  EXPECT_EQ(values<int8_t>(ops::matmul(i8, ops::transpose(i8, {})))[0], static_cast<int8_t>(20000 % 256));
+  EXPECT_EQ(values<int8_t>(ops::matmul(i8, ops::transpose(i8)))[0], static_cast<int8_t>(20000 % 256));
   Array h = make<float16>({float16(1.5), float16(2)}, {2});
   Array r = ops::matmul(h, h);
   EXPECT_EQ(r.dtype(), DType::Float16);

@@ -198,7 +198,7 @@ TEST(Threads, ArrayCopiesAndViewsReleasedOnOtherThreads) {
         for (int i = 0; i < 300; ++i) {
           const Array& src = (i + t) % 2 ? adopted : pooled;
           Array v = ops::getitem(src, {IndexItem{IndexItem::Slice, 0, std::nullopt, std::nullopt, -1}});
-          Array tv = ops::transpose(v, {});
+          Array tv = ops::transpose(v);
           Array c = ops::copy(tv);  // pooled, allocated on this thread
           if (c.data_as<double>()[0] != 56.0) ++bad;  // element (0, 0): row 7, column 0
           handoff.push(std::move(i % 2 ? tv : c));  // released by another thread

@@ -714,3 +714,50 @@ def test_complex_parts_aliases_and_methods(rng):
         assert_matches(got, exp)
     x = uma.sym.vector("x", dtype="float32")
     assert x.real is x and x.conj() is x  # NumPy's real/conj of a real array: its values
+
+
+# --------------------------------------------------------------------------- weak scalars, operators
+
+FLOAT_LOOP_OPS = ["hypot", "logaddexp", "copysign", "nextafter", "arctan2", "divide"]
+
+
+@pytest.mark.parametrize("value", [1000, -1, 70000, 2**63, -(2**63) - 1])
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint64"])
+@pytest.mark.parametrize("op", FLOAT_LOOP_OPS)
+def test_python_int_outside_the_integer_dtype_joins_the_float_loop(op, dtype, value):
+    """NEP 50: a Python int next to an integer array of an op that computes in a float loop is
+    converted to that loop's dtype (NumPy: hypot(int8 array, 1000) is float16 1000.0), eagerly
+    in either order and in a compiled function."""
+    a = np.array([1, 2, 3], dtype=dtype)
+    for args in ((a, value), (value, a)):
+        _check(getattr(np, op), args, lambda: getattr(uma, op)(*[uma.asarray(x) if isinstance(x, np.ndarray) else x
+                                                               for x in args]))
+    x = uma.sym.vector("x", dtype=dtype)
+    try:
+        expected = numpy_quiet(lambda: getattr(np, op)(a, value))
+    except OverflowError:
+        with pytest.raises(OverflowError):
+            getattr(uma, op)(x, value)
+        return
+    assert_matches(uma.function([x], getattr(uma, op)(x, value), backend="cpu")(a), expected)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int32", "uint64"])
+def test_bitwise_operators_are_numpys_on_arrays_and_variables(dtype, rng):
+    """& | ^ ~ << >> are NumPy's bitwise operators (on bool: the logical values), eagerly and on
+    symbolic variables; a float operand is a TypeError naming the op."""
+    a = random_data(dtype, (3, 4), rng, "coarse")
+    b = random_data(dtype, (4,), rng, "coarse")
+    ua, ub = uma.asarray(a), uma.asarray(b)
+    ops = [lambda p, q: p & q, lambda p, q: p | q, lambda p, q: p ^ q, lambda p, q: ~p]
+    if dtype != "bool":
+        s = random_data(dtype, (4,), rng, "exponent")
+        ops += [lambda p, q: p << s, lambda p, q: p >> s, lambda p, q: 1 << (p & 3)]
+    x, y = uma.sym.matrix("x", dtype=dtype), uma.sym.vector("y", dtype=dtype)
+    f = uma.function([x, y], [op(x, y) for op in ops], backend="cpu")
+    for op, got in zip(ops, f(a, b)):
+        want = numpy_quiet(lambda: op(a, b))
+        assert_matches(op(ua, ub), want)
+        assert_matches(got, want)
+    with pytest.raises(TypeError, match="bitwise_and.*float64"):
+        uma.asarray(np.ones(2)) & 1

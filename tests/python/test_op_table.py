@@ -125,3 +125,11 @@ def test_reduction_result_dtypes_are_the_cores_and_numpys(name):
         if d != "bfloat16":
             want = numpy_quiet(lambda: REDUCTIONS[name](np.ones(3, dtype=np_dtype(d)))).dtype.name
             assert core == want, (name, d, core, want)
+
+
+def test_array_api_aliases_on_uma_and_uma_sym():
+    from uma._api import ALIASES
+    for alias, target in ALIASES.items():
+        assert getattr(uma.sym, alias) is getattr(uma.sym, target), alias
+        assert alias in uma.sym.__all__ and alias in uma._api.__all__
+        assert callable(getattr(uma, alias))

@@ -1274,3 +1274,55 @@ def test_empty_index_arrays_like_numpy():
 def test_take_on_0d_array_like_numpy(axis):
     z = np.array(5.0)
     check_like_numpy(lambda: np.take(z, [0], axis=axis), lambda: uma.take(uma.asarray(z), [0], axis=axis))
+
+
+# --------------------------------------------------------------------------- found by a new user
+
+@pytest.mark.parametrize("make", [lambda: __import__("fractions").Fraction(1, 2),
+                                  lambda: __import__("decimal").Decimal("2.5")], ids=["Fraction", "Decimal"])
+def test_objects_with_int_are_not_truncated(make):
+    """NumPy makes an object array of a Fraction or a Decimal (int() would drop the fraction):
+    uma has no object dtype, so every entry point refuses them with a TypeError."""
+    v = make()
+    assert np.asarray(v).dtype == object
+    a = uma.asarray(np.array([1.0, 2.0]))
+    for call in (lambda: uma.asarray(v), lambda: a + v, lambda: uma.hypot(v, a), lambda: uma.shared(v),
+                 lambda: uma.function([x := uma.sym.scalar("x")], x * 2)(v)):
+        with pytest.raises(TypeError, match="object"):
+            call()
+    with pytest.raises(OverflowError):  # Python ints beyond uint64 still get NumPy's OverflowError
+        uma.asarray([2**70, 1])
+
+
+def test_transpose_with_empty_axes_is_a_value_error_like_numpy():
+    a = uma.asarray(np.zeros((2, 3, 4)))
+    for call in (lambda: uma.permute_dims(a, ()), lambda: uma.transpose(a, ()), lambda: a.transpose(())):
+        with pytest.raises(ValueError, match="axes don't match"):
+            call()
+    with pytest.raises(ValueError):
+        np.transpose(np.zeros((2, 3, 4)), ())
+    assert a.T.shape == a.transpose().shape == uma.transpose(a).shape == (4, 3, 2)
+    assert uma.transpose(uma.asarray(np.float64(1.0)), ()).shape == ()
+
+
+def test_integer_power_of_an_empty_result_checks_no_exponent():
+    x = np.zeros((0, 1), np.int8)
+    e = np.array([-1, 2], np.int8)
+    assert_matches(uma.pow(uma.asarray(x), uma.asarray(e)), np.power(x, e))
+    with pytest.raises(ValueError, match="negative integer powers"):
+        uma.power(uma.asarray(np.ones(2, np.int8)), uma.asarray(e))
+
+
+def test_concatenate_axis_none_flattens_like_numpy():
+    xs = [np.arange(4.0).reshape(2, 2), np.arange(3.0)]
+    assert_matches(uma.concat([uma.asarray(x) for x in xs], axis=None), np.concatenate(xs, axis=None))
+    m, v = uma.sym.matrix("m"), uma.sym.vector("v")
+    f = uma.function([m, v], uma.sym.concat([m, v], axis=None), backend="cpu")
+    assert_matches(f(*xs), np.concatenate(xs, axis=None))
+
+
+def test_none_as_an_elementwise_operand_is_a_type_error_naming_the_op():
+    with pytest.raises(TypeError, match="exp: cannot convert None"):
+        uma.exp(None)
+    with pytest.raises(TypeError, match="hypot: cannot convert None"):
+        uma.hypot(uma.asarray(np.ones(2)), None)

@@ -58,7 +58,8 @@ def _weak_constant(opname, value, dt: np.dtype):
             # float holding the integer dtype), and NumPy converts the Python int to that loop's
             # dtype.
             ft = np.dtype(np.float64) if rule == "TrueDivide" else np.result_type(dt, np.float16)
-            return Constant(np.asarray(float(value), dtype=ft))
+            with np.errstate(over="ignore"):  # beyond the float's range: inf, as NumPy's loop
+                return Constant(np.asarray(float(value), dtype=ft))
         raise OverflowError(f"{opname}: Python integer {value} out of bounds for {dt.name}") from None
     return Constant(arr)
 

@@ -10,7 +10,7 @@ import functools
 import math
 
 from ... import _core
-from ..basic import Op, Variable, as_variable, is_python_scalar
+from ..basic import Op, as_variable
 from ..type import TensorType, kind_of
 from ._common import OP_TABLE, _as_inputs, _bcast_runtime, _bcast_static, _diff
 
@@ -101,17 +101,6 @@ def _function(row):
     fn.__module__ = __name__
     fn.__doc__ = f"{body.rstrip()}\nSymbolic arguments build an Elemwise node. {grad}"
     return fn
-
-
-def _bool_op(name, *args):
-    """The operators ``& | ^ ~`` of :class:`~uma.graph.Variable`: the logical ops, on bool
-    operands only (``TypeError`` otherwise)."""
-    vs = [as_variable(a) if not is_python_scalar(a) else a for a in args]
-    for v in vs:
-        if isinstance(v, Variable) and v.dtype != "bool":
-            raise TypeError(f"operators & | ^ ~ on symbolic variables are logical and need bool "
-                            f"operands, got {v.dtype}; use {name} explicitly")
-    return _binary(name, *vs) if len(vs) == 2 else _unary("logical_not", vs[0])
 
 
 def _zeros_grad(g, out, *xs):

@@ -104,8 +104,11 @@ def _seq_inputs(opname, arrays):
 
 
 def concatenate(arrays, axis=0):
-    """Join arrays along an existing ``axis`` (dtypes promoted)."""
+    """Join arrays along an existing ``axis`` (dtypes promoted; ``axis=None``: the flattened
+    arrays, NumPy and the Array API standard)."""
     xs = _seq_inputs("concatenate", arrays)
+    if axis is None:
+        xs, axis = [reshape(x, (-1,)) for x in xs], 0
     if xs[0].ndim == 0:
         raise ValueError("concatenate: zero-dimensional arrays cannot be concatenated")
     ax = _norm_axis("concatenate", axis, xs[0].ndim)
@@ -191,3 +194,4 @@ def split(ary, indices_or_sections, axis=0):
 # modules use one another (each module is complete before it imports the others).
 from .convert import _to_dtype  # noqa: E402
 from .indexing import getitem  # noqa: E402
+from .shape import reshape  # noqa: E402
