@@ -864,3 +864,46 @@ def test_the_linker_ops_reference_is_current_and_complete():
         assert path.read_text() == text
     for name, cls in uma.Linker.known_ops().items():
         assert f"`{cls.__module__.replace('uma.', '', 1)}.{cls.__name__}`" in text and name in text
+
+
+def test_linker_contract_violations_are_clear_errors_and_change_nothing():
+    """A thunk returning the wrong number of values (or not a list), a dispatch table giving a
+    non-function, an unsupported() that is not a list of ops, and a linker with neither a table
+    nor a compile: TypeError / NotImplementedError naming the backend, at compile time where the
+    mistake is visible then, and no shared variable changed."""
+    w = uma.shared(np.zeros(3), name="w")
+    x = uma.sym.vector("x")
+    cases = {"too-many": lambda values: [values[0], values[0] + 1, values[0]],
+             "too-few": lambda values: [],
+             "none": lambda values: None}
+    for name, thunk in cases.items():
+        class Bad(uma.Linker):
+            residency = "cpu"
+
+            def compile(self, fgraph, thunk=thunk):
+                return thunk
+        f = uma.function([x], [x], updates={w: w + x}, backend=Bad())
+        with pytest.raises(TypeError, match="thunk returned"):
+            f(np.ones(3))
+        np.testing.assert_array_equal(w.get_value(), np.zeros(3))
+
+    @functools.singledispatch
+    def table(op, node):
+        return 42
+    class NonCallable(uma.Linker):
+        residency, dispatch = "cpu", table
+    with pytest.raises(TypeError, match="gave 42, not a function"):
+        uma.function([x], x + 1, backend=NonCallable())
+
+    class BadUnsupported(uma.Linker):
+        residency = "cpu"
+
+        def unsupported(self, fgraph):
+            return ["not an op"]
+    with pytest.raises(TypeError, match="unsupported must return a list"):
+        uma.function([x], x + 1, backend=BadUnsupported())
+
+    class Nothing(uma.Linker):
+        residency = "cpu"
+    with pytest.raises(NotImplementedError, match="no dispatch table and does not override compile"):
+        uma.function([x], x + 1, backend=Nothing())

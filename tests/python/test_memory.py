@@ -483,6 +483,18 @@ try:
 except RuntimeError as e:
     err = e
 """,
+    # a registered linker class reaches this script's globals, which hold a cpu function, its
+    # Program and a shared variable's cell
+    "registered linker and a compiled function": """
+class MyLinker(uma.Linker):
+    name, residency = "exit-test-mine", "exit-test-mine"
+    def is_native(self, value, type): return isinstance(value, np.ndarray)
+uma.register_backend("exit-test-mine", MyLinker())
+w = uma.shared(np.zeros(3), name="w")
+x = uma.sym.vector("x")
+f = uma.function([x], uma.sym.sum(w * x), updates={w: w + x}, backend="cpu")
+f(np.ones(3))
+""",
 }
 
 

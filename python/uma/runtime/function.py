@@ -206,12 +206,20 @@ class Function:
         self._host_writes = linker.residency == HOST
         self._Array = _uma().Array
         missing = linker.unsupported(fgraph)
+        from ..graph.basic import Op
+        if not isinstance(missing, (list, tuple)) or not all(isinstance(op, Op) for op in missing):
+            raise TypeError(f"function: backend {self.backend!r}: Linker.unsupported must return a list of "
+                            f"the graph's ops, got {missing!r:.200}")
         if missing:
             names = ", ".join(dict.fromkeys(f"{op.name} ({type(op).__name__})" for op in missing))
             raise NotImplementedError(f"function: backend {self.backend!r} has no implementation of op(s) {names}")
         compiled = fgraph.clone()
         compiled.mode = self.mode
         self._thunk = linker.compile(compiled)
+        if not callable(self._thunk):
+            raise TypeError(f"function: backend {self.backend!r}: Linker.compile must return a thunk "
+                            f"(values -> outputs), got {self._thunk!r:.200}")
+        self._n_thunk_out = len(compiled.outputs)
         self._general_calls = 0
         # The C++ path checks its updates' dtype, ndim and static lengths too (set_update_types),
         # but reports every length that differs as a TypeError; a function with open axes keeps
@@ -334,7 +342,7 @@ class Function:
         locks = self._locks
         if not locks:
             self._check_shapes(values)
-            outs = self._thunk(values)
+            outs = self._checked_outputs(self._thunk(values))
         else:
             for lk in locks:  # the containers' global order: no lock cycles
                 lk.acquire()
@@ -346,7 +354,7 @@ class Function:
                     lk.release()
                 held = self._write_locks
                 self._check_shapes(values)
-                outs = self._thunk(values)
+                outs = self._checked_outputs(self._thunk(values))
                 # Every output is computed: check every update, then write them all at once
                 # (they read old values). Nothing below the checks can fail.
                 if self._writes:
@@ -364,6 +372,15 @@ class Function:
         if self._single:
             return outs[0]
         return list(outs[:self._n_out])
+
+    def _checked_outputs(self, outs):
+        """``outs`` when it is a list or tuple of one value per graph output (TypeError naming
+        the backend otherwise: a linker's thunk broke its contract; nothing was written)."""
+        if not isinstance(outs, (list, tuple)) or len(outs) != self._n_thunk_out:
+            got = f"{len(outs)} values" if isinstance(outs, (list, tuple)) else repr(outs)[:80]
+            raise TypeError(f"function: backend {self.backend!r}'s thunk returned {got}, expected a list of "
+                            f"{self._n_thunk_out} (one per output and update); no shared variable was changed")
+        return outs
 
     def _checked_updates(self, outs):
         """The values to store, one per update (``self._writes`` order): each value the backend

@@ -1,6 +1,8 @@
 """Linkers: what compiles a FunctionGraph for one backend, and the backend registry."""
 from __future__ import annotations
 
+import atexit
+
 from .filters import HOST
 
 __all__ = ["Linker", "register_backend", "backends", "get_linker", "distinct"]
@@ -148,7 +150,9 @@ class Linker:
     def compile(self, fgraph):
         table = self.dispatch
         if table is None:
-            raise NotImplementedError(f"{type(self).__name__}.compile")
+            raise NotImplementedError(f"{type(self).__name__} has no dispatch table and does not override "
+                                      f"compile: give it a `dispatch` (a functools.singledispatch table) or "
+                                      f"a compile(fgraph) method")
         from .linkers.walk import evaluator
         asarray, input_filter = _uma().asarray, self.input_filter
         return evaluator(fgraph, table, constant=lambda c: input_filter(asarray(c.value), c.type),
@@ -227,6 +231,16 @@ def _uma():
 
 
 _BACKENDS: dict[str, Linker] = {}
+
+
+@atexit.register
+def _drop_backends():
+    """At interpreter exit (before modules are torn down), let go of the registered linkers: a
+    linker class defined in a script reaches that script's globals, which hold its compiled
+    functions and shared variables, and the registry would keep those C++ objects alive until
+    after nanobind's check for leaked instances (atexit runs handlers in reverse order, so a
+    handler registered after uma was imported still sees the backends)."""
+    _BACKENDS.clear()
 
 
 def register_backend(name: str, linker: Linker, *, replace: bool = False):

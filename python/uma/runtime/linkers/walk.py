@@ -48,6 +48,9 @@ def evaluator(fgraph, table, *, constant, copy, output=None, after=()):
         if impl is None:
             raise NotImplementedError(f"{node.op}: no implementation in the dispatch table "
                                       f"{getattr(table, '__qualname__', table)!s}")
+        if not callable(impl):
+            raise TypeError(f"{node.op}: the dispatch table {getattr(table, '__qualname__', table)!s} gave "
+                            f"{impl!r:.80}, not a function of the node's input values")
         steps.append((impl, node, node.inputs, node.outputs))
     steps.extend(after)
     return straight_line(fgraph.inputs, fgraph.outputs, steps, fgraph.outputs_needing_copy(),
