@@ -301,12 +301,18 @@ def test_operators_build_the_right_ops():
 
 
 def test_bool_operators():
+    """& | ^ ~ on bool variables are the logical ops; with an integer operand NumPy's bitwise
+    ops (int32 & bool is int32); a float operand is a TypeError naming the op."""
     b = sym.vector(dtype="bool")
     assert (b & b).owner.op.name == "logical_and"
-    assert (b | b).owner.op.name == "logical_or"
+    assert (b | True).owner.op.name == "logical_or"
+    assert (b ^ b).owner.op.name == "logical_xor"
     assert (~b).owner.op.name == "logical_not"
-    with pytest.raises(TypeError):
-        sym.vector(dtype="int32") & b
+    i = sym.vector(dtype="int32") & b
+    assert i.owner.op.name == "bitwise_and" and i.dtype == "int32"
+    assert (~sym.vector(dtype="uint8")).owner.op.name == "bitwise_invert"
+    with pytest.raises(TypeError, match="bitwise_and.*float64"):
+        sym.vector() & b
 
 
 def test_eager_functions_forward_to_graph():

@@ -127,18 +127,18 @@ class Variable:
     def __gt__(self, o): return _ops.greater(self, o)
     def __ge__(self, o): return _ops.greater_equal(self, o)
 
-    # NumPy's bitwise operators (on bool variables: the logical ops' values).
-    def __and__(self, o): return _ops.bitwise_and(self, o)
-    def __rand__(self, o): return _ops.bitwise_and(o, self)
-    def __or__(self, o): return _ops.bitwise_or(self, o)
-    def __ror__(self, o): return _ops.bitwise_or(o, self)
-    def __xor__(self, o): return _ops.bitwise_xor(self, o)
-    def __rxor__(self, o): return _ops.bitwise_xor(o, self)
+    # NumPy's bitwise operators; on bool operands the logical ops (the same values).
+    def __and__(self, o): return _ops._bitwise_operator("and", self, o)
+    def __rand__(self, o): return _ops._bitwise_operator("and", o, self)
+    def __or__(self, o): return _ops._bitwise_operator("or", self, o)
+    def __ror__(self, o): return _ops._bitwise_operator("or", o, self)
+    def __xor__(self, o): return _ops._bitwise_operator("xor", self, o)
+    def __rxor__(self, o): return _ops._bitwise_operator("xor", o, self)
     def __lshift__(self, o): return _ops.bitwise_left_shift(self, o)
     def __rlshift__(self, o): return _ops.bitwise_left_shift(o, self)
     def __rshift__(self, o): return _ops.bitwise_right_shift(self, o)
     def __rrshift__(self, o): return _ops.bitwise_right_shift(o, self)
-    def __invert__(self): return _ops.bitwise_invert(self)
+    def __invert__(self): return _ops._bitwise_operator("invert", self)
 
     def __getitem__(self, index):
         return _ops.getitem(self, index)

@@ -44,6 +44,7 @@ The modules call one another's functions only when a graph is built (gradients, 
 composite functions), so each imports the other modules' names at its end.
 """
 from . import elemwise as _elemwise
+from .elemwise import _bitwise_operator  # noqa: F401  (the operators & | ^ ~ of uma.graph.Variable)
 from .elemwise import Elemwise, eq, neq
 
 globals().update(_elemwise.FUNCTIONS)  # one function per row of the op table

@@ -10,7 +10,7 @@ import functools
 import math
 
 from ... import _core
-from ..basic import Op, as_variable
+from ..basic import Op, Variable, as_variable, is_python_scalar
 from ..type import TensorType, kind_of
 from ._common import OP_TABLE, _as_inputs, _bcast_runtime, _bcast_static, _diff
 
@@ -101,6 +101,16 @@ def _function(row):
     fn.__module__ = __name__
     fn.__doc__ = f"{body.rstrip()}\nSymbolic arguments build an Elemwise node. {grad}"
     return fn
+
+
+def _bitwise_operator(kind, *args):
+    """The operators ``& | ^ ~`` of :class:`~uma.graph.Variable` (``kind``: and, or, xor,
+    invert): NumPy's bitwise op, or the logical op where every operand is bool (the same
+    values: a bool graph stays a graph of logical ops)."""
+    vs = [a if is_python_scalar(a) else as_variable(a) for a in args]
+    if all(v.dtype == "bool" if isinstance(v, Variable) else isinstance(v, bool) for v in vs):
+        return _unary("logical_not", vs[0]) if kind == "invert" else _binary(f"logical_{kind}", *vs)
+    return _unary("bitwise_invert", vs[0]) if kind == "invert" else _binary(f"bitwise_{kind}", *vs)
 
 
 def _zeros_grad(g, out, *xs):
