@@ -549,8 +549,10 @@ void bind_array(nb::module_& m) {
 
   // Arithmetic and comparison operators (NumPy broadcasting, NEP 50 promotion).
 #define UMA_BIN(pyname, rpyname, OP)                                                                         \
-  cls.def(pyname, [](const Array& a, nb::handle o) { return binary_py(BinaryOp::OP, a, o, false); });       \
-  cls.def(rpyname, [](const Array& a, nb::handle o) { return binary_py(BinaryOp::OP, a, o, true); });
+  cls.def(pyname, [](const Array& a, nb::handle o) { return binary_py(BinaryOp::OP, a, o, false); },        \
+          nb::arg("other").none());                                                                        \
+  cls.def(rpyname, [](const Array& a, nb::handle o) { return binary_py(BinaryOp::OP, a, o, true); },        \
+          nb::arg("other").none());
   UMA_BIN("__add__", "__radd__", Add)
   UMA_BIN("__sub__", "__rsub__", Subtract)
   UMA_BIN("__mul__", "__rmul__", Multiply)
@@ -575,8 +577,14 @@ void bind_array(nb::module_& m) {
   UMA_IOP("__imod__", Remainder)
   UMA_IOP("__ipow__", Power)
 #undef UMA_IOP
-#define UMA_CMP(pyname, OP) \
-  cls.def(pyname, [](const Array& a, nb::handle o) { return binary_py(BinaryOp::OP, a, o, false); });
+  // `a == None` / `a != None` compare every element with None (all False / all True), as NumPy's
+  // object comparison does; the order comparisons with None are a TypeError.
+#define UMA_CMP(pyname, OP)                                                                                \
+  cls.def(pyname, [](const Array& a, nb::handle o) {                                                       \
+    if (o.is_none() && (BinaryOp::OP == BinaryOp::Equal || BinaryOp::OP == BinaryOp::NotEqual))             \
+      return ops::full(a.shape(), Scalar::from_bool(BinaryOp::OP == BinaryOp::NotEqual), DType::Bool, a.device()); \
+    return binary_py(BinaryOp::OP, a, o, false);                                                             \
+  }, nb::arg("other").none());
   UMA_CMP("__eq__", Equal)
   UMA_CMP("__ne__", NotEqual)
   UMA_CMP("__lt__", Less)

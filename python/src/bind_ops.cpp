@@ -130,6 +130,11 @@ Device like_device(nb::handle device, const Array& a, const char* op) {
 }
 
 std::vector<Array> array_list(nb::handle seq, const char* op) {
+  // NumPy's rule (concatenate, stack): a sequence (an array is the sequence of its rows), not
+  // an iterator.
+  UMA_CHECK(PySequence_Check(seq.ptr()) || nb::isinstance<Array>(seq), Type, op,
+            ": arrays must be passed as a sequence (a list or tuple of arrays), got '",
+            Py_TYPE(seq.ptr())->tp_name, "'");
   std::vector<Array> v;
   for (nb::handle h : seq) v.push_back(operand(h, nullptr, op));
   return v;

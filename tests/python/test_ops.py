@@ -1155,16 +1155,20 @@ def test_array_dot_and_logsumexp_methods():
 
 
 @pytest.mark.parametrize("symbol", ["&", "|", "^"])
-def test_bool_operators_are_logical_and_other_dtypes_raise(symbol):
+def test_bool_operators_are_logical_integers_bitwise_floats_raise(symbol):
+    """NumPy's operators: logical on bool, bitwise on integers, TypeError naming the op on floats."""
     p, q = np.array([True, True, False, False]), np.array([True, False, True, False])
     want = eval(f"p {symbol} q")
     a, b = uma.asarray(p), uma.asarray(q)
     np.testing.assert_array_equal(np.asarray(eval(f"a {symbol} b")), want)
     np.testing.assert_array_equal(np.asarray(eval(f"a {symbol} True")), eval(f"p {symbol} True"))
     np.testing.assert_array_equal(np.asarray(eval(f"False {symbol} a")), eval(f"False {symbol} p"))
-    i = uma.asarray(np.arange(4))
-    with pytest.raises(TypeError, match=f"operator \\{symbol}.*int64"):
-        eval(f"i {symbol} i")
+    n = np.arange(4)
+    i = uma.asarray(n)
+    assert_matches(eval(f"i {symbol} (i + 5)"), eval(f"n {symbol} (n + 5)"))
+    f = uma.asarray(np.ones(4))
+    with pytest.raises(TypeError, match="bitwise_.*float64"):
+        eval(f"f {symbol} f")
 
 
 @pytest.mark.parametrize("op", ["sum", "max", "argmax", "mean", "var", "cumsum", "logsumexp"])
@@ -1326,3 +1330,24 @@ def test_none_as_an_elementwise_operand_is_a_type_error_naming_the_op():
         uma.exp(None)
     with pytest.raises(TypeError, match="hypot: cannot convert None"):
         uma.hypot(uma.asarray(np.ones(2)), None)
+
+
+def test_none_and_iterators_in_operators_and_joins_like_numpy():
+    """``a == None`` / ``a != None`` are elementwise all False / all True (NumPy's object
+    comparison); arithmetic with None is a TypeError naming the op; concatenate and stack take a
+    sequence (an array is the sequence of its rows), not an iterator."""
+    n = np.ones((2, 3))
+    a = uma.asarray(n)
+    assert_matches(a == None, n == None)  # noqa: E711
+    assert_matches(a != None, n != None)  # noqa: E711
+    with pytest.raises(TypeError, match="add: cannot convert None"):
+        a + None
+    with pytest.raises(TypeError):
+        a < None
+    assert_matches(uma.concatenate(a), np.concatenate(n))
+    assert_matches(uma.stack(a), np.stack(n))
+    for fn in ("concatenate", "stack"):
+        with pytest.raises(TypeError, match="sequence"):
+            getattr(uma, fn)(x for x in (a, a))
+        with pytest.raises(TypeError):
+            getattr(np, fn)(x for x in (n, n))
