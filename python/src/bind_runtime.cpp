@@ -21,6 +21,13 @@
 namespace uma::py {
 
 namespace {
+// A static shape from Python (a tuple of ints and Nones) as the C++ specs hold it (-1: any length).
+std::vector<int64_t> static_shape(nb::handle shape) {
+  std::vector<int64_t> s;
+  for (nb::handle d : nb::borrow<nb::tuple>(shape)) s.push_back(d.is_none() ? -1 : nb::cast<int64_t>(d));
+  return s;
+}
+
 runtime::OpAttrs parse_attrs(const std::string& op, nb::handle attrs) {
   runtime::OpAttrs a;
   if (attrs.is_none()) return a;
@@ -380,7 +387,7 @@ void bind_runtime(nb::module_& m) {
           UMA_CHECK(nb::len(t) == 3, Value, "Function: each input spec is (dtype, static shape, label)");
           runtime::InputSpec s;
           s.dtype = *to_dtype(t[0]);
-          for (nb::handle d : nb::borrow<nb::tuple>(t[1])) s.shape.push_back(d.is_none() ? -1 : nb::cast<int64_t>(d));
+          s.shape = static_shape(t[1]);
           s.label = nb::cast<std::string>(t[2]);
           in.push_back(std::move(s));
         }
@@ -409,7 +416,7 @@ void bind_runtime(nb::module_& m) {
           UMA_CHECK(nb::len(t) == 4, Value, "Function: each update type is (dtype, static shape, label, type)");
           runtime::UpdateSpec s;
           s.dtype = *to_dtype(t[0]);
-          for (nb::handle d : nb::borrow<nb::tuple>(t[1])) s.shape.push_back(d.is_none() ? -1 : nb::cast<int64_t>(d));
+          s.shape = static_shape(t[1]);
           s.label = nb::cast<std::string>(t[2]);
           s.type = nb::cast<std::string>(t[3]);
           specs.push_back(std::move(s));

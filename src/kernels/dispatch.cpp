@@ -35,26 +35,8 @@ void cast_into(const Array& src, const Array& dst) {
   }
 }
 
-void add_into(const Array& dst, const Array& src) {
-  if (dst.device().is_cpu()) {
-    cpu::add_into(dst, src);
-    return;
-  }
-  // The cuda kernels compute float16/bfloat16 in float32 and round once, as cpu::add_into.
-  const DType t = dst.dtype(), ct = t == DType::Float16 || t == DType::BFloat16 ? DType::Float32 : t;
-  auto in_ct = [&](const Array& x) {
-    if (x.dtype() == ct) return x;
-    Array c = Array::empty(x.shape(), ct, x.device());
-    cuda::cast(x, c);
-    return c;
-  };
-  Array sum = Array::empty(dst.shape(), ct, dst.device());
-  cuda::binary(BinaryOp::Add, in_ct(dst), in_ct(src), sum);
-  cast_into(sum, dst);
-}
-
 namespace {
-// The composite cuda reductions below: each step one cuda kernel on full-size arrays.
+// The compositions of cuda kernels below: each step one cuda kernel on full-size arrays.
 Array device_empty(const Shape& shape, DType t, const Array& like) { return Array::empty(shape, t, like.device()); }
 
 Array device_cast(const Array& a, DType t) {
@@ -99,6 +81,18 @@ Array reduce_to(ReduceOp op, const Array& x, const std::vector<bool>& mask, cons
   return r;
 }
 }  // namespace
+
+void add_into(const Array& dst, const Array& src) {
+  if (dst.device().is_cpu()) {
+    cpu::add_into(dst, src);
+    return;
+  }
+  // The cuda kernels compute float16/bfloat16 in float32 and round once, as cpu::add_into.
+  const DType t = dst.dtype(), ct = t == DType::Float16 || t == DType::BFloat16 ? DType::Float32 : t;
+  Array sum = device_empty(dst.shape(), ct, dst);
+  cuda::binary(BinaryOp::Add, device_cast(dst, ct), device_cast(src, ct), sum);
+  cast_into(sum, dst);
+}
 
 void var(const Array& a, const std::vector<bool>& mask, double ddof, bool take_sqrt, const Array& out) {
   if (out.device().is_cpu()) {

@@ -77,6 +77,8 @@ void softmax_xent(const char* op, const Array& logits, const Array& labels, cons
                   const Array& out);
 /// ValueError naming the first of the contiguous int64 `labels` outside [0, nclasses).
 void check_labels(const char* op, const Array& labels, int64_t nclasses);
+/// A 0-d host array holding dtype `t`'s 1 (true, 1, 1.0, 1+0j): the bytes one_hot writes.
+Array one_of(DType t);
 
 }  // namespace uma::kernels::cpu
 
@@ -160,7 +162,7 @@ void logsumexp(const Array& a, const std::vector<bool>& reduce_mask, const Array
 /// bytes as its argument (no transfer, no wait).
 inline void fill(const Array& out, const Array& value) {
   if (out.device().is_cpu())
-    cpu::cast(value.view(value.data(), out.shape(), Strides(out.shape().size(), 0)), out);
+    cpu::cast(value.broadcast_view(out.shape()), out);
   else
     cuda::fill(out, value.data());
 }

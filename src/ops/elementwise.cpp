@@ -241,8 +241,8 @@ Array bits_as(const Array& a, DType t) {
 // nextafter with a float16 or bfloat16 result, on the format's bits, by C's rule for nextafter
 // (that of float32 and float64, ml_dtypes' bfloat16 and NumPy 2.5's float16): NaN if either is
 // NaN; y if x == y (so nextafter(0.0, -0.0) is -0.0); the smallest subnormal with y's sign if x
-// is zero; else x's bits plus one (moving away from zero) or minus one. Elementwise ops on uint16 compute it, on
-// any device.
+// is zero; else x's bits plus one (moving away from zero) or minus one. Elementwise ops on
+// uint16 compute it, on any device.
 Array nextafter_half(const Array& a, const Array& b, DType rt) {
   const Array x = astype(a, rt), y = astype(b, rt);
   const Array xb = bits_as(x, DType::UInt16), yb = bits_as(y, DType::UInt16);

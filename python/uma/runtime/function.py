@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..graph.basic import Constant, Variable, ancestors, as_variable, toposort
+from ..graph.basic import Constant, Op, Variable, ancestors, as_variable, toposort
 from ..graph.fgraph import FunctionGraph, validate
 from ..graph.rewrite import as_mode, rewrite
 from ..graph.type import _ALL_DTYPES, _fmt_shape
@@ -206,7 +206,6 @@ class Function:
         self._host_writes = linker.residency == HOST
         self._Array = _uma().Array
         missing = linker.unsupported(fgraph)
-        from ..graph.basic import Op
         if not isinstance(missing, (list, tuple)) or not all(isinstance(op, Op) for op in missing):
             raise TypeError(f"function: backend {self.backend!r}: Linker.unsupported must return a list of "
                             f"the graph's ops, got {missing!r:.200}")
@@ -254,9 +253,7 @@ class Function:
         fast = core.Function(program, specs, [c.cell for c in self._containers], updates,
                              self._n_out, self.allow_input_downcast, filter_arg, check_shapes,
                              self._single)
-        set_types = getattr(fast, "set_update_types", None)  # (an extension built before it lacks it)
-        if set_types is not None:
-            set_types([(t.dtype, tuple(t.shape), label, repr(t)) for *_, t, label in self._write_checks])
+        fast.set_update_types([(t.dtype, tuple(t.shape), label, repr(t)) for *_, t, label in self._write_checks])
         return fast
 
     @property
@@ -311,10 +308,8 @@ class Function:
             if not self.allow_input_downcast and not can_cast_safe(dtype, t.dtype):
                 raise TypeError(f"{what}: cannot cast {dtype} to {t.dtype} safely (NumPy 'safe' casting); "
                                 f"cast the value first{_DOWNCAST_HINT}")
-            t.check_value_shape(shape, what)
-            return False
         t.check_value_shape(shape, what)
-        return True
+        return dtype == t.dtype
 
     def _check_shapes(self, values):
         _check_shapes(self.fgraph, self._shapes_ok, values)

@@ -110,12 +110,17 @@ Array mask_positions(const Array& mask) {
   return pos;
 }
 
+Array one_of(DType t) {
+  Array b = Array::empty({}, DType::Bool), one = Array::empty({}, t);
+  *b.data_as<bool8>() = bool8(true);
+  cast(b, one);
+  return one;
+}
+
 void one_hot(const Array& idx, int64_t depth, const Array& out) {
   const std::size_t isz = out.itemsize();
   std::memset(out.data(), 0, static_cast<std::size_t>(out.nbytes()));
-  Array t = Array::empty({}, DType::Bool), one = Array::empty({}, out.dtype());  // the dtype's 1
-  *t.data_as<bool8>() = bool8(true);
-  cast(t, one);
+  const Array one = one_of(out.dtype());
   const int64_t* p = idx.data_as<int64_t>();
   char* o = static_cast<char*>(out.data());
   for (int64_t i = 0; i < idx.size(); ++i)

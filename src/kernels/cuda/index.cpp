@@ -142,9 +142,7 @@ void one_hot(const Array& idx, int64_t depth, const Array& out) {
              out.size() == idx.size() * depth);
   if (out.size() == 0) return;
   unsigned char one[16] = {};
-  Array t = Array::empty({}, DType::Bool), h = Array::empty({}, out.dtype());  // the dtype's 1, on the host
-  *t.data_as<bool8>() = bool8(true);
-  cpu::cast(t, h);
+  const Array h = cpu::one_of(out.dtype());
   std::memcpy(one, h.data(), out.itemsize());
   Launch l(out);
   check(L::one_hot(static_cast<const int64_t*>(idx.data()), idx.size(), depth, one, static_cast<int>(out.itemsize()),
