@@ -15,7 +15,7 @@
 //   counter      f = function([], [], updates={c: c + 1}) on a float64 scalar c
 //   3-in/2-upd   f = function([x, y, z], [], updates={a: a + x * y, b: b + z}), all float64 scalars
 // and, for scale, the bare Program::run_into of the counter's Program (no locks, no cells).
-// 3-in/2-upd runs twice through try_call: with its inputs moved into the vector the call
+// 3-in/2-upd runs twice through Function::call: with its inputs moved into the vector the call
 // consumes (one reference per input taken and dropped per call), and on borrowed inputs (the
 // pointer-and-count overload, which takes no reference when the call runs on elements).
 // Each row: median and best of `repeat` timed loops of `number` calls, in ns per call.
@@ -114,23 +114,23 @@ int main(int argc, char** argv) {
   std::vector<Array> in, out;
   const Array zero = scalar(0.0);
   const std::vector<std::pair<std::string, std::function<void()>>> cases = {
-      {"counter: Function::try_call", [&] {
+      {"counter: Function::call", [&] {
          in.clear();
-         counter.try_call(in, out);
+         counter.call(in, out);
        }},
       {"counter: Function::operator()", [&] { out = counter({}); }},
       {"counter: Program::run_into only", [&] {
          in.assign(1, zero);
          counter_prog->run_into(in, out);
        }},
-      {"3-in/2-upd: Function::try_call", [&] {
-         in.clear();  // the cheapest fill: one reference per input (try_call consumes them)
+      {"3-in/2-upd: Function::call", [&] {
+         in.clear();  // the cheapest fill: one reference per input (call consumes them)
          in.push_back(xv);
          in.push_back(yv);
          in.push_back(zv);
-         f3.try_call(in, out);
+         f3.call(in, out);
        }},
-      {"3-in/2-upd: try_call, borrowed inputs", [&] { f3.try_call(args3, 3, out); }},
+      {"3-in/2-upd: call, borrowed inputs", [&] { f3.call(args3, 3, out); }},
       {"3-in/2-upd: Function::operator()", [&] { out = f3({xv, yv, zv}); }},
       {"scalar add: ops::binary (one op, for scale)", [&] { Array r = uma::ops::binary(uma::BinaryOp::Add, xv, yv); }},
   };

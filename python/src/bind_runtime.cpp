@@ -1,6 +1,9 @@
 // uma._core.Program: the executor the `cpu` and `cuda` linkers compile function graphs into;
-// uma._core.SharedCell: the host residency of a shared variable (with its lock);
-// uma._core.Function: a cpu function's call path in C++ (python/uma/runtime/function.py).
+// uma._core.Residency: where a backend keeps its values (uma's: the host and each device; a
+// Python linker's, through its filters);
+// uma._core.SharedCell: a shared variable's copies in every residency (with its lock);
+// uma._core.Function: a compiled function's call, for every backend
+// (python/uma/runtime/function.py).
 #include <nanobind/stl/function.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
@@ -107,17 +110,173 @@ Array host_array(nb::handle v) {
   return a;
 }
 
+// ---- values of Python backends ---------------------------------------------------------
+// A backend's native value is a Python object: a NativeRef owns one reference to it, dropped
+// with the GIL held (never after the interpreter is gone: then it is left to the process).
+runtime::NativeRef native_ref(nb::handle h) {
+  return runtime::NativeRef(nb::borrow(h).release().ptr(), [](void* p) {
+    if (!Py_IsInitialized()) return;
+    nb::gil_scoped_acquire gil;
+    Py_DECREF(static_cast<PyObject*>(p));
+  });
+}
+
+nb::object to_python(const runtime::Value& v) {
+  if (v.is_array()) return nb::cast(v.array);
+  if (v.native) return nb::borrow(static_cast<PyObject*>(v.native.get()));
+  return nb::none();
+}
+
+// `h` as a value of a residency: a uma.Array stays an Array where the residency's values are
+// Arrays (uma's residencies), anything else is a native value.
+runtime::Value from_python(nb::handle h, bool arrays) {
+  if (arrays && nb::isinstance<Array>(h)) return runtime::Value(nb::cast<Array>(h));
+  return runtime::Value(native_ref(h));
+}
+
+nb::tuple static_tuple(const std::vector<int64_t>& shape) {
+  nb::list l;
+  for (int64_t d : shape) l.append(d < 0 ? nb::none() : nb::object(nb::int_(d)));
+  return nb::tuple(l);
+}
+
+// A Python linker's residency: its input_filter and output_filter, as
+// `from_host(host_array, dtype, static_shape)` and `to_host(value, dtype, static_shape)` (Python
+// callables made by uma.runtime.shared; to_host returns a host uma.Array of the dtype).
+class PyResidency final : public runtime::Residency {
+ public:
+  PyResidency(std::string name, nb::object from_host, nb::object to_host)
+      : Residency(std::move(name)), from_host_(std::move(from_host)), to_host_(std::move(to_host)) {}
+  ~PyResidency() override {
+    if (!Py_IsInitialized()) {  // left to the exiting process
+      from_host_.release();
+      to_host_.release();
+      return;
+    }
+    nb::gil_scoped_acquire gil;
+    from_host_.reset();
+    to_host_.reset();
+  }
+  runtime::Value from_host(const Array& host, const runtime::TypeSpec& t) const override {
+    nb::gil_scoped_acquire gil;
+    return from_python(from_host_(nb::cast(host), dtype_name(t.dtype), static_tuple(t.shape)), false);
+  }
+  Array to_host(const runtime::Value& v, const runtime::TypeSpec& t) const override {
+    nb::gil_scoped_acquire gil;
+    nb::object h = to_host_(to_python(v), dtype_name(t.dtype), static_tuple(t.shape));
+    UMA_CHECK(nb::isinstance<Array>(h), Type, "residency ", name(), ": the host form of shared variable ", t.label,
+              " is a ", py_str(nb::type_name(h.type())), ", not a uma.Array");
+    return nb::cast<Array>(h);
+  }
+
+ private:
+  nb::object from_host_, to_host_;
+};
+
+// A Python linker's thunk: `thunk(values) -> [outputs..., updates...]`, and `describe(value)
+// -> (dtype name, shape) | None` (uma.runtime.filters.value_type).
+class PyThunk final : public runtime::Thunk {
+ public:
+  PyThunk(nb::object thunk, nb::object describe, bool arrays, std::string backend, std::size_t n)
+      : thunk_(std::move(thunk)), describe_(std::move(describe)), arrays_(arrays), backend_(std::move(backend)), n_(n) {}
+  ~PyThunk() override {
+    if (!Py_IsInitialized()) {
+      thunk_.release();
+      describe_.release();
+      return;
+    }
+    nb::gil_scoped_acquire gil;
+    thunk_.reset();
+    describe_.reset();
+  }
+  // The garbage collector's view of the Python objects it holds (one reference each).
+  int traverse(visitproc visit, void* arg) const {
+    Py_VISIT(thunk_.ptr());
+    Py_VISIT(describe_.ptr());
+    return 0;
+  }
+  void clear() {
+    thunk_.reset();
+    describe_.reset();
+  }
+  void run(const std::vector<runtime::Value>& values, std::vector<runtime::Value>& outputs) const override {
+    nb::gil_scoped_acquire gil;
+    UMA_CHECK(thunk_.is_valid(), Runtime, "function: backend '", backend_, "': the thunk was released");
+    nb::list in;
+    for (const runtime::Value& v : values) in.append(to_python(v));
+    nb::object out = thunk_(in);
+    const bool seq = nb::isinstance<nb::list>(out) || nb::isinstance<nb::tuple>(out);
+    if (!seq || nb::len(out) != n_) {
+      std::string got = seq ? std::to_string(nb::len(out)) + " values" : py_repr(out).substr(0, 80);
+      UMA_FAIL(Type, "function: backend '", backend_, "''s thunk returned ", got, ", expected a list of ", n_,
+               " (one per output and update); no shared variable was changed");
+    }
+    outputs.reserve(n_);
+    for (nb::handle h : out) outputs.push_back(from_python(h, arrays_));
+  }
+  std::optional<std::pair<std::string, Shape>> describe(const runtime::Value& v) const override {
+    nb::gil_scoped_acquire gil;
+    if (!describe_.is_valid()) return std::nullopt;
+    nb::object r = describe_(to_python(v));
+    if (r.is_none()) return std::nullopt;
+    nb::tuple t = nb::borrow<nb::tuple>(r);
+    return std::make_pair(nb::cast<std::string>(t[0]), nb::cast<Shape>(t[1]));
+  }
+  std::string kind(const runtime::Value& v) const override {
+    nb::gil_scoped_acquire gil;
+    return py_str(nb::type_name(to_python(v).type()));
+  }
+  Array to_array(const runtime::Value& v) const override {
+    if (v.is_array()) return v.array;
+    nb::gil_scoped_acquire gil;
+    return asarray(to_python(v), std::nullopt, std::nullopt, interop::CopyMode::IfNeeded, "function");
+  }
+
+ private:
+  nb::object thunk_, describe_;
+  bool arrays_;
+  std::string backend_;
+  std::size_t n_;
+};
+
 // ---- Function from Python --------------------------------------------------------------
-// A runtime::Function plus what the Python call needs: the filter of arguments it does not
-// accept as they are (Python's filter_host: the exact errors and casting rules), whether it
-// returns one value or a list, and call counters (introspection for the tests).
+// A runtime::Function plus what the Python call needs: the filter of arguments a Program
+// function does not accept as they are (Python's filter_host and the linker's input_filter:
+// the exact errors and casting rules), whether it returns one value or a list, and a call
+// counter (introspection for the tests).
 struct PyFunction {
   runtime::Function fn;
-  nb::object filter;  // filter(k, value) -> uma.Array for input k
+  nb::object filter;  // filter(k, value) -> uma.Array for input k (a Program function)
   bool single;
   std::atomic<uint64_t> calls{0};
-  std::atomic<uint64_t> stale{0};
+  nb::object shape_check;    // shape_check(values), called by fn's shape check
+  PyThunk* thunk = nullptr;  // fn's thunk (owned by fn), or null for a Program function
 };
+
+// uma._core.Function takes part in garbage collection: the thunk a Python linker compiled, the
+// filter and the shape check may reach back to the uma.Function holding this object (through
+// a linker's globals, say), a cycle that only the collector can break.
+int function_traverse(PyObject* self, visitproc visit, void* arg) {
+  Py_VISIT(Py_TYPE(self));
+  if (!nb::inst_ready(self)) return 0;
+  const PyFunction* f = nb::inst_ptr<PyFunction>(self);
+  Py_VISIT(f->filter.ptr());
+  Py_VISIT(f->shape_check.ptr());
+  return f->thunk ? f->thunk->traverse(visit, arg) : 0;
+}
+
+int function_clear(PyObject* self) {
+  if (!nb::inst_ready(self)) return 0;
+  PyFunction* f = nb::inst_ptr<PyFunction>(self);
+  f->filter.reset();
+  f->shape_check.reset();
+  if (f->thunk) f->thunk->clear();
+  return 0;
+}
+
+PyType_Slot g_function_slots[] = {{Py_tp_traverse, reinterpret_cast<void*>(&function_traverse)},
+                                  {Py_tp_clear, reinterpret_cast<void*>(&function_clear)},
+                                  {0, nullptr}};
 
 PyTypeObject* ndarray_type() {
   // A strong reference kept for the process's life (a static nb::object would release it at
@@ -156,6 +315,7 @@ Array call_argument(const PyFunction& f, std::size_t k, nb::handle h) {
     const Array& a = nb::cast<const Array&>(h);
     if (f.fn.accepts(k, a)) return a;
   }
+  UMA_CHECK(f.filter.is_valid() && !f.filter.is_none(), Runtime, "function: no input filter");
   nb::object r = f.filter(k, h);
   UMA_CHECK(nb::isinstance<Array>(r), Type, "function: the input filter returned ", py_str(nb::type_name(r.type())),
             ", not a uma.Array");
@@ -195,9 +355,23 @@ void take_gil_back(PyThreadState* ts, CallScratch& s) {
 #endif
 }
 
-// One call on the C++ path with the positional arguments args[0..n): the outputs (one value
-// or a list), or nullopt when this path cannot run it (wrong arity, a stale host copy): the
-// caller then takes the Python path.
+// Builds the Python result of a call: one value, or a list.
+template <class V, class Cast>
+nb::object result(bool single, std::vector<V>& out, Cast&& cast) {
+  if (single) return cast(out[0]);
+  nb::list l = nb::steal<nb::list>(PyList_New(static_cast<Py_ssize_t>(out.size())));
+  if (!l.is_valid()) throw nb::python_error();
+  for (std::size_t k = 0; k < out.size(); ++k)
+    PyList_SET_ITEM(l.ptr(), static_cast<Py_ssize_t>(k), cast(out[k]).release().ptr());
+  return nb::object(std::move(l));
+}
+
+// The counters change only with the GIL held: a load and a store, no atomic add.
+void bump(std::atomic<uint64_t>& c) { c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
+
+// One call of a Program function with the positional arguments args[0..n): the outputs (one
+// value or a list), or nullopt for the wrong number of arguments (the caller's Python path
+// then raises the error naming the inputs).
 std::optional<nb::object> fast_call(PyFunction& f, PyObject* const* args, std::size_t n) {
   if (n != f.fn.num_inputs()) return std::nullopt;
   CallScratch& shared = call_scratch();
@@ -224,40 +398,43 @@ std::optional<nb::object> fast_call(PyFunction& f, PyObject* const* args, std::s
   // A small call keeps the GIL (releasing and retaking it would cost more than the call): it
   // runs only if every cell lock is free at once, so it never waits while holding the GIL.
   // Otherwise the GIL is released and the call waits for its locks.
-  runtime::Function::Attempt r = f.fn.try_call_now(in, out, kHoldGilElements);
-  if (r == runtime::Function::Attempt::NotNow) {
+  if (!f.fn.call_now(in, out, kHoldGilElements)) {
     PyThreadState* ts = PyEval_SaveThread();
     std::exception_ptr err;
-    bool ok = false;
     try {
-      ok = f.fn.try_call(in, out);
+      f.fn.call(in, out);
     } catch (...) {
       err = std::current_exception();
     }
     take_gil_back(ts, s);
     if (err) std::rethrow_exception(err);
-    r = ok ? runtime::Function::Attempt::Done : runtime::Function::Attempt::Stale;
-  }
-  // The counters change only here, with the GIL held: a load and a store, no atomic add.
-  auto bump = [](std::atomic<uint64_t>& c) { c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); };
-  if (r != runtime::Function::Attempt::Done) {
-    bump(f.stale);
-    return std::nullopt;
   }
   bump(f.calls);
-  if (f.single) return nb::cast(std::move(out[0]));
-  nb::list l = nb::steal<nb::list>(PyList_New(static_cast<Py_ssize_t>(out.size())));
-  if (!l.is_valid()) throw nb::python_error();
-  for (std::size_t k = 0; k < out.size(); ++k)
-    PyList_SET_ITEM(l.ptr(), static_cast<Py_ssize_t>(k), nb::cast(std::move(out[k])).release().ptr());
-  return nb::object(std::move(l));
+  return result(f.single, out, [](Array& a) { return nb::cast(std::move(a)); });
+}
+
+// One call of a Thunk function on `values`, already in its residency (uma.Function filters
+// them in Python: is_native, the host filter, the linker's input_filter). The thunk and the
+// residencies' conversions take the GIL when they run; the call keeps the GIL when every
+// lock it needs is free, and otherwise waits for them without it.
+nb::object thunk_call(PyFunction& f, nb::handle values) {
+  const bool arrays = f.fn.options().residency->device().has_value();
+  std::vector<runtime::Value> in, out;
+  for (nb::handle h : values) in.push_back(from_python(h, arrays));
+  if (!f.fn.call_now(in, out)) {
+    nb::gil_scoped_release release;
+    f.fn.call(in, out);
+  }
+  bump(f.calls);
+  return result(f.single, out, [](runtime::Value& v) { return to_python(v); });
 }
 
 // uma.Function.__call__ (python/uma/runtime/function.py) as a method written against the C API
 // (METH_FASTCALL | METH_KEYWORDS: no argument tuple, no keyword dict, no overload dispatch), so
-// that a call on the C++ path runs no Python frame: positional arguments with a fast path (the
-// instance's `_fast`, a uma._core.Function) run here; keyword arguments, functions without a
-// fast path and calls handed back go to `Function._general_call(args, kwargs)`.
+// that a call of a Program function runs no Python frame: positional arguments of a function
+// whose `_fast` is a Program function (a uma._core.Function) run here; keyword arguments, the
+// wrong number of arguments and Thunk functions go to `Function._bound_call(args, kwargs)`,
+// which binds and filters them in Python and calls the same C++ Function.
 // Not noexcept: a daemon thread that meets interpreter shutdown is ended by pthread_exit, whose
 // forced unwind must pass through (catching it without rethrowing aborts the process).
 PyObject* function_call(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
@@ -267,7 +444,7 @@ PyObject* function_call(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
     if (nkw == 0) {
       nb::object fast = nb::steal(PyObject_GetAttr(self, fast_name));
       if (!fast.is_valid()) return nullptr;
-      if (!fast.is_none()) {
+      if (!fast.is_none() && nb::cast<PyFunction&>(fast).fn.program()) {
         if (auto r = fast_call(nb::cast<PyFunction&>(fast), args, static_cast<std::size_t>(nargs)))
           return r->release().ptr();
       }
@@ -277,7 +454,7 @@ PyObject* function_call(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
     for (Py_ssize_t i = 0; i < nargs; ++i) PyTuple_SET_ITEM(t.ptr(), i, nb::borrow(args[i]).release().ptr());
     nb::dict kw;
     for (Py_ssize_t i = 0; i < nkw; ++i) kw[nb::handle(PyTuple_GET_ITEM(kwnames, i))] = nb::handle(args[nargs + i]);
-    return nb::handle(self).attr("_general_call")(t, kw).release().ptr();
+    return nb::handle(self).attr("_bound_call")(t, kw).release().ptr();
 #if defined(__GLIBCXX__)
   } catch (abi::__forced_unwind&) {
     throw;
@@ -345,26 +522,60 @@ void bind_runtime(nb::module_& m) {
       .def_prop_ro("num_label_checks", &runtime::Program::num_label_checks)
       .def_prop_ro("num_steps", &runtime::Program::num_steps);
 
+  nb::class_<runtime::Residency>(m, "Residency",
+                                 "Where a backend keeps its values (include/uma/runtime/residency.h). Internal: made by\n"
+                                 "uma.Linker.core_residency().")
+      .def_prop_ro("name", &runtime::Residency::name)
+      .def_prop_ro("is_host", &runtime::Residency::is_host)
+      .def_prop_ro("device", [](const runtime::Residency& r) -> nb::object {
+        auto d = r.device();
+        return d ? device_object(*d) : nb::none();
+      }, "The device of its values when they are uma arrays (the host or a device), else None.");
+  m.def("_array_residency", [](nb::handle device) { return runtime::array_residency(to_device(device)); }, nb::arg("device"),
+        "uma's residency of `device` (values are uma.Arrays there; 'cpu' for the host).");
+  m.def("_python_residency", [](std::string name, nb::object from_host, nb::object to_host) {
+    UMA_CHECK(name != "cpu", Value, "a Python residency cannot be named 'cpu' (the host residency is uma's)");
+    return std::shared_ptr<const runtime::Residency>(
+        std::make_shared<PyResidency>(std::move(name), std::move(from_host), std::move(to_host)));
+  }, nb::arg("name"), nb::arg("from_host"), nb::arg("to_host"),
+  "A Python backend's residency: from_host(host_array, dtype, static_shape) -> native value and\n"
+  "to_host(value, dtype, static_shape) -> host uma.Array (its linker's filters).");
+
   nb::class_<runtime::SharedCell>(m, "SharedCell",
-                                  "The host copy of a shared variable, whether it is current, and the variable's lock\n"
+                                  "A shared variable's declared type, its copies in every residency and its lock\n"
                                   "(include/uma/runtime/shared_cell.h). Internal: used by uma.runtime.shared.Container.")
-      .def("__init__", [](runtime::SharedCell* self, nb::handle v) { new (self) runtime::SharedCell(host_array(v)); })
+      .def("__init__", [](runtime::SharedCell* self, nb::handle v, nb::handle dtype, nb::handle shape,
+                          std::string label, std::string text) {
+        Array host = host_array(v);
+        runtime::TypeSpec t;
+        t.dtype = *to_dtype(dtype);
+        t.shape = static_shape(shape);
+        t.label = std::move(label);
+        t.text = std::move(text);
+        new (self) runtime::SharedCell(std::move(host), std::move(t));
+      }, nb::arg("host"), nb::arg("dtype"), nb::arg("shape"), nb::arg("label"), nb::arg("text"))
       .def_prop_ro("serial", &runtime::SharedCell::serial, "Creation order: the order in which locks are taken.")
       .def_prop_ro("host_current", [](runtime::SharedCell& c) { return locked(c, [&] { return c.host_current(); }); })
-      .def_prop_ro("epoch", [](runtime::SharedCell& c) { return locked(c, [&] { return c.epoch(); }); },
-                   "Changes whenever a write replaces the set of current copies.")
-      .def_prop_ro("host", [](runtime::SharedCell& c) { return locked(c, [&] { return c.host(); }); },
-                   "The host copy (RuntimeError when it is stale).")
+      .def_prop_ro("current", [](runtime::SharedCell& c) { return locked(c, [&] { return c.current(); }); },
+                   "The names of the residencies holding a current copy.")
+      .def("copy_in", [](runtime::SharedCell& c, const std::string& name) -> nb::object {
+        return locked(c, [&]() -> nb::object {
+          if (name == "cpu") return c.host_current() ? nb::cast(c.host()) : nb::none();
+          const runtime::Value* v = c.copy_in(name);
+          return v ? to_python(*v) : nb::none();
+        });
+      }, "The current copy in the residency named `name`, or None.")
+      .def("read_host", [](runtime::SharedCell& c) { return locked(c, [&] { return c.read_host(); }); },
+           "The host copy, converted once from the copy written last when it is stale.")
+      .def("read", [](runtime::SharedCell& c, const std::shared_ptr<const runtime::Residency>& r) {
+        return locked(c, [&] { return to_python(c.read(r)); });
+      }, "The current copy in residency `r`, converted once (through the host copy) when there is none.")
       .def("write_host", [](runtime::SharedCell& c, nb::handle v) {
         Array a = host_array(v);
+        UMA_CHECK(c.type().admits(a.dtype(), a.shape()), Type, "SharedCell: a value of ", dtype_name(a.dtype()),
+                  " and shape ", shape_str(a.shape()), " does not have the type ", c.type().text);
         locked(c, [&] { c.write_host(std::move(a)); });
       }, "The host copy `v` becomes the only current copy.")
-      .def("write_elsewhere", [](runtime::SharedCell& c) { locked(c, [&] { c.write_elsewhere(); }); },
-           "Another residency was written: the host copy is dropped.")
-      .def("refresh_host", [](runtime::SharedCell& c, nb::handle v) {
-        Array a = host_array(v);
-        locked(c, [&] { c.refresh_host(std::move(a)); });
-      }, "The host copy brought up to date (the other current copies stay current).")
       .def("acquire", [](runtime::SharedCell& c) { acquire(c); return true; },
            "Takes the lock (re-entrant), waiting with the GIL released.")
       .def("release", [](runtime::SharedCell& c) { c.unlock(); },
@@ -374,13 +585,13 @@ void bind_runtime(nb::module_& m) {
            nb::arg().none(), nb::arg().none(), nb::arg().none());
 
   nb::class_<PyFunction>(m, "Function",
-                         "A cpu function's call path in C++ (include/uma/runtime/function.h). Internal: made and\n"
-                         "called by uma.Function; a call returns `stale` (the object given) instead of\n"
-                         "computing when it cannot run here (wrong arity, a stale host copy).")
-      .def("__init__", [](PyFunction* self, std::shared_ptr<runtime::Program> program, nb::list specs,
+                         "A compiled function's call in C++, for every backend (include/uma/runtime/function.h).\n"
+                         "Internal: made and called by uma.Function.", nb::type_slots(g_function_slots))
+      .def("__init__", [](PyFunction* self, nb::object compiled, nb::list specs,
                           std::vector<std::shared_ptr<runtime::SharedCell>> cells, std::vector<int> updates,
                           std::size_t n_outputs, bool allow_input_downcast, nb::object filter, nb::object shape_check,
-                          bool single) {
+                          bool single, std::string backend, std::shared_ptr<const runtime::Residency> residency,
+                          bool eager, nb::object describe) {
         std::vector<runtime::InputSpec> in;
         for (nb::handle item : specs) {
           nb::tuple t = nb::borrow<nb::tuple>(item);
@@ -391,44 +602,64 @@ void bind_runtime(nb::module_& m) {
           s.label = nb::cast<std::string>(t[2]);
           in.push_back(std::move(s));
         }
-        auto* f = new (self) PyFunction{runtime::Function(std::move(program), std::move(in), std::move(cells),
-                                                          std::move(updates), n_outputs, allow_input_downcast),
-                                        std::move(filter), single};
-        if (!shape_check.is_none()) {
-          f->fn.set_shape_check([shape_check](const std::vector<Array>& values) {
-            nb::gil_scoped_acquire gil;
-            shape_check(nb::cast(values));
-          });
+        UMA_CHECK(residency != nullptr, Value, "Function: no residency");
+        runtime::FunctionOptions opts{backend, residency, allow_input_downcast, eager};
+        const std::size_t n_values = n_outputs + updates.size();
+        PyFunction* f;
+        if (nb::isinstance<runtime::Program>(compiled)) {
+          f = new (self) PyFunction{
+              runtime::Function(nb::cast<std::shared_ptr<runtime::Program>>(compiled), std::move(in), std::move(cells),
+                                std::move(updates), n_outputs, std::move(opts)),
+              std::move(filter), single, {0}, nb::object(), nullptr};
+          if (!shape_check.is_none()) {
+            f->fn.set_shape_check(runtime::Function::ShapeCheck([f](const std::vector<Array>& values) {
+              nb::gil_scoped_acquire gil;
+              if (f->shape_check.is_valid()) f->shape_check(nb::cast(values));
+            }));
+          }
+        } else {
+          const bool arrays = residency->device().has_value();
+          auto thunk = std::make_shared<PyThunk>(compiled, describe, arrays, backend, n_values);
+          PyThunk* raw = thunk.get();
+          f = new (self) PyFunction{runtime::Function(std::shared_ptr<const runtime::Thunk>(std::move(thunk)),
+                                                      std::move(in), std::move(cells), std::move(updates), n_outputs,
+                                                      std::move(opts)),
+                                    std::move(filter), single, {0}, nb::object(), nullptr};
+          f->thunk = raw;
+          if (!shape_check.is_none()) {
+            f->fn.set_shape_check(runtime::Function::ValueShapeCheck([f](const std::vector<runtime::Value>& values) {
+              nb::gil_scoped_acquire gil;
+              if (!f->shape_check.is_valid()) return;
+              nb::list l;
+              for (const runtime::Value& v : values) l.append(to_python(v));
+              f->shape_check(l);
+            }));
+          }
         }
-      }, nb::arg("program"), nb::arg("specs"), nb::arg("cells"), nb::arg("updates"), nb::arg("n_outputs"),
-         nb::arg("allow_input_downcast"), nb::arg("filter"), nb::arg("shape_check").none(), nb::arg("single"))
-      .def("__call__", [](PyFunction& f, nb::tuple args, nb::handle stale) -> nb::object {
-        if (auto r = fast_call(f, PySequence_Fast_ITEMS(args.ptr()), nb::len(args))) return std::move(*r);
-        return nb::borrow(stale);
-      }, nb::arg("args"), nb::arg("stale"),
-      "Calls with the tuple `args`: the outputs (one value, or a list), or `stale` when this path\n"
-      "cannot run the call. The GIL is released while it computes (a call on at most 4096 elements\n"
-      "whose locks are all free keeps it).")
-      .def("set_update_types", [](PyFunction& f, nb::list types) {
-        std::vector<runtime::UpdateSpec> specs;
-        for (nb::handle item : types) {
-          nb::tuple t = nb::borrow<nb::tuple>(item);
-          UMA_CHECK(nb::len(t) == 4, Value, "Function: each update type is (dtype, static shape, label, type)");
-          runtime::UpdateSpec s;
-          s.dtype = *to_dtype(t[0]);
-          s.shape = static_shape(t[1]);
-          s.label = nb::cast<std::string>(t[2]);
-          s.type = nb::cast<std::string>(t[3]);
-          specs.push_back(std::move(s));
+        if (!shape_check.is_none()) f->shape_check = std::move(shape_check);
+      }, nb::arg("compiled"), nb::arg("specs"), nb::arg("cells"), nb::arg("updates"), nb::arg("n_outputs"),
+         nb::arg("allow_input_downcast"), nb::arg("filter").none(), nb::arg("shape_check").none(), nb::arg("single"),
+         nb::arg("backend"), nb::arg("residency"), nb::arg("eager"), nb::arg("describe").none(),
+         "`compiled`: a Program (run in C++ on uma arrays of the residency's device) or a thunk\n"
+         "(values -> [outputs..., updates...], called with the GIL).")
+      .def("__call__", [](PyFunction& f, nb::tuple args) -> nb::object {
+        if (f.fn.program()) {
+          auto r = fast_call(f, PySequence_Fast_ITEMS(args.ptr()), nb::len(args));
+          UMA_CHECK(r.has_value(), Type, "function takes ", f.fn.num_inputs(), " argument(s), got ", nb::len(args));
+          return std::move(*r);
         }
-        f.fn.set_update_types(std::move(specs));
-      }, nb::arg("types"),
-      "The declared type of each update's shared variable, (dtype, static shape, label, type text)\n"
-      "per update: every update's value is checked against it before any is written (TypeError).\n"
-      "Called once, before the first call.")
-      .def_prop_ro("calls", [](const PyFunction& f) { return f.calls.load(); }, "Calls computed here.")
-      .def_prop_ro("stale_calls", [](const PyFunction& f) { return f.stale.load(); },
-                   "Calls handed back because a shared variable's host copy was stale.");
+        return thunk_call(f, args);
+      }, nb::arg("args"),
+      "Calls with the tuple `args` (for a Program function: arguments filtered here; for a thunk:\n"
+      "values already in the residency): the outputs (one value, or a list). A Program's call\n"
+      "releases the GIL while it computes (one on at most 4096 elements whose locks are all free keeps it).")
+      .def("set_open_axes", [](PyFunction& f, std::vector<std::vector<int64_t>> axes) { f.fn.set_open_axes(std::move(axes)); },
+           nb::arg("axes"),
+           "Per update, the static axes of its variable that the update expression leaves open (a length\n"
+           "that differs there is a ValueError; elsewhere a TypeError). Called once, before the first call.")
+      .def_prop_ro("runs_program", [](const PyFunction& f) { return f.fn.program() != nullptr; },
+                   "True when calls run a Program (no Python per call).")
+      .def_prop_ro("calls", [](const PyFunction& f) { return f.calls.load(); }, "Calls computed so far.");
 
   m.def("_function_call_method", [](nb::handle cls) {
     UMA_CHECK(PyType_Check(cls.ptr()), Type, "_function_call_method: expected a class");
@@ -436,7 +667,7 @@ void bind_runtime(nb::module_& m) {
     if (!d) throw nb::python_error();
     return nb::steal(d);
   }, "uma.Function.__call__ in C++ for the class `cls` (python/uma/runtime/function.py): the C++ call\n"
-     "path without a Python frame; other calls go to Function._general_call(args, kwargs).");
+     "path without a Python frame; other calls go to Function._bound_call(args, kwargs).");
   m.def("_program_ops", &runtime::op_names, "Names of the ops a Program can run.");
   m.def("_fusable", [](const std::string& name, nb::handle dtype) {
     DType t = *to_dtype(dtype);

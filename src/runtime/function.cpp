@@ -1,9 +1,12 @@
 #include "uma/runtime/function.h"
 
 #include <algorithm>
+#include <limits>
+#include <type_traits>
 
 #include "uma/error.h"
 #include "uma/ops.h"
+#include "uma/transfer.h"
 
 namespace uma::runtime {
 
@@ -68,20 +71,48 @@ class Unlocker {
 
 Function::Function(std::shared_ptr<const Program> program, std::vector<InputSpec> inputs,
                    std::vector<std::shared_ptr<SharedCell>> shared, std::vector<int> updates, std::size_t n_outputs,
-                   bool allow_input_downcast)
+                   FunctionOptions options)
     : program_(std::move(program)),
       inputs_(std::move(inputs)),
       shared_(std::move(shared)),
       updates_(std::move(updates)),
       n_outputs_(n_outputs),
-      allow_input_downcast_(allow_input_downcast) {
+      options_(std::move(options)) {
   UMA_CHECK(program_ != nullptr, Value, "Function: no program");
+  UMA_CHECK(options_.residency && options_.residency->device(), Value, "Function: a Program runs in uma's "
+            "residencies (the host or a device), not in ", options_.residency ? options_.residency->name() : "none");
   UMA_CHECK(program_->num_inputs() == inputs_.size() + shared_.size(), Value, "Function: the program reads ",
             program_->num_inputs(), " values, but there are ", inputs_.size(), " inputs and ", shared_.size(),
             " shared variables");
   UMA_CHECK(program_->num_outputs() == n_outputs_ + updates_.size(), Value, "Function: the program returns ",
             program_->num_outputs(), " values, but there are ", n_outputs_, " outputs and ", updates_.size(),
             " updates");
+  init();
+}
+
+Function::Function(std::shared_ptr<const Program> program, std::vector<InputSpec> inputs,
+                   std::vector<std::shared_ptr<SharedCell>> shared, std::vector<int> updates, std::size_t n_outputs,
+                   bool allow_input_downcast)
+    : Function(std::move(program), std::move(inputs), std::move(shared), std::move(updates), n_outputs,
+               FunctionOptions{"cpu", host_residency(), allow_input_downcast, false}) {}
+
+Function::Function(std::shared_ptr<const Thunk> thunk, std::vector<InputSpec> inputs,
+                   std::vector<std::shared_ptr<SharedCell>> shared, std::vector<int> updates, std::size_t n_outputs,
+                   FunctionOptions options)
+    : thunk_(std::move(thunk)),
+      inputs_(std::move(inputs)),
+      shared_(std::move(shared)),
+      updates_(std::move(updates)),
+      n_outputs_(n_outputs),
+      options_(std::move(options)) {
+  UMA_CHECK(thunk_ != nullptr, Value, "Function: no thunk");
+  UMA_CHECK(options_.residency != nullptr, Value, "Function: no residency");
+  init();
+}
+
+void Function::init() {
+  device_ = options_.residency->device();
+  host_ = options_.residency->is_host();
   for (const auto& c : shared_) UMA_CHECK(c != nullptr, Value, "Function: a shared variable has no cell");
   std::vector<char> target(shared_.size(), 0);
   for (int u : updates_) {
@@ -106,30 +137,36 @@ Function::Function(std::shared_ptr<const Program> program, std::vector<InputSpec
       distinct_targets_ = distinct_targets_ && shared_[updates_[j]] != shared_[updates_[k]];
 }
 
-void Function::set_update_types(std::vector<UpdateSpec> types) {
-  UMA_CHECK(types.size() == updates_.size(), Value, "Function: ", types.size(), " update types for ",
+void Function::set_open_axes(std::vector<std::vector<int64_t>> axes) {
+  UMA_CHECK(axes.size() == updates_.size(), Value, "Function: ", axes.size(), " open-axes lists for ",
             updates_.size(), " updates");
-  update_types_ = std::move(types);
+  open_axes_ = std::move(axes);
 }
 
-void Function::fail_update(std::size_t k, DType dtype, const Shape& shape) const {
-  std::string label, type;
-  if (update_types_.empty()) {
-    const Array& h = shared_[updates_[k]]->host();
-    label = "#" + std::to_string(updates_[k]);
-    type = std::string(dtype_name(h.dtype())) + " with " + std::to_string(h.ndim()) + " dimension(s)";
-  } else {
-    label = update_types_[k].label;
-    type = update_types_[k].type;
+void Function::fail_update(std::size_t k, const std::string& dtype, const Shape& shape) const {
+  const TypeSpec& t = shared_[updates_[k]]->type();
+  std::string label = t.label;
+  if (label.empty()) label.append("#").append(std::to_string(updates_[k]));
+  if (dtype == dtype_name(t.dtype) && shape.size() == t.shape.size() && !open_axes_.empty()) {
+    bool graph_value = false;  // every differing length is on an axis the graph left open
+    for (std::size_t i = 0; i < t.shape.size(); ++i) {
+      if (t.shape[i] < 0 || t.shape[i] == shape[i]) continue;
+      const auto& open = open_axes_[k];
+      graph_value = std::find(open.begin(), open.end(), static_cast<int64_t>(i)) != open.end();
+      if (!graph_value) break;
+    }
+    UMA_CHECK(!graph_value, Value, "function: the update of shared variable ", label, " has shape ",
+              shape_str(shape), ", but the variable's static shape is ", fmt_static(t.shape),
+              "; no shared variable was changed");
   }
-  // This call path is the cpu backend's (a Program runs on the host).
-  UMA_FAIL(Type, "function: backend 'cpu' returned ", dtype_name(dtype), " of shape ", shape_str(shape),
-           " for shared variable ", label, " of type ", type, "; no shared variable was changed");
+  UMA_FAIL(Type, "function: backend '", options_.backend, "' returned ", dtype, " of shape ", shape_str(shape),
+           " for shared variable ", label, " of type ", t.text, "; no shared variable was changed");
 }
 
 bool Function::accepts(std::size_t k, const Array& v) const noexcept {
   const InputSpec& s = inputs_[k];
-  if (v.dtype() != s.dtype || static_cast<std::size_t>(v.ndim()) != s.shape.size() || !v.device().is_cpu())
+  if (v.dtype() != s.dtype || static_cast<std::size_t>(v.ndim()) != s.shape.size() || !device_ ||
+      v.device() != *device_)
     return false;
   const Shape& shape = v.shape();
   for (std::size_t i = 0; i < s.shape.size(); ++i)
@@ -142,15 +179,18 @@ Array Function::filter_input(std::size_t k, const Array& v) const {
   if (accepts(k, v)) return v;
   const InputSpec& s = inputs_[k];
   UMA_CHECK(v.defined(), Type, s.label, ": undefined array");
-  UMA_CHECK(v.device().is_cpu(), Value, s.label, ": expected an array on the CPU, got one on another device");
+  UMA_CHECK(device_, Value, s.label, ": backend '", options_.backend, "' takes its own values, not uma arrays");
+  UMA_CHECK(v.device().is_cpu() || v.device() == *device_, Value, s.label, ": expected an array on ",
+            device_->str(), " or the CPU, got one on ", v.device().str());
   UMA_CHECK(static_cast<std::size_t>(v.ndim()) == s.shape.size(), Type, s.label, ": expected ", s.shape.size(),
             "-d array, got ", v.ndim(), "-d array of shape ", shape_str(v.shape()));
   for (std::size_t i = 0; i < s.shape.size(); ++i)
     UMA_CHECK(s.shape[i] < 0 || s.shape[i] == v.shape()[i], Value, s.label, ": expected shape ", fmt_static(s.shape),
               ", got ", shape_str(v.shape()), " (axis ", i, ")");
-  UMA_CHECK(allow_input_downcast_ || can_cast_safe(v.dtype(), s.dtype), Type, s.label, ": cannot cast ",
+  UMA_CHECK(options_.allow_input_downcast || can_cast_safe(v.dtype(), s.dtype), Type, s.label, ": cannot cast ",
             dtype_name(v.dtype()), " to ", dtype_name(s.dtype), " safely (NumPy 'safe' casting); cast the value first");
-  return ops::astype(v, s.dtype);
+  Array a = v.dtype() == s.dtype ? v : ops::astype(v, s.dtype);
+  return on_device(a, *device_);
 }
 
 std::vector<Array> Function::operator()(std::vector<Array> inputs) const {
@@ -159,9 +199,7 @@ std::vector<Array> Function::operator()(std::vector<Array> inputs) const {
   for (std::size_t k = 0; k < inputs.size(); ++k)
     if (!accepts(k, inputs[k])) inputs[k] = filter_input(k, inputs[k]);
   std::vector<Array> out;
-  UMA_CHECK(try_call(inputs, out), Runtime,
-            "Function: a shared variable's host copy is stale (another backend wrote it last); "
-            "call the function from Python, which brings it up to date");
+  call(inputs, out);
   return out;
 }
 
@@ -197,59 +235,166 @@ void Function::check_shapes(const std::vector<Array>& values) const {
   shapes_ok_.push_back(std::move(mine));
 }
 
-bool Function::try_call(std::vector<Array>& values, std::vector<Array>& outputs) const {
-  return call(values.data(), values.size(), &values, outputs, -1) == Attempt::Done;
+void Function::call(std::vector<Array>& values, std::vector<Array>& outputs) const {
+  UMA_CHECK(program_, Type, "function: backend '", options_.backend, "' runs on its own values, not uma arrays");
+  run_call(values.data(), values.size(), &values, outputs, -1);
 }
 
-bool Function::try_call(const Array* inputs, std::size_t n, std::vector<Array>& outputs) const {
-  return call(inputs, n, nullptr, outputs, -1) == Attempt::Done;
+void Function::call(const Array* inputs, std::size_t n, std::vector<Array>& outputs) const {
+  UMA_CHECK(program_, Type, "function: backend '", options_.backend, "' runs on its own values, not uma arrays");
+  run_call<Array>(inputs, n, nullptr, outputs, -1);
 }
 
-Function::Attempt Function::try_call_now(std::vector<Array>& values, std::vector<Array>& outputs,
-                                         int64_t max_elements) const {
-  return call(values.data(), values.size(), &values, outputs, max_elements < 0 ? 0 : max_elements);
+bool Function::call_now(std::vector<Array>& values, std::vector<Array>& outputs, int64_t max_elements) const {
+  UMA_CHECK(program_, Type, "function: backend '", options_.backend, "' runs on its own values, not uma arrays");
+  return run_call(values.data(), values.size(), &values, outputs, max_elements < 0 ? 0 : max_elements);
 }
 
-Function::Attempt Function::call(const Array* in, std::size_t n_in, std::vector<Array>* owned,
-                                 std::vector<Array>& outputs, int64_t max_elements) const {
+void Function::call(std::vector<Value>& values, std::vector<Value>& outputs) const {
+  UMA_CHECK(thunk_, Type, "function: a Program function takes uma arrays");
+  run_call(values.data(), values.size(), &values, outputs, -1);
+}
+
+bool Function::call_now(std::vector<Value>& values, std::vector<Value>& outputs) const {
+  UMA_CHECK(thunk_, Type, "function: a Program function takes uma arrays");
+  return run_call(values.data(), values.size(), &values, outputs, std::numeric_limits<int64_t>::max());
+}
+
+Array Function::read_array(SharedCell& c) const {
+  if (host_) return c.read_host();
+  Value v = c.read(options_.residency);
+  UMA_CHECK(v.is_array() && v.array.device() == *device_, Runtime, "residency ", options_.residency->name(),
+            ": the value of shared variable ", c.type().label, " is not a uma array on ", device_->str());
+  return std::move(v.array);
+}
+
+void Function::run_program(std::vector<Array>& values, std::vector<Array>& outputs) const {
+  if (shape_check_) check_shapes(values);
+  program_->run_into(values, outputs);
+}
+
+void Function::run_thunk(std::vector<Value>& values, std::vector<Value>& outputs) const {
+  if (value_shape_check_) value_shape_check_(values);
+  outputs.clear();
+  thunk_->run(values, outputs);
+  UMA_CHECK(outputs.size() == n_outputs_ + updates_.size(), Type, "function: backend '", options_.backend,
+            "''s thunk returned ", outputs.size(), " values, expected ", n_outputs_ + updates_.size(),
+            " (one per output and update); no shared variable was changed");
+}
+
+Value Function::stage(std::size_t k, Array&& v) const {
+  check_update(k, v.dtype(), v.shape());
+  return Value(std::move(v));
+}
+
+Value Function::stage(std::size_t k, Value&& v) const {
+  if (v.is_array()) {
+    check_update(k, v.array.dtype(), v.array.shape());
+  } else {
+    auto got = thunk_->describe(v);
+    const TypeSpec& t = shared_[updates_[k]]->type();
+    UMA_CHECK(got.has_value(), Type, "function: backend '", options_.backend, "' returned a ", thunk_->kind(v),
+              " (no dtype and shape) for shared variable ", t.label, " of type ", t.text,
+              "; no shared variable was changed");
+    std::optional<DType> d = dtype_from_name(got->first);
+    if (!d || !t.admits(*d, got->second)) fail_update(k, got->first, got->second);
+    if (host_) v = Value(thunk_->to_array(v));  // keeps the dtype and shape checked above
+  }
+  if (host_) {
+    UMA_CHECK(v.is_array() && v.array.device().is_cpu(), Value, "function: backend '", options_.backend,
+              "' (residency 'cpu') returned an array on ", v.is_array() ? v.array.device().str() : std::string("?"),
+              " for shared variable ", shared_[updates_[k]]->type().label, "; no shared variable was changed");
+  }
+  return std::move(v);
+}
+
+template <class V>
+bool Function::run_call(const V* in, std::size_t n_in, std::vector<V>* owned, std::vector<V>& outputs,
+                        int64_t max_elements) const {
+  constexpr bool kArrays = std::is_same_v<V, Array>;
   UMA_CHECK(n_in == inputs_.size(), Type, "function takes ", inputs_.size(), " argument(s), got ", n_in);
   Unlocker locks(lock_order_);
   if (max_elements < 0) {
     locks.lock_all();  // serial order: no lock cycles
   } else if (!locks.try_lock_all()) {
-    return Attempt::NotNow;  // the Unlocker releases the locks taken; nothing changed
+    return false;  // the Unlocker releases the locks taken; nothing changed
   }
-  for (const SharedCell* c : lock_order_)
-    if (!c->host_current()) return Attempt::Stale;  // the Unlocker releases them; nothing changed
-  if (max_elements >= 0) {
-    int64_t n = 0;
-    for (std::size_t i = 0; i < n_in; ++i) n += in[i].size();
-    for (const auto& c : shared_) n += c->host().size();
-    if (n > max_elements) return Attempt::NotNow;
+  if constexpr (kArrays) {
+    if (max_elements >= 0) {
+      int64_t n = 0;
+      for (std::size_t i = 0; i < n_in; ++i) n += in[i].size();
+      for (const auto& c : shared_) {
+        if (!host_ || !c->host_current()) return false;  // a conversion or a device: not while waiting is barred
+        n += c->host().size();
+      }
+      if (n > max_elements) return false;
+    }
+    if (host_ && program_->element_plan()) {
+      for (SharedCell* c : lock_order_) c->read_host();
+      if (call_elements(in, outputs)) {
+        if (owned) owned->clear();
+        return true;
+      }
+    }
   }
-  if (program_->element_plan() && call_elements(in, outputs)) {
-    if (owned) owned->clear();
-    return Attempt::Done;
-  }
-  std::vector<Array> borrowed;
+  std::vector<V> borrowed;
   if (!owned) borrowed.assign(in, in + n_in);  // the general path consumes its values
-  std::vector<Array>& values = owned ? *owned : borrowed;
+  std::vector<V>& values = owned ? *owned : borrowed;
   values.reserve(inputs_.size() + shared_.size());
-  for (const auto& c : shared_) values.push_back(c->host());
-  for (std::size_t i = 0; i < lock_order_.size(); ++i)  // read: their values are immutable buffers
-    if (!lock_written_[i]) locks.unlock(i);
-  if (shape_check_) check_shapes(values);
-  program_->run_into(values, outputs);
-  // Every output is computed: check every update, then write them all at once (they read the
-  // old values).
-  for (std::size_t k = 0; k < updates_.size(); ++k) {
-    const Array& v = outputs[n_outputs_ + k];
-    check_update(k, v.dtype(), v.shape());
+  for (const auto& c : shared_) {
+    if constexpr (kArrays)
+      values.push_back(read_array(*c));
+    else
+      values.push_back(c->read(options_.residency));
   }
-  for (std::size_t k = 0; k < updates_.size(); ++k) shared_[updates_[k]]->write_host(std::move(outputs[n_outputs_ + k]));
+  for (std::size_t i = 0; i < lock_order_.size(); ++i)  // read: their values are immutable
+    if (!lock_written_[i]) locks.unlock(i);
+  if constexpr (kArrays)
+    run_program(values, outputs);
+  else
+    run_thunk(values, outputs);
+  // Every output is computed: check and stage every update (the host copies too under the
+  // eager policy), then write them all at once (they read the old values).
+  const std::size_t n_up = updates_.size();
+  if (n_up == 0) return true;
+  if constexpr (kArrays) {
+    if (host_) {  // host arrays are stored as they are
+      for (std::size_t k = 0; k < n_up; ++k) {
+        const Array& v = outputs[n_outputs_ + k];
+        check_update(k, v.dtype(), v.shape());
+      }
+      for (std::size_t k = 0; k < n_up; ++k) shared_[updates_[k]]->write_host(std::move(outputs[n_outputs_ + k]));
+      outputs.resize(n_outputs_);
+      return true;
+    }
+  }
+  std::vector<Value> staged;
+  staged.reserve(n_up);
+  for (std::size_t k = 0; k < n_up; ++k) staged.push_back(stage(k, std::move(outputs[n_outputs_ + k])));
+  std::vector<Array> hosts;
+  if (options_.eager && !host_) {
+    hosts.reserve(n_up);
+    for (std::size_t k = 0; k < n_up; ++k) {
+      SharedCell& c = *shared_[updates_[k]];
+      hosts.push_back(options_.residency->to_host(staged[k], c.type()));
+      UMA_CHECK(hosts.back().defined() && c.type().admits(hosts.back().dtype(), hosts.back().shape()), Type,
+                "residency ", options_.residency->name(), ": the host form of shared variable ", c.type().label,
+                " does not have its type ", c.type().text);
+    }
+  }
+  for (std::size_t k = 0; k < n_up; ++k) {
+    SharedCell& c = *shared_[updates_[k]];
+    c.write(options_.residency, std::move(staged[k]));
+    if (!hosts.empty()) c.refresh_host(std::move(hosts[k]));
+  }
   outputs.resize(n_outputs_);
-  return Attempt::Done;
+  return true;
 }
+
+template bool Function::run_call<Array>(const Array*, std::size_t, std::vector<Array>*, std::vector<Array>&,
+                                        int64_t) const;
+template bool Function::run_call<Value>(const Value*, std::size_t, std::vector<Value>*, std::vector<Value>&,
+                                        int64_t) const;
 
 // Note [Scalar programs] for a whole call: the inputs and shared values are read in place (no
 // array is copied), and an update whose cell can take it in place (Note [Updates in place])

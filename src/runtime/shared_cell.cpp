@@ -21,9 +21,15 @@ namespace {
 std::atomic<uint64_t> g_serial{0};
 }  // namespace
 
-SharedCell::SharedCell(Array host) : host_(std::move(host)), serial_(g_serial.fetch_add(1, std::memory_order_relaxed)) {
+SharedCell::SharedCell(Array host) : SharedCell(host, host.defined() ? TypeSpec::of(host) : TypeSpec{}) {}
+
+SharedCell::SharedCell(Array host, TypeSpec type)
+    : host_(std::move(host)), type_(std::move(type)), serial_(g_serial.fetch_add(1, std::memory_order_relaxed)) {
   UMA_CHECK(host_.defined(), Value, "SharedCell: the host value is undefined");
   UMA_CHECK(host_.device().is_cpu(), Value, "SharedCell: the host value must be on the CPU");
+  UMA_CHECK(type_.admits(host_.dtype(), host_.shape()), Type, "SharedCell: the host value (",
+            dtype_name(host_.dtype()), " of shape ", shape_str(host_.shape()), ") does not have the declared type ",
+            type_.text);
 }
 
 // The owner is read without the mutex only by the thread comparing it with itself: a thread
@@ -76,20 +82,61 @@ const Array& SharedCell::host() const {
   return host_;
 }
 
+const Array& SharedCell::read_host() {
+  if (host_current_) return host_;
+  const Copy& c = others_.front();  // a write elsewhere left exactly one current copy there
+  Array h = c.residency->to_host(c.value, type_);
+  UMA_CHECK(h.defined() && h.device().is_cpu(), Runtime, "residency ", c.residency->name(),
+            ": the host form of shared variable ", type_.label, " is not a host array");
+  UMA_CHECK(h.dtype() == type_.dtype && type_.admits(h.dtype(), h.shape()), Type, "residency ",
+            c.residency->name(), ": the host form of shared variable ", type_.label, " is ", dtype_name(h.dtype()),
+            " of shape ", shape_str(h.shape()), ", not of type ", type_.text);
+  refresh_host(std::move(h));
+  return host_;
+}
+
+Value SharedCell::read(const std::shared_ptr<const Residency>& r) {
+  if (r->is_host()) return read_host();
+  for (const Copy& c : others_)
+    if (c.residency->name() == r->name()) return c.value;
+  Value v = r->from_host(read_host(), type_);
+  UMA_CHECK(v.defined(), Runtime, "residency ", r->name(), ": no value for shared variable ", type_.label);
+  others_.push_back(Copy{r, v});
+  return v;
+}
+
+std::vector<std::string> SharedCell::current() const {
+  std::vector<std::string> names;
+  if (host_current_) names.emplace_back("cpu");
+  for (const Copy& c : others_) names.push_back(c.residency->name());
+  return names;
+}
+
+const Value* SharedCell::copy_in(const std::string& name) const noexcept {
+  for (const Copy& c : others_)
+    if (c.residency->name() == name) return &c.value;
+  return nullptr;
+}
+
+void SharedCell::write(const std::shared_ptr<const Residency>& r, Value value) {
+  if (r->is_host()) {
+    write_host(std::move(value.array));
+    return;
+  }
+  host_ = Array();
+  host_current_ = false;
+  others_.clear();
+  others_.push_back(Copy{r, std::move(value)});
+}
+
 void SharedCell::write_host(Array value) {
   host_ = std::move(value);
   host_current_ = true;
-  ++epoch_;
-}
-
-void SharedCell::write_elsewhere() {
-  host_ = Array();
-  host_current_ = false;
-  ++epoch_;
+  others_.clear();
 }
 
 bool SharedCell::can_write_element(DType dtype) const noexcept {
-  if (!host_current_ || !host_.defined() || host_.ndim() != 0 || host_.dtype() != dtype || !host_.writable())
+  if (!host_current_ || !others_.empty() || !host_.defined() || host_.ndim() != 0 || host_.dtype() != dtype || !host_.writable())
     return false;
   const std::shared_ptr<Storage>& st = host_.storage();
   if (!st->data.device().is_cpu() || st->data.origin() != Origin::Pooled || st.use_count() != 1) return false;
@@ -112,7 +159,6 @@ void SharedCell::write_element(const void* bytes) noexcept {
     case 4: std::memcpy(to, bytes, 4); break;
     default: std::memcpy(to, bytes, n); break;
   }
-  ++epoch_;
 }
 
 void SharedCell::refresh_host(Array value) {

@@ -385,7 +385,7 @@ def test_numpy_residency_conversions_are_zero_copy():
     write_np = uma.function([], [], updates={a: a + 1}, backend="numpy")
     write_np()
     assert a.container.current == {"numpy"}
-    stored = a.container._values["numpy"][0]
+    stored = a.container.copy_in("numpy")
     assert type(stored) is np.ndarray
     host_view = a.get_value(borrow=True)  # output_filter adopts the ndarray: no copy
     assert np.shares_memory(host_view, stored)
@@ -393,7 +393,7 @@ def test_numpy_residency_conversions_are_zero_copy():
     uma.function([], [], updates={a: a * 2}, backend="cpu")()
     read_np = uma.function([], a * 1, backend="numpy")
     np.testing.assert_array_equal(read_np(), (np.arange(4.0) + 1) * 2)
-    numpy_copy = a.container._values["numpy"][0]  # input_filter: a read-only view of the host copy
+    numpy_copy = a.container.copy_in("numpy")  # input_filter: a read-only view of the host copy
     assert np.shares_memory(numpy_copy, a.get_value(borrow=True)) and not numpy_copy.flags.writeable
 
 

@@ -357,7 +357,7 @@ def test_a_ping_pong_between_two_residencies_costs_one_conversion_per_switch():
     assert lk.conversions == 10  # the host copy was current: get_value converted nothing
 
 
-def test_cpu_calls_run_in_cpp_while_the_host_copy_is_current():
+def test_a_cpu_call_converts_a_stale_host_copy_once_and_runs_its_program():
     lk = counting()
     a = uma.shared(np.array([0.0]), "a")
     on_cpu = uma.function([], [], updates={a: a + 1}, backend="cpu")
@@ -368,11 +368,14 @@ def test_cpu_calls_run_in_cpp_while_the_host_copy_is_current():
     assert on_cpu.call_counts() == {"fast": 3, "general": 0}
     on_counting()  # the host copy is now stale
     assert a.container.current == {"counting"}
-    on_cpu()  # handed back to the Python path, which converts once
-    assert on_cpu.call_counts() == {"fast": 3, "general": 1}
+    assert on_counting.call_counts() == {"fast": 0, "general": 1}
+    on_cpu()  # the C++ call converts the counting copy once (its output_filter)
+    assert on_cpu.call_counts() == {"fast": 4, "general": 0}
     assert (lk.to_residency, lk.to_host) == (1, 1)
-    on_cpu()  # the host copy is current again: C++
-    assert on_cpu.call_counts() == {"fast": 4, "general": 1}
+    assert a.container.current == {HOST}
+    on_cpu()  # the host copy is current: no conversion
+    assert on_cpu.call_counts() == {"fast": 5, "general": 0}
+    assert (lk.to_residency, lk.to_host) == (1, 1)
     assert a.get_value().item() == 8.0
 
 

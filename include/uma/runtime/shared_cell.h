@@ -1,14 +1,18 @@
-// uma/runtime/shared_cell.h — the host residency of a shared variable (DESIGN.md "Shared
-// variables: one value, many residencies"), in C++ so that a compiled function's call can read
-// and write shared state without Python.
+// uma/runtime/shared_cell.h — a shared variable's value in every residency (DESIGN.md
+// "Shared variables: one value, many residencies"), in C++ so that a compiled function's call
+// reads and writes shared state without Python, whatever its backend.
 //
-// A SharedCell holds the host copy (a uma::Array on the CPU) and whether it is current, plus
-// an `epoch` that changes whenever a write replaces the set of current copies: the Python
-// Container keeps the copies of other residencies and drops them when the epoch it stamped
-// them with is no longer the cell's (a C++ call wrote the host copy meanwhile).
+// A SharedCell holds the variable's declared type and its current copies: the host copy (a
+// uma::Array on the CPU) and at most one copy per other residency (a device's Array, or a
+// backend's native value), each tagged with its Residency. Only current copies are kept: a
+// write drops every other copy (their memory is released), so "current" = "present".
 //
-//   host_current() == false  <=>  another residency (kept by the Python Container) was written
-//                                 last and the host copy has not been brought up to date.
+//   host_current() == false  <=>  another residency was written last and the host copy has
+//                                 not been brought up to date since.
+//
+// Reading in a residency without a current copy converts once, through the host copy
+// (Residency::to_host of the written copy, then Residency::from_host of the reader), and keeps
+// the result: a host <-> device switch costs one conversion, a second read none.
 //
 // Threads: every accessor below `lock()` expects its caller to hold the cell's lock. The lock
 // is re-entrant (like Python's RLock) and knows its owner: unlock() by another thread is a
@@ -30,19 +34,27 @@
 #include <cstdint>
 #include <thread>
 
+#include <string>
+#include <vector>
+
 #include "uma/array.h"
+#include "uma/runtime/residency.h"
 
 namespace uma::runtime {
 
 class SharedCell {
  public:
-  /// A cell whose host copy `host` (a CPU array) is the only current one.
+  /// A cell of declared type `type` whose host copy `host` (a CPU array of that type) is the
+  /// only current one. Without a type: `host`'s dtype and ndim, every length open.
   explicit SharedCell(Array host);
+  SharedCell(Array host, TypeSpec type);
   SharedCell(const SharedCell&) = delete;
   SharedCell& operator=(const SharedCell&) = delete;
 
   /// Global creation order (the order in which callers take several cells' locks).
   uint64_t serial() const noexcept { return serial_; }
+  /// The declared type (fixed at creation).
+  const TypeSpec& type() const noexcept { return type_; }
 
   // ---- the lock ------------------------------------------------------------------------
   void lock();
@@ -56,24 +68,34 @@ class SharedCell {
   bool host_current() const noexcept { return host_current_; }
   /// The host copy; RuntimeError when it is stale (host_current() is false).
   const Array& host() const;
-  /// Changes whenever a write replaces the set of current copies.
-  uint64_t epoch() const noexcept { return epoch_; }
-  /// A write on the host: `value` becomes the only current copy (epoch advances).
+  /// The host copy, brought up to date first (once) when another residency was written last.
+  /// Errors of the conversion propagate and change nothing.
+  const Array& read_host();
+  /// The current copy in residency `r`, converted once through the host copy when `r` has
+  /// none (and kept: it is current until the next write). Errors of a conversion propagate;
+  /// the cell then holds at most one more current copy (the host's), of the same value.
+  Value read(const std::shared_ptr<const Residency>& r);
+  /// The names of the residencies holding a current copy (the host's as "cpu").
+  std::vector<std::string> current() const;
+  /// The current copy in the residency named `name`, or nullptr.
+  const Value* copy_in(const std::string& name) const noexcept;
+
+  /// A write in residency `r`: `value` (of that residency) becomes the only current copy.
+  void write(const std::shared_ptr<const Residency>& r, Value value);
+  /// A write on the host: `value` becomes the only current copy.
   void write_host(Array value);
-  /// A write in another residency: that copy (kept by the caller) becomes the only current
-  /// one, the host copy is dropped (epoch advances).
-  void write_elsewhere();
-  /// The host copy brought up to date from the current copy elsewhere (epoch unchanged).
+  /// The host copy brought up to date from the current copy elsewhere (the other copies stay
+  /// current).
   void refresh_host(Array value);
 
   /// True when write_element may store one `dtype` element into the host copy's own
   /// buffer because no one can see that happen (Note [Updates in place]): the host copy is
-  /// current, 0-d, of `dtype`, writable, uma-allocated host memory (pooled, never adopted),
+  /// the only current copy, 0-d, of `dtype`, writable, uma-allocated host memory (pooled, never adopted),
   /// and this cell holds the only reference to its storage.
   bool can_write_element(DType dtype) const noexcept;
   /// A write on the host, after can_write_element(dtype) said yes (and nothing took a
   /// reference to the host copy since): copies itemsize(dtype) bytes from `bytes` into the
-  /// host copy, which stays the only current copy (epoch advances, as in write_host).
+  /// host copy, which stays the only current copy.
   void write_element(const void* bytes) noexcept;
 
  private:
@@ -85,7 +107,12 @@ class SharedCell {
   int depth_ = 0;  // re-entrant acquisitions by owner_
   Array host_;
   bool host_current_ = true;
-  uint64_t epoch_ = 0;
+  struct Copy {
+    std::shared_ptr<const Residency> residency;
+    Value value;
+  };
+  std::vector<Copy> others_;  // current copies outside the host, one per residency
+  TypeSpec type_;
   uint64_t serial_;
 };
 

@@ -1,32 +1,36 @@
 """Compiled functions: :func:`function` and :class:`Function`.
 
-Two call paths with one semantics. A function compiled to a single Program (what the ``cpu``
-linker does; any linker of the host residency whose thunk has a ``program``) gets a C++
-call path (``uma._core.Function``, include/uma/runtime/function.h): one C++ call filters the
-arguments (``uma.Array`` of the declared type as it is; a ``numpy.ndarray`` of the declared
-dtype and ndim read from NumPy's struct fields, copied when it holds at most 1 KiB and shared
-under the copy rules otherwise; anything else through
-:func:`~uma.runtime.filters.filter_host`), locks the shared variables, reads their host copies,
-runs the Program, checks the updates against their shared variables' types and writes them.
-The GIL is released while it computes, except for a call whose inputs and shared values hold
-at most 4096 elements: that one keeps the GIL (cheaper than handing it over) and runs only if
-every lock it needs is free at once, so it never waits for a lock while holding the GIL
-(otherwise it releases the GIL and waits).
-``Function.__call__`` itself is written in C++ (``uma._core._function_call_method``), so such a call
-runs no Python frame.
-When that path cannot run a call (keyword arguments, the wrong number of arguments, a shared
-variable whose host copy is stale because another backend wrote it last) it hands the call
-back untouched, and the general Python path below runs it (and brings the host copies up to
-date, so the next call runs in C++ again). Every other function uses the Python path.
-:attr:`Function.fast_path` and :meth:`Function.call_counts` say which path ran.
+One call path for every backend: C++ ``Function::call`` (``uma._core.Function``,
+include/uma/runtime/function.h) locks the shared variables, reads each in the backend's
+residency (a stale copy is converted once, through the host), runs what the linker compiled,
+checks every update against its shared variable's type and writes the updates; a call that
+raises writes nothing. What the linker compiled decides how much Python a call runs:
+
+- a whole-graph Program (the ``cpu`` and ``cuda`` linkers; any linker of the host residency,
+  or of a device's, whose thunk has a ``program``): the call runs no Python at all.
+  ``Function.__call__`` itself is written in C++ (``uma._core._function_call_method``); it
+  filters the arguments (``uma.Array`` of the declared type on the residency's device as it
+  is; a ``numpy.ndarray`` of the declared dtype and ndim read from NumPy's struct fields,
+  copied when it holds at most 1 KiB and shared under the copy rules otherwise; anything else
+  through :func:`~uma.runtime.filters.filter_host` and the linker's ``input_filter``). The GIL
+  is released while it computes, except for a call whose inputs and shared values hold at
+  most 4096 host elements: that one keeps the GIL (cheaper than handing it over) and runs only
+  if every lock it needs is free at once and no shared value needs a conversion (otherwise it
+  releases the GIL and waits);
+- a thunk (a Python linker's, or a Program split by ops that run in Python): the arguments are
+  filtered in Python (``is_native``, the host filter, ``input_filter``), and C++ calls the
+  thunk with the GIL held, as it does the residencies' filters.
+
+Keyword arguments are bound in Python first. :attr:`Function.fast_path` says whether calls
+run a Program; :meth:`Function.call_counts` counts them.
 
 Thread safety: a call locks the containers of the shared variables it reads or writes (one
 re-entrant lock per container, taken in the containers' creation order, so two calls can never
 wait for each other in a cycle), reads their values, then releases the containers it only
-reads; the containers it writes stay locked while it computes (the GIL is released inside a
-``cpu`` Program, small calls aside: see above) until its updates are written. Calls touching the same variables therefore
-behave as if run one after the other in some order (two-phase locking); calls on disjoint
-variables run in parallel. ``get_value``/``set_value`` take the same locks.
+reads; the containers it writes stay locked while it computes until its updates are written.
+Calls touching the same variables therefore behave as if run one after the other in some
+order (two-phase locking); calls on disjoint variables run in parallel.
+``get_value``/``set_value`` take the same locks.
 """
 from __future__ import annotations
 
@@ -36,11 +40,9 @@ from ..graph.basic import Constant, Op, Variable, ancestors, as_variable, toposo
 from ..graph.fgraph import FunctionGraph, validate
 from ..graph.rewrite import as_mode, rewrite
 from ..graph.type import _ALL_DTYPES, _fmt_shape
-from .filters import HOST, can_cast_safe, filter_host, value_type
+from .filters import can_cast_safe, filter_host, value_type
 from .linker import _BACKENDS, get_linker
 from .shared import SharedVariable
-
-_STALE = object()  # what the C++ call path returns for a call it hands back
 
 __all__ = ["function", "Function", "dprint"]
 
@@ -185,26 +187,8 @@ class Function:
         self._what = [f"input {k} ({_label(v, k)})" for k, v in enumerate(inputs)]
         self._names = {v.name: k for k, v in enumerate(inputs) if v.name is not None}
         self._containers = [s.container for s in shared]
-        self._writes = [(shared[ii - n_in].container, oi) for oi, ii in sorted(mapping.items())]
-        written = {id(c) for c, _ in self._writes}
-        ordered = sorted(self._containers, key=lambda c: c.serial)
-        self._locks = [c.lock for c in ordered]
-        self._read_only_locks = [c.lock for c in ordered if id(c) not in written]
-        self._write_locks = [c.lock for c in ordered if id(c) in written]
-        self._shapes_ok = set()
-        # What each update's value is checked against before any update is written, whatever
-        # the backend returned (_checked_updates): the target's dtype, ndim and static lengths
-        # ((axis, length) pairs). `open_axes`: static axes of the target that the update
-        # expression leaves open (None), so the graph cannot prove them; a wrong length there
-        # is the graph's value (ValueError), elsewhere the backend broke the type (TypeError).
-        self._write_checks = []
-        for (_, oi), (t, v) in zip(self._writes, upd):
-            static = tuple((i, d) for i, d in enumerate(t.type.shape) if d is not None)
-            open_axes = frozenset(i for i, d in static if v.type.shape[i] is None)
-            self._write_checks.append((oi, t.dtype, _uma().dtype(t.dtype), t.ndim, static, open_axes,
-                                       t.type, _label(t)))
-        self._host_writes = linker.residency == HOST
-        self._Array = _uma().Array
+        for c in self._containers:
+            c.keep(linker)
         missing = linker.unsupported(fgraph)
         if not isinstance(missing, (list, tuple)) or not all(isinstance(op, Op) for op in missing):
             raise TypeError(f"function: backend {self.backend!r}: Linker.unsupported must return a list of "
@@ -218,29 +202,25 @@ class Function:
         if not callable(self._thunk):
             raise TypeError(f"function: backend {self.backend!r}: Linker.compile must return a thunk "
                             f"(values -> outputs), got {self._thunk!r:.200}")
-        self._n_thunk_out = len(compiled.outputs)
-        self._general_calls = 0
-        # The C++ path checks its updates' dtype, ndim and static lengths too (set_update_types),
-        # but reports every length that differs as a TypeError; a function with open axes keeps
-        # the Python path and its ValueError.
-        open_axes = any(w[5] for w in self._write_checks)
-        self._fast = None if open_axes else self._make_fast_path()
+        self._fast = self._make_call(upd)
 
-    def _make_fast_path(self):
-        """The C++ call path (``uma._core.Function``) for a function whose linker compiled it to
-        one Program (a thunk with a ``program``, from a linker of the host residency: see
-        :class:`~uma.runtime.Linker`), else None. Its helpers close over what they need, not
+    def _make_call(self, upd):
+        """The C++ call (``uma._core.Function``): of the whole-graph Program when the thunk
+        carries one (``thunk.program``) and the linker's values are ``uma.Array`` s (the host
+        residency or a device's), else of the thunk. Its helpers close over what they need, not
         over ``self`` (the C++ object cannot take part in garbage collection: no reference
         cycles through it)."""
+        core = _uma()._core
+        linker = self.linker
+        residency = linker.core_residency()
         program = getattr(self._thunk, "program", None)
-        core = getattr(_uma(), "_core", None)
-        if (program is None or self.linker.residency != HOST or not hasattr(core, "Function")
-                or not isinstance(program, core.Program)):
-            return None
+        runs_program = isinstance(program, core.Program) and residency.device is not None
         in_types, what, downcast = self._in_types, self._what, self.allow_input_downcast
+        on_host = residency.is_host
 
         def filter_arg(k, value):
-            return filter_host(value, in_types[k], allow_downcast=downcast, what=what[k], hint=_DOWNCAST_HINT)
+            h = filter_host(value, in_types[k], allow_downcast=downcast, what=what[k], hint=_DOWNCAST_HINT)
+            return h if on_host else linker.input_filter(h, in_types[k])
 
         fgraph, shapes_ok = self.fgraph, set()
 
@@ -250,22 +230,28 @@ class Function:
         n_in = len(self.inputs)
         specs = [(t.dtype, tuple(t.shape), w) for t, w in zip(in_types, what)]
         updates = [ii - n_in for _, ii in sorted(self.fgraph.update_mapping.items())]
-        fast = core.Function(program, specs, [c.cell for c in self._containers], updates,
-                             self._n_out, self.allow_input_downcast, filter_arg, check_shapes,
-                             self._single)
-        fast.set_update_types([(t.dtype, tuple(t.shape), label, repr(t)) for *_, t, label in self._write_checks])
+        fast = core.Function(program if runs_program else self._thunk, specs,
+                             [c.cell for c in self._containers], updates, self._n_out, downcast,
+                             filter_arg if runs_program else None, check_shapes, self._single,
+                             self.backend, residency, self.update_policy == "eager", value_type)
+        # Per update, the static axes of its variable that the update expression leaves open
+        # (None): a wrong length there is the graph's value (ValueError), elsewhere the backend
+        # broke the type (TypeError).
+        fast.set_open_axes([[i for i, d in enumerate(t.type.shape) if d is not None and v.type.shape[i] is None]
+                            for t, v in upd])
         return fast
 
     @property
     def fast_path(self) -> bool:
-        """True when calls run in C++ (a function compiled to one Program, as ``cpu`` does)."""
-        return self._fast is not None
+        """True when calls run a whole-graph Program (no Python per call, as ``cpu`` and
+        ``cuda`` compile), False when they call the linker's thunk."""
+        return self._fast.runs_program
 
     def call_counts(self) -> dict:
-        """``{"fast": n, "general": m}``: calls computed by the C++ path and by the Python
-        path so far (introspection for tests and benchmarks)."""
-        fast = self._fast.calls if self._fast is not None else 0
-        return {"fast": fast, "general": self._general_calls}
+        """``{"fast": n, "general": m}``: calls that ran the Program and calls that ran the
+        thunk so far (introspection for tests and benchmarks)."""
+        n = self._fast.calls
+        return {"fast": n, "general": 0} if self._fast.runs_program else {"fast": 0, "general": n}
 
     # ---- calling ------------------------------------------------------------------------
     def _bind(self, args, kwargs):
@@ -311,20 +297,17 @@ class Function:
         t.check_value_shape(shape, what)
         return dtype == t.dtype
 
-    def _check_shapes(self, values):
-        _check_shapes(self.fgraph, self._shapes_ok, values)
-
     def __call__(self, *args, **kwargs):
-        fast = self._fast
-        if fast is not None and not kwargs:
-            out = fast(args, _STALE)
-            if out is not _STALE:
-                return out
-        return self._general_call(args, kwargs)
+        if kwargs or not self._fast.runs_program:
+            return self._bound_call(args, kwargs)
+        return self._fast(args)
 
-    def _general_call(self, args, kwargs):
-        self._general_calls += 1
+    def _bound_call(self, args, kwargs):
+        """A call with keyword arguments, or of a thunk: binds the arguments in Python, filters
+        a thunk's into its residency, and calls the C++ Function."""
         args = self._bind(args, kwargs)
+        if self._fast.runs_program:
+            return self._fast(tuple(args))
         linker = self.linker
         values = []
         for a, t, what in zip(args, self._in_types, self._what):
@@ -334,90 +317,7 @@ class Function:
                 h = filter_host(a, t, allow_downcast=self.allow_input_downcast, what=what,
                                 hint=_DOWNCAST_HINT)
                 values.append(linker.input_filter(h, t))
-        locks = self._locks
-        if not locks:
-            self._check_shapes(values)
-            outs = self._checked_outputs(self._thunk(values))
-        else:
-            for lk in locks:  # the containers' global order: no lock cycles
-                lk.acquire()
-            held = locks
-            try:
-                for c in self._containers:
-                    values.append(c.read(linker))
-                for lk in self._read_only_locks:  # read: their values are immutable buffers
-                    lk.release()
-                held = self._write_locks
-                self._check_shapes(values)
-                outs = self._checked_outputs(self._thunk(values))
-                # Every output is computed: check every update, then write them all at once
-                # (they read old values). Nothing below the checks can fail.
-                if self._writes:
-                    staged = self._checked_updates(outs)
-                    if self.update_policy == "eager":
-                        hosts = [c.host_copy_of(linker, v) for (c, _), v in zip(self._writes, staged)]
-                        for (c, _), v, h in zip(self._writes, staged, hosts):
-                            c.write(linker, v, h)
-                    else:
-                        for (c, _), v in zip(self._writes, staged):
-                            c.write(linker, v)
-            finally:
-                for lk in held:
-                    lk.release()
-        if self._single:
-            return outs[0]
-        return list(outs[:self._n_out])
-
-    def _checked_outputs(self, outs):
-        """``outs`` when it is a list or tuple of one value per graph output (TypeError naming
-        the backend otherwise: a linker's thunk broke its contract; nothing was written)."""
-        if not isinstance(outs, (list, tuple)) or len(outs) != self._n_thunk_out:
-            got = f"{len(outs)} values" if isinstance(outs, (list, tuple)) else repr(outs)[:80]
-            raise TypeError(f"function: backend {self.backend!r}'s thunk returned {got}, expected a list of "
-                            f"{self._n_thunk_out} (one per output and update); no shared variable was changed")
-        return outs
-
-    def _checked_updates(self, outs):
-        """The values to store, one per update (``self._writes`` order): each value the backend
-        returned, checked against its shared variable's declared type (dtype, ndim, static
-        lengths) from its ``dtype`` and ``shape`` without converting it; for a host linker,
-        as a host ``uma.Array``. Raises before anything is written (DESIGN.md "update
-        validation"): ``TypeError`` for a value that breaks the type, ``ValueError`` for a
-        length the graph could not prove that differs from a static one."""
-        host, Array = self._host_writes, self._Array
-        staged = []
-        for oi, want, want_dtype, ndim, static, open_axes, t, label in self._write_checks:
-            v = outs[oi]
-            if v.__class__ is Array:  # the common case, without building the shape tuple
-                dt = v.dtype  # uma's dtype objects are canonical: `is` mostly decides
-                ok = (dt is want_dtype or dt.name == want) and v.ndim == ndim
-                shape = v.shape if ok and static else None
-            else:
-                got = value_type(v)
-                if got is None:
-                    raise TypeError(f"function: backend {self.backend!r} returned a {type(v).__name__} "
-                                    f"(no dtype and shape) for shared variable {label} of type {t!r}; "
-                                    f"no shared variable was changed")
-                dtype, shape = got
-                ok = dtype == want and len(shape) == ndim
-            if not ok:
-                raise TypeError(_returned(self.backend, v, label, t))
-            for i, d in static:
-                if shape[i] != d:
-                    if i in open_axes:
-                        raise ValueError(f"function: the update of shared variable {label} has shape "
-                                         f"{tuple(shape)}, but the variable's static shape is "
-                                         f"{_fmt_shape(t.shape)}; no shared variable was changed")
-                    raise TypeError(_returned(self.backend, v, label, t))
-            if host:
-                if v.__class__ is not Array:
-                    v = _uma().asarray(v)  # keeps the dtype and shape checked above
-                if v.device.type != "cpu":
-                    raise ValueError(f"function: backend {self.backend!r} (residency {HOST!r}) returned "
-                                     f"an array on {v.device} for shared variable {label}; "
-                                     f"no shared variable was changed")
-            staged.append(v)
-        return staged
+        return self._fast(tuple(values))
 
     def __repr__(self):
         return (f"<uma.Function inputs={self.inputs} outputs={len(self.outputs)} "
@@ -479,7 +379,7 @@ class Function:
 def _install_native_call():
     """``Function.__call__`` in C++ (``uma._core._function_call_method``,
     python/src/bind_runtime.cpp): the same logic as the Python method, without its frame (a
-    call on the C++ path runs no Python code). Kept in Python when the extension lacks it."""
+    call of a Program runs no Python code)."""
     from .. import _core
     make = getattr(_core, "_function_call_method", None)
     if make is not None:
@@ -516,13 +416,6 @@ def _check_shapes(fgraph, shapes_ok, values):
 def _uma():
     import uma
     return uma
-
-
-def _returned(backend, value, label, t):
-    """The error message for an update value (one with a dtype and shape) that breaks type ``t``."""
-    dtype, shape = value_type(value)
-    return (f"function: backend {backend!r} returned {dtype} of shape {tuple(shape)} for shared "
-            f"variable {label} of type {t!r}; no shared variable was changed")
 
 
 def _rebuild_function(state):

@@ -212,6 +212,21 @@ class Linker:
     def is_native(self, value, type):
         return False
 
+    def core_residency(self):
+        """The ``uma._core.Residency`` that shared variables keep this linker's copies under:
+        uma's host residency for ``residency == "cpu"``, otherwise one named ``residency`` that
+        converts through this linker's ``input_filter`` and ``output_filter`` (the
+        ``output_filter``'s result is made a host ``uma.Array`` of the variable's dtype, and its
+        shape is checked against the variable's static shape). Copies are kept per residency
+        name, so two objects of one name are one residency. A linker whose values are
+        ``uma.Array`` s on a device returns that device's residency (as ``cuda`` does). Made
+        anew on each call: a compiled function keeps the one it was made with, and the
+        shared variables it touches keep the linker."""
+        core = _uma()._core
+        if self.residency == HOST:
+            return core._array_residency("cpu")
+        return core._python_residency(self.residency, *_filters(self))
+
     def __repr__(self):
         return f"<{type(self).__name__} backend={self.name!r} residency={self.residency!r}>"
 
@@ -223,6 +238,40 @@ def distinct(ops) -> list:
 
 def _copy(value):
     return value.copy()
+
+
+def _filters(linker):
+    """``(from_host, to_host)`` of a Python residency (uma._core._python_residency): ``linker``'s
+    filters on (value, dtype, static shape). They hold the linker weakly: a shared variable's
+    copies (C++, out of the garbage collector's sight) must not keep a cycle through a linker
+    alive; the shared variable's Container holds the linkers that compiled functions for it
+    (:meth:`~uma.runtime.shared.Container.keep`)."""
+    import weakref
+
+    from ..graph.type import TensorType, dtype_name
+    ref = weakref.ref(linker)
+    name = linker.name
+
+    def live():
+        lk = ref()
+        if lk is None:
+            raise RuntimeError(f"backend {name!r}: its linker no longer exists")
+        return lk
+
+    def from_host(host, dtype, shape):
+        return live().input_filter(host, TensorType(dtype, shape))
+
+    def to_host(value, dtype, shape):
+        uma = _uma()
+        h = live().output_filter(value, TensorType(dtype, shape))
+        if not isinstance(h, uma.Array):
+            h = uma.asarray(h)
+        if dtype_name(h.dtype) != dtype:
+            h = h.astype(dtype)
+        TensorType(dtype, shape).check_value_shape(tuple(h.shape), f"output_filter of backend {name!r}")
+        return h
+
+    return from_host, to_host
 
 
 def _uma():

@@ -1,23 +1,22 @@
 """Shared variables: one logical value, several residencies (DESIGN.md).
 
 A :class:`Container` holds the value of a shared variable in one or more residencies
-(``"cpu"`` = host memory as a ``uma.Array``; other residencies belong to linkers) and knows
-which copies are current. Only current copies are kept: a write or ``set_value`` drops the
-others (their memory is released), so "current" = "present".
+(``"cpu"`` = host memory as a ``uma.Array``; ``"cuda:N"`` = a device's ``uma.Array``; other
+residencies belong to linkers and hold their native values). The copies live in C++
+(``uma._core.SharedCell``, include/uma/runtime/shared_cell.h), so that a compiled function's
+call (:mod:`uma.runtime.function`, C++ ``Function::call``) reads and writes them for every
+backend. Only current copies are kept: a write or ``set_value`` drops the others (their
+memory is released), so "current" = "present".
 
-- reading for a linker whose residency has no current copy brings one up to date once:
-  through the host (the current residency's ``output_filter``, then the reader's
-  ``input_filter``), so a host <-> device switch costs one conversion;
-- a write (``Function.__call__``) makes the written residency the only current one;
+- reading in a residency that has no current copy brings one up to date once: through the
+  host (the written residency's ``output_filter``, then the reader's ``input_filter``), so a
+  host <-> device switch costs one conversion;
+- a write (a function's update) makes the written residency the only current one;
 - ``set_value`` makes the host copy the only current one.
 
-Stored values are never written in place (updates write new buffers), which is why a view
-from ``get_value(borrow=True)`` never changes after it was taken.
-
-The host copy lives in C++ (``uma._core.SharedCell``, include/uma/runtime/shared_cell.h) so
-that a ``cpu`` function's call reads and writes it without Python (:mod:`uma.runtime.function`);
-the copies of the other residencies stay here, stamped with the cell's ``epoch`` (a write on the
-C++ path advances it, which drops them: the host copy is then the only current one).
+Stored values are never written in place (updates write new buffers; Note [Updates in place]
+names the one case no holder can see), which is why a view from ``get_value(borrow=True)``
+never changes after it was taken.
 
 Each container has a re-entrant ``lock`` (the cell: ``acquire``/``release``/``with``, waiting
 with the GIL released) and a ``serial`` number (creation order): compiled functions take the
@@ -33,7 +32,7 @@ import numpy as np
 
 from ..graph.basic import Variable, is_python_scalar
 from ..graph.type import TensorType, dtype_name
-from .filters import HOST, filter_host
+from .filters import filter_host
 
 __all__ = ["Container", "SharedVariable", "shared"]
 
@@ -48,19 +47,19 @@ class Container:
 
     ``type``: the declared TensorType (dtype and ndim fixed; static lengths if declared).
     ``current``: the residencies holding a current copy (a frozenset).
-    ``cell``: the ``uma._core.SharedCell`` holding the host copy; ``lock`` (the cell): a
-    re-entrant lock held by whoever reads or writes the value (the methods below expect their
-    caller to hold it); ``serial``: the global order in which locks are taken.
+    ``cell``: the ``uma._core.SharedCell`` holding the copies; ``lock`` (the cell): a
+    re-entrant lock held by whoever reads or writes the value; ``serial``: the global order in
+    which locks are taken.
     """
 
-    __slots__ = ("type", "name", "cell", "_others", "_epoch")
+    __slots__ = ("type", "name", "cell", "_linkers")
 
     def __init__(self, type: TensorType, host_value, name=None):
         self.type = type
         self.name = name
-        self.cell = _uma()._core.SharedCell(host_value)
-        self._others = {}  # residency -> (value, linker), valid while _epoch == cell.epoch
-        self._epoch = self.cell.epoch
+        self._linkers = {}  # id -> linker: those whose copies the cell may hold
+        label = repr(name) if name is not None else "(unnamed)"
+        self.cell = _uma()._core.SharedCell(host_value, type.dtype, tuple(type.shape), label, repr(type))
 
     @property
     def lock(self):
@@ -70,83 +69,31 @@ class Container:
     def serial(self) -> int:
         return self.cell.serial
 
-    def _current_others(self):
-        """The copies in other residencies that are still current (a C++ call that wrote the
-        host copy since they were stored advanced the epoch: they are dropped)."""
-        epoch = self.cell.epoch
-        if epoch != self._epoch:
-            self._others = {}
-            self._epoch = epoch
-        return self._others
-
-    @property
-    def _values(self):
-        """``{residency: (value, linker)}`` of the current copies (linker None for the host)."""
-        with self.cell:
-            values = dict(self._current_others())
-            if self.cell.host_current:
-                values[HOST] = (self.cell.host, None)
-        return values
-
     @property
     def current(self) -> frozenset:
-        return frozenset(self._values)
+        return frozenset(self.cell.current)
+
+    def copy_in(self, residency: str):
+        """The current copy in ``residency`` (a ``uma.Array`` for uma's residencies, the
+        backend's value for others), or None."""
+        return self.cell.copy_in(residency)
+
+    def keep(self, linker):
+        """Keep ``linker`` alive as long as this container: the cell's copies in its residency
+        convert through its filters, which hold it weakly (Linker.core_residency)."""
+        self._linkers.setdefault(id(linker), linker)
 
     def host(self):
         """The current host copy (a ``uma.Array``), converting once if it is stale."""
-        cell = self.cell
-        if cell.host_current:
-            return cell.host
-        residency, (value, linker) = next(iter(self._current_others().items()))
-        host = self._from_linker(linker, value)
-        cell.refresh_host(host)
-        return host
-
-    def _from_linker(self, linker, value):
-        uma = _uma()
-        h = linker.output_filter(value, self.type)
-        if not isinstance(h, uma.Array):
-            h = uma.asarray(h)
-        if dtype_name(h.dtype) != self.type.dtype:
-            h = h.astype(self.type.dtype)
-        self.type.check_value_shape(tuple(h.shape), f"output_filter of backend {linker.name!r}")
-        return h
+        return self.cell.read_host()
 
     def read(self, linker):
-        """The value in ``linker``'s residency, brought up to date (and cached) if stale."""
-        residency = linker.residency
-        if residency == HOST:
-            return self.host()
-        entry = self._current_others().get(residency)
-        if entry is not None:
-            return entry[0]
-        host = self.host()
-        value = linker.input_filter(host, self.type)
-        self._current_others()[residency] = (value, linker)
-        return value
-
-    def host_copy_of(self, linker, value):
-        """The host form of ``value`` (native to ``linker``): for ``update_policy="eager"``."""
-        if linker.residency == HOST:
-            return value
-        return self._from_linker(linker, value)
-
-    def write(self, linker, value, host_value=None):
-        """Store ``value`` (native to ``linker``) as the only current copy (plus the host copy
-        ``host_value`` when given)."""
-        cell = self.cell
-        if linker.residency == HOST:
-            uma = _uma()
-            cell.write_host(value if isinstance(value, uma.Array) else uma.asarray(value))
-            return
-        cell.write_elsewhere()
-        self._others = {linker.residency: (value, linker)}
-        self._epoch = cell.epoch
-        if host_value is not None:
-            cell.refresh_host(host_value)
+        """The value in ``linker``'s residency, brought up to date (and kept) if stale."""
+        self.keep(linker)
+        return self.cell.read(linker.core_residency())
 
     def set_host(self, host_value):
-        """Make ``host_value`` (a ``uma.Array`` of the declared dtype) the only current copy."""
+        """Make ``host_value`` (a ``uma.Array`` of the declared type) the only current copy."""
         self.cell.write_host(host_value)
 
 

@@ -19,9 +19,10 @@ Residency ``"cuda:N"`` (:class:`uma.Linker`): a shared variable updated by a ``c
 function keeps its current copy on the GPU, so a training step with
 ``update_policy="lazy"`` transfers no parameter bytes; ``get_value()`` and functions of other
 backends read it after one device->host copy (``output_filter``). Arguments from NumPy or
-host arrays take the pinned staging path host->device (``input_filter``). The thunk is
-called from :class:`uma.Function`'s Python call path (the C++ ``Function`` fast path is for
-the host residency).
+host arrays take the pinned staging path host->device (``input_filter``). A function compiled
+to one Program is called from C++ (``uma.Function.fast_path``): the arguments filtered, the
+shared variables read on the device, the Program queued, the updates checked and written,
+with no Python per call.
 
 Label checks: the cross-entropy steps are queued with their label check deferred
 (``check_labels=False``), so the host does not wait for the GPU in the middle of a step; the
@@ -84,6 +85,11 @@ class CudaLinker(Linker):
 
     def output_filter(self, value, type):
         return value.to_device("cpu")
+
+    def core_residency(self):
+        """The device's residency: shared variables keep this linker's copies as ``uma.Array`` s on
+        the device, converted to and from the host in C++ (one transfer each way)."""
+        return _uma()._core._array_residency(self.device)
 
     def is_native(self, value, type):
         uma = _uma()

@@ -1,0 +1,58 @@
+#include "uma/runtime/residency.h"
+
+#include <map>
+#include <mutex>
+
+#include "uma/error.h"
+#include "uma/transfer.h"
+
+namespace uma::runtime {
+
+TypeSpec TypeSpec::of(const Array& a, std::string label) {
+  TypeSpec t;
+  t.dtype = a.dtype();
+  t.shape.assign(static_cast<std::size_t>(a.ndim()), -1);
+  t.label = std::move(label);
+  t.text = std::string(dtype_name(a.dtype())) + " with " + std::to_string(a.ndim()) + " dimension(s)";
+  return t;
+}
+
+bool TypeSpec::admits(DType d, const Shape& s) const noexcept {
+  if (d != dtype || s.size() != shape.size()) return false;
+  for (std::size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] >= 0 && shape[i] != s[i]) return false;
+  return true;
+}
+
+namespace {
+// uma's residency of one device: values are Arrays there.
+class ArrayResidency final : public Residency {
+ public:
+  explicit ArrayResidency(Device d) : Residency(d.is_cpu() ? "cpu" : d.str()), device_(d) {}
+  std::optional<Device> device() const noexcept override { return device_; }
+  Value from_host(const Array& host, const TypeSpec&) const override { return on_device(host, device_); }
+  Array to_host(const Value& v, const TypeSpec& t) const override {
+    UMA_CHECK(v.is_array(), Type, "residency ", name(), ": the value of ", t.label, " is not a uma array");
+    return uma::to_host(v.array);
+  }
+
+ private:
+  Device device_;
+};
+}  // namespace
+
+const std::shared_ptr<const Residency>& array_residency(Device d) {
+  static std::mutex mu;
+  static auto* made = new std::map<std::pair<int, int>, std::shared_ptr<const Residency>>();  // never freed
+  std::lock_guard<std::mutex> g(mu);
+  auto& r = (*made)[{static_cast<int>(d.type), d.is_cpu() ? 0 : d.index}];
+  if (!r) r = std::make_shared<ArrayResidency>(d.is_cpu() ? Device::cpu() : d);
+  return r;
+}
+
+const std::shared_ptr<const Residency>& host_residency() {
+  static const std::shared_ptr<const Residency>& h = array_residency(Device::cpu());
+  return h;
+}
+
+}  // namespace uma::runtime
