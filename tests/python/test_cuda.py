@@ -1283,6 +1283,81 @@ def test_cuda_linker_shares_variables_with_host_backends(reader):
     np.testing.assert_array_equal(w.get_value(), np.full((2, 3), 3.0))
 
 
+@needs_gpu
+def test_cuda_calls_run_their_program_from_cpp_and_convert_each_switch_once():
+    """A cuda function's call is C++ Function::call on the device residency: the arguments
+    filtered (a device array of the declared type as it is, a NumPy array moved once), the
+    shared values read on the device (a stale device copy is made from the host copy once),
+    the Program queued, the updates checked and written on the device."""
+    w = uma.shared(np.arange(4.0), "w")
+    x = uma.sym.vector("x")
+    f = uma.function([x], uma.sym.sum(w * x), updates={w: w + x}, backend="cuda")
+    host_inc = uma.function([], [], updates={w: w * 2}, backend="numpy")
+    assert f.fast_path
+    xd = uma.asarray(np.ones(4), device="cuda")
+    f(xd)  # the host copy goes up once
+    assert w.container.current == {"cuda:0"}
+    before = uma.memory_stats("cuda")
+    for _ in range(3):
+        out = f(xd)
+    after = uma.memory_stats("cuda")
+    assert after["host_to_device_bytes"] == before["host_to_device_bytes"]  # nothing moved
+    assert after["device_to_host_bytes"] == before["device_to_host_bytes"]
+    assert str(out.device) == "cuda:0" and float(out.item()) == float(np.sum((np.arange(4.0) + 3) * 1))
+    assert f.call_counts() == {"fast": 4, "general": 0}
+    f(np.ones(4, np.float32))  # a host argument of a safe dtype: cast and moved by the filter
+    host_inc()  # numpy reads: down once; writes its own copy
+    assert w.container.current == {"numpy"}
+    before = uma.memory_stats("cuda")
+    f(xd)  # numpy -> host -> device, once
+    after = uma.memory_stats("cuda")
+    assert after["host_to_device_bytes"] - before["host_to_device_bytes"] == w.get_value().nbytes
+    np.testing.assert_array_equal(w.get_value(), (np.arange(4.0) + 5) * 2 + 1)
+    with pytest.raises(TypeError, match="cannot cast float64 to int64 safely|expected 1-d"):
+        f(np.ones((2, 2)))
+    np.testing.assert_array_equal(w.get_value(), (np.arange(4.0) + 5) * 2 + 1)
+
+
+@needs_gpu
+def test_cuda_eager_update_policy_refreshes_the_host_copy_in_the_same_call():
+    w = uma.shared(np.arange(3.0), "w")
+    f = uma.function([], [], updates={w: w + 1}, backend="cuda", update_policy="eager")
+    f()
+    assert w.container.current == {"cuda:0", "cpu"}
+    before = uma.memory_stats("cuda")
+    np.testing.assert_array_equal(w.get_value(), np.arange(3.0) + 1)  # the host copy is current
+    assert uma.memory_stats("cuda")["device_to_host_bytes"] == before["device_to_host_bytes"]
+
+
+@needs_gpu
+@pytest.mark.parametrize("in_program", [True, False])
+def test_cuda_update_of_the_wrong_type_changes_nothing(in_program):
+    """An update value of another dtype is refused before anything is written, whether the
+    step is one Program (the op has a Program op) or Program segments around a Python step."""
+    from uma.graph.basic import Op
+    from uma.runtime.linkers.cuda.dispatch import program_op
+
+    class ToFloat32(Op):  # claims its input's type, computes float32: a broken op
+        name = "test_cuda_to_float32"
+
+        def output_types(self, inputs):
+            return [inputs[0].type]
+
+        def perform(self, node, values):
+            return [values[0].astype("float32")]
+
+    if in_program:
+        program_op.register(ToFloat32)(lambda op, node: ("astype", {"dtype": "float32"}))
+    w = uma.shared(np.arange(3.0), "w")
+    u = uma.shared(np.zeros(1), "u")
+    f = uma.function([], [], updates={u: u + 1, w: ToFloat32()(w)}, backend="cuda")
+    assert f.fast_path == in_program
+    with pytest.raises(TypeError, match=r"backend 'cuda' returned float32 of shape \(3,\) for shared variable 'w'"):
+        f()
+    np.testing.assert_array_equal(w.get_value(), np.arange(3.0))
+    np.testing.assert_array_equal(u.get_value(), [0.0])
+
+
 def _eager_cuda():
     """A cuda linker that evaluates node by node with the eager ops (CudaLinker.compile_eager):
     the oracle the Program must equal bit for bit."""
@@ -1312,7 +1387,7 @@ def test_cuda_linker_runs_one_program_bit_for_bit_the_eager_ops():
     eparams, estep = _mlp(_eager_cuda())
     prog = step._thunk.program
     assert prog is not None and CudaLinker.python_ops(step) == [] and prog.num_label_checks == 1
-    assert not step.fast_path  # the C++ Function is the host's; a cuda call runs one Program.run
+    assert step.fast_path  # the C++ Function runs the Program on the device: no Python per call
     assert estep._thunk.__class__.__name__ != "ProgramThunk"
     for k in range(3):
         _same_bits(step(X, Y).to_device("cpu"), estep(X, Y).to_device("cpu"), f"loss {k}")
@@ -1362,7 +1437,7 @@ def test_cuda_program_never_runs_on_elements():
     sq = uma.function([], [], updates={c: c * c}, backend="cuda")
     for f in (inc, sq):
         prog = f._thunk.program
-        assert prog is not None and not f.fast_path
+        assert prog is not None and f.fast_path
         assert not prog.runs_on_elements([uma.asarray(np.array(3.0), device="cuda")])
     assert not inc._thunk.program.element_plan  # its constant 1 lives on the device
     assert sq._thunk.program.element_plan       # no constant: the call's arrays decide, and they are on the device
