@@ -58,11 +58,14 @@ class Linker:
       ``fgraph.outputs_needing_copy()`` must be fresh copies (no output may alias an input, a
       constant or another output). ``fgraph.mode`` (a :class:`uma.Mode`) says which linker
       passes are enabled. Raising from the thunk leaves every shared variable unchanged.
-      A thunk with a ``program`` attribute holding a ``uma._core.Program`` that computes
-      every output from the inputs, for a linker of the host residency, is called from C++
-      (``uma.Function.fast_path``: the arguments filtered by the host rules, the shared
-      variables' host copies read, the updates checked and written, all in one C++ call;
-      ``input_filter`` and ``is_native`` are not consulted there).
+      Every call runs in C++ (``Function::call``: the shared variables locked and read in
+      this linker's residency, the thunk run, the updates checked and written), which calls
+      the thunk with the GIL held. A thunk with a ``program`` attribute holding a
+      ``uma._core.Program`` that computes every output from the inputs, for a linker whose
+      values are ``uma.Array`` s (the host residency, or a device's: :meth:`core_residency`),
+      is not called at all: C++ runs the Program (``uma.Function.fast_path``; the arguments
+      filtered by the host rules and, off the host, this linker's ``input_filter``;
+      ``is_native`` is not consulted).
       Update values (the outputs ``fgraph.update_mapping`` maps to shared variables) are
       checked before anything is stored: each must have its shared variable's dtype, ndim and
       static lengths, read from its ``dtype`` and ``shape`` attributes without converting it
