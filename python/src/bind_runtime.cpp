@@ -111,14 +111,16 @@ Array host_array(nb::handle v) {
 }
 
 // ---- values of Python backends ---------------------------------------------------------
-// A backend's native value is a Python object: a NativeRef owns one reference to it, dropped
-// with the GIL held (never after the interpreter is gone: then it is left to the process).
+// Drops one reference to a Python object from any thread (with_gil: with the GIL; left to the
+// exiting process once the interpreter is finalizing on another thread).
+void drop(PyObject* p) noexcept {
+  if (p) with_gil([p] { Py_DECREF(p); });
+}
+void drop(nb::object& o) noexcept { drop(o.release().ptr()); }
+
+// A backend's native value is a Python object: a NativeRef owns one reference to it.
 runtime::NativeRef native_ref(nb::handle h) {
-  return runtime::NativeRef(nb::borrow(h).release().ptr(), [](void* p) {
-    if (!Py_IsInitialized()) return;
-    nb::gil_scoped_acquire gil;
-    Py_DECREF(static_cast<PyObject*>(p));
-  });
+  return runtime::NativeRef(nb::borrow(h).release().ptr(), [](void* p) { drop(static_cast<PyObject*>(p)); });
 }
 
 nb::object to_python(const runtime::Value& v) {
@@ -148,14 +150,8 @@ class PyResidency final : public runtime::Residency {
   PyResidency(std::string name, nb::object from_host, nb::object to_host)
       : Residency(std::move(name)), from_host_(std::move(from_host)), to_host_(std::move(to_host)) {}
   ~PyResidency() override {
-    if (!Py_IsInitialized()) {  // left to the exiting process
-      from_host_.release();
-      to_host_.release();
-      return;
-    }
-    nb::gil_scoped_acquire gil;
-    from_host_.reset();
-    to_host_.reset();
+    drop(from_host_);
+    drop(to_host_);
   }
   runtime::Value from_host(const Array& host, const runtime::TypeSpec& t) const override {
     nb::gil_scoped_acquire gil;
@@ -180,14 +176,8 @@ class PyThunk final : public runtime::Thunk {
   PyThunk(nb::object thunk, nb::object describe, bool arrays, std::string backend, std::size_t n)
       : thunk_(std::move(thunk)), describe_(std::move(describe)), arrays_(arrays), backend_(std::move(backend)), n_(n) {}
   ~PyThunk() override {
-    if (!Py_IsInitialized()) {
-      thunk_.release();
-      describe_.release();
-      return;
-    }
-    nb::gil_scoped_acquire gil;
-    thunk_.reset();
-    describe_.reset();
+    drop(thunk_);
+    drop(describe_);
   }
   // The garbage collector's view of the Python objects it holds (one reference each).
   int traverse(visitproc visit, void* arg) const {
@@ -196,8 +186,8 @@ class PyThunk final : public runtime::Thunk {
     return 0;
   }
   void clear() {
-    thunk_.reset();
-    describe_.reset();
+    drop(thunk_);
+    drop(describe_);
   }
   void run(const std::vector<runtime::Value>& values, std::vector<runtime::Value>& outputs) const override {
     nb::gil_scoped_acquire gil;

@@ -495,6 +495,23 @@ x = uma.sym.vector("x")
 f = uma.function([x], uma.sym.sum(w * x), updates={w: w + x}, backend="cpu")
 f(np.ones(3))
 """,
+    # functions of every backend alive at exit: their thunks (with uma constants), the copies
+    # of a Python residency in a shared variable's cell, and a function whose thunk reaches
+    # back to it through a linker's globals
+    "functions of every backend and their copies": """
+w = uma.shared(np.zeros(3), name="w")
+x = uma.sym.vector("x")
+fs = [uma.function([x], uma.sym.sum(w * x) + 1, updates={w: w + x * 2}, backend=b) for b in uma.backends()]
+for f in fs:
+    f(np.ones(3))
+class Mine(uma.Linker):
+    name, residency = "exit-test-cycle", "exit-test-cycle"
+    def compile(self, fgraph):
+        inner = uma.runtime.get_linker("numpy").compile(fgraph)
+        return lambda values: (g, inner(values))[1]   # reaches g through this script's globals
+g = uma.function([x], uma.sym.sum(w * x), updates={w: w - x}, backend=Mine())
+g(np.ones(3))
+""",
 }
 
 
