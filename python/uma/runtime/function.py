@@ -124,8 +124,8 @@ class Function:
 
     Attributes: ``inputs``, ``outputs``, ``updates`` (``[(shared, expression)]``, default
     updates included), ``shared_variables``, ``fgraph`` (the graph after the rewrite passes:
-    what the linker compiled), ``mode``, ``backend``, ``fast_path`` (True when calls run in
-    C++; see the module documentation and :meth:`call_counts`). :meth:`dprint` shows the
+    what the linker compiled), ``mode``, ``backend``, ``fast_path`` (True when calls run a
+    whole-graph Program with no Python; see the module documentation and :meth:`call_counts`). :meth:`dprint` shows the
     compiled graph.
     Functions pickle and deep-copy (see :meth:`__reduce__`).
     """
@@ -208,8 +208,8 @@ class Function:
         """The C++ call (``uma._core.Function``): of the whole-graph Program when the thunk
         carries one (``thunk.program``) and the linker's values are ``uma.Array`` s (the host
         residency or a device's), else of the thunk. Its helpers close over what they need, not
-        over ``self`` (the C++ object cannot take part in garbage collection: no reference
-        cycles through it)."""
+        over ``self`` (the C++ object takes part in garbage collection, but a cycle through it
+        would keep a whole function alive until the collector runs)."""
         core = _uma()._core
         linker = self.linker
         residency = linker.core_residency()
