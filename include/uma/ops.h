@@ -69,8 +69,8 @@ Shape broadcast_shapes(std::span<const Shape* const> shapes, const char* op);
 /// broadcast_shapes of two shapes.
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
 /// The axes a reduction over `axes` (nullopt: all) of an `ndim`-d array reduces, as a mask;
-/// negative axes count from the end. AxisError (IndexError kind) naming `op` for an axis out of
-/// range, ValueError "<op>: duplicate value in 'axis'".
+/// negative axes count from the end. AxisError (Python: numpy.exceptions.AxisError) naming `op`
+/// for an axis out of range, ValueError "<op>: duplicate value in 'axis'".
 std::vector<bool> reduced_axes(int64_t ndim, const std::optional<std::vector<int64_t>>& axes, const char* op);
 /// Result shape of a reduction (NumPy: sum ... any, argmax, argmin, var, std, logsumexp): the
 /// axes of `reduced` removed, or kept as length 1 when `keepdims`; other lengths as they are.
