@@ -4,6 +4,8 @@
 #pragma once
 #include <complex>
 #include <optional>
+#include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -47,15 +49,58 @@ const char* op_name(ReduceOp op) noexcept;
 std::optional<BinaryOp> binary_op_named(std::string_view name) noexcept;
 std::optional<UnaryOp> unary_op_named(std::string_view name) noexcept;
 
-// ---- dtype and shape inference -------------------------------------------------------
-/// NumPy broadcasting of two shapes; ValueError naming `op` and both shapes on mismatch.
+// ---- shape inference (static shapes) -----------------------------------------------------
+// Each shape rule is written once, for *static* shapes: one length per axis, kUnknownLength
+// where the length is known only at run time (the types of a symbolic graph, which asks the
+// core for them through uma._core._result_shape). A concrete shape is the case with no unknown
+// length: the eager ops apply the same rules to their arrays' shapes.
+
+/// The length of an axis that is known only at run time (Python: None).
+inline constexpr int64_t kUnknownLength = -1;
+/// A static shape as the graph writes it: NumPy's tuple notation, "?" for an unknown length
+/// ("(2, ?)", "(3,)", "()"); a concrete shape reads as shape_str gives it.
+std::string static_shape_str(const Shape& shape);
+/// NumPy broadcasting of static shapes, with PyTensor's rule that only static length-1 axes
+/// broadcast: per aligned axis (missing leading axes count as 1) the result is the known length
+/// other than 1 when there is one, else unknown when an operand's length is unknown, else 1.
+/// ValueError "<op>: operands could not be broadcast together with shapes <s1> <s2> ..." when two
+/// known lengths other than 1 differ. On concrete shapes: NumPy's broadcast_shapes.
+Shape broadcast_shapes(std::span<const Shape* const> shapes, const char* op);
+/// broadcast_shapes of two shapes.
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
+/// The axes a reduction over `axes` (nullopt: all) of an `ndim`-d array reduces, as a mask;
+/// negative axes count from the end. AxisError (Python: numpy.exceptions.AxisError) naming `op`
+/// for an axis out of range, ValueError "<op>: duplicate value in 'axis'".
+std::vector<bool> reduced_axes(int64_t ndim, const std::optional<std::vector<int64_t>>& axes, const char* op);
+/// Result shape of a reduction (NumPy: sum ... any, argmax, argmin, var, std, logsumexp): the
+/// axes of `reduced` removed, or kept as length 1 when `keepdims`; other lengths as they are.
+Shape reduce_shape(const Shape& shape, const std::vector<bool>& reduced, bool keepdims);
+/// reduce_shape over `axes` (nullopt: all), with reduced_axes' errors.
+Shape reduce_shape(const Shape& shape, const std::optional<std::vector<int64_t>>& axes, bool keepdims,
+                   const char* op);
+/// Result shape of cumsum / cumprod along `axis` (NumPy): the input's shape; with no axis the
+/// flattened length (unknown when any length is). AxisError naming `op` for a bad axis.
+Shape cumulate_shape(const Shape& shape, std::optional<int64_t> axis, const char* op);
+/// The shapes of NumPy's matmul of operands shaped `a` and `b` (static lengths allowed): a 1-d
+/// `a` is read as (1, k) and a 1-d `b` as (k, 1), the batch axes (all but the last two)
+/// broadcast, and the added axes are dropped from `result`.
+struct MatmulShapes {
+  Shape batch;        // the broadcast batch axes
+  int64_t m, k, n;    // rows of a, the core dimension, columns of b (kUnknownLength allowed)
+  Shape result;       // batch + (m if a.ndim > 1) + (n if b.ndim > 1)
+};
+/// ValueError "matmul: input operand does not have enough dimensions (0-d operands are not
+/// allowed)", "matmul: mismatch in the core dimension: shapes <a> and <b> (<k1> != <k2>)" when
+/// both core lengths are known and differ, and broadcast_shapes' error for the batch axes.
+MatmulShapes matmul_shapes(const Shape& a, const Shape& b);
+/// Normalises an axis (negative counts from the end); AxisError naming `op` when out of range.
+int64_t normalize_axis(int64_t axis, int64_t ndim, const char* op);
+
+// ---- dtype inference -----------------------------------------------------------------------
 /// Result dtype of a binary op on arrays of dtypes a, b (TypeError if unsupported).
 DType binary_result_dtype(BinaryOp op, DType a, DType b);
 /// Result dtype of a unary op on an array of dtype t (TypeError if unsupported).
 DType unary_result_dtype(UnaryOp op, DType t);
-/// Normalises an axis (negative counts from the end); IndexError style AxisError -> Index.
-int64_t normalize_axis(int64_t axis, int64_t ndim, const char* op);
 
 // ---- creation --------------------------------------------------------------------------
 /// An array of `shape` on `device` with `value` (converted to `dtype`) in every element; on a

@@ -1,6 +1,7 @@
 // Eager op functions: uma.add, uma.exp, uma.sum, uma.matmul, ... (NumPy 2 semantics).
 #include <nanobind/stl/pair.h>
 
+#include <array>
 #include <cmath>
 
 #include <memory>
@@ -59,6 +60,18 @@ Shape shape_of(nb::handle h) {
     s.push_back(dim_int(h));
   }
   return s;
+}
+
+Shape static_shape_of(nb::handle h) {
+  Shape s;
+  for (nb::handle d : h) s.push_back(d.is_none() ? ops::kUnknownLength : dim_int(d));
+  return s;
+}
+
+nb::tuple static_shape_object(const Shape& s) {
+  nb::list out;
+  for (int64_t d : s) out.append(d == ops::kUnknownLength ? nb::object(nb::none()) : nb::object(nb::int_(d)));
+  return nb::tuple(out);
 }
 
 std::optional<int64_t> one_axis(nb::handle h) {
@@ -421,6 +434,55 @@ void bind_ops(nb::module_& m) {
       "The result dtype of op `name` on arrays of `dtypes` (NumPy 2's, the one rule the eager op\n"
       "follows): the elementwise ops of the op table, the reductions (sum ... any), cumsum, cumprod,\n"
       "var, std, logsumexp. TypeError where the op does not accept them.");
+  m.def("_broadcast_shapes", [](const std::string& op, nb::args shapes) {
+        std::vector<Shape> ss;
+        for (nb::handle s : shapes) ss.push_back(static_shape_of(s));
+        std::vector<const Shape*> ps;
+        for (const Shape& s : ss) ps.push_back(&s);
+        return static_shape_object(ops::broadcast_shapes(ps, op.c_str()));
+      }, nb::arg("op"), nb::arg("shapes"),
+      "NumPy broadcasting of static `shapes` (tuples of lengths and Nones, None: known only at run\n"
+      "time) with PyTensor's rule that only static length-1 axes broadcast: an axis is its known\n"
+      "length other than 1, else None where an operand's length is None, else 1. ValueError\n"
+      "\"<op>: operands could not be broadcast together with shapes ...\" when known lengths differ.");
+  m.def("_result_shape", [](const std::string& name, nb::args shapes, nb::handle axis, bool keepdims) {
+        std::vector<Shape> ss;
+        for (nb::handle s : shapes) ss.push_back(static_shape_of(s));
+        const char* op = name.c_str();
+        auto expect = [&](std::size_t n) {
+          UMA_CHECK(ss.size() == n, Type, name, ": expected ", n, " shape", n == 1 ? "" : "s", ", got ", ss.size());
+        };
+        if (ops::binary_op_named(name)) {
+          expect(2);
+          return static_shape_object(ops::broadcast_shapes(ss[0], ss[1], op));
+        }
+        if (ops::unary_op_named(name)) {
+          expect(1);
+          return static_shape_object(ss[0]);
+        }
+        if (name == "where" || name == "clip") {
+          expect(3);
+          const std::array<const Shape*, 3> ps{&ss[0], &ss[1], &ss[2]};
+          return static_shape_object(ops::broadcast_shapes(ps, op));
+        }
+        if (name == "matmul") {
+          expect(2);
+          return static_shape_object(ops::matmul_shapes(ss[0], ss[1]).result);
+        }
+        const bool cumulative = name == "cumsum" || name == "cumprod";
+        const bool reduction = ops::reduce_op_named(name) || name == "var" || name == "std" || name == "logsumexp";
+        UMA_CHECK(cumulative || reduction, Value, "_result_shape: '", name,
+                  "' is not an elementwise op, where, clip, matmul, a reduction or a cumulative op");
+        expect(1);
+        if (cumulative) return static_shape_object(ops::cumulate_shape(ss[0], one_axis(axis), op));
+        return static_shape_object(ops::reduce_shape(ss[0], axes_of(axis), keepdims, op));
+      }, nb::arg("name"), nb::arg("shapes"), nb::arg("axis") = nb::none(), nb::arg("keepdims") = false,
+      "The static result shape of op `name` on operands of static `shapes` (tuples of lengths and\n"
+      "Nones, None: known only at run time), by the shape rule the eager op follows: the elementwise\n"
+      "ops of the op table, where and clip broadcast (_broadcast_shapes); the reductions (sum ... any,\n"
+      "argmax, argmin, var, std, logsumexp) over `axis` (None: all) with `keepdims`; cumsum and\n"
+      "cumprod along `axis` (None: flattened); matmul (NumPy's rule). Errors as the rule's: ValueError\n"
+      "for shapes that do not fit, AxisError for a bad axis, TypeError for a wrong number of shapes.");
   for (int k = 0; k < kNumBinaryOps; ++k) {
     const BinaryOp op = static_cast<BinaryOp>(k);
     m.def(row(op).name, [op](nb::handle a, nb::handle b) {

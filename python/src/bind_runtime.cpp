@@ -24,13 +24,6 @@
 namespace uma::py {
 
 namespace {
-// A static shape from Python (a tuple of ints and Nones) as the C++ specs hold it (-1: any length).
-std::vector<int64_t> static_shape(nb::handle shape) {
-  std::vector<int64_t> s;
-  for (nb::handle d : nb::borrow<nb::tuple>(shape)) s.push_back(d.is_none() ? -1 : nb::cast<int64_t>(d));
-  return s;
-}
-
 runtime::OpAttrs parse_attrs(const std::string& op, nb::handle attrs) {
   runtime::OpAttrs a;
   if (attrs.is_none()) return a;
@@ -539,7 +532,7 @@ void bind_runtime(nb::module_& m) {
         Array host = host_array(v);
         runtime::TypeSpec t;
         t.dtype = *to_dtype(dtype);
-        t.shape = static_shape(shape);
+        t.shape = static_shape_of(shape);
         t.label = std::move(label);
         t.text = std::move(text);
         new (self) runtime::SharedCell(std::move(host), std::move(t));
@@ -588,7 +581,7 @@ void bind_runtime(nb::module_& m) {
           UMA_CHECK(nb::len(t) == 3, Value, "Function: each input spec is (dtype, static shape, label)");
           runtime::InputSpec s;
           s.dtype = *to_dtype(t[0]);
-          s.shape = static_shape(t[1]);
+          s.shape = static_shape_of(t[1]);
           s.label = nb::cast<std::string>(t[2]);
           in.push_back(std::move(s));
         }

@@ -97,6 +97,10 @@ void check_arg_axis(ReduceOp op, nb::handle axis);
 // A shape argument: an int or a tuple/list of ints (TypeError otherwise; ValueError for a
 // dimension beyond int64, as NumPy's "Maximum allowed dimension exceeded").
 Shape shape_of(nb::handle h);
+// A static shape: a sequence of lengths (integers) and Nones (a length known only at run
+// time), as ops::kUnknownLength; and back, as a tuple.
+Shape static_shape_of(nb::handle h);
+nb::tuple static_shape_object(const Shape& s);
 interop::CopyMode to_copy_mode(nb::handle h);
 /// NumPy 2 compares integer arrays with Python ints outside the dtype's range exactly (the
 /// result is constant); every other op raises OverflowError. Returns that constant result

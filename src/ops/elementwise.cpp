@@ -33,19 +33,6 @@ std::optional<UnaryOp> unary_op_named(std::string_view name) noexcept {
   return std::nullopt;
 }
 
-Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
-  const std::size_t n = std::max(a.size(), b.size());
-  Shape out(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
-    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    UMA_CHECK(da == db || da == 1 || db == 1, Value, op, ": operands could not be broadcast together with shapes ",
-              shape_str(a), " ", shape_str(b));
-    out[i] = da == 1 ? db : da;
-  }
-  return out;
-}
-
 namespace {
 bool is_half(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
 // The dtype a kernel computes a result of dtype `t` in: float16 and bfloat16 in float32,

@@ -18,30 +18,21 @@ Array matmul(const Array& a00, const Array& b00) {
   const DType t = promote_types(a0.dtype(), b0.dtype());
   Array a = a0.dtype() == t ? a0 : astype(a0, t);
   Array b = b0.dtype() == t ? b0 : astype(b0, t);
-  const bool a1 = a.ndim() == 1, b1 = b.ndim() == 1;
-  if (a1) a = a.view(a.data(), {1, a.shape()[0]}, {0, a.strides()[0]});
-  if (b1) b = b.view(b.data(), {b.shape()[0], 1}, {b.strides()[0], 0});
-  const int64_t M = a.shape()[a.ndim() - 2], K = a.shape()[a.ndim() - 1];
-  const int64_t K2 = b.shape()[b.ndim() - 2], N = b.shape()[b.ndim() - 1];
+  // NumPy's wording of the operand errors first; then the shape rule (matmul_shapes)
+  const int64_t K = a.shape()[a.ndim() - 1], K2 = b.ndim() == 1 ? b.shape()[0] : b.shape()[b.ndim() - 2];
   UMA_CHECK(K == K2, Value, "matmul: Input operand 1 has a mismatch in its core dimension 0 (size ", K2,
             " is different from ", K, "); shapes ", shape_str(a0.shape()), " and ", shape_str(b0.shape()));
-  Shape ba(a.shape().begin(), a.shape().end() - 2), bb(b.shape().begin(), b.shape().end() - 2);
-  Shape batch = broadcast_shapes(ba, bb, "matmul");
-  Shape full = batch;
-  full.push_back(M);
-  full.push_back(N);
+  const MatmulShapes s = matmul_shapes(a.shape(), b.shape());
+  if (a.ndim() == 1) a = a.view(a.data(), {1, s.k}, {0, a.strides()[0]});
+  if (b.ndim() == 1) b = b.view(b.data(), {s.k, 1}, {b.strides()[0], 0});
+  Shape full = s.batch, sa = s.batch, sb = s.batch;
+  full.push_back(s.m); full.push_back(s.n);
+  sa.push_back(s.m); sa.push_back(s.k);
+  sb.push_back(s.k); sb.push_back(s.n);
   Array out = Array::empty(full, t, dev);
-  Shape sa = batch, sb = batch;
-  sa.push_back(M); sa.push_back(K);
-  sb.push_back(K); sb.push_back(N);
-  Array A = a.broadcast_view(sa), B = b.broadcast_view(sb);
-  kernels::matmul(A, B, out);
-  Shape res = batch;
-  if (!a1) res.push_back(M);
-  if (!b1) res.push_back(N);
-  return out.view(out.data(), res, contiguous_strides(res));
+  kernels::matmul(a.broadcast_view(sa), b.broadcast_view(sb), out);
+  return out.view(out.data(), s.result, contiguous_strides(s.result));
 }
-
 
 Array outer(const Array& a, const Array& b) {
   Array A = reshape(a, {a.size(), 1});

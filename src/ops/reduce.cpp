@@ -27,12 +27,6 @@ DType stat_result_dtype(DType t) noexcept {
   }
 }
 
-int64_t normalize_axis(int64_t axis, int64_t ndim, const char* op) {
-  UMA_CHECK(axis >= -ndim && axis < ndim, Axis, op, ": axis ", axis, " is out of bounds for array of dimension ",
-            ndim);
-  return axis < 0 ? axis + ndim : axis;
-}
-
 DType reduce_result_dtype(ReduceOp op, DType t) noexcept {
   switch (op) {
     case ReduceOp::Sum: case ReduceOp::Prod:
@@ -56,25 +50,12 @@ struct Plan {
 };
 
 Plan plan_reduce(const char* name, const Array& a, const std::optional<std::vector<int64_t>>& axes, bool keepdims) {
-  const int64_t nd = a.ndim();
   Plan p;
-  p.mask.assign(nd, !axes.has_value());
-  if (axes) {
-    for (int64_t ax : *axes) {
-      int64_t d = normalize_axis(ax, nd, name);
-      UMA_CHECK(!p.mask[d], Value, name, ": duplicate value in 'axis'");
-      p.mask[d] = true;
-    }
-  }
-  for (int64_t d = 0; d < nd; ++d) {
-    if (p.mask[d]) {
-      p.rsize *= a.shape()[d];
-      if (keepdims) p.out_shape.push_back(1);
-    } else {
-      p.out_shape.push_back(a.shape()[d]);
-      p.kept_shape.push_back(a.shape()[d]);
-    }
-  }
+  p.mask = reduced_axes(a.ndim(), axes, name);
+  p.out_shape = reduce_shape(a.shape(), p.mask, keepdims);
+  p.kept_shape = reduce_shape(a.shape(), p.mask, false);
+  for (int64_t d = 0; d < a.ndim(); ++d)
+    if (p.mask[d]) p.rsize *= a.shape()[d];
   p.nout = checked_size(p.kept_shape);
   return p;
 }
@@ -94,11 +75,10 @@ Array var_impl(const char* name, const Array& a, const std::optional<std::vector
 }
 
 Array cumulate(const char* name, const Array& a0, std::optional<int64_t> axis0, bool product) {
-  Array a = a0;
-  int64_t axis = 0;
-  if (!axis0) a = reshape(a0, {a0.size()});
-  else axis = normalize_axis(*axis0, a.ndim(), name);
-  Array out = Array::empty(a.shape(), reduce_result_dtype(ReduceOp::Sum, a.dtype()), a.device());
+  const Shape shape = cumulate_shape(a0.shape(), axis0, name);  // checks the axis
+  const Array a = axis0 ? a0 : reshape(a0, shape);
+  const int64_t axis = axis0 ? normalize_axis(*axis0, a.ndim(), name) : 0;
+  Array out = Array::empty(shape, reduce_result_dtype(ReduceOp::Sum, a.dtype()), a.device());
   kernels::cumulate(a, axis, product, out);
   return out;
 }

@@ -3,11 +3,13 @@
 // under the sanitizers without Python.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
 #include <limits>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -564,6 +566,96 @@ TEST(Matmul, BatchedAndEmpty) {
 }
 
 // ---- shape ops and indexing ----------------------------------------------------------------
+
+// ---- static shape rules (uma/ops.h, "shape inference") --------------------------------------
+
+// The message of the error `f` throws ("" if none).
+template <class F>
+std::string error_message(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+constexpr int64_t U = ops::kUnknownLength;
+
+TEST(ShapeRules, StaticShapesPrintWithQuestionMarks) {
+  EXPECT_EQ(ops::static_shape_str({}), "()");
+  EXPECT_EQ(ops::static_shape_str({3}), "(3,)");
+  EXPECT_EQ(ops::static_shape_str({2, U}), "(2, ?)");
+  EXPECT_EQ(ops::static_shape_str({4, 0, 1}), shape_str({4, 0, 1}));  // concrete: as shape_str
+}
+
+TEST(ShapeRules, BroadcastFollowsNumPyOnConcreteShapes) {
+  EXPECT_EQ(ops::broadcast_shapes(Shape{2, 1, 3}, Shape{4, 1}, "add"), (Shape{2, 4, 3}));
+  EXPECT_EQ(ops::broadcast_shapes(Shape{}, Shape{5}, "add"), (Shape{5}));
+  EXPECT_EQ(ops::broadcast_shapes(Shape{0, 1}, Shape{1, 7}, "add"), (Shape{0, 7}));
+  EXPECT_EQ(error_message([] { ops::broadcast_shapes(Shape{2}, Shape{3}, "add"); }),
+            "add: operands could not be broadcast together with shapes (2,) (3,)");
+  EXPECT_EQ(error_kind([] { ops::broadcast_shapes(Shape{0}, Shape{2}, "add"); }), ErrorKind::Value);
+}
+
+TEST(ShapeRules, BroadcastKeepsUnknownLengthsUnlessAKnownLengthDecides) {
+  // PyTensor: only static length-1 axes broadcast, so a known n != 1 decides an axis
+  EXPECT_EQ(ops::broadcast_shapes(Shape{U, 1}, Shape{3, U}, "add"), (Shape{3, U}));
+  EXPECT_EQ(ops::broadcast_shapes(Shape{U}, Shape{1}, "add"), (Shape{U}));
+  EXPECT_EQ(ops::broadcast_shapes(Shape{U}, Shape{}, "add"), (Shape{U}));
+  const Shape a{2}, b{U}, c{3};
+  const std::array<const Shape*, 3> abc{&a, &b, &c};
+  EXPECT_EQ(error_message([&] { ops::broadcast_shapes(abc, "where"); }),
+            "where: operands could not be broadcast together with shapes (2,) (?,) (3,)");
+  const std::array<const Shape*, 3> aba{&a, &b, &a};
+  EXPECT_EQ(ops::broadcast_shapes(aba, "where"), (Shape{2}));
+}
+
+TEST(ShapeRules, ReduceShapeRemovesOrKeepsTheAxes) {
+  EXPECT_EQ(ops::reduce_shape({2, U, 4}, std::vector<int64_t>{0, -1}, false, "sum"), (Shape{U}));
+  EXPECT_EQ(ops::reduce_shape({2, U, 4}, std::vector<int64_t>{1}, true, "sum"), (Shape{2, 1, 4}));
+  EXPECT_EQ(ops::reduce_shape({2, U, 4}, std::nullopt, false, "sum"), (Shape{}));
+  EXPECT_EQ(ops::reduce_shape({2, U, 4}, std::nullopt, true, "sum"), (Shape{1, 1, 1}));
+  EXPECT_EQ(error_kind([] { ops::reduce_shape({2, 3}, std::vector<int64_t>{2}, false, "sum"); }), ErrorKind::Axis);
+  EXPECT_EQ(error_message([] { ops::reduce_shape({2, 3}, std::vector<int64_t>{1, -1}, false, "max"); }),
+            "max: duplicate value in 'axis'");
+  // the eager reduction has the rule's shape
+  Array x = ops::ones({2, 3, 4}, DType::Float64);
+  EXPECT_EQ(ops::reduce(ReduceOp::Sum, x, std::vector<int64_t>{1}, true).shape(), (Shape{2, 1, 4}));
+  EXPECT_EQ(ops::var(x, std::vector<int64_t>{0, 2}, 0, false).shape(), (Shape{3}));
+}
+
+TEST(ShapeRules, CumulateKeepsTheShapeOrFlattens) {
+  EXPECT_EQ(ops::cumulate_shape({2, U}, 1, "cumsum"), (Shape{2, U}));
+  EXPECT_EQ(ops::cumulate_shape({2, 3}, std::nullopt, "cumsum"), (Shape{6}));
+  EXPECT_EQ(ops::cumulate_shape({2, U}, std::nullopt, "cumsum"), (Shape{U}));
+  EXPECT_EQ(error_kind([] { ops::cumulate_shape({2}, 1, "cumprod"); }), ErrorKind::Axis);
+  EXPECT_EQ(ops::cumsum(ops::ones({2, 3}, DType::Int32), std::nullopt).shape(), (Shape{6}));
+}
+
+TEST(ShapeRules, MatmulShapesFollowNumPy) {
+  const auto s = ops::matmul_shapes({5, 1, 2, U}, {4, U, 7});
+  EXPECT_EQ(s.batch, (Shape{5, 4}));
+  EXPECT_EQ(s.m, 2);
+  EXPECT_EQ(s.k, U);
+  EXPECT_EQ(s.n, 7);
+  EXPECT_EQ(s.result, (Shape{5, 4, 2, 7}));
+  EXPECT_EQ(ops::matmul_shapes({3}, {3}).result, (Shape{}));
+  EXPECT_EQ(ops::matmul_shapes({3}, {2, 3, U}).result, (Shape{2, U}));
+  EXPECT_EQ(ops::matmul_shapes({2, U}, {3}).result, (Shape{2}));
+  EXPECT_EQ(error_message([] { ops::matmul_shapes({}, {3}); }),
+            "matmul: input operand does not have enough dimensions (0-d operands are not allowed)");
+  EXPECT_EQ(error_message([] { ops::matmul_shapes({2, 3}, {4, U}); }),
+            "matmul: mismatch in the core dimension: shapes (2, 3) and (4, ?) (3 != 4)");
+  EXPECT_EQ(error_message([] { ops::matmul_shapes({2, 1, 3}, {3, 3, 1}); }),
+            "matmul: operands could not be broadcast together with shapes (2,) (3,)");
+  // the eager matmul has the rule's shape, and NumPy's wording for its operand errors
+  EXPECT_EQ(ops::matmul(ops::ones({4, 1, 2, 3}, DType::Float64), ops::ones({3, 5}, DType::Float64)).shape(),
+            (Shape{4, 1, 2, 5}));
+  EXPECT_EQ(error_message([] { ops::matmul(ops::ones({2, 3}, DType::Float64), ops::ones({4}, DType::Float64)); }),
+            "matmul: Input operand 1 has a mismatch in its core dimension 0 (size 4 is different from 3); shapes "
+            "(2, 3) and (4,)");
+}
 
 TEST(Shape, ReshapeTransposeBroadcastAreViews) {
   Array a = ops::arange(Scalar::from_int(0), Scalar::from_int(6), Scalar::from_int(1), DType::Float64);

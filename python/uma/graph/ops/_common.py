@@ -1,9 +1,9 @@
 """Helpers shared by the op modules: the eager entry points, dtypes, weak Python scalars
-(NEP 50), static and run-time broadcasting, axes, and the dtype tests of gradients.
+(NEP 50), the run-time broadcast check, axes, and the dtype tests of gradients. Static result
+shapes come from the core (``uma._core._result_shape``, ``uma._core._broadcast_shapes``).
 """
 from __future__ import annotations
 
-import builtins as _b
 import functools
 import math
 
@@ -94,53 +94,23 @@ def _fmt(shape):
     return _fmt_shape(shape)
 
 
-def _aligned(shapes, n, ax):
-    """The entries of ``shapes`` aligned on output axis ``ax`` of an n-d broadcast (or None)."""
-    res = []
-    for s in shapes:
-        j = ax - n + len(s)
-        res.append(s[j] if j >= 0 else None)
-    return res
-
-
-def _bcast_static(opname, shapes):
-    n = _b.max((len(s) for s in shapes), default=0)
-    out = []
-    for ax in range(n):
-        dims = [d for s, d in zip(shapes, _aligned(shapes, n, ax)) if ax - n + len(s) >= 0]
-        known = {d for d in dims if d is not None and d != 1}
-        if len(known) > 1:
-            raise ValueError(f"{opname}: operands could not be broadcast together with shapes "
-                             + " ".join(_fmt(s) for s in shapes))
-        if known:
-            out.append(known.pop())
-        elif _b.any(d is None for d in dims):
-            out.append(None)
-        else:
-            out.append(1)
-    return tuple(out)
-
-
 def _bcast_runtime(opname, static_shapes, shapes):
-    n = _b.max((len(s) for s in shapes), default=0)
-    out = []
-    for ax in range(n):
-        present = [k for k, s in enumerate(shapes) if ax - n + len(s) >= 0]
-        dims = {shapes[k][ax - n + len(shapes[k])] for k in present}
-        big = dims - {1}
-        if len(big) > 1:
-            raise ValueError(f"{opname}: operands could not be broadcast together with shapes "
-                             + " ".join(str(tuple(s)) for s in shapes))
-        t = big.pop() if big else 1
-        for k in present:
-            j = ax - n + len(shapes[k])
-            if shapes[k][j] != t and static_shapes[k][j] != 1:
+    """The broadcast of the run-time ``shapes`` (the core's rule, ``uma._core._broadcast_shapes``:
+    ``ValueError`` "<op>: operands could not be broadcast together with shapes ...") where every
+    input broadcast along an axis declares that axis as length 1 in its static shape
+    (``static_shapes``; PyTensor convention: only static length-1 axes broadcast), else
+    ``ValueError`` naming the input, the axis and both shapes."""
+    out = _core._broadcast_shapes(opname, *shapes)
+    n = len(out)
+    for ax, t in enumerate(out):
+        for k, (static, shape) in enumerate(zip(static_shapes, shapes)):
+            j = ax - n + len(shape)  # the input's axis aligned on output axis ax
+            if j >= 0 and shape[j] != t and static[j] != 1:
                 raise ValueError(
-                    f"{opname}: input {k} has run-time shape {tuple(shapes[k])} and would be broadcast "
-                    f"along axis {j} to length {t}, but its type {_fmt(static_shapes[k])} does not declare "
+                    f"{opname}: input {k} has run-time shape {tuple(shape)} and would be broadcast "
+                    f"along axis {j} to length {t}, but its type {_fmt(static)} does not declare "
                     f"that axis as length 1 (PyTensor convention: only static length-1 axes broadcast)")
-        out.append(t)
-    return tuple(out)
+    return out
 
 
 def _norm_axis(opname, axis, ndim):

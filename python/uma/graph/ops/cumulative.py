@@ -3,11 +3,10 @@ input has zeros.
 """
 from __future__ import annotations
 
-import builtins as _b
-
+from ... import _core
 from ..basic import Op, as_variable
 from ..type import TensorType
-from ._common import _diff, _k, _norm_axis, _prod, _ufunc_axis
+from ._common import _diff, _k, _norm_axis, _ufunc_axis
 
 
 def _flip(v, axis):
@@ -24,9 +23,9 @@ class Cumulate(Op):
         self.name, self.axis = name, axis
 
     def _shape(self, shape):
-        if self.axis is None:
-            return (None if _b.any(d is None for d in shape) else _prod(shape),)
-        return tuple(shape)
+        """The input's shape; with no axis its flattened length, None where a length is unknown
+        (NumPy; the core's rule, ``uma._core._result_shape``)."""
+        return _core._result_shape(self.name, shape, axis=self.axis)
 
     def output_types(self, inputs):
         (x,) = inputs
@@ -36,7 +35,7 @@ class Cumulate(Op):
         return [getattr(_k(), self.name)(values[0], axis=self.axis)]
 
     def infer_shape(self, node, shapes):
-        return [self._shape(tuple(shapes[0]))]
+        return [self._shape(shapes[0])]
 
     def grad(self, node, output_grads):
         (g,) = output_grads

@@ -1,8 +1,8 @@
 """The elementwise ops, from the op table (``include/uma/ops/table.h``, read through
-``uma._core._op_table()``): the :class:`Elemwise` op (one per row), its result dtypes (the
-table's dtype rule in the C++ core), its gradient rules, and the public symbolic function of
-every row (:data:`FUNCTIONS`; :mod:`.unary` refines ``real imag conj angle`` and adds
-``round``).
+``uma._core._op_table()``): the :class:`Elemwise` op (one per row), its result dtypes and
+static shapes (the table's dtype rule and broadcasting, in the C++ core), its gradient rules,
+and the public symbolic function of every row (:data:`FUNCTIONS`; :mod:`.unary` refines
+``real imag conj angle`` and adds ``round``).
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import math
 from ... import _core
 from ..basic import Op, Variable, as_variable, is_python_scalar
 from ..type import TensorType, kind_of
-from ._common import OP_TABLE, _as_inputs, _bcast_runtime, _bcast_static, _diff
+from ._common import OP_TABLE, _as_inputs, _bcast_runtime, _diff
 
 
 @functools.lru_cache(maxsize=None)
@@ -43,7 +43,8 @@ class Elemwise(Op):
         if len(inputs) != self.nin:
             raise TypeError(f"{self.name}: expected {self.nin} inputs, got {len(inputs)}")
         dt = _elemwise_dtype(self.name, tuple(i.dtype for i in inputs))
-        return [TensorType(dt, _bcast_static(self.name, [i.shape for i in inputs]))]
+        # the core's broadcast of static shapes (PyTensor: only static length-1 axes broadcast)
+        return [TensorType(dt, _core._result_shape(self.name, *(i.shape for i in inputs)))]
 
     def perform(self, node, values):
         return [getattr(_core, self.name)(*values)]

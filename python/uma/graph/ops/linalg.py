@@ -7,38 +7,14 @@ import builtins as _b
 
 import numpy as np
 
+from ... import _core
 from ..basic import Op, as_variable
 from ..type import TensorType
-from ._common import (_as_inputs, _bcast_runtime, _bcast_static, _diff, _fmt, _k, _norm_axis,
-                      _prod, _promote)
+from ._common import _as_inputs, _bcast_runtime, _diff, _k, _norm_axis, _prod, _promote
 
 
 def _matmul_dtype(a, b):
     return _promote(a, b)
-
-
-def _matmul_shape(a, b, static, sa=None, sb=None):
-    """NumPy matmul shape rule; ``static``: entries may be None (unknown)."""
-    if len(a) == 0 or len(b) == 0:
-        raise ValueError("matmul: input operand does not have enough dimensions (0-d operands are not allowed)")
-    A = ((1,) + tuple(a)) if len(a) == 1 else tuple(a)
-    B = (tuple(b) + (1,)) if len(b) == 1 else tuple(b)
-    k1, k2 = A[-1], B[-2]
-    if k1 is not None and k2 is not None and k1 != k2:
-        raise ValueError(f"matmul: mismatch in the core dimension: shapes {_fmt(a) if static else tuple(a)} "
-                         f"and {_fmt(b) if static else tuple(b)} ({k1} != {k2})")
-    if static:
-        batch = _bcast_static("matmul", [A[:-2], B[:-2]])
-    else:
-        SA = ((1,) + tuple(sa)) if len(sa) == 1 else tuple(sa)
-        SB = (tuple(sb) + (1,)) if len(sb) == 1 else tuple(sb)
-        batch = _bcast_runtime("matmul", [SA[:-2], SB[:-2]], [A[:-2], B[:-2]])
-    out = batch
-    if len(a) > 1:
-        out = out + (A[-2],)
-    if len(b) > 1:
-        out = out + (B[-1],)
-    return tuple(out)
 
 
 class MatMul(Op):
@@ -48,14 +24,18 @@ class MatMul(Op):
 
     def output_types(self, inputs):
         a, b = inputs
-        return [TensorType(_matmul_dtype(a.dtype, b.dtype), _matmul_shape(a.shape, b.shape, True))]
+        # NumPy's matmul shape rule on static shapes, from the core
+        return [TensorType(_matmul_dtype(a.dtype, b.dtype), _core._result_shape("matmul", a.shape, b.shape))]
 
     def perform(self, node, values):
         return [_k().matmul(*values)]
 
     def infer_shape(self, node, shapes):
         a, b = node.inputs
-        return [_matmul_shape(shapes[0], shapes[1], False, a.shape, b.shape)]
+        out = _core._result_shape("matmul", *shapes)
+        # the batch axes (all but the last two) broadcast only where the types declare length 1
+        _bcast_runtime("matmul", [a.shape[:-2], b.shape[:-2]], [tuple(s)[:-2] for s in shapes])
+        return [out]
 
     def grad(self, node, output_grads):
         (g,) = output_grads

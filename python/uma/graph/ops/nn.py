@@ -4,9 +4,10 @@ gradient in one op.
 """
 from __future__ import annotations
 
+from ... import _core
 from ..basic import Op, as_variable
 from ..type import TensorType, is_float, kind_of
-from ._common import _bcast_static, _k, _norm_axis
+from ._common import _k, _norm_axis
 
 
 def relu(x):
@@ -83,7 +84,7 @@ class SoftmaxCrossEntropy(Op):
         if y.ndim != 1 or kind_of(y.dtype) not in "iu":
             raise TypeError(f"softmax_cross_entropy: labels must be a 1-d integer array, got {y.dtype} "
                             f"with {y.ndim} dimension(s)")
-        n = _bcast_static("softmax_cross_entropy", [(z.shape[0],), y.shape])
+        n = _core._broadcast_shapes("softmax_cross_entropy", (z.shape[0],), y.shape)
         return [TensorType(z.dtype, n)]
 
     def perform(self, node, values):

@@ -1,5 +1,6 @@
 """Reductions over axes: sum, mean, max, min, prod, all, any, argmax, argmin (:class:`Reduce`),
-var and std (:class:`Stat`) and logsumexp, with NumPy 2's result dtypes and their gradients.
+var and std (:class:`Stat`) and logsumexp, with NumPy 2's result dtypes and shapes (the core's
+rules) and their gradients.
 """
 from __future__ import annotations
 
@@ -45,10 +46,9 @@ class Reduce(Op):
         return tuple(range(ndim)) if self.axis is None else self.axis
 
     def _out_shape(self, shape):
-        axes = self._axes(len(shape))
-        if self.keepdims:
-            return tuple(1 if i in axes else d for i, d in enumerate(shape))
-        return tuple(d for i, d in enumerate(shape) if i not in axes)
+        """The result's shape for an input of (static or run-time) ``shape``: the reduced axes
+        removed or kept as length 1 (NumPy; the core's rule, ``uma._core._result_shape``)."""
+        return _core._result_shape(self.name, shape, axis=self.axis, keepdims=self.keepdims)
 
     def _check_empty(self, shape):
         if self.name in ("max", "min", "argmax", "argmin"):
@@ -72,7 +72,7 @@ class Reduce(Op):
 
     def infer_shape(self, node, shapes):
         self._check_empty(shapes[0])
-        return [self._out_shape(tuple(shapes[0]))]
+        return [self._out_shape(shapes[0])]
 
     def grad(self, node, output_grads):
         (g,) = output_grads
@@ -231,7 +231,7 @@ class Stat(Op):
         return [getattr(_k(), self.name)(values[0], axis=self._eager_axis(), ddof=self.ddof, keepdims=self.keepdims)]
 
     def infer_shape(self, node, shapes):
-        return [self._out_shape(tuple(shapes[0]))]
+        return [self._out_shape(shapes[0])]
 
     def grad(self, node, output_grads):
         (g,) = output_grads
@@ -301,7 +301,7 @@ class LogSumExp(Op):
         return [_k().logsumexp(values[0], axis=self._eager_axis(), keepdims=self.keepdims)]
 
     def infer_shape(self, node, shapes):
-        return [self._out_shape(tuple(shapes[0]))]
+        return [self._out_shape(shapes[0])]
 
     def grad(self, node, output_grads):
         (g,) = output_grads

@@ -7,7 +7,8 @@ import numpy as np
 
 from ..basic import Constant, Op, as_variable
 from ..type import TensorType, kind_of, np_dtype
-from ._common import _as_inputs, _bcast_runtime, _bcast_static, _diff, _k, _uma
+from ... import _core
+from ._common import _as_inputs, _bcast_runtime, _diff, _k, _uma
 
 
 class Where(Op):
@@ -16,7 +17,7 @@ class Where(Op):
     def output_types(self, inputs):
         cond, x, y = inputs
         dt = _uma().promote_types(x.dtype, y.dtype).name
-        return [TensorType(dt, _bcast_static("where", [cond.shape, x.shape, y.shape]))]
+        return [TensorType(dt, _core._result_shape("where", cond.shape, x.shape, y.shape))]
 
     def perform(self, node, values):
         return [_k().where(*values)]
@@ -57,7 +58,7 @@ class Clip(Op):
         x, lo, hi = inputs
         u = _uma()
         dt = u.promote_types(u.promote_types(x.dtype, lo.dtype), hi.dtype).name
-        return [TensorType(dt, _bcast_static("clip", [i.shape for i in inputs]))]
+        return [TensorType(dt, _core._result_shape("clip", *(i.shape for i in inputs)))]
 
     def perform(self, node, values):
         return [_k().clip(*values)]

@@ -8,9 +8,10 @@ import builtins as _b
 
 import numpy as np
 
+from ... import _core
 from ..basic import Op, Variable, as_variable
 from ..type import TensorType
-from ._common import _bcast_runtime, _bcast_static, _diff, _fmt, _k, _norm_axes, _norm_axis, _prod
+from ._common import _bcast_runtime, _diff, _fmt, _k, _norm_axes, _norm_axis, _prod
 
 
 def _as_shape(opname, shape):
@@ -310,7 +311,7 @@ class BroadcastLike(Op):
 
     def output_types(self, inputs):
         g, x = inputs
-        shape = _bcast_static("broadcast_like", [g.shape, x.shape])
+        shape = _core._broadcast_shapes("broadcast_like", g.shape, x.shape)
         if len(shape) != x.ndim:
             raise ValueError(f"broadcast_like: {_fmt(g.shape)} has more axes than {_fmt(x.shape)}")
         return [TensorType(g.dtype, shape)]
