@@ -40,7 +40,7 @@ import time
 import numpy as np
 
 __all__ = ["init", "is_initialized", "rank", "world_size", "barrier", "all_reduce", "broadcast",
-           "all_gather", "reduce_scatter", "comm", "CollectiveMismatch", "DEFAULT_TIMEOUT"]
+           "all_gather", "reduce_scatter", "comm", "stats", "check_same", "CollectiveMismatch", "DEFAULT_TIMEOUT"]
 
 #: Seconds a collective may take before the watchdog aborts the job (``UMA_DIST_TIMEOUT``).
 DEFAULT_TIMEOUT = 300.0
@@ -170,14 +170,29 @@ class _Watchdog:
                 _S.comm.Abort(3)
 
 
+_STATS = {"calls": 0, "seconds": 0.0}
+
+
+def stats(reset=False) -> dict:
+    """``{"calls", "seconds"}``: how many MPI collectives this process ran (signature checks
+    included) and the wall time spent inside them (``time.perf_counter``), since the start or
+    the last ``reset``."""
+    out = dict(_STATS)
+    if reset:
+        _STATS.update(calls=0, seconds=0.0)
+    return out
+
+
 class _watch:
-    __slots__ = ("what",)
+    """Around one MPI call: the watchdog's deadline and the time counted by :func:`stats`."""
+    __slots__ = ("what", "t0")
 
     def __init__(self, what):
         self.what = what
 
     def __enter__(self):
         w = _S.watchdog
+        self.t0 = time.perf_counter()
         if w is not None:
             w.current = (time.monotonic(), self.what)
 
@@ -185,6 +200,8 @@ class _watch:
         w = _S.watchdog
         if w is not None:
             w.current = None
+        _STATS["calls"] += 1
+        _STATS["seconds"] += time.perf_counter() - self.t0
 
 
 # ---- buffers ----------------------------------------------------------------------------------
