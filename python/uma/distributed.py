@@ -19,6 +19,10 @@ needs a float or complex dtype (the sum divided by the world size in the same dt
 float16 and bfloat16 travel as their bits in :func:`broadcast` and :func:`all_gather`; MPI has no
 reduction for them (``TypeError``: cast to float32 first).
 
+Open MPI 4.1's ``avx`` reduction component saturates sums of 8- and 16-bit unsigned integers;
+:func:`init` leaves it out (``OMPI_MCA_op=^avx`` unless the environment sets ``OMPI_MCA_op``;
+it takes effect when init is the first to import ``mpi4py.MPI``).
+
 Checks before every collective: every rank's (collective, op, root, dtype, shape) signature is
 compared through one small MPI_Allgather of int64s first; a mismatch raises ``ValueError`` on
 every rank, naming each rank's dtype and shape (``check=False`` skips it where the caller knows
@@ -93,6 +97,10 @@ def init(comm=None, *, timeout=None, abort_on_exception=True):
     if comm is None and not launched_by_mpi():
         _S.initialized = True
         return 0, 1
+    # Open MPI 4.1's "avx" reduction component saturates the sum of 8- and 16-bit unsigned
+    # integers (65535 + 2 gives 65535, not 1): leave it out unless the user chose components.
+    # Read by MPI_Init, so it applies when mpi4py.MPI is first imported here.
+    os.environ.setdefault("OMPI_MCA_op", "^avx")
     try:
         from mpi4py import MPI
     except ImportError as e:
