@@ -39,6 +39,9 @@ if [ "$profile" = test ] || [ "$profile" = fuzz ]; then
     have_pkg "$p" || need+=("$p")
   done
 fi
+case "$profile" in test|demo|bench)  # Open MPI for uma.distributed (mpirun, mpi4py builds against it)
+  for p in openmpi-bin libopenmpi-dev; do have_pkg "$p" || need+=("$p"); done ;;
+esac
 command -v g++ >/dev/null 2>&1 || need+=(g++)
 command -v make >/dev/null 2>&1 || need+=(make)
 command -v git >/dev/null 2>&1 || need+=(git)
@@ -92,6 +95,7 @@ case "$profile" in
 esac
 log "pip: ${pkgs[*]}"
 "${PIP[@]}" "${pkgs[@]}"
+case "$profile" in test|demo|bench) "${PIP[@]}" mpi4py ;; esac  # uma.distributed (after Open MPI)
 
 if [ "$profile" = bench ] || [ "$profile" = test ]; then  # test: the interop matrix's MLX rows
   if "$VENV/bin/python" -c 'import mlx.core' >/dev/null 2>&1; then

@@ -21,6 +21,15 @@ PNG of the loss curve is saved (matplotlib, Agg).
 process, and prints both mean epoch times, their ratio and how far the two models' final
 parameters are apart (they compute the same arithmetic, so the difference is rounding only).
 
+``--distributed`` (under ``mpirun -np N``) trains data-parallel over MPI (:mod:`uma.distributed`):
+each rank takes every N-th training sample (the same count on every rank), minibatches of
+``--batch-size / N`` samples, and one compiled step per minibatch whose gradients are averaged
+across the ranks inside the function (``uma.sym.all_reduce_bucket``: the flattened gradients
+concatenated, one MPI_Allreduce, split back) before the SGD updates; so the global batch is
+``--batch-size`` as in one process. Rank 0 alone prints. At the end every rank's parameters are
+hashed (SHA-256) and the hashes all-gathered: they must be bit-identical (exit code 1 on every
+rank otherwise). An uncaught exception on one rank aborts the job (MPI_Abort).
+
 Bad data (missing file, ragged rows, wrong shape, NaN labels, ...) ends with a one-line
 ``error: ...`` on stderr and exit code 2.
 """
@@ -146,8 +155,10 @@ def init_params(model, n_in, n_hidden, n_classes, seed, dtype):
             np.zeros(n_classes, dtype)]
 
 
-def build_model(uma, n_in, n_hidden, n_classes, lr, seed, dtype, backend, model="mlp"):
-    """Shared parameters and the compiled train / predict functions."""
+def build_model(uma, n_in, n_hidden, n_classes, lr, seed, dtype, backend, model="mlp",
+                distributed=False):
+    """Shared parameters and the compiled train / predict functions. ``distributed``: the
+    gradients are averaged over the MPI ranks in the train step (one bucketed all-reduce)."""
     sym = uma.sym
     names = ["W", "b"] if model == "logreg" else ["W1", "b1", "W2", "b2"]
     params = [uma.shared(v, n) for v, n in zip(init_params(model, n_in, n_hidden, n_classes, seed, dtype), names)]
@@ -166,6 +177,9 @@ def build_model(uma, n_in, n_hidden, n_classes, lr, seed, dtype, backend, model=
     loss = sym.mean(sym.softmax_cross_entropy(logits, y))
     pred = sym.argmax(logits, axis=1)
     grads = uma.grad(loss, params)
+    if distributed:  # one flat buffer, one MPI_Allreduce (mean), split back: DDP's bucketing
+        grads = sym.all_reduce_bucket([(g, p.get_value().shape) for g, p in zip(grads, params)],
+                                      op="mean")
     updates = [(p, p - lr * g) for p, g in zip(params, grads)]
 
     train = uma.function([x, y], loss, updates=updates, backend=backend)
@@ -222,10 +236,13 @@ class NumpyModel:
         return self._forward(x)[0].argmax(axis=1)
 
 
-def train_loop(step, predict, Xtr, ytr, ytr_np, bs, epochs, seed, report=None):
+def train_loop(step, predict, Xtr, ytr, ytr_np, bs, epochs, seed, report=None, all_data=None,
+               world=1):
     """SGD epochs: ``step(x, y) -> loss`` on minibatches (slices of ``Xtr``/``ytr``, views)
     in a new random order each epoch (``numpy.random.default_rng(seed + 1)``), then the
     training accuracy of ``predict``. ``report(epoch, loss, acc, seconds)`` after each epoch.
+    ``all_data``: ``(X, y_numpy)`` the accuracy is measured on (default the minibatches' own
+    data); ``world > 1``: the epoch's loss is averaged over the ranks (one all-reduce per epoch).
     Returns (mean losses, training accuracies, epoch seconds)."""
     n_train = ytr_np.shape[0]
     starts = list(range(0, n_train, bs))
@@ -239,8 +256,13 @@ def train_loop(step, predict, Xtr, ytr, ytr_np, bs, epochs, seed, report=None):
             hi = min(lo + bs, n_train)
             loss = step(Xtr[lo:hi], ytr[lo:hi])
             total += float(loss.item()) * (hi - lo)
+        if world > 1:
+            import uma
+            import uma.distributed as dist
+            total = float(dist.all_reduce(uma.asarray(np.array([total])), "mean").item())
         losses.append(total / n_train)
-        accs.append(float((np.asarray(predict(Xtr)) == ytr_np).mean()))  # after the epoch
+        Xa, ya = all_data if all_data is not None else (Xtr, ytr_np)
+        accs.append(float((np.asarray(predict(Xa)) == ya).mean()))  # after the epoch
         secs.append(time.perf_counter() - t0)
         if report is not None:
             report(epoch, losses[-1], accs[-1], secs[-1])
@@ -287,6 +309,9 @@ def parse_args(argv, backends):
     p.add_argument("--plot", default=os.path.join("out", "digits_loss.png"),
                    help="where to save the loss curve PNG (default: out/digits_loss.png)")
     p.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
+    p.add_argument("--distributed", action="store_true",
+                   help="data-parallel over MPI: run under mpirun -np N; the training data is "
+                        "sharded across the ranks and gradients are all-reduced in each step")
     a = p.parse_args(argv)
     for name in ("epochs", "hidden", "batch_size"):
         if getattr(a, name) < 1 and not (name == "hidden" and a.model == "logreg"):  # logreg has no hidden layer
@@ -297,6 +322,8 @@ def parse_args(argv, backends):
         p.error(f"--seed must be >= 0, got {a.seed}")
     if not a.plot:
         p.error("--plot must name a PNG file")
+    if a.distributed and a.compare:
+        p.error("--compare is not available with --distributed")
     if os.path.isdir(a.plot):
         p.error(f"--plot must name a PNG file, not the directory {a.plot!r}")
     return a
@@ -316,6 +343,15 @@ def _main(argv=None) -> int:
 
     args = parse_args(argv, uma.backends())
     t_start = time.perf_counter()
+    rank, world = 0, 1
+    if args.distributed:
+        import uma.distributed as dist
+        rank, world = dist.init()
+        if args.batch_size < world:
+            print(f"error: --batch-size {args.batch_size} is smaller than the {world} ranks",
+                  file=sys.stderr)
+            return 2
+    print_ = print if rank == 0 else (lambda *a, **k: None)
     try:
         path = args.data or default_data_path()
         X, y = load_data(path)
@@ -324,36 +360,53 @@ def _main(argv=None) -> int:
         return 2
     n_classes = int(y.max()) + 1
     Xtr_np, ytr_np, Xte_np, yte_np = split(X.astype(args.dtype), y)
+    Xall_np, yall_np = Xtr_np, ytr_np  # the whole training set (training accuracy)
+    if world > 1:  # rank r's shard: samples r, r + N, ... (the same count on every rank)
+        n_shard = Xtr_np.shape[0] // world
+        Xtr_np = np.ascontiguousarray(Xtr_np[rank::world][:n_shard])
+        ytr_np = np.ascontiguousarray(ytr_np[rank::world][:n_shard])
 
     # Import into uma: adopted, not copied (memory_stats tells which).
     before = uma.memory_stats("cpu")
     Xtr, ytr = uma.asarray(Xtr_np), uma.asarray(ytr_np)
     Xte, yte = uma.asarray(Xte_np), uma.asarray(yte_np)
+    Xall = Xtr if world == 1 else uma.asarray(Xall_np)
     after = uma.memory_stats("cpu")
     adopted = after["adopted_bytes"] - before["adopted_bytes"]
     copied = after["active_bytes"] - before["active_bytes"]
 
     params, train, predict, predict_ref = build_model(
         uma, X.shape[1], args.hidden, n_classes, args.lr, args.seed, args.dtype, args.backend,
-        args.model)
+        args.model, distributed=args.distributed)
 
-    n_train, bs = Xtr_np.shape[0], args.batch_size
+    n_train, bs = Xtr_np.shape[0], args.batch_size // world
     what = "MLP" if args.model == "mlp" else "softmax regression"
-    print(f"uma digits {what}: {path}")
-    print(f"data: {n_train} train / {Xte_np.shape[0]} test samples, {X.shape[1]} features, "
+    print_(f"uma digits {what}: {path}")
+    if world > 1:
+        print_(f"distributed: {world} ranks (MPI), {n_train} training samples and minibatches of "
+               f"{bs} per rank, gradients all-reduced (mean) in each step")
+    print_(f"data: {Xall_np.shape[0]} train / {Xte_np.shape[0]} test samples, {X.shape[1]} features, "
           f"{n_classes} classes; backend {args.backend}, model {args.model}"
           f"{f', hidden {args.hidden}' if args.model == 'mlp' else ''}, lr {args.lr}, "
-          f"batch {bs}, {args.dtype}")
-    print(f"import into uma: {adopted} bytes adopted, {copied} bytes copied (uma.memory_stats)")
+          f"batch {args.batch_size}, {args.dtype}")
+    print_(f"import into uma: {adopted} bytes adopted, {copied} bytes copied (uma.memory_stats)")
 
     def report(epoch, loss, acc, seconds):
-        print(f"epoch {epoch:3d}  loss {loss:.4f}  train_acc {acc:.4f}  {seconds:.3f}s", flush=True)
+        print_(f"epoch {epoch:3d}  loss {loss:.4f}  train_acc {acc:.4f}  {seconds:.3f}s", flush=True)
 
     t_train = time.perf_counter()
     # minibatches are slices of the adopted uma arrays: views, no copy
+    if world > 1:
+        dist.stats(reset=True)
     losses, train_accs, epoch_secs = train_loop(train, predict, Xtr, ytr, ytr_np, bs, args.epochs,
-                                                args.seed, report)
+                                                args.seed, report,
+                                                all_data=(Xall, yall_np), world=world)
     train_seconds = time.perf_counter() - t_train
+    comm = None
+    if world > 1:
+        comm = dist.stats()
+        print_(f"communication: {comm['calls']} MPI calls, {comm['seconds']:.3f}s of "
+               f"{train_seconds:.3f}s training on rank 0 ({100 * comm['seconds'] / train_seconds:.1f}%)")
 
     compare = None
     if args.compare == "numpy":
@@ -372,20 +425,29 @@ def _main(argv=None) -> int:
                              "train_accuracy": np_accs, "test_accuracy": np_acc,
                              "max_param_diff": diff}}
 
+    params_identical = True
+    if world > 1:  # every rank's parameters, hashed, must be bit-identical
+        import hashlib
+        h = hashlib.sha256(b"".join(np.ascontiguousarray(p.get_value()).tobytes() for p in params))
+        mine = uma.asarray(np.frombuffer(h.digest(), dtype=np.int64).copy())
+        every = np.asarray(dist.all_gather(mine))
+        params_identical = bool((every == every[0]).all())
+        print_(f"parameters bit-identical on all {world} ranks (SHA-256 all-gathered): "
+               f"{'yes' if params_identical else 'NO'}")
     yte_host = np.asarray(yte)
     pred = np.asarray(predict(Xte))
     pred_ref = np.asarray(predict_ref(Xte))
     acc = float((pred == yte_host).mean())
     acc_ref = float((pred_ref == yte_host).mean())
     identical = bool(np.array_equal(pred, pred_ref))
-    print(f"test accuracy ({args.backend}): {acc:.4f}")
-    print(f"test accuracy (reference, same shared variables): {acc_ref:.4f}; "
+    print_(f"test accuracy ({args.backend}): {acc:.4f}")
+    print_(f"test accuracy (reference, same shared variables): {acc_ref:.4f}; "
           f"predictions identical: {'yes' if identical else 'NO'}")
-    plot = save_plot(args.plot, losses)
-    print(f"loss curve: {plot}" if plot else "loss curve: not saved (matplotlib is not installed)")
+    plot = save_plot(args.plot, losses) if rank == 0 else None
+    print_(f"loss curve: {plot}" if plot else "loss curve: not saved (matplotlib is not installed)")
     seconds = time.perf_counter() - t_start
-    print(f"training took {train_seconds:.2f}s ({seconds:.2f}s in all)")
-    if args.json:
+    print_(f"training took {train_seconds:.2f}s ({seconds:.2f}s in all)")
+    if args.json and rank == 0:
         print(json.dumps({
             "test_accuracy": acc, "reference_test_accuracy": acc_ref,
             "predictions_identical": identical, "backend": args.backend, "epochs": args.epochs,
@@ -395,7 +457,11 @@ def _main(argv=None) -> int:
             "n_train": n_train, "n_test": int(Xte_np.shape[0]),
             "adopted_bytes": int(adopted), "copied_bytes": int(copied),
             "train_seconds": train_seconds, "seconds": seconds, "plot": plot, "data": path,
+            "world_size": world, "params_identical": params_identical, "communication": comm,
         }))
+    if not params_identical:
+        print(f"error: rank {rank}: the ranks' parameters differ", file=sys.stderr)
+        return 1
     if not identical:
         print("error: the reference backend's predictions differ from the "
               f"{args.backend} backend's", file=sys.stderr)

@@ -37,7 +37,8 @@ The package has one module per concept; this module re-exports their public func
   ``dot``, ``outer``, diagonals, ``trace``;
 - ``shape``: reshape, transpose, axes and broadcasting; ``join``: ``concatenate``, ``stack``,
   ``split``; ``indexing``: ``getitem``, ``take``, masks; ``subtensor``: ``set_subtensor``,
-  ``inc_subtensor``;
+  ``inc_subtensor``; ``distributed``: ``all_reduce``, ``all_gather``, ``reduce_scatter``,
+  ``all_reduce_bucket`` (collectives across processes, :mod:`uma.distributed`);
 - ``_common``: the helpers they share (weak scalars, broadcasting, axes).
 
 The modules call one another's functions only when a graph is built (gradients, lowerings,
@@ -53,6 +54,8 @@ from .convert import Cast, astype, cast  # noqa: E402
 from .creation import (FillLike, OneHot, arange, array, asarray, empty, empty_like, eye,  # noqa: E402
                        from_dlpack, full, full_like, one_hot, ones, ones_like, zeros, zeros_like)
 from .cumulative import Cumulate, cumprod, cumsum  # noqa: E402
+from .distributed import (AllGather, AllReduce, ReduceScatter, all_gather, all_reduce,  # noqa: E402
+                          all_reduce_bucket, reduce_scatter)
 from .indexing import GetItem, GetItemGrad, MaskSelect, Take, getitem, take  # noqa: E402
 from .join import Concatenate, Segment, Stack, concatenate, split, stack  # noqa: E402
 from .linalg import (Diag, Diagonal, DiagonalEmbed, MatMul, Outer, diag, diagonal, dot,  # noqa: E402
@@ -87,4 +90,6 @@ __all__ = [
     "split",
     # indexing and functional updates
     "getitem", "take", "set_subtensor", "inc_subtensor",
+    # collectives across processes (uma.distributed)
+    "all_reduce", "all_gather", "reduce_scatter", "all_reduce_bucket",
 ]
