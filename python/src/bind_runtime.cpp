@@ -116,6 +116,49 @@ runtime::NativeRef native_ref(nb::handle h) {
   return runtime::NativeRef(nb::borrow(h).release().ptr(), [](void* p) { drop(static_cast<PyObject*>(p)); });
 }
 
+// Note [Daemon threads at exit]
+// At interpreter exit CPython ends a daemon thread that waits for the GIL (or runs Python code
+// that lets go of it) with pthread_exit, whose forced unwind then passes through the C++ frames
+// of a call without the GIL. There nothing may touch Python: releasing the GIL state aborts the
+// process, and dropping a reference races the finalizing interpreter. So the code that calls
+// Python from the call path takes the GIL with with_python and holds its Python references in
+// Refs, which a forced unwind leaves to the exiting process.
+
+// A Python reference that is dropped only by a thread holding the GIL (else left to the exiting
+// process: Note [Daemon threads at exit]).
+class Ref : public nb::object {
+ public:
+  Ref(nb::object o) : nb::object(std::move(o)) {}  // NOLINT: made from any object
+  Ref(const Ref&) = delete;
+  Ref& operator=(const Ref&) = delete;
+  ~Ref() {
+    if (is_valid() && !PyGILState_Check()) release();
+  }
+};
+
+// Runs f() holding the GIL (taken when this thread does not hold it), and gives it back after,
+// except in a forced unwind (Note [Daemon threads at exit]).
+template <class F>
+decltype(auto) with_python(F&& f) {
+  struct Release {
+    PyGILState_STATE st;
+    bool armed = true;
+    ~Release() {
+      if (armed) PyGILState_Release(st);
+    }
+  } r{PyGILState_Ensure()};
+#if defined(__GLIBCXX__)
+  try {
+    return f();
+  } catch (abi::__forced_unwind&) {
+    r.armed = false;
+    throw;
+  }
+#else
+  return f();
+#endif
+}
+
 nb::object to_python(const runtime::Value& v) {
   if (v.is_array()) return nb::cast(v.array);
   if (v.native) return nb::borrow(static_cast<PyObject*>(v.native.get()));
@@ -140,26 +183,45 @@ nb::tuple static_tuple(const std::vector<int64_t>& shape) {
 // callables made by uma.runtime.shared; to_host returns a host uma.Array of the dtype).
 class PyResidency final : public runtime::Residency {
  public:
-  PyResidency(std::string name, nb::object from_host, nb::object to_host)
-      : Residency(std::move(name)), from_host_(std::move(from_host)), to_host_(std::move(to_host)) {}
+  PyResidency(std::string name, nb::object from_host, nb::object to_host, nb::object describe)
+      : Residency(std::move(name)),
+        from_host_(std::move(from_host)),
+        to_host_(std::move(to_host)),
+        describe_(std::move(describe)) {}
   ~PyResidency() override {
     drop(from_host_);
     drop(to_host_);
+    drop(describe_);
   }
   runtime::Value from_host(const Array& host, const runtime::TypeSpec& t) const override {
-    nb::gil_scoped_acquire gil;
-    return from_python(from_host_(nb::cast(host), dtype_name(t.dtype), static_tuple(t.shape)), false);
+    return with_python([&] {
+      Ref h{nb::cast(host)}, shape{static_tuple(t.shape)};
+      Ref v{from_host_(h, dtype_name(t.dtype), shape)};
+      return from_python(v, false);
+    });
   }
   Array to_host(const runtime::Value& v, const runtime::TypeSpec& t) const override {
-    nb::gil_scoped_acquire gil;
-    nb::object h = to_host_(to_python(v), dtype_name(t.dtype), static_tuple(t.shape));
-    UMA_CHECK(nb::isinstance<Array>(h), Type, "residency ", name(), ": the host form of shared variable ", t.label,
-              " is a ", py_str(nb::type_name(h.type())), ", not a uma.Array");
-    return nb::cast<Array>(h);
+    return with_python([&] {
+      Ref value{to_python(v)}, shape{static_tuple(t.shape)};
+      Ref h{to_host_(value, dtype_name(t.dtype), shape)};
+      UMA_CHECK(nb::isinstance<Array>(h), Type, "residency ", name(), ": the host form of shared variable ", t.label,
+                " is a ", py_str(nb::type_name(h.type())), ", not a uma.Array");
+      return nb::cast<Array>(h);
+    });
+  }
+  std::optional<std::pair<std::string, Shape>> describe(const runtime::Value& v) const override {
+    if (v.is_array()) return Residency::describe(v);
+    return with_python([&]() -> std::optional<std::pair<std::string, Shape>> {
+      Ref value{to_python(v)};
+      Ref r{describe_(value)};
+      if (r.is_none()) return std::nullopt;
+      nb::tuple t = nb::borrow<nb::tuple>(r);
+      return std::make_pair(nb::cast<std::string>(t[0]), nb::cast<Shape>(t[1]));
+    });
   }
 
  private:
-  nb::object from_host_, to_host_;
+  nb::object from_host_, to_host_, describe_;
 };
 
 // A Python linker's thunk: `thunk(values) -> [outputs..., updates...]`, and `describe(value)
@@ -183,36 +245,47 @@ class PyThunk final : public runtime::Thunk {
     drop(describe_);
   }
   void run(const std::vector<runtime::Value>& values, std::vector<runtime::Value>& outputs) const override {
-    nb::gil_scoped_acquire gil;
-    UMA_CHECK(thunk_.is_valid(), Runtime, "function: backend '", backend_, "': the thunk was released");
-    nb::list in;
-    for (const runtime::Value& v : values) in.append(to_python(v));
-    nb::object out = thunk_(in);
-    const bool seq = nb::isinstance<nb::list>(out) || nb::isinstance<nb::tuple>(out);
-    if (!seq || nb::len(out) != n_) {
-      std::string got = seq ? std::to_string(nb::len(out)) + " values" : py_repr(out).substr(0, 80);
-      UMA_FAIL(Type, "function: backend '", backend_, "''s thunk returned ", got, ", expected a list of ", n_,
-               " (one per output and update); no shared variable was changed");
-    }
-    outputs.reserve(n_);
-    for (nb::handle h : out) outputs.push_back(from_python(h, arrays_));
+    with_python([&] {
+      UMA_CHECK(thunk_.is_valid(), Runtime, "function: backend '", backend_, "': the thunk was released");
+      Ref in{nb::steal(PyList_New(static_cast<Py_ssize_t>(values.size())))};
+      if (!in.is_valid()) throw nb::python_error();
+      for (std::size_t i = 0; i < values.size(); ++i)
+        PyList_SET_ITEM(in.ptr(), static_cast<Py_ssize_t>(i), to_python(values[i]).release().ptr());
+      Ref out{thunk_(in)};
+      const bool seq = PyList_Check(out.ptr()) || PyTuple_Check(out.ptr());
+      const std::size_t n = seq ? static_cast<std::size_t>(PySequence_Fast_GET_SIZE(out.ptr())) : 0;
+      if (!seq || n != n_) {
+        std::string got = seq ? std::to_string(n) + " values" : py_repr(out).substr(0, 80);
+        UMA_FAIL(Type, "function: backend '", backend_, "''s thunk returned ", got, ", expected a list of ", n_,
+                 " (one per output and update); no shared variable was changed");
+      }
+      outputs.reserve(n_);
+      PyObject** items = PySequence_Fast_ITEMS(out.ptr());
+      for (std::size_t i = 0; i < n; ++i) outputs.push_back(from_python(items[i], arrays_));
+    });
   }
   std::optional<std::pair<std::string, Shape>> describe(const runtime::Value& v) const override {
-    nb::gil_scoped_acquire gil;
-    if (!describe_.is_valid()) return std::nullopt;
-    nb::object r = describe_(to_python(v));
-    if (r.is_none()) return std::nullopt;
-    nb::tuple t = nb::borrow<nb::tuple>(r);
-    return std::make_pair(nb::cast<std::string>(t[0]), nb::cast<Shape>(t[1]));
+    return with_python([&]() -> std::optional<std::pair<std::string, Shape>> {
+      if (!describe_.is_valid()) return std::nullopt;
+      Ref value{to_python(v)};
+      Ref r{describe_(value)};
+      if (r.is_none()) return std::nullopt;
+      nb::tuple t = nb::borrow<nb::tuple>(r);
+      return std::make_pair(nb::cast<std::string>(t[0]), nb::cast<Shape>(t[1]));
+    });
   }
   std::string kind(const runtime::Value& v) const override {
-    nb::gil_scoped_acquire gil;
-    return py_str(nb::type_name(to_python(v).type()));
+    return with_python([&] {
+      Ref value{to_python(v)};
+      return py_str(nb::type_name(value.type()));
+    });
   }
   Array to_array(const runtime::Value& v) const override {
     if (v.is_array()) return v.array;
-    nb::gil_scoped_acquire gil;
-    return asarray(to_python(v), std::nullopt, std::nullopt, interop::CopyMode::IfNeeded, "function");
+    return with_python([&] {
+      Ref value{to_python(v)};
+      return asarray(value, std::nullopt, std::nullopt, interop::CopyMode::IfNeeded, "function");
+    });
   }
 
  private:
@@ -221,6 +294,36 @@ class PyThunk final : public runtime::Thunk {
   std::string backend_;
   std::size_t n_;
 };
+
+// uma._core.SharedCell takes part in garbage collection: a native value it keeps (a Python
+// backend's array) may reach back to the shared variable (through its linker, say). The
+// collector sees each native value once (a cell's copy holds one reference to it); a cell
+// locked by another thread's call reports nothing (it is reachable: that call holds it).
+int cell_traverse(PyObject* self, visitproc visit, void* arg) {
+  Py_VISIT(Py_TYPE(self));
+  if (!nb::inst_ready(self)) return 0;
+  runtime::SharedCell* c = nb::inst_ptr<runtime::SharedCell>(self);
+  if (!c->try_lock()) return 0;
+  int r = 0;
+  c->for_each_native([&](void* p) {
+    if (r == 0) r = visit(static_cast<PyObject*>(p), arg);
+  });
+  c->unlock();
+  return r;
+}
+
+int cell_clear(PyObject* self) {
+  if (!nb::inst_ready(self)) return 0;
+  runtime::SharedCell* c = nb::inst_ptr<runtime::SharedCell>(self);
+  if (!c->try_lock()) return 0;
+  c->clear();
+  c->unlock();
+  return 0;
+}
+
+PyType_Slot g_cell_slots[] = {{Py_tp_traverse, reinterpret_cast<void*>(&cell_traverse)},
+                              {Py_tp_clear, reinterpret_cast<void*>(&cell_clear)},
+                              {0, nullptr}};
 
 // ---- Function from Python --------------------------------------------------------------
 // A runtime::Function plus what the Python call needs: the filter of arguments a Program
@@ -396,6 +499,23 @@ std::optional<nb::object> fast_call(PyFunction& f, PyObject* const* args, std::s
   return result(f.single, out, [](Array& a) { return nb::cast(std::move(a)); });
 }
 
+// Takes the GIL back after thunk_call ran a call without it (Note [Daemon threads at exit]:
+// in a forced unwind the call's values are left to the exiting process).
+void restore_gil(PyThreadState* ts, std::vector<runtime::Value>& in, std::vector<runtime::Value>& out) {
+#if defined(__GLIBCXX__)
+  try {
+    PyEval_RestoreThread(ts);
+  } catch (abi::__forced_unwind&) {
+    auto* left = new std::vector<runtime::Value>[2];  // never freed: the process is exiting
+    left[0] = std::move(in);
+    left[1] = std::move(out);
+    throw;
+  }
+#else
+  PyEval_RestoreThread(ts);
+#endif
+}
+
 // One call of a Thunk function on `values`, already in its residency (uma.Function filters
 // them in Python: is_native, the host filter, the linker's input_filter). The thunk and the
 // residencies' conversions take the GIL when they run; the call keeps the GIL when every
@@ -405,8 +525,15 @@ nb::object thunk_call(PyFunction& f, nb::handle values) {
   std::vector<runtime::Value> in, out;
   for (nb::handle h : values) in.push_back(from_python(h, arrays));
   if (!f.fn.call_now(in, out)) {
-    nb::gil_scoped_release release;
-    f.fn.call(in, out);
+    PyThreadState* ts = PyEval_SaveThread();
+    std::exception_ptr err;
+    try {
+      f.fn.call(in, out);
+    } catch (...) {
+      err = std::current_exception();
+    }
+    restore_gil(ts, in, out);
+    if (err) std::rethrow_exception(err);
   }
   bump(f.calls);
   return result(f.single, out, [](runtime::Value& v) { return to_python(v); });
@@ -447,6 +574,75 @@ PyObject* function_call(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
     return nullptr;
   }
 }
+
+// uma._core._call_thunk(fast, values): thunk_call for uma.Function._bound_call, written against
+// the C API like __call__ above, so that a forced unwind passes through (nanobind's dispatcher
+// would catch it: Note [Daemon threads at exit]).
+PyObject* call_thunk(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  try {
+    if (nargs != 2) {
+      PyErr_SetString(PyExc_TypeError, "_call_thunk(fast, values) takes 2 arguments");
+      return nullptr;
+    }
+    return thunk_call(nb::cast<PyFunction&>(nb::handle(args[0])), args[1]).release().ptr();
+#if defined(__GLIBCXX__)
+  } catch (abi::__forced_unwind&) {
+    throw;
+#endif
+  } catch (...) {
+    set_python_error(std::current_exception());
+    return nullptr;
+  }
+}
+
+// uma._core._program_run(program, inputs): Program.run for the Program segments that a linker's
+// thunk runs between Python steps, written against the C API so that a forced unwind passes
+// through (Note [Daemon threads at exit]); the GIL is released while it runs.
+PyObject* program_run(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  try {
+    if (nargs != 2) {
+      PyErr_SetString(PyExc_TypeError, "_program_run(program, inputs) takes 2 arguments");
+      return nullptr;
+    }
+    const runtime::Program& p = nb::cast<const runtime::Program&>(nb::handle(args[0]));
+    std::vector<runtime::Value> in, out;  // arrays: released with the GIL, or left in a forced unwind
+    for (nb::handle h : nb::handle(args[1])) in.emplace_back(nb::cast<Array>(h));
+    std::vector<Array> arrays;
+    arrays.reserve(in.size());
+    for (const runtime::Value& v : in) arrays.push_back(v.array);
+    in.clear();
+    std::vector<Array> result;
+    PyThreadState* ts = PyEval_SaveThread();
+    std::exception_ptr err;
+    try {
+      p.run_into(arrays, result);
+    } catch (...) {
+      err = std::current_exception();
+    }
+    for (Array& a : arrays) in.emplace_back(std::move(a));
+    for (Array& a : result) out.emplace_back(std::move(a));
+    restore_gil(ts, in, out);
+    if (err) std::rethrow_exception(err);
+    nb::list l;
+    for (runtime::Value& v : out) l.append(nb::cast(std::move(v.array)));
+    return l.release().ptr();
+#if defined(__GLIBCXX__)
+  } catch (abi::__forced_unwind&) {
+    throw;
+#endif
+  } catch (...) {
+    set_python_error(std::current_exception());
+    return nullptr;
+  }
+}
+
+PyMethodDef g_program_run_def = {
+    "_program_run", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&program_run)), METH_FASTCALL,
+    "Runs the Program `program` on the uma.Arrays `inputs` (a list of the results); the GIL is released."};
+
+PyMethodDef g_call_thunk_def = {
+    "_call_thunk", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&call_thunk)), METH_FASTCALL,
+    "Calls the thunk function `fast` (a uma._core.Function) on `values`, already in its residency."};
 
 PyMethodDef g_function_call_def = {
     "__call__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&function_call)),
@@ -516,17 +712,19 @@ void bind_runtime(nb::module_& m) {
       }, "The device of its values when they are uma arrays (the host or a device), else None.");
   m.def("_array_residency", [](nb::handle device) { return runtime::array_residency(to_device(device)); }, nb::arg("device"),
         "uma's residency of `device` (values are uma.Arrays there; 'cpu' for the host).");
-  m.def("_python_residency", [](std::string name, nb::object from_host, nb::object to_host) {
+  m.def("_python_residency", [](std::string name, nb::object from_host, nb::object to_host, nb::object describe) {
     UMA_CHECK(name != "cpu", Value, "a Python residency cannot be named 'cpu' (the host residency is uma's)");
-    return std::shared_ptr<const runtime::Residency>(
-        std::make_shared<PyResidency>(std::move(name), std::move(from_host), std::move(to_host)));
-  }, nb::arg("name"), nb::arg("from_host"), nb::arg("to_host"),
-  "A Python backend's residency: from_host(host_array, dtype, static_shape) -> native value and\n"
-  "to_host(value, dtype, static_shape) -> host uma.Array (its linker's filters).");
+    return std::shared_ptr<const runtime::Residency>(std::make_shared<PyResidency>(
+        std::move(name), std::move(from_host), std::move(to_host), std::move(describe)));
+  }, nb::arg("name"), nb::arg("from_host"), nb::arg("to_host"), nb::arg("describe"),
+  "A Python backend's residency: from_host(host_array, dtype, static_shape) -> native value,\n"
+  "to_host(value, dtype, static_shape) -> host uma.Array (its linker's filters), and\n"
+  "describe(value) -> (dtype name, shape) | None (uma.runtime.filters.value_type).");
 
   nb::class_<runtime::SharedCell>(m, "SharedCell",
                                   "A shared variable's declared type, its copies in every residency and its lock\n"
-                                  "(include/uma/runtime/shared_cell.h). Internal: used by uma.runtime.shared.Container.")
+                                  "(include/uma/runtime/shared_cell.h). Internal: used by uma.runtime.shared.Container.",
+                                  nb::type_slots(g_cell_slots))
       .def("__init__", [](runtime::SharedCell* self, nb::handle v, nb::handle dtype, nb::handle shape,
                           std::string label, std::string text) {
         Array host = host_array(v);
@@ -596,8 +794,11 @@ void bind_runtime(nb::module_& m) {
               std::move(filter), single, {0}, nb::object(), nullptr};
           if (!shape_check.is_none()) {
             f->fn.set_shape_check(runtime::Function::ShapeCheck([f](const std::vector<Array>& values) {
-              nb::gil_scoped_acquire gil;
-              if (f->shape_check.is_valid()) f->shape_check(nb::cast(values));
+              with_python([&] {
+                if (!f->shape_check.is_valid()) return;
+                Ref v{nb::cast(values)};
+                Ref r{f->shape_check(v)};
+              });
             }));
           }
         } else {
@@ -611,11 +812,14 @@ void bind_runtime(nb::module_& m) {
           f->thunk = raw;
           if (!shape_check.is_none()) {
             f->fn.set_shape_check(runtime::Function::ValueShapeCheck([f](const std::vector<runtime::Value>& values) {
-              nb::gil_scoped_acquire gil;
-              if (!f->shape_check.is_valid()) return;
-              nb::list l;
-              for (const runtime::Value& v : values) l.append(to_python(v));
-              f->shape_check(l);
+              with_python([&] {
+                if (!f->shape_check.is_valid()) return;
+                Ref l{nb::steal(PyList_New(static_cast<Py_ssize_t>(values.size())))};
+                if (!l.is_valid()) throw nb::python_error();
+                for (std::size_t i = 0; i < values.size(); ++i)
+                  PyList_SET_ITEM(l.ptr(), static_cast<Py_ssize_t>(i), to_python(values[i]).release().ptr());
+                Ref r{f->shape_check(l)};
+              });
             }));
           }
         }
@@ -631,7 +835,7 @@ void bind_runtime(nb::module_& m) {
           UMA_CHECK(r.has_value(), Type, "function takes ", f.fn.num_inputs(), " argument(s), got ", nb::len(args));
           return std::move(*r);
         }
-        return thunk_call(f, args);
+        return thunk_call(f, args);  // uma.Function calls _call_thunk instead (a forced unwind passes)
       }, nb::arg("args"),
       "Calls with the tuple `args` (for a Program function: arguments filtered here; for a thunk:\n"
       "values already in the residency): the outputs (one value, or a list). A Program's call\n"
@@ -651,6 +855,8 @@ void bind_runtime(nb::module_& m) {
     return nb::steal(d);
   }, "uma.Function.__call__ in C++ for the class `cls` (python/uma/runtime/function.py): the C++ call\n"
      "path without a Python frame; other calls go to Function._bound_call(args, kwargs).");
+  m.attr("_call_thunk") = nb::steal(PyCFunction_NewEx(&g_call_thunk_def, nullptr, nullptr));
+  m.attr("_program_run") = nb::steal(PyCFunction_NewEx(&g_program_run_def, nullptr, nullptr));
   m.def("_program_ops", &runtime::op_names, "Names of the ops a Program can run.");
   m.def("_fusable", [](const std::string& name, nb::handle dtype) {
     DType t = *to_dtype(dtype);

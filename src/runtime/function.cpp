@@ -376,10 +376,7 @@ bool Function::run_call(const V* in, std::size_t n_in, std::vector<V>* owned, st
     hosts.reserve(n_up);
     for (std::size_t k = 0; k < n_up; ++k) {
       SharedCell& c = *shared_[updates_[k]];
-      hosts.push_back(options_.residency->to_host(staged[k], c.type()));
-      UMA_CHECK(hosts.back().defined() && c.type().admits(hosts.back().dtype(), hosts.back().shape()), Type,
-                "residency ", options_.residency->name(), ": the host form of shared variable ", c.type().label,
-                " does not have its type ", c.type().text);
+      hosts.push_back(host_form(*options_.residency, staged[k], c.type()));
     }
   }
   for (std::size_t k = 0; k < n_up; ++k) {

@@ -24,6 +24,24 @@ bool TypeSpec::admits(DType d, const Shape& s) const noexcept {
   return true;
 }
 
+std::optional<std::pair<std::string, Shape>> Residency::describe(const Value& v) const {
+  if (!v.is_array()) return std::nullopt;
+  return std::make_pair(std::string(dtype_name(v.array.dtype())), v.array.shape());
+}
+
+Array host_form(const Residency& r, const Value& v, const TypeSpec& t) {
+  Array h = r.to_host(v, t);
+  UMA_CHECK(h.defined() && h.device().is_cpu(), Runtime, "residency ", r.name(), ": the host form of shared variable ",
+            t.label, " is not a host array");
+  if (auto d = r.describe(v))
+    UMA_CHECK(d->second == h.shape(), Type, "residency ", r.name(), ": output_filter gave shape ", shape_str(h.shape()),
+              " for a value of shape ", shape_str(d->second), " of shared variable ", t.label);
+  UMA_CHECK(h.dtype() == t.dtype && t.admits(h.dtype(), h.shape()), Type, "residency ", r.name(),
+            ": the host form of shared variable ", t.label, " is ", dtype_name(h.dtype()), " of shape ",
+            shape_str(h.shape()), ", not of type ", t.text);
+  return h;
+}
+
 namespace {
 // uma's residency of one device: values are Arrays there.
 class ArrayResidency final : public Residency {

@@ -82,27 +82,57 @@ const Array& SharedCell::host() const {
   return host_;
 }
 
+namespace {
+// A conversion may run code (a Python linker's filter) that writes the cell; the read then
+// starts again from the new value, this many times at most.
+constexpr int kConversionAttempts = 8;
+}  // namespace
+
 const Array& SharedCell::read_host() {
-  if (host_current_) return host_;
-  const Copy& c = others_.front();  // a write elsewhere left exactly one current copy there
-  Array h = c.residency->to_host(c.value, type_);
-  UMA_CHECK(h.defined() && h.device().is_cpu(), Runtime, "residency ", c.residency->name(),
-            ": the host form of shared variable ", type_.label, " is not a host array");
-  UMA_CHECK(h.dtype() == type_.dtype && type_.admits(h.dtype(), h.shape()), Type, "residency ",
-            c.residency->name(), ": the host form of shared variable ", type_.label, " is ", dtype_name(h.dtype()),
-            " of shape ", shape_str(h.shape()), ", not of type ", type_.text);
-  refresh_host(std::move(h));
+  for (int attempt = 0; !host_current_; ++attempt) {
+    UMA_CHECK(!others_.empty(), Runtime, "shared variable ", type_.label, " holds no value (it was cleared)");
+    UMA_CHECK(attempt < kConversionAttempts, Runtime, "shared variable ", type_.label,
+              ": every conversion to the host was overtaken by a write");
+    const Copy c = others_.front();  // a write elsewhere left exactly one current copy there
+    const uint64_t seen = writes_;
+    Array h = host_form(*c.residency, c.value, type_);
+    if (writes_ == seen) refresh_host(std::move(h));
+  }
   return host_;
 }
 
 Value SharedCell::read(const std::shared_ptr<const Residency>& r) {
   if (r->is_host()) return read_host();
-  for (const Copy& c : others_)
-    if (c.residency->name() == r->name()) return c.value;
-  Value v = r->from_host(read_host(), type_);
-  UMA_CHECK(v.defined(), Runtime, "residency ", r->name(), ": no value for shared variable ", type_.label);
-  others_.push_back(Copy{r, v});
-  return v;
+  for (int attempt = 0;; ++attempt) {
+    for (const Copy& c : others_)
+      if (c.residency->name() == r->name()) return c.value;
+    UMA_CHECK(attempt < kConversionAttempts, Runtime, "shared variable ", type_.label, ": every conversion to ",
+              r->name(), " was overtaken by a write");
+    const Array host = read_host();
+    const uint64_t seen = writes_;
+    Value v = r->from_host(host, type_);
+    auto d = r->describe(v);
+    UMA_CHECK(d.has_value(), Type, "residency ", r->name(), ": input_filter gave a value without dtype and shape for "
+              "shared variable ", type_.label, " (nothing was kept)");
+    UMA_CHECK(d->first == dtype_name(host.dtype()) && d->second == host.shape(), Type, "residency ", r->name(),
+              ": input_filter gave ", d->first, " of shape ", shape_str(d->second), " for shared variable ",
+              type_.label, ", which holds ", dtype_name(host.dtype()), " of shape ", shape_str(host.shape()),
+              " (nothing was kept)");
+    if (auto dev = r->device())
+      UMA_CHECK(v.is_array() && v.array.device() == *dev, Type, "residency ", r->name(),
+                ": input_filter gave a value that is not a uma array on ", dev->str(), " for shared variable ",
+                type_.label);
+    if (writes_ != seen) continue;  // the filter wrote the cell: read the new value
+    others_.push_back(Copy{r, v});
+    return v;
+  }
+}
+
+void SharedCell::clear() noexcept {
+  host_ = Array();
+  host_current_ = false;
+  others_.clear();
+  ++writes_;
 }
 
 std::vector<std::string> SharedCell::current() const {
@@ -127,12 +157,14 @@ void SharedCell::write(const std::shared_ptr<const Residency>& r, Value value) {
   host_current_ = false;
   others_.clear();
   others_.push_back(Copy{r, std::move(value)});
+  ++writes_;
 }
 
 void SharedCell::write_host(Array value) {
   host_ = std::move(value);
   host_current_ = true;
   others_.clear();
+  ++writes_;
 }
 
 bool SharedCell::can_write_element(DType dtype) const noexcept {
@@ -159,6 +191,7 @@ void SharedCell::write_element(const void* bytes) noexcept {
     case 4: std::memcpy(to, bytes, 4); break;
     default: std::memcpy(to, bytes, n); break;
   }
+  ++writes_;
 }
 
 void SharedCell::refresh_host(Array value) {

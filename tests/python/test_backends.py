@@ -907,3 +907,153 @@ def test_linker_contract_violations_are_clear_errors_and_change_nothing():
         residency = "cpu"
     with pytest.raises(NotImplementedError, match="no dispatch table and does not override compile"):
         uma.function([x], x + 1, backend=Nothing())
+
+
+# ======================================================================== misbehaving Python linkers
+
+from uma.runtime.linkers.numpy import numpy_impl  # noqa: E402
+
+
+class _Filtered(uma.Linker):
+    """A numpy-table linker whose filters tests can break (``broken_in`` / ``broken_out``: what
+    ``input_filter`` / ``output_filter`` return instead), or make run code (``on_convert``)."""
+
+    name, residency, dispatch = "test-filtered", "test-filtered", numpy_impl
+    OK = object()
+    broken_in = broken_out = OK
+    on_convert = None
+
+    def input_filter(self, value, type):
+        if self.on_convert is not None:
+            cb, self.on_convert = self.on_convert, None
+            cb()
+        return np.array(value) if self.broken_in is self.OK else self.broken_in
+
+    def output_filter(self, value, type):
+        return uma.asarray(value) if self.broken_out is self.OK else self.broken_out
+
+
+@pytest.mark.parametrize("bad", [None, np.zeros(5), np.zeros(3, np.float32)], ids=["none", "shape", "dtype"])
+def test_an_input_filter_result_of_another_type_is_refused_and_not_kept(bad):
+    lk = _Filtered()
+    w = uma.shared(np.arange(3.0), "w")
+    f = uma.function([], sym.sum(w), backend=lk)
+    lk.broken_in = bad
+    with pytest.raises(TypeError, match=r"residency test-filtered: input_filter gave .* shared variable 'w'"):
+        f()
+    assert w.container.current == {HOST}  # nothing kept
+    lk.broken_in = lk.OK
+    assert float(np.asarray(f())) == 3.0
+    x = sym.vector("x")
+    g = uma.function([x], sym.sum(x), backend=lk)
+    lk.broken_in = bad  # an argument's filtered value is checked the same way
+    with pytest.raises(TypeError, match=r"input 0 \('x'\): backend 'test-filtered''s input_filter gave"):
+        g(np.ones(3))
+
+
+def test_an_eager_host_copy_of_another_shape_writes_nothing():
+    lk = _Filtered()
+    a = uma.shared(np.arange(3.0), "a")
+    step = uma.function([], [], updates={a: a + 1}, backend=lk, update_policy="eager")
+    lk.broken_out = np.zeros(9)
+    with pytest.raises(TypeError, match=r"output_filter gave shape \(9,\) for a value of shape \(3,\) of shared "
+                                        r"variable 'a'"):
+        step()
+    assert a.container.current == {HOST, "test-filtered"}  # read, not written
+    np.testing.assert_array_equal(a.get_value(), np.arange(3.0))
+    lk.broken_out = lk.OK
+    step()
+    np.testing.assert_array_equal(a.get_value(), np.arange(3.0) + 1)
+
+
+def test_a_write_made_by_a_filter_during_a_conversion_is_what_the_read_sees():
+    lk = _Filtered()
+    w = uma.shared(np.arange(3.0), "w")
+    bump = uma.function([], [], updates={w: w + 10}, backend="cpu")
+    read = uma.function([], w * 1, backend=lk)
+    lk.on_convert = bump  # the conversion for `read` writes w first
+    np.testing.assert_array_equal(np.asarray(read()), np.arange(3.0) + 10)
+    np.testing.assert_array_equal(np.asarray(read()), np.arange(3.0) + 10)
+    np.testing.assert_array_equal(w.get_value(), np.arange(3.0) + 10)
+
+
+def test_a_linker_instance_cannot_take_a_registered_backends_residency():
+    class Lists(uma.Linker):
+        name, residency, dispatch = "test-lists", "numpy", numpy_impl
+
+    w = uma.shared(np.arange(3.0), "w")
+    with pytest.raises(ValueError, match="residency 'numpy', which the registered backend 'numpy' uses"):
+        uma.function([], sym.sum(w), backend=Lists())
+    with pytest.raises(ValueError, match="residency 'numpy'"):
+        uma.register_backend("test-lists", Lists())
+
+    class MoreNumpy(type(uma.runtime.get_linker("numpy"))):  # a subclass keeps the same values
+        name = "test-more-numpy"
+
+    assert float(np.asarray(uma.function([], sym.sum(w), backend=MoreNumpy())())) == 3.0
+    bad = _Filtered()
+    bad.residency = 5
+    with pytest.raises(TypeError, match="residency 5; a residency is a non-empty string"):
+        uma.function([], sym.sum(w), backend=bad)
+
+
+def test_a_cycle_through_a_native_copy_is_collected():
+    import gc
+    import weakref
+
+    class Tensor(np.ndarray):
+        pass
+
+    class Remembers(_Filtered):
+        def input_filter(self, value, type):
+            t = np.array(value).view(Tensor)
+            t.backend = self  # a value that knows its backend, whose linker holds the variable
+            return t
+
+    def make():
+        lk = Remembers()
+        w = uma.shared(np.zeros(3), "w")
+        lk.params = [w]
+        uma.function([], sym.sum(w), backend=lk)()
+        assert w.container.current == {HOST, "test-filtered"}
+        return weakref.ref(w)
+
+    ref = make()
+    gc.collect()
+    assert ref() is None
+
+
+def test_a_default_update_must_be_symbolic():
+    w = uma.shared(np.zeros(3), "w")
+    w.default_update = "oops"
+    with pytest.raises(TypeError, match="the default_update of shared variable 'w' must be a symbolic expression"):
+        uma.function([], w * 1)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "reference", "python-step"])
+def test_a_daemon_thread_inside_a_python_thunk_at_exit_does_not_crash(backend):
+    """Note [Daemon threads at exit] in python/src/bind_runtime.cpp: CPython ends the thread
+    with pthread_exit while it runs Python code inside a call."""
+    import subprocess
+    import sys
+    update = "w + x" if backend != "python-step" else "w + x + 0 * uma.random.RandomStream(0).normal(size=(3,))"
+    code = f"""
+import threading, time
+import numpy as np, uma
+x = uma.sym.vector("x")
+w = uma.shared(np.zeros(3), name="w")
+f = uma.function([x], uma.sym.sum(w * x), updates={{w: {update}}},
+                 backend={"'cpu'" if backend == "python-step" else repr(backend)})
+assert f.fast_path is False
+def loop():
+    while True:
+        f(np.ones(3))
+threading.Thread(target=loop, daemon=True).start()
+time.sleep(0.2)
+print("done")
+"""
+    for _ in range(3):
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr[-3000:]
+        assert "done" in r.stdout
+        assert "Fatal" not in r.stderr and "terminate" not in r.stderr, r.stderr[-3000:]

@@ -68,6 +68,9 @@ class Residency {
   virtual Value from_host(const Array& host, const TypeSpec& t) const = 0;
   /// A CPU array of t.dtype holding `v`, a value of this residency (output_filter).
   virtual Array to_host(const Value& v, const TypeSpec& t) const = 0;
+  /// The dtype (its name; a dtype uma lacks by its own text) and shape of `v`, a value of this
+  /// residency, read without converting it; nullopt when it has none. An Array's by default.
+  virtual std::optional<std::pair<std::string, Shape>> describe(const Value& v) const;
 
  protected:
   explicit Residency(std::string name) : name_(std::move(name)) {}
@@ -75,6 +78,11 @@ class Residency {
  private:
   std::string name_;
 };
+
+/// r.to_host(v, t), checked: a CPU array of t.dtype, with the shape of `v` (when r can describe
+/// it) and of type `t`. TypeError (RuntimeError for no host array) naming the residency and
+/// t.label otherwise.
+Array host_form(const Residency& r, const Value& v, const TypeSpec& t);
 
 /// uma's residency of device `d` ("cpu" for the host): values are uma::Arrays on `d`; a host
 /// array reaches it with one transfer (the pinned staging path), and comes back with one.

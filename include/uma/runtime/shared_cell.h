@@ -12,7 +12,10 @@
 //
 // Reading in a residency without a current copy converts once, through the host copy
 // (Residency::to_host of the written copy, then Residency::from_host of the reader), and keeps
-// the result: a host <-> device switch costs one conversion, a second read none.
+// the result: a host <-> device switch costs one conversion, a second read none. A converted
+// copy must have the value's dtype and shape (TypeError otherwise, and nothing is kept), and it
+// is kept only if no write happened while it was made (a filter may run code that writes the
+// cell: the read then starts again from the new value).
 //
 // Threads: every accessor below `lock()` expects its caller to hold the cell's lock. The lock
 // is re-entrant (like Python's RLock) and knows its owner: unlock() by another thread is a
@@ -75,6 +78,15 @@ class SharedCell {
   /// none (and kept: it is current until the next write). Errors of a conversion propagate;
   /// the cell then holds at most one more current copy (the host's), of the same value.
   Value read(const std::shared_ptr<const Residency>& r);
+  /// Drops every copy (the cell then holds no value: reads are RuntimeErrors). For the
+  /// garbage collector, which clears only cells no one can read any more.
+  void clear() noexcept;
+  /// Calls visit(native) for each native value among the copies (the garbage collector's view).
+  template <class F>
+  void for_each_native(F&& visit) const {
+    for (const Copy& c : others_)
+      if (c.value.native) visit(c.value.native.get());
+  }
   /// The names of the residencies holding a current copy (the host's as "cpu").
   std::vector<std::string> current() const;
   /// The current copy in the residency named `name`, or nullptr.
@@ -112,6 +124,7 @@ class SharedCell {
     Value value;
   };
   std::vector<Copy> others_;  // current copies outside the host, one per residency
+  uint64_t writes_ = 0;       // counts writes: a conversion is kept only if none happened meanwhile
   TypeSpec type_;
   uint64_t serial_;
 };

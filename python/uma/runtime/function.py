@@ -41,8 +41,16 @@ from ..graph.fgraph import FunctionGraph, validate
 from ..graph.rewrite import as_mode, rewrite
 from ..graph.type import _ALL_DTYPES, _fmt_shape
 from .filters import can_cast_safe, filter_host, value_type
-from .linker import _BACKENDS, get_linker
+from .linker import _BACKENDS, check_residency, get_linker
 from .shared import SharedVariable
+
+
+def _call_thunk_of_core():
+    from .. import _core
+    return _core._call_thunk
+
+
+_call_thunk = _call_thunk_of_core()
 
 __all__ = ["function", "Function", "dprint"]
 
@@ -84,10 +92,11 @@ def _normalize_updates(updates):
             value = Constant(np.asarray(filter_host(value, target.type, what=f"update of {_label(target)}")))
         t, u = target.type, value.type
         if u.dtype != t.dtype or u.ndim != t.ndim:
+            fix = (f"cast the update expression (e.g. .astype({t.dtype!r})) to match" if u.dtype != t.dtype
+                   else f"give the update expression {t.ndim} dimension(s)")
             raise TypeError(
                 f"function: the update of shared variable {_label(target)} has dtype {u.dtype} and ndim "
-                f"{u.ndim}, but the variable has dtype {t.dtype} and ndim {t.ndim}; cast the update "
-                f"expression (e.g. .astype({t.dtype!r})) to match")
+                f"{u.ndim}, but the variable has dtype {t.dtype} and ndim {t.ndim}; {fix}")
         for a, b in zip(u.shape, t.shape):
             if a is not None and b is not None and a != b:
                 raise TypeError(f"function: the update of shared variable {_label(target)} has static "
@@ -112,6 +121,9 @@ def _default_updates(outputs, updates, inputs, no_default_updates):
         for v in ancestors(frontier, stop=inputs):
             if (isinstance(v, SharedVariable) and v not in seen and v not in have and v not in skip
                     and v.default_update is not None):
+                if not isinstance(v.default_update, Variable):
+                    raise TypeError(f"function: the default_update of shared variable {_label(v)} must be a "
+                                    f"symbolic expression, got {type(v.default_update).__name__}")
                 seen.add(v)
                 extra.append((v, v.default_update))
                 new.append(v.default_update)
@@ -187,6 +199,7 @@ class Function:
         self._what = [f"input {k} ({_label(v, k)})" for k, v in enumerate(inputs)]
         self._names = {v.name: k for k, v in enumerate(inputs) if v.name is not None}
         self._containers = [s.container for s in shared]
+        check_residency(linker)
         for c in self._containers:
             c.keep(linker)
         missing = linker.unsupported(fgraph)
@@ -316,8 +329,21 @@ class Function:
             else:
                 h = filter_host(a, t, allow_downcast=self.allow_input_downcast, what=what,
                                 hint=_DOWNCAST_HINT)
-                values.append(linker.input_filter(h, t))
-        return self._fast(tuple(values))
+                values.append(self._filtered(linker.input_filter(h, t), h, what))
+        return _call_thunk(self._fast, tuple(values))
+
+    def _filtered(self, value, host, what):
+        """``value``, what the linker's ``input_filter`` made of the host array ``host``, when it
+        has ``host``'s dtype and shape (read without converting it); ``TypeError`` naming the
+        backend otherwise."""
+        got = value_type(value)
+        want = (host.dtype.name, tuple(host.shape))
+        if got is None or (got[0], tuple(got[1])) != want:
+            desc = (f"a {type(value).__name__} without dtype and shape" if got is None
+                    else f"{got[0]} of shape {tuple(got[1])}")
+            raise TypeError(f"{what}: backend {self.backend!r}'s input_filter gave {desc} for {want[0]} of "
+                            f"shape {want[1]}")
+        return value
 
     def __repr__(self):
         return (f"<uma.Function inputs={self.inputs} outputs={len(self.outputs)} "

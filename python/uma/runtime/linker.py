@@ -228,7 +228,8 @@ class Linker:
         core = _uma()._core
         if self.residency == HOST:
             return core._array_residency("cpu")
-        return core._python_residency(self.residency, *_filters(self))
+        from .filters import value_type
+        return core._python_residency(self.residency, *_filters(self), value_type)
 
     def __repr__(self):
         return f"<{type(self).__name__} backend={self.name!r} residency={self.residency!r}>"
@@ -308,6 +309,7 @@ def register_backend(name: str, linker: Linker, *, replace: bool = False):
         raise TypeError(f"register_backend: name must be a non-empty string, got {name!r}")
     if not isinstance(linker, Linker):
         raise TypeError(f"register_backend: linker must be a uma.Linker instance, got {linker!r}")
+    _check_residency_name(linker, "register_backend")
     if name in _BACKENDS and not replace and _BACKENDS[name] is not linker:
         raise ValueError(f"register_backend: backend {name!r} is already registered (replace=True replaces it)")
     residency = linker.residency
@@ -317,6 +319,28 @@ def register_backend(name: str, linker: Linker, *, replace: bool = False):
                 raise ValueError(f"register_backend: backend {name!r} has residency {residency!r}, which "
                                  f"backend {other_name!r} already uses; give it a residency of its own")
     _BACKENDS[name] = linker
+
+
+def _check_residency_name(linker, what):
+    r = linker.residency
+    if not isinstance(r, str) or not r:
+        raise TypeError(f"{what}: backend {linker.name!r} has residency {r!r}; a residency is a non-empty string")
+
+
+def check_residency(linker):
+    """The rule of :func:`register_backend` for a linker passed to ``uma.function`` as an
+    instance: ``TypeError`` for a residency that is not a non-empty string; ``ValueError`` when
+    a registered backend keeps its values in the same residency (not the host's) and this
+    linker's class does not derive from that backend's linker class (a subclass keeps the same
+    native values)."""
+    _check_residency_name(linker, "function")
+    r = linker.residency
+    if r == HOST:
+        return
+    for name, other in _BACKENDS.items():
+        if other is not linker and other.residency == r and not isinstance(linker, type(other)):
+            raise ValueError(f"function: backend {linker.name!r} has residency {r!r}, which the registered "
+                             f"backend {name!r} uses for its own values; give it a residency of its own")
 
 
 def backends() -> list:

@@ -34,6 +34,13 @@ def _core():
     return _uma()._core
 
 
+def _runner(prog):
+    """``values -> outputs`` of ``prog`` (``uma._core._program_run``: the GIL released, and a
+    daemon thread ended at interpreter exit passes through it)."""
+    run = _core()._program_run
+    return lambda values: run(prog, values)
+
+
 def _freeze(attrs):
     return tuple(sorted((k, repr(v)) for k, v in attrs.items()))
 
@@ -218,7 +225,7 @@ def compile_program(fgraph, steps, *, backend, constant, python_impl, python_res
     lines = _describe_steps(backend, steps, inputs, copies, outputs, label_checks)
     if not python_ops:
         program = _single_program(const, steps, inputs, outputs, copies, label_checks)
-        return ProgramThunk(program.run, python_ops, n_fused, lines, program)
+        return ProgramThunk(_runner(program), python_ops, n_fused, lines, program)
     run = _segmented(const, steps, inputs, outputs, copies, label_checks, python_impl, python_result)
     return ProgramThunk(run, python_ops, n_fused, lines)
 
@@ -267,7 +274,7 @@ def _segmented(constant, steps, inputs, outputs, copies, label_checks, python_im
             step.outputs = [v for v in step.produced if v in needed]
             step.prog.set_outputs([step.slots[v] for v in step.outputs])
         needed.update(step.inputs)
-    run_steps = [(step.prog.run, None, step.inputs, step.outputs) if isinstance(step, _Segment)
+    run_steps = [(_runner(step.prog), None, step.inputs, step.outputs) if isinstance(step, _Segment)
                  else (python_impl(step), step, step.inputs, step.outputs)
                  for step in plan]
     python_outputs = {v for step in plan if not isinstance(step, _Segment) for v in step.outputs}
