@@ -11,7 +11,8 @@
 #   make clean   remove build/ and the in-tree extension (keeps .venv)
 #
 # Variables: PYTHON (interpreter that creates the venv, default python3), VENV (default .venv),
-# JOBS (parallel compile jobs, default 2), ARGS (extra arguments for the demo or benchmark),
+# JOBS (parallel compile jobs, default 2), UMA_CUDA (AUTO/ON/OFF for make demo/install; default
+# AUTO: the CUDA code only where a GPU is), ARGS (extra arguments for the demo or benchmark),
 # BENCH (the benchmark scripts, run in turn), PHASES (subset of "cpp python asan-cpp asan-py tsan fuzz" for
 # make test), FUZZ_SECONDS (per fuzz target, for make fuzz and the fuzz phase).
 
@@ -35,8 +36,11 @@ env-demo env-test env-dev env-bench env-fuzz: env-%:
 
 # `pip install .` builds with scikit-build-core + nanobind, the pinned versions the demo profile
 # put in the venv (no build isolation: nothing unpinned is downloaded).
+# CMake's UMA_CUDA=AUTO compiles the CUDA code only on a machine with an NVIDIA GPU;
+# `make demo UMA_CUDA=ON` compiles it wherever nvcc is (OFF: never).
 install: env-demo
-	$(VPY) -m pip install -q --disable-pip-version-check --no-build-isolation -c constraints.txt .
+	$(VPY) -m pip install -q --disable-pip-version-check --no-build-isolation -c constraints.txt \
+	  $(if $(UMA_CUDA),-Ccmake.define.UMA_CUDA=$(UMA_CUDA)) .
 
 demo: install
 	$(VPY) -m uma.examples.train $(ARGS)

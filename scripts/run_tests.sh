@@ -2,7 +2,8 @@
 # scripts/run_tests.sh — every test of uma, as `make test` runs it (and CI through .ci/run).
 #
 # Phases (each runs even when an earlier one failed; the summary lists them all):
-#   cpp        C++ tests (GoogleTest) built with CMake in build/test, run by ctest
+#   cpp        C++ tests (GoogleTest) built with CMake in build/test, run by ctest; the CUDA
+#              code is compiled wherever nvcc is installed (-DUMA_CUDA=ON, GPU or not)
 #   python     `pip install .` into the venv (reusing build/test's objects), then pytest on
 #              tests/python against the INSTALLED package
 #   asan-cpp   the C++ tests built with -DUMA_SANITIZE=ON (ASAN + UBSAN,
@@ -37,6 +38,13 @@ rm -f "$REPORTS"/*.xml
 export PATH="$(dirname "$PY"):$PATH"
 unset PYTHONPATH
 export CMAKE_BUILD_PARALLEL_LEVEL="$JOBS"
+# The cpp and python phases compile the CUDA code wherever nvcc is installed, GPU or not (CI
+# proves it compiles; CMake's AUTO would skip it without a GPU): UMA_CUDA is passed explicitly.
+if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ] || [ -n "${CUDACXX:-}" ]; then
+  UMA_CUDA_TEST=ON
+else
+  UMA_CUDA_TEST=OFF
+fi
 
 declare -a SUMMARY=()
 FAILED=0
@@ -109,8 +117,8 @@ run_pytest() {  # junit path, expected package dir substring, [PYTHONPATH, [extr
 }
 
 phase_cpp() {
-  banner "C++ tests (Release, build/test)"
-  cmake_configure build/test || return 1
+  banner "C++ tests (Release, build/test, UMA_CUDA=$UMA_CUDA_TEST)"
+  cmake_configure build/test -DUMA_CUDA="$UMA_CUDA_TEST" || return 1
   cmake --build build/test --target uma_tests || return 1
   run_ctest build/test "$REPORTS/cpp.xml"
 }
@@ -120,7 +128,7 @@ phase_python() {
   # pip builds in build/test (the objects of the C++ phase are reused: same flags), with the
   # build requirements already in the venv; then installs into the venv's site-packages.
   "$PY" -m pip install -q --no-build-isolation --disable-pip-version-check -c constraints.txt \
-    -Cbuild-dir=build/test -Ccmake.define.UMA_BUILD_TESTS=ON . || return 1
+    -Cbuild-dir=build/test -Ccmake.define.UMA_BUILD_TESTS=ON -Ccmake.define.UMA_CUDA="$UMA_CUDA_TEST" . || return 1
   # The installed extension must be the one just built (not a stale in-tree `make dev` copy).
   local built installed
   built="$(find build/test -maxdepth 1 -name '_core*.so' | head -n1)"

@@ -2,8 +2,9 @@
 # scripts/setup_env.sh PROFILE — prepare a fresh Debian 12 machine (or reuse a prepared one)
 # for one of the Makefile's targets.
 #
-#   1. system packages (apt-get), installed only when missing: the C++ toolchain, OpenBLAS,
-#      GoogleTest, pkg-config, and venv/headers support for the Python interpreter;
+#   1. system packages (apt-get), installed only when missing: the C++ toolchain, ccache (CMake
+#      compiles through it when present: rebuilds reuse earlier objects), OpenBLAS, GoogleTest,
+#      pkg-config, and venv/headers support for the Python interpreter;
 #   2. a virtual environment in $VENV (default .venv), created with $PYTHON (default python3)
 #      or reused;
 #   3. the PyPI packages PROFILE needs, installed into that environment at the versions of
@@ -31,7 +32,7 @@ log() { printf '[setup] %s\n' "$*"; }
 # ---- 1. system packages --------------------------------------------------------------------
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for p in libopenblas-dev libgtest-dev pkg-config; do
+for p in libopenblas-dev libgtest-dev pkg-config ccache; do
   have_pkg "$p" || need+=("$p")
 done
 if [ "$profile" = test ] || [ "$profile" = fuzz ]; then
@@ -64,7 +65,7 @@ if ((${#need[@]})); then
   "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
   "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}"
 else
-  log "system packages present (libopenblas-dev libgtest-dev pkg-config g++)"
+  log "system packages present (libopenblas-dev libgtest-dev pkg-config ccache g++)"
 fi
 
 # ---- 2. virtual environment ------------------------------------------------------------------
