@@ -4,6 +4,9 @@
 # Phases (each runs even when an earlier one failed; the summary lists them all):
 #   cpp        C++ tests (GoogleTest) built with CMake in build/test, run by ctest; the CUDA
 #              code is compiled wherever nvcc is installed (-DUMA_CUDA=ON, GPU or not)
+#   install    `cmake --install build/test` into build/install (headers, libuma_core.a,
+#              umaConfig.cmake), then examples/cpp configured with find_package(uma) against
+#              it, built in build/example and run
 #   python     `pip install .` into the venv (reusing build/test's objects), then pytest on
 #              tests/python against the INSTALLED package
 #   asan-cpp   the C++ tests built with -DUMA_SANITIZE=ON (ASAN + UBSAN,
@@ -16,8 +19,8 @@
 #   fuzz       scripts/fuzz.sh: every libFuzzer target of fuzz/ for FUZZ_SECONDS (default 30)
 #              seconds from its corpus (clang, ASAN + UBSAN, build/fuzz)
 #
-# Environment: VENV (default .venv), JOBS (default 2), PHASES (default "cpp python asan-cpp
-# asan-py tsan fuzz"), PYTEST_ARGS (extra pytest arguments), FUZZ_SECONDS (per fuzz target,
+# Environment: VENV (default .venv), JOBS (default 2), PHASES (default "cpp install python
+# asan-cpp asan-py tsan fuzz"), PYTEST_ARGS (extra pytest arguments), FUZZ_SECONDS (per fuzz target,
 # default 30). Exits non-zero when any phase fails.
 set -uo pipefail
 
@@ -27,7 +30,7 @@ VENV="${VENV:-.venv}"
 PY="$ROOT/$VENV/bin/python"
 [ -x "$PY" ] || PY="$VENV/bin/python"
 JOBS="${JOBS:-2}"
-PHASES="${PHASES:-cpp python asan-cpp asan-py tsan fuzz}"
+PHASES="${PHASES:-cpp install python asan-cpp asan-py tsan fuzz}"
 PYTEST_ARGS="${PYTEST_ARGS:-}"
 REPORTS="$ROOT/build/reports"
 mkdir -p "$REPORTS"
@@ -123,6 +126,38 @@ phase_cpp() {
   run_ctest build/test "$REPORTS/cpp.xml"
 }
 
+# The C++ package as a user gets it: installed from build/test (the library the cpp phase
+# tested), and a separate CMake project that finds it. One JUnit test case: the example's run.
+phase_install() {
+  banner "C++ package: cmake --install, examples/cpp against it"
+  local xml="$REPORTS/install.xml" prefix="$ROOT/build/install" log="$REPORTS/install-example.log"
+  [ -f build/test/CMakeCache.txt ] || cmake_configure build/test -DUMA_CUDA="$UMA_CUDA_TEST" || return 1
+  cmake --build build/test --target uma_core || return 1
+  rm -rf "$prefix" build/example
+  cmake --install build/test --prefix "$prefix" >/dev/null || return 1
+  for f in include/uma/array.h include/uma/runtime/program.h lib/libuma_core.a \
+           lib/cmake/uma/umaConfig.cmake lib/cmake/uma/umaConfigVersion.cmake lib/cmake/uma/umaTargets.cmake; do
+    [ -f "$prefix/$f" ] || { echo "cmake --install did not install $f"; return 1; }
+  done
+  echo "installed into $prefix: $(cd "$prefix" && find . -type f | wc -l) files"
+  cmake -S examples/cpp -B build/example -G Ninja -DCMAKE_PREFIX_PATH="$prefix" || return 1
+  cmake --build build/example || return 1
+  local t0=$SECONDS rc
+  build/example/uma_example 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  "$PY" - "$xml" "$rc" "$((SECONDS - t0))" "$log" <<'EOF'
+import sys
+from xml.sax.saxutils import escape
+xml, rc, secs, log = sys.argv[1], int(sys.argv[2]), sys.argv[3], open(sys.argv[4]).read()
+fail = "" if rc == 0 else f'<failure message="uma_example exited {rc}">{escape(log)}</failure>'
+open(xml, "w").write(
+    '<?xml version="1.0"?>\n<testsuite name="install" tests="1" failures="%d">'
+    '<testcase classname="install" name="examples_cpp_uma_example" time="%s">%s</testcase></testsuite>\n'
+    % (rc != 0, secs, fail))
+EOF
+  return "$rc"
+}
+
 phase_python() {
   banner "Python tests against the installed package"
   # pip builds in build/test (the objects of the C++ phase are reused: same flags), with the
@@ -210,6 +245,7 @@ for ph in $PHASES; do
   t=$SECONDS
   case "$ph" in
     cpp) phase_cpp; rc=$?; xml="$REPORTS/cpp.xml" ;;
+    install) phase_install; rc=$?; xml="$REPORTS/install.xml" ;;
     python) phase_python; rc=$?; xml="$REPORTS/python.xml" ;;
     asan-cpp) phase_asan_cpp; rc=$?; xml="$REPORTS/asan-cpp.xml" ;;
     asan-py) phase_asan_py; rc=$?; xml="$REPORTS/asan-py.xml" ;;
