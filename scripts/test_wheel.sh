@@ -11,6 +11,7 @@
 # OpenBLAS, the CUDA flavour's errors without a GPU); then the demo,
 # `python -m uma.examples.train --epochs 1 --json`, whose run must succeed with the reference
 # backend agreeing. Prints the install time and a verdict per wheel; exits 1 if any failed.
+# EXTRA_PIP: extra requirements installed into each venv (see below).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PYTHON="${PYTHON:-python3}"
@@ -37,6 +38,12 @@ for whl in "${wheels[@]}"; do
   echo "[wheel-test] pip install of the wheel (and numpy): ${secs}s"
   t0=$SECONDS
   [ $ok = 1 ] && pipi scikit-learn matplotlib || ok=0  # the demo's data and plot
+  # EXTRA_PIP: more requirements for the venv, e.g. "nvidia-cublas==13.0.2.14" for the CUDA
+  # wheel's GPU matmul check on a GPU machine (not pinned in constraints.txt: not run here).
+  if [ $ok = 1 ] && [ -n "${EXTRA_PIP:-}" ]; then
+    # shellcheck disable=SC2086
+    pipi $EXTRA_PIP || ok=0
+  fi
   echo "[wheel-test] pip install scikit-learn matplotlib (the demo's): $((SECONDS - t0))s"
   [ $ok = 1 ] && (cd "$work" && run python "$ROOT/scripts/wheel_smoke.py" "$flavour" "$version") || ok=0
   if [ $ok = 1 ]; then
