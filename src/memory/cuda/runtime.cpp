@@ -54,7 +54,9 @@ const Probe& probe() {
       if (e == cudaErrorNoDevice)
         r.reason = "no CUDA GPU was found";
       else if (e == cudaErrorInsufficientDriver)
-        r.reason = "the NVIDIA driver is missing or older than the CUDA runtime uma was built with";
+        r.reason = uma::detail::cat("the NVIDIA driver (libcuda.so.1) is missing or older than the CUDA ",
+                                    CUDART_VERSION / 1000, ".", CUDART_VERSION % 1000 / 10,
+                                    " runtime uma was built with");
       else
         r.reason = uma::detail::cat("the CUDA runtime could not start (", cudaGetErrorName(e), ": ",
                                     cudaGetErrorString(e), ")");

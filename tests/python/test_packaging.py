@@ -1,0 +1,55 @@
+"""Packaging facts of the installed package: the version comes from one place (pyproject.toml,
+through the distribution's metadata) and CHANGELOG.md has a section for it; the CUDA build
+finds the nvidia-cublas wheel's library."""
+import importlib.metadata as md
+import os
+import re
+
+import pytest
+
+import uma
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def pyproject_version():
+    with open(os.path.join(ROOT, "pyproject.toml")) as fh:
+        return re.search(r'^version = "([^"]+)"', fh.read(), re.M).group(1)
+
+
+def test_version_is_the_installed_distributions():
+    try:
+        dist = md.distribution("uma")
+    except md.PackageNotFoundError:
+        pytest.skip("uma is not installed as a distribution (a source-tree run)")
+    here = os.path.realpath(os.path.dirname(uma.__file__))
+    if os.path.realpath(os.path.dirname(str(dist.locate_file("uma/__init__.py")))) != here:
+        assert uma.__version__ == "0+unknown"  # a copy outside the distribution (asan-py's)
+    else:
+        assert uma.__version__ == dist.version == pyproject_version()
+
+
+def test_changelog_has_a_section_for_the_version():
+    with open(os.path.join(ROOT, "CHANGELOG.md")) as fh:
+        headings = re.findall(r"^## (\S+)", fh.read(), re.M)
+    assert headings and headings[0] == pyproject_version()
+
+
+def test_cuda_build_uses_the_pip_cublas_library(tmp_path, monkeypatch):
+    lib = tmp_path / "nvidia" / "cu13" / "lib"
+    lib.mkdir(parents=True)
+    (lib / "libcublas.so.13").write_bytes(b"")
+
+    class Built:
+        @staticmethod
+        def built_with_cuda():
+            return True
+
+    monkeypatch.setattr(uma.cuda, "_c", Built)
+    monkeypatch.setattr("sys.path", ["/nonexistent", str(tmp_path)])
+    monkeypatch.setenv("UMA_CUBLAS", "")
+    uma.cuda._use_pip_cublas()
+    assert os.environ["UMA_CUBLAS"] == str(lib / "libcublas.so.13")
+    monkeypatch.setenv("UMA_CUBLAS", "/chosen/libcublas.so")  # a user's choice is kept
+    uma.cuda._use_pip_cublas()
+    assert os.environ["UMA_CUBLAS"] == "/chosen/libcublas.so"
