@@ -74,7 +74,11 @@ struct ListResidency final : Residency {
   }
   Array to_host(const Value& v, const TypeSpec&) const override {
     ++to_host_count;
-    return list(v).size() == 1 && to_scalar_ ? f64(list(v)[0]) : vec(list(v));
+    return to_scalar_ ? f64(list(v).at(0)) : vec(list(v));
+  }
+  std::optional<std::pair<std::string, Shape>> describe(const Value& v) const override {
+    if (to_scalar_) return std::make_pair(std::string("float64"), Shape{});
+    return std::make_pair(std::string("float64"), Shape{static_cast<int64_t>(list(v).size())});
   }
   bool to_scalar_ = false;
 };
@@ -266,6 +270,70 @@ TEST(SharedCell, AReadConvertsOnceThroughTheHostAndAWriteDropsTheOtherCopies) {
   c.write_host(vec({0}));
   EXPECT_EQ(c.current(), std::vector<std::string>{"cpu"});
   EXPECT_EQ(c.copy_in("list"), nullptr);
+}
+
+// A residency whose input_filter gives values of another length, or nothing describable.
+struct BadResidency final : Residency {
+  bool describable = true;
+  BadResidency() : Residency("bad") {}
+  Value from_host(const Array& host, const TypeSpec&) const override {
+    std::vector<double> v = values(host);
+    v.push_back(0);
+    return ListResidency::make(v);
+  }
+  Array to_host(const Value& v, const TypeSpec&) const override { return vec(ListResidency::list(v)); }
+  std::optional<std::pair<std::string, Shape>> describe(const Value& v) const override {
+    if (!describable) return std::nullopt;
+    return std::make_pair(std::string("float64"), Shape{static_cast<int64_t>(ListResidency::list(v).size())});
+  }
+};
+
+TEST(SharedCell, AConvertedCopyOfAnotherTypeIsRefusedAndNotKept) {
+  auto bad = std::make_shared<BadResidency>();
+  SharedCell c(vec({1, 2}), TypeSpec{DType::Float64, {-1}, "'w'", "TensorType(float64, (None,))"});
+  std::lock_guard<SharedCell> g(c);
+  EXPECT_EQ(kind_of([&] { c.read(bad); }), ErrorKind::Type);
+  bad->describable = false;
+  EXPECT_EQ(kind_of([&] { c.read(bad); }), ErrorKind::Type);
+  EXPECT_EQ(c.current(), std::vector<std::string>{"cpu"});
+}
+
+// A residency whose conversion writes the cell first (a filter running code): the read gives
+// the value written, never the stale conversion.
+struct WritingResidency final : Residency {
+  SharedCell* cell = nullptr;
+  mutable int writes_left = 1;
+  WritingResidency() : Residency("writing") {}
+  Value from_host(const Array& host, const TypeSpec&) const override {
+    if (writes_left-- > 0) cell->write_host(vec({42}));
+    return ListResidency::make(values(host));
+  }
+  Array to_host(const Value& v, const TypeSpec&) const override { return vec(ListResidency::list(v)); }
+  std::optional<std::pair<std::string, Shape>> describe(const Value& v) const override {
+    return std::make_pair(std::string("float64"), Shape{static_cast<int64_t>(ListResidency::list(v).size())});
+  }
+};
+
+TEST(SharedCell, AWriteDuringAConversionIsWhatTheReadSees) {
+  auto w = std::make_shared<WritingResidency>();
+  SharedCell c(vec({1, 2}));
+  w->cell = &c;
+  std::lock_guard<SharedCell> g(c);
+  EXPECT_EQ(ListResidency::list(c.read(w)), std::vector<double>{42});
+  EXPECT_EQ(values(c.host()), std::vector<double>{42});
+  w->writes_left = 100;  // a filter that always writes: a clear error, not a loop
+  c.write_host(vec({1}));
+  EXPECT_EQ(kind_of([&] { c.read(w); }), ErrorKind::Runtime);
+}
+
+TEST(SharedCell, AClearedCellHoldsNoValue) {
+  auto list = std::make_shared<ListResidency>();
+  SharedCell c(vec({1, 2}));
+  std::lock_guard<SharedCell> g(c);
+  c.write(list, ListResidency::make({3, 4}));
+  c.clear();
+  EXPECT_TRUE(c.current().empty());
+  EXPECT_EQ(kind_of([&] { c.read_host(); }), ErrorKind::Runtime);
 }
 
 TEST(SharedCell, AConversionThatBreaksTheTypeChangesNothing) {
@@ -470,6 +538,7 @@ TEST(Function, AScalarUpdateGoesInPlaceOnlyWhenNoOneElseHoldsTheValue) {
 
   // A copy in another residency is current too: not in place (the write drops that copy).
   auto list = std::make_shared<ListResidency>();
+  list->to_scalar_ = true;
   {
     std::lock_guard<SharedCell> g(*k.cell);
     k.cell->read(list);
