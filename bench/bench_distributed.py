@@ -84,16 +84,26 @@ def allreduce_table(rank, world, max_mib):
         tdist.destroy_process_group()
 
 
-def step_row(world, steps):
+def step_row(world, steps, wide=False):
+    """One table row: the time per data-parallel step on `world` processes. The digits MLP (64
+    hidden, float64, global batch 32), or with `wide` a 1024-1024-10 MLP (float32, global batch
+    256) on synthetic data (4096 samples of 1024 features, 10 classes)."""
     from uma.examples import train as T
-    X, y = T.load_data(T.default_data_path())
-    Xtr, ytr, _, _ = T.split(X, y)
+    if wide:
+        rng = np.random.default_rng(0)
+        Xtr = rng.standard_normal((4096, 1024)).astype(np.float32)
+        ytr = rng.integers(0, 10, 4096)
+        n_in, hidden, dtype, global_bs = 1024, 1024, "float32", 256
+    else:
+        X, y = T.load_data(T.default_data_path())
+        Xtr, ytr, _, _ = T.split(X, y)
+        n_in, hidden, dtype, global_bs = X.shape[1], 64, "float64", 32
     rank = dist.rank()
     if world > 1:
         n = Xtr.shape[0] // world
         Xtr, ytr = np.ascontiguousarray(Xtr[rank::world][:n]), np.ascontiguousarray(ytr[rank::world][:n])
-    bs = 32 // world
-    _, train, _, _ = T.build_model(uma, X.shape[1], 64, 10, 0.3, 0, "float64", "cpu",
+    bs = global_bs // world
+    _, train, _, _ = T.build_model(uma, n_in, hidden, 10, 0.3 if not wide else 0.01, 0, dtype, "cpu",
                                    distributed=world > 1)
     Xu, yu = uma.asarray(Xtr), uma.asarray(ytr)
     batches = [(Xu[i:i + bs], yu[i:i + bs]) for i in range(0, Xtr.shape[0] - bs + 1, bs)]
@@ -107,7 +117,7 @@ def step_row(world, steps):
     secs = time.perf_counter() - t0
     comm = dist.stats()
     if rank == 0:
-        print(f"| {world} | {32 // world} | {secs / steps * 1e3:.3f} ms | "
+        print(f"| {world} | {bs} | {secs / steps * 1e3:.3f} ms | "
               f"{100 * comm['seconds'] / secs:.0f}% ({comm['calls']} MPI calls) |")
 
 
@@ -116,6 +126,7 @@ def main():
     p.add_argument("--max-mib", type=int, default=256)
     p.add_argument("--steps", type=int, default=2000)
     p.add_argument("--step-only", action="store_true")
+    p.add_argument("--wide-steps", type=int, default=50, help="steps of the 1024-1024-10 model (0: skip it)")
     a = p.parse_args()
     rank, world = dist.init()
     if not a.step_only and world > 1:
@@ -125,6 +136,12 @@ def main():
         print("| processes | batch per process | time per step | inside MPI |")
         print("|---|---|---|---|")
     step_row(world, a.steps)
+    if a.wide_steps:
+        if rank == 0:
+            print("\nwide step (MLP 1024-1024-10, global batch 256, float32, cpu, synthetic data)\n")
+            print("| processes | batch per process | time per step | inside MPI |")
+            print("|---|---|---|---|")
+        step_row(world, a.wide_steps, wide=True)
 
 
 if __name__ == "__main__":
