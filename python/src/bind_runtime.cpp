@@ -539,6 +539,22 @@ nb::object thunk_call(PyFunction& f, nb::handle values) {
   return result(f.single, out, [](runtime::Value& v) { return to_python(v); });
 }
 
+// Runs the body of a function written against the C API: its result, or nullptr with the
+// Python error set for a C++ exception. A forced unwind (Note [Daemon threads at exit]) passes.
+template <class F>
+PyObject* c_api(F&& body) {
+  try {
+    return body();
+#if defined(__GLIBCXX__)
+  } catch (abi::__forced_unwind&) {
+    throw;
+#endif
+  } catch (...) {
+    set_python_error(std::current_exception());
+    return nullptr;
+  }
+}
+
 // uma.Function.__call__ (python/uma/runtime/function.py) as a method written against the C API
 // (METH_FASTCALL | METH_KEYWORDS: no argument tuple, no keyword dict, no overload dispatch), so
 // that a call of a Program function runs no Python frame: positional arguments of a function
@@ -549,7 +565,7 @@ nb::object thunk_call(PyFunction& f, nb::handle values) {
 // forced unwind must pass through (catching it without rethrowing aborts the process).
 PyObject* function_call(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   static PyObject* const fast_name = PyUnicode_InternFromString("_fast");  // leaked: outlives Python
-  try {
+  return c_api([&]() -> PyObject* {
     const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
     if (nkw == 0) {
       nb::object fast = nb::steal(PyObject_GetAttr(self, fast_name));
@@ -565,41 +581,27 @@ PyObject* function_call(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
     nb::dict kw;
     for (Py_ssize_t i = 0; i < nkw; ++i) kw[nb::handle(PyTuple_GET_ITEM(kwnames, i))] = nb::handle(args[nargs + i]);
     return nb::handle(self).attr("_bound_call")(t, kw).release().ptr();
-#if defined(__GLIBCXX__)
-  } catch (abi::__forced_unwind&) {
-    throw;
-#endif
-  } catch (...) {
-    set_python_error(std::current_exception());
-    return nullptr;
-  }
+  });
 }
 
 // uma._core._call_thunk(fast, values): thunk_call for uma.Function._bound_call, written against
 // the C API like __call__ above, so that a forced unwind passes through (nanobind's dispatcher
 // would catch it: Note [Daemon threads at exit]).
 PyObject* call_thunk(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  try {
+  return c_api([&]() -> PyObject* {
     if (nargs != 2) {
       PyErr_SetString(PyExc_TypeError, "_call_thunk(fast, values) takes 2 arguments");
       return nullptr;
     }
     return thunk_call(nb::cast<PyFunction&>(nb::handle(args[0])), args[1]).release().ptr();
-#if defined(__GLIBCXX__)
-  } catch (abi::__forced_unwind&) {
-    throw;
-#endif
-  } catch (...) {
-    set_python_error(std::current_exception());
-    return nullptr;
-  }
+  });
 }
 
 // uma._core._program_run(program, inputs): Program.run for the Program segments that a linker's
 // thunk runs between Python steps, written against the C API so that a forced unwind passes
 // through (Note [Daemon threads at exit]); the GIL is released while it runs.
 PyObject* program_run(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  try {
+  return c_api([&]() -> PyObject* {
     if (nargs != 2) {
       PyErr_SetString(PyExc_TypeError, "_program_run(program, inputs) takes 2 arguments");
       return nullptr;
@@ -626,14 +628,7 @@ PyObject* program_run(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     nb::list l;
     for (runtime::Value& v : out) l.append(nb::cast(std::move(v.array)));
     return l.release().ptr();
-#if defined(__GLIBCXX__)
-  } catch (abi::__forced_unwind&) {
-    throw;
-#endif
-  } catch (...) {
-    set_python_error(std::current_exception());
-    return nullptr;
-  }
+  });
 }
 
 PyMethodDef g_program_run_def = {
