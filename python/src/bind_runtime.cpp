@@ -419,26 +419,39 @@ struct CallScratch {
   return scratch;
 }
 
-// Takes the GIL back after fast_call ran a call without it. Not in a destructor (as
+// Runs body() with the GIL released and takes it back after, not in a destructor (as
 // nb::gil_scoped_release would): at interpreter exit CPython ends a daemon thread that asks
 // for the GIL with pthread_exit, and that forced unwind aborts the process when it starts in
-// a destructor. Nor may the unwind drop the call's arrays: an adopted input's owner needs the
-// GIL to be released, which would end the thread a second time mid-unwind. They are left to
-// the exiting process.
-void take_gil_back(PyThreadState* ts, CallScratch& s) {
+// a destructor. Nor may the unwind drop the call's values: an adopted input's owner needs the
+// GIL to be released, which would end the thread a second time mid-unwind. `leave()` then
+// moves them where nothing frees them (the process is exiting). Errors of body() propagate
+// once the GIL is back.
+template <class Body, class Leave>
+void without_gil(Body&& body, Leave&& leave) {
+  PyThreadState* ts = PyEval_SaveThread();
+  std::exception_ptr err;
+  try {
+    body();
+  } catch (...) {
+    err = std::current_exception();
+  }
 #if defined(__GLIBCXX__)
   try {
     PyEval_RestoreThread(ts);
   } catch (abi::__forced_unwind&) {
-    auto* left = new std::vector<Array>[3];  // never freed: the process is exiting
-    left[0] = std::move(s.in);
-    left[1] = std::move(s.out);
-    left[2] = std::move(s.keep);
+    leave();
     throw;
   }
 #else
   PyEval_RestoreThread(ts);
 #endif
+  if (err) std::rethrow_exception(err);
+}
+
+// Leaves `vectors` to the exiting process (see without_gil).
+template <class... V>
+void leave_to_exit(V&... vectors) {
+  (new std::remove_reference_t<V>(std::move(vectors)), ...);  // never freed
 }
 
 // Builds the Python result of a call: one value, or a list.
@@ -484,36 +497,10 @@ std::optional<nb::object> fast_call(PyFunction& f, PyObject* const* args, std::s
   // A small call keeps the GIL (releasing and retaking it would cost more than the call): it
   // runs only if every cell lock is free at once, so it never waits while holding the GIL.
   // Otherwise the GIL is released and the call waits for its locks.
-  if (!f.fn.call_now(in, out, kHoldGilElements)) {
-    PyThreadState* ts = PyEval_SaveThread();
-    std::exception_ptr err;
-    try {
-      f.fn.call(in, out);
-    } catch (...) {
-      err = std::current_exception();
-    }
-    take_gil_back(ts, s);
-    if (err) std::rethrow_exception(err);
-  }
+  if (!f.fn.call_now(in, out, kHoldGilElements))
+    without_gil([&] { f.fn.call(in, out); }, [&] { leave_to_exit(s.in, s.out, s.keep); });
   bump(f.calls);
   return result(f.single, out, [](Array& a) { return nb::cast(std::move(a)); });
-}
-
-// Takes the GIL back after thunk_call ran a call without it (Note [Daemon threads at exit]:
-// in a forced unwind the call's values are left to the exiting process).
-void restore_gil(PyThreadState* ts, std::vector<runtime::Value>& in, std::vector<runtime::Value>& out) {
-#if defined(__GLIBCXX__)
-  try {
-    PyEval_RestoreThread(ts);
-  } catch (abi::__forced_unwind&) {
-    auto* left = new std::vector<runtime::Value>[2];  // never freed: the process is exiting
-    left[0] = std::move(in);
-    left[1] = std::move(out);
-    throw;
-  }
-#else
-  PyEval_RestoreThread(ts);
-#endif
 }
 
 // One call of a Thunk function on `values`, already in its residency (uma.Function filters
@@ -524,17 +511,7 @@ nb::object thunk_call(PyFunction& f, nb::handle values) {
   const bool arrays = f.fn.options().residency->device().has_value();
   std::vector<runtime::Value> in, out;
   for (nb::handle h : values) in.push_back(from_python(h, arrays));
-  if (!f.fn.call_now(in, out)) {
-    PyThreadState* ts = PyEval_SaveThread();
-    std::exception_ptr err;
-    try {
-      f.fn.call(in, out);
-    } catch (...) {
-      err = std::current_exception();
-    }
-    restore_gil(ts, in, out);
-    if (err) std::rethrow_exception(err);
-  }
+  if (!f.fn.call_now(in, out)) without_gil([&] { f.fn.call(in, out); }, [&] { leave_to_exit(in, out); });
   bump(f.calls);
   return result(f.single, out, [](runtime::Value& v) { return to_python(v); });
 }
@@ -607,26 +584,11 @@ PyObject* program_run(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
       return nullptr;
     }
     const runtime::Program& p = nb::cast<const runtime::Program&>(nb::handle(args[0]));
-    std::vector<runtime::Value> in, out;  // arrays: released with the GIL, or left in a forced unwind
-    for (nb::handle h : nb::handle(args[1])) in.emplace_back(nb::cast<Array>(h));
-    std::vector<Array> arrays;
-    arrays.reserve(in.size());
-    for (const runtime::Value& v : in) arrays.push_back(v.array);
-    in.clear();
-    std::vector<Array> result;
-    PyThreadState* ts = PyEval_SaveThread();
-    std::exception_ptr err;
-    try {
-      p.run_into(arrays, result);
-    } catch (...) {
-      err = std::current_exception();
-    }
-    for (Array& a : arrays) in.emplace_back(std::move(a));
-    for (Array& a : result) out.emplace_back(std::move(a));
-    restore_gil(ts, in, out);
-    if (err) std::rethrow_exception(err);
+    std::vector<Array> in, out;  // released with the GIL, or left in a forced unwind
+    for (nb::handle h : nb::handle(args[1])) in.push_back(nb::cast<Array>(h));
+    without_gil([&] { p.run_into(in, out); }, [&] { leave_to_exit(in, out); });
     nb::list l;
-    for (runtime::Value& v : out) l.append(nb::cast(std::move(v.array)));
+    for (Array& a : out) l.append(nb::cast(std::move(a)));
     return l.release().ptr();
   });
 }
