@@ -3,6 +3,7 @@
 
 #include "common.h"
 #include "uma/error.h"
+#include "uma/threads.h"
 #include "uma/memory/allocator.h"
 #include "uma/memory/cuda.h"
 
@@ -208,6 +209,26 @@ NB_MODULE(_core, m) {
       }, nb::arg("nbytes"),
       "Largest number of bytes (an int) the host allocator keeps cached (default 1 GiB; 0 disables\n"
       "caching). TypeError for a non-integer, OverflowError beyond int64, ValueError if negative.");
+
+  m.def("get_num_threads", &threads::max_threads,
+        "The most host threads (an int >= 1) one uma kernel or BLAS call uses (uma/threads.h). Default:\n"
+        "the environment variable UMA_NUM_THREADS, else OMP_NUM_THREADS (its first entry), else the\n"
+        "CPUs this process may run on (affinity mask, cgroup CPU quota). A kernel uses fewer: only as\n"
+        "many as its work fills (each thread gets at least 65536 elements, a matrix product 2**21\n"
+        "multiply-adds) and as there are cores not busy with other processes (sampled from /proc/stat\n"
+        "every 100 ms). ValueError if UMA_NUM_THREADS is set but not a positive integer.");
+  m.def("set_num_threads", [](nb::handle n) {
+          const int64_t v = int_arg(n, "set_num_threads", "n");
+          threads::set_max_threads(v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : static_cast<int>(v));
+        },
+        nb::arg("n"),
+        "Sets get_num_threads() to n (an int >= 1; 0 restores the default), for every thread of the\n"
+        "process. TypeError for a non-integer, OverflowError beyond int64, ValueError if negative or over\n"
+        "65536.");
+  m.def("_threads_available", &threads::available,
+        "The cores free for this process now (uma/threads.h, available): between 1 and get_num_threads().");
+  m.def("_free_cores", &threads::free_cores, nb::arg("idle_ticks"), nb::arg("total_ticks"), nb::arg("tick_s"),
+        nb::arg("own_cpu_s"), nb::arg("cpus"), "The free-core rule of _threads_available on one sampling window.");
 
   bind_array(m);
   bind_arrow(m);

@@ -13,6 +13,7 @@ import importlib.util as _ilu
 from . import _core
 from ._core import (
     Array, CopyError, array, asarray, from_dlpack, memory_stats, clear_cache, set_cache_limit,
+    get_num_threads, set_num_threads,
     zeros, ones, empty, full, arange, linspace, eye,
 )
 from ._core import load, save, from_arrow
@@ -24,6 +25,7 @@ from ._api import *  # noqa: F401,F403  (eager ops with symbolic dispatch)
 from ._api import promote_types, result_type, can_cast
 
 _core._register_device_factory(_device_from_code)
+get_num_threads()  # a malformed UMA_NUM_THREADS is a ValueError here, not at the first kernel
 
 bool_ = dtype("bool")
 int8, int16, int32, int64 = (dtype(n) for n in ("int8", "int16", "int32", "int64"))

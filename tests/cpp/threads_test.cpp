@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <cstring>
@@ -22,6 +23,7 @@
 #include "uma/memory/caching_allocator.h"
 #include "uma/ops.h"
 #include "uma/runtime/function.h"
+#include "uma/threads.h"
 
 namespace uma {
 namespace {
@@ -414,6 +416,29 @@ TEST(Threads, ScalarUpdatesInPlaceNeverChangeAHeldValue) {
   std::lock_guard<SharedCell> ga(*a), gb(*b);
   EXPECT_EQ(*a->host().data_as<double>(), 1000.0 - kThreads * kCalls);
   EXPECT_EQ(*b->host().data_as<double>(), double(kThreads) * kCalls);
+}
+
+// The thread policy (uma/threads.h) asked from many threads while one changes the ceiling: each
+// answer is within [1, the largest ceiling set], and the sampler's state is never raced.
+TEST(Threads, ThreadPolicyAskedFromManyThreads) {
+  std::atomic<bool> stop{false};
+  std::atomic<int> bad{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < kThreads; ++t)
+    ts.emplace_back([&] {
+      while (!stop.load()) {
+        const int a = threads::available(), w = threads::for_work(int64_t(1) << 30, 1);
+        if (a < 1 || a > 8 || w < 1 || w > 8) bad.fetch_add(1);
+      }
+    });
+  for (int i = 0; i < 300; ++i) {
+    threads::set_max_threads(1 + i % 8);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));  // crosses a few 100 ms windows
+  }
+  stop.store(true);
+  for (auto& t : ts) t.join();
+  threads::set_max_threads(0);
+  EXPECT_EQ(bad.load(), 0);
 }
 
 }  // namespace

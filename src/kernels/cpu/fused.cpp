@@ -119,8 +119,9 @@ void fused_typed(const std::vector<Array>& inputs, const std::vector<FusedInstr>
     }
   };
   const int64_t nblocks = (N + B - 1) / B;
-  if (N >= kParallelThreshold && omp_get_max_threads() > 1 && !omp_in_parallel()) {
-#pragma omp parallel
+  const int nth = omp_in_parallel() ? 1 : threads::for_work(N, kGrain);
+  if (nth > 1) {
+#pragma omp parallel num_threads(nth)
     {
       int t = omp_get_thread_num(), nt = omp_get_num_threads();
       int64_t per = (nblocks + nt - 1) / nt;

@@ -12,12 +12,13 @@
 #include <vector>
 
 #include "uma/array.h"
+#include "uma/threads.h"
 
 namespace uma::kernels::cpu {
 
-// Below this many elements a kernel runs on one thread: a parallel region costs a few
-// microseconds, and on a loaded machine a descheduled team member stalls the others.
-constexpr int64_t kParallelThreshold = 1 << 17;
+// The elements each thread of a kernel's team gets at least (uma/threads.h, for_work): a
+// parallel region costs a few microseconds, so smaller kernels run on one thread.
+constexpr int64_t kGrain = 1 << 16;
 
 template <std::size_t K>
 struct Loop {
@@ -104,8 +105,8 @@ template <std::size_t K, class Inner>
 void run_loop(const Loop<K>& L, const std::array<char*, K>& base, Inner inner) {
   const int64_t total = L.size;
   if (total == 0) return;
-  int nt = omp_get_max_threads();
-  if (total < kParallelThreshold || nt <= 1 || omp_in_parallel()) {
+  const int nt = omp_in_parallel() ? 1 : threads::for_work(total, kGrain);
+  if (nt <= 1) {
     run_range(L, base, 0, total, inner);
     return;
   }

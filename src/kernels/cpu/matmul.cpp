@@ -3,10 +3,12 @@
 // through float32 BLAS, rounded once. matmul runs gemm once per matrix of the batch.
 #include <cblas.h>
 
+#include <atomic>
 #include <cstring>
 
 #include "kernels/kernels.h"
 #include "uma/ops/table.h"
+#include "uma/threads.h"
 
 namespace uma::kernels::cpu {
 
@@ -27,6 +29,20 @@ bool blas_layout(const Array& m, CBLAS_TRANSPOSE& trans, int64_t& ld) {
     return ld >= std::max<int64_t>(1, r);
   }
   return false;
+}
+
+// The multiply-adds each BLAS thread gets at least (uma/threads.h, for_work). OpenBLAS would
+// start its whole team from 2^18 multiply-adds, where the team's start-up costs more than it
+// saves, and where one member waiting for a busy core stalls the product for milliseconds.
+constexpr int64_t kGemmGrain = int64_t(1) << 21;
+
+// Sets OpenBLAS's thread count for a product of M*N*K multiply-adds (complex: 4 real ones each),
+// calling into OpenBLAS only when the count changes.
+void set_blas_threads(int64_t M, int64_t N, int64_t K, bool complex) {
+  static std::atomic<int> current{0};
+  const double work = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K) * (complex ? 4 : 1);
+  const int want = threads::for_work(work >= 9e18 ? INT64_MAX : static_cast<int64_t>(work), kGemmGrain);
+  if (current.exchange(want, std::memory_order_relaxed) != want) openblas_set_num_threads(want);
 }
 
 template <class T>
@@ -74,6 +90,7 @@ void gemm(const Array& a0, const Array& b0, const Array& out) {
       cast(b0, b);
       blas_layout(b, tb, ldb);
     }
+    set_blas_threads(M, N, K, t == DType::Complex64 || t == DType::Complex128);
     if (t == DType::Float32)
       cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, 1.0f, a.data_as<float>(), lda, b.data_as<float>(), ldb, 0.0f,
                   out.data_as<float>(), N);

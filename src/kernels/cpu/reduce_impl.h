@@ -189,23 +189,23 @@ void reduce_typed(const Array& a, const std::vector<bool>& mask, const Array& ou
   D* dst = static_cast<D*>(out.data());
   if (nout == 0) return;
 
-  if (nout == 1 && rsize >= kParallelThreshold && omp_get_max_threads() > 1 && !omp_in_parallel()) {
-    // One output, large input: split the reduced range across threads and merge in order.
-    int nth = omp_get_max_threads();
-    std::vector<R> parts(nth);
-    std::vector<int64_t> starts(nth, 0);
-#pragma omp parallel num_threads(nth)
-    {
-      int t = omp_get_thread_num(), nt = omp_get_num_threads();
-      int64_t chunk = (rsize + nt - 1) / nt;
-      int64_t b = t * chunk, e = b + chunk < rsize ? b + chunk : rsize;
-      parts[t].init();
-      starts[t] = b;
-      if (b < e) run_range<1>(L, {static_cast<char*>(a.data())}, b, e, parts[t]);
+  if (nout == 1 && rsize >= 2 * kGrain) {
+    // One output, large input: the reduced range is cut into pieces that depend on its length
+    // only, reduced by as many threads as the policy gives and merged in order, so the result
+    // is the same bits whatever the number of threads.
+    const int64_t npieces = std::min<int64_t>(rsize / kGrain, 1024);
+    const int64_t piece = (rsize + npieces - 1) / npieces;
+    std::vector<R> parts(static_cast<std::size_t>(npieces));
+    const int nth = omp_in_parallel() ? 1 : threads::for_work(rsize, kGrain);
+#pragma omp parallel for schedule(static) num_threads(nth) if (nth > 1)
+    for (int64_t p = 0; p < npieces; ++p) {
+      const int64_t b = p * piece, e = std::min(rsize, b + piece);
+      parts[p].init();
+      if (b < e) run_range<1>(L, {static_cast<char*>(a.data())}, b, e, parts[p]);
     }
     R r;
     r.init();
-    for (int t = 0; t < nth; ++t) r.merge(parts[t], starts[t]);
+    for (int64_t p = 0; p < npieces; ++p) r.merge(parts[p], p * piece);
     dst[0] = r.template result<D>(rsize);
     return;
   }
@@ -245,8 +245,9 @@ void reduce_typed(const Array& a, const std::vector<bool>& mask, const Array& ou
     run_range<1>(L, {base}, 0, rsize, r);
     dst[o] = r.template result<D>(rsize);
   };
-  if (nout * rsize >= kParallelThreshold && nout > 1 && omp_get_max_threads() > 1 && !omp_in_parallel()) {
-#pragma omp parallel for schedule(static)
+  const int nth = nout > 1 && !omp_in_parallel() ? threads::for_work(nout * rsize, kGrain) : 1;
+  if (nth > 1) {
+#pragma omp parallel for schedule(static) num_threads(nth)
     for (int64_t o = 0; o < nout; ++o) body(o);
   } else {
     for (int64_t o = 0; o < nout; ++o) body(o);

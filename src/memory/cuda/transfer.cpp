@@ -33,6 +33,7 @@
 
 #include "memory/cuda/cuda_check.h"
 #include "uma/memory/cuda.h"
+#include "uma/threads.h"
 
 namespace uma::cuda {
 
@@ -80,14 +81,15 @@ Plan plan_of(std::size_t n) {
   return {chunk, piece};
 }
 
-// Copies n bytes with every host thread, `piece` bytes at a time.
+// Copies n bytes with the host threads the thread policy gives (uma/threads.h), `piece` bytes at
+// a time.
 void parallel_memcpy(void* dst, const void* src, std::size_t n, std::size_t piece) {
   if (n <= piece) {
     std::memcpy(dst, src, n);
     return;
   }
   const int64_t pieces = static_cast<int64_t>((n + piece - 1) / piece);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads::for_work(pieces, 1))
   for (int64_t i = 0; i < pieces; ++i) {
     const std::size_t off = static_cast<std::size_t>(i) * piece;
     std::memcpy(static_cast<char*>(dst) + off, static_cast<const char*>(src) + off, std::min(piece, n - off));
@@ -110,7 +112,7 @@ void prefault(void* dst, std::size_t n) {
   char* const hi = lo + n;
   const uintptr_t first = reinterpret_cast<uintptr_t>(lo) & ~(kPiece - 1);
   const int64_t pieces = static_cast<int64_t>((reinterpret_cast<uintptr_t>(hi) - first + kPiece - 1) / kPiece);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads::for_work(pieces, 1))
   for (int64_t i = 0; i < pieces; ++i) {
     char* a = std::max(lo, reinterpret_cast<char*>(first + static_cast<uintptr_t>(i) * kPiece));
     char* b = std::min(hi, reinterpret_cast<char*>(first + static_cast<uintptr_t>(i + 1) * kPiece));
