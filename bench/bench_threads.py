@@ -122,7 +122,7 @@ def main(argv=None):
                 rows, results = bench_config(uma, repeat, batch, hidden, args.seed, blas_limits)
             extra = f", {args.busy} spinning processes" if load == "busy" else ""
             print_table(f"Digits MLP step, batch {batch}, {hidden} hidden, float64, {load} cores{extra} "
-                        "(µs per step)", [r + ("",) if len(r) == 4 else r for r in rows], [])
+                        "(µs per step)", rows, [])
             out.append({"load": load, "batch": batch, "hidden": hidden, "us_per_step": results})
     if args.json:
         with open(args.json, "w") as f:
