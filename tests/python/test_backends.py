@@ -24,6 +24,8 @@ def host(v):
     """A NumPy copy of a function output of any backend."""
     if isinstance(v, CountingValue):
         return v.array.copy()
+    if type(v).__module__.startswith("torch"):  # a torch backend's tensor: its NumPy view
+        v = v.numpy()
     return np.array(v, copy=True)
 
 

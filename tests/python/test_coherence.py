@@ -27,6 +27,8 @@ MOD = 1009
 def host(v):
     if isinstance(v, CountingValue):
         return v.array.copy()
+    if type(v).__module__.startswith("torch"):  # a torch backend's tensor: its NumPy view
+        v = v.numpy()
     return np.array(v, copy=True)
 
 

@@ -27,7 +27,7 @@ import pytest
 
 import uma
 from conftest import (
-    ALL_DTYPES, BACKENDS, RTOL, assert_matches, bfloat16_round_once, check_like_numpy, np_dtype, numpy_error_type, numpy_quiet,
+    ALL_DTYPES, BACKENDS, RTOL, as_uma_output, assert_matches, bfloat16_round_once, check_like_numpy, np_dtype, numpy_error_type, numpy_quiet,
     random_data,
 )
 
@@ -575,10 +575,7 @@ def _run_symbolic(op, dtype, backend, oracle, domains, rng):
         pairs = [_layout(_data(dtype, d, rng), layout) for d in domains]
         exp = _expect(oracle, *[p[0] for p in pairs])
         got = f(*[p[0] for p in pairs])
-        if backend == "numpy":
-            assert isinstance(got, np.ndarray)
-            got = uma.asarray(got)
-        assert_matches(got, exp)
+        assert_matches(as_uma_output(got, backend), exp)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
