@@ -667,6 +667,24 @@ void bind_runtime(nb::module_& m) {
         auto d = r.device();
         return d ? device_object(*d) : nb::none();
       }, "The device of its values when they are uma arrays (the host or a device), else None.");
+  m.def("conversion_stats", [](bool reset) {
+        nb::dict d;
+        for (const runtime::ConversionCount& c : runtime::conversion_counts(reset)) {
+          nb::dict e;
+          e["conversions"] = c.conversions;
+          e["bytes"] = c.bytes;
+          d[nb::make_tuple(c.from, c.to)] = e;
+        }
+        return d;
+      }, nb::arg("reset") = false,
+      "The conversions of shared variables' values between residencies since the process started (or\n"
+      "the last reset=True): {(from, to): {'conversions': int, 'bytes': int}}, residencies by name\n"
+      "('cpu' is the host, 'cuda:0', 'numpy', 'torch', ...). A conversion is counted when a read\n"
+      "(a function of another backend, get_value) keeps the value in a residency where it was stale,\n"
+      "or when update_policy='eager' keeps the host copy current; bytes are the host copy's size,\n"
+      "whether the conversion copied or shared memory. Every switch of residency goes through the\n"
+      "host, so a torch -> cuda switch counts ('torch', 'cpu') and ('cpu', 'cuda:0'). reset=True\n"
+      "sets the counts back to zero after reading them.");
   m.def("_array_residency", [](nb::handle device) { return runtime::array_residency(to_device(device)); }, nb::arg("device"),
         "uma's residency of `device` (values are uma.Arrays there; 'cpu' for the host).");
   m.def("_python_residency", [](std::string name, nb::object from_host, nb::object to_host, nb::object describe) {

@@ -13,7 +13,7 @@ import importlib.util as _ilu
 from . import _core
 from ._core import (
     Array, CopyError, array, asarray, from_dlpack, memory_stats, clear_cache, set_cache_limit,
-    get_num_threads, set_num_threads,
+    get_num_threads, set_num_threads, conversion_stats,
     zeros, ones, empty, full, arange, linspace, eye,
 )
 from ._core import load, save, from_arrow

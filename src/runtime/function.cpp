@@ -382,7 +382,10 @@ bool Function::run_call(const V* in, std::size_t n_in, std::vector<V>* owned, st
   for (std::size_t k = 0; k < n_up; ++k) {
     SharedCell& c = *shared_[updates_[k]];
     c.write(options_.residency, std::move(staged[k]));
-    if (!hosts.empty()) c.refresh_host(std::move(hosts[k]));
+    if (!hosts.empty()) {
+      count_conversion(options_.residency->name(), host_residency()->name(), hosts[k].nbytes());
+      c.refresh_host(std::move(hosts[k]));
+    }
   }
   outputs.resize(n_outputs_);
   return true;

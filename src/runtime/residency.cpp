@@ -1,5 +1,6 @@
 #include "uma/runtime/residency.h"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 
@@ -40,6 +41,35 @@ Array host_form(const Residency& r, const Value& v, const TypeSpec& t) {
             ": the host form of shared variable ", t.label, " is ", dtype_name(h.dtype()), " of shape ",
             shape_str(h.shape()), ", not of type ", t.text);
   return h;
+}
+
+namespace {
+struct ConversionTable {
+  std::mutex mu;
+  std::map<std::pair<std::string, std::string>, std::pair<uint64_t, uint64_t>> counts;
+};
+
+ConversionTable& conversions() {
+  static ConversionTable* t = new ConversionTable;  // never destroyed: cells may convert during exit
+  return *t;
+}
+}  // namespace
+
+void count_conversion(const std::string& from, const std::string& to, int64_t nbytes) {
+  ConversionTable& t = conversions();
+  std::lock_guard<std::mutex> lock(t.mu);
+  auto& c = t.counts[{from, to}];
+  c.first += 1;
+  c.second += static_cast<uint64_t>(std::max<int64_t>(nbytes, 0));
+}
+
+std::vector<ConversionCount> conversion_counts(bool reset) {
+  ConversionTable& t = conversions();
+  std::lock_guard<std::mutex> lock(t.mu);
+  std::vector<ConversionCount> out;
+  for (const auto& [pair, c] : t.counts) out.push_back({pair.first, pair.second, c.first, c.second});
+  if (reset) t.counts.clear();
+  return out;
 }
 
 namespace {

@@ -96,7 +96,9 @@ const Array& SharedCell::read_host() {
     const Copy c = others_.front();  // a write elsewhere left exactly one current copy there
     const uint64_t seen = writes_;
     Array h = host_form(*c.residency, c.value, type_);
-    if (writes_ == seen) refresh_host(std::move(h));
+    if (writes_ != seen) continue;  // the filter wrote the cell: convert the new value
+    count_conversion(c.residency->name(), host_residency()->name(), h.nbytes());
+    refresh_host(std::move(h));
   }
   return host_;
 }
@@ -123,6 +125,7 @@ Value SharedCell::read(const std::shared_ptr<const Residency>& r) {
                 ": input_filter gave a value that is not a uma array on ", dev->str(), " for shared variable ",
                 type_.label);
     if (writes_ != seen) continue;  // the filter wrote the cell: read the new value
+    count_conversion(host_residency()->name(), r->name(), host.nbytes());
     others_.push_back(Copy{r, v});
     return v;
   }

@@ -272,6 +272,29 @@ TEST(SharedCell, AReadConvertsOnceThroughTheHostAndAWriteDropsTheOtherCopies) {
   EXPECT_EQ(c.copy_in("list"), nullptr);
 }
 
+TEST(SharedCell, KeptConversionsAreCountedPerPairOfResidencies) {
+  conversion_counts(/*reset=*/true);
+  auto list = std::make_shared<ListResidency>();
+  SharedCell c(vec({1, 2, 3}));
+  std::lock_guard<SharedCell> g(c);
+  c.read(list);
+  c.read(list);  // kept: no second conversion
+  c.write(list, ListResidency::make({5, 6}));
+  c.read_host();
+  c.read_host();
+  auto counts = conversion_counts(/*reset=*/true);
+  ASSERT_EQ(counts.size(), 2u);
+  EXPECT_EQ(counts[0].from, "cpu");
+  EXPECT_EQ(counts[0].to, "list");
+  EXPECT_EQ(counts[0].conversions, 1u);
+  EXPECT_EQ(counts[0].bytes, 24u);  // three float64
+  EXPECT_EQ(counts[1].from, "list");
+  EXPECT_EQ(counts[1].to, "cpu");
+  EXPECT_EQ(counts[1].conversions, 1u);
+  EXPECT_EQ(counts[1].bytes, 16u);
+  EXPECT_TRUE(conversion_counts().empty());  // reset after reading
+}
+
 // A residency whose input_filter gives values of another length, or nothing describable.
 struct BadResidency final : Residency {
   bool describable = true;

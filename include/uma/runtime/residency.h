@@ -92,4 +92,21 @@ const std::shared_ptr<const Residency>& array_residency(Device d);
 /// The host residency, array_residency(Device::cpu()).
 const std::shared_ptr<const Residency>& host_residency();
 
+/// The conversions of shared values from residency `from` to residency `to` since the process
+/// started (or the counts were last reset): how many were kept, and their bytes (the host
+/// copy's size, whether the conversion copied or shared memory).
+struct ConversionCount {
+  std::string from, to;
+  uint64_t conversions = 0;
+  uint64_t bytes = 0;
+};
+
+/// Counts one conversion of a shared value of `nbytes` bytes (SharedCell and Function::call
+/// call it for each conversion they keep). Thread-safe.
+void count_conversion(const std::string& from, const std::string& to, int64_t nbytes);
+
+/// Every pair of residencies with a conversion counted, sorted by (from, to); `reset` sets the
+/// counts back to zero after reading them.
+std::vector<ConversionCount> conversion_counts(bool reset = false);
+
 }  // namespace uma::runtime
