@@ -60,13 +60,17 @@ BACKENDS = uma.backends()
 def as_uma_output(got, backend):
     """A function output of ``backend`` as a ``uma.Array``, after checking that a backend with
     a native array type returned that type (``numpy``: ``numpy.ndarray``, ``torch``:
-    ``torch.Tensor``); uma's own backends return ``uma.Array`` s already."""
+    ``torch.Tensor``, ``jax``: ``jax.Array``); uma's own backends return ``uma.Array`` s already."""
     if backend == "numpy":
         assert type(got) is np.ndarray, type(got)
         return uma.asarray(got)
     if backend == "torch":
         import torch
         assert isinstance(got, torch.Tensor), type(got)
+        return uma.from_dlpack(got)
+    if backend == "jax":
+        import jax
+        assert isinstance(got, jax.Array), type(got)
         return uma.from_dlpack(got)
     return got
 

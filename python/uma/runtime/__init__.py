@@ -5,7 +5,7 @@
   updates;
 - :class:`Linker`, :func:`register_backend`, :func:`backends`: ``reference`` (the oracle),
   ``cpu`` (one ``uma._core.Program`` per function), ``numpy`` (NumPy, written in Python:
-  the worked example of a Python-defined backend), ``torch`` (PyTorch, where it is installed)
+  the worked example of a Python-defined backend), ``jax`` and ``torch`` (where installed)
   and, where a GPU is usable, ``cuda`` are registered here; their linkers and dispatch tables are in :mod:`uma.runtime.linkers`;
 - :func:`dprint` (the compiled graph as text) and :func:`verify_grad` (gradients against
   finite differences).
@@ -19,6 +19,7 @@ from .linkers.cpu import CpuLinker
 from .linkers.cuda import CudaLinker
 from .linkers.numpy import NumpyLinker
 from .linkers.reference import ReferenceLinker
+from .linkers.jax import JaxLinker
 from .linkers.torch import TorchLinker
 from .shared import Container, SharedVariable, shared
 from .verify import verify_grad
@@ -26,6 +27,8 @@ from .verify import verify_grad
 register_backend("reference", ReferenceLinker(), replace=True)
 register_backend("cpu", CpuLinker(), replace=True)
 register_backend("numpy", NumpyLinker(), replace=True)
+if importlib.util.find_spec("jax") is not None:  # JAX is imported at the first compile
+    register_backend("jax", JaxLinker(), replace=True)
 if importlib.util.find_spec("torch") is not None:  # PyTorch is imported at the first compile
     register_backend("torch", TorchLinker(), replace=True)
 if CudaLinker.available():  # "cuda" exists only where a GPU is usable (get_linker explains otherwise)
@@ -34,6 +37,6 @@ if CudaLinker.available():  # "cuda" exists only where a GPU is usable (get_link
 __all__ = [
     "shared", "SharedVariable", "Container", "function", "Function", "Linker",
     "register_backend", "backends", "get_linker", "ReferenceLinker", "CpuLinker", "NumpyLinker", "CudaLinker",
-    "TorchLinker",
+    "TorchLinker", "JaxLinker",
     "HOST", "filter_host", "dprint", "verify_grad",
 ]

@@ -1,0 +1,192 @@
+"""The ``jax`` linker: compiles graphs with ``jax.jit``; values are ``jax.Array`` s on the CPU.
+
+The graph's nodes that JAX computes as uma does (its dispatch table) are compiled as one
+``jax.jit`` function per maximal run of such nodes in execution order: the whole graph when
+every node has a JAX implementation, as a training step of the usual ops does. A node without
+one runs uma's eager op on the host between two jitted segments, on zero-copy views of the
+JAX values. Every call runs with ``jax.enable_x64(True)``, so float64 stays float64 (never a
+silent float32) without changing the process's JAX configuration.
+
+Values live in residency ``"jax"``: a shared variable that a ``jax`` function updated keeps
+its value as a ``jax.Array`` until another backend, or ``get_value``, reads it. Conversions
+use DLPack: JAX -> host shares memory (uma sees it read-only, as JAX arrays are immutable);
+host -> JAX shares memory where JAX accepts the buffer's alignment and copies otherwise.
+Returned arrays are immutable, so returning a value that is also stored or passed in is safe.
+
+The softmax cross-entropy's label check runs inside the jitted code as a flag; a bad label
+raises uma's ``ValueError`` after the segment and before any update is written. Registered as
+``"jax"`` when JAX is installed; JAX is imported when the first function is compiled for it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ....graph import ops as o
+from ....graph.basic import Constant
+from ...linker import Linker, distinct
+from ..walk import has_perform, straight_line
+from .dispatch import _jax, jax_impl, label_check
+
+__all__ = ["JaxLinker"]
+
+
+def _uma():
+    import uma
+    return uma
+
+
+def _to_jax(a):
+    """A ``jax.Array`` of host ``uma.Array`` ``a``: DLPack (shared where JAX takes the buffer),
+    else a copy. Bool memory is made 0/1 bytes first: uma reads any nonzero byte as True (DESIGN.md,
+    "bool memory"), XLA's bool operations use the bytes as they are."""
+    jax = _jax()
+    if a.dtype.name == "bool":
+        a = _uma().not_equal(a, False)
+    try:
+        return jax.dlpack.from_dlpack(a)
+    except Exception:  # a layout or alignment JAX does not import: one copy
+        return jax.numpy.asarray(np.asarray(a))
+
+
+def _host_step(node):
+    """``node`` by uma's eager op on the host, on zero-copy views of the JAX values."""
+    perform, from_dlpack = node.op.perform, _uma().from_dlpack
+
+    def impl(values):
+        return [_to_jax(r) for r in perform(node, [from_dlpack(v) for v in values])]
+
+    return impl
+
+
+def _segment(nodes, fns, in_vars, out_vars, constants):
+    """One jitted function over ``nodes`` (execution order; ``fns`` their traceable
+    implementations): ``impl(values of in_vars) -> values of out_vars``, raising uma's
+    ValueError for a bad cross-entropy label after the jitted call."""
+    jax, uma = _jax(), _uma()
+    checks = [(node, *label_check(node)) for node in nodes
+              if isinstance(node.op, (o.SoftmaxCrossEntropy, o.SoftmaxCrossEntropyGrad))]
+    have = set(in_vars) | set(out_vars)
+    outs = list(out_vars) + [v for v in distinct(node.inputs[k] for node, k, _ in checks) if v not in have]
+
+    def run(*vals):
+        env = dict(zip(in_vars, vals))
+        env.update(constants)
+        flags = []
+        for node, fn in zip(nodes, fns):
+            ins = [env[v] for v in node.inputs]
+            for n, k, flag in checks:
+                if n is node:
+                    flags.append(flag(ins))
+            env.update(zip(node.outputs, fn(ins)))
+        return tuple(env[v] for v in outs), tuple(flags)
+
+    jitted = jax.jit(run)
+    check = uma._core._check_labels
+
+    def impl(values):
+        results, flags = jitted(*values)
+        if flags and any(bool(bad) for bad, _ in flags):
+            known = dict(zip(in_vars, values))
+            known.update(zip(outs, results))
+            for (node, k, _), (bad, classes) in zip(checks, flags):
+                if bool(bad):
+                    check(uma.from_dlpack(known[node.inputs[k]]), int(classes), "softmax_cross_entropy")
+        return list(results[:len(out_vars)])
+
+    return impl
+
+
+class JaxLinker(Linker):
+    """Compiles graphs with ``jax.jit`` on the CPU; values are ``jax.Array`` s in residency
+    ``"jax"`` (module documentation)."""
+
+    name = "jax"
+    residency = "jax"
+    dispatch = jax_impl
+
+    def is_native(self, value, type):
+        jax = _jax()
+        return (isinstance(value, jax.Array) and str(value.dtype) == type.dtype
+                and type.is_compatible_shape(tuple(value.shape))
+                and all(d.platform == "cpu" for d in value.devices()))
+
+    def input_filter(self, value, type):
+        with _jax().enable_x64(True):
+            return _to_jax(value if isinstance(value, _uma().Array) else _uma().asarray(value))
+
+    def output_filter(self, value, type):
+        return _uma().from_dlpack(value)
+
+    def unsupported(self, fgraph) -> list:
+        """Only ops without a JAX implementation and without ``perform``."""
+        return distinct(n.op for n in fgraph.toposort() if jax_impl(n.op, n) is None and not has_perform(n.op))
+
+    def compile(self, fgraph):
+        jax = _jax()
+        with jax.enable_x64(True):
+            return self._compile(fgraph)
+
+    def _compile(self, fgraph):
+        nodes = fgraph.toposort()
+        fns = [jax_impl(n.op, n) for n in nodes]
+        # groups: maximal runs of nodes with a JAX implementation, and single host nodes
+        groups, cur = [], []
+        for node, fn in zip(nodes, fns):
+            if fn is None:
+                if cur:
+                    groups.append(cur)
+                    cur = []
+                groups.append([(node, None)])
+            else:
+                cur.append((node, fn))
+        if cur:
+            groups.append(cur)
+        readers = {}
+        for g, grp in enumerate(groups):
+            for node, _ in grp:
+                for v in node.inputs:
+                    readers.setdefault(v, set()).add(g)
+        graph_outputs = set(fgraph.outputs)
+        steps = []
+        for g, grp in enumerate(groups):
+            if grp[0][1] is None:
+                node = grp[0][0]
+                steps.append((_host_step(node), node, node.inputs, node.outputs))
+                continue
+            inside = {v: None for node, _ in grp for v in node.outputs}  # in execution order
+            in_vars, constants = {}, {}
+            for node, _ in grp:
+                for v in node.inputs:
+                    if v in inside or v in in_vars or v in constants:
+                        continue
+                    if isinstance(v, Constant):
+                        constants[v] = _to_jax(_uma().asarray(v.value))
+                    else:
+                        in_vars[v] = None
+            in_vars = list(in_vars)
+            out_vars = [v for v in inside if v in graph_outputs or readers.get(v, set()) - {g}]
+            steps.append((_segment([n for n, _ in grp], [f for _, f in grp], in_vars, out_vars, constants),
+                          grp[-1][0], in_vars, out_vars))
+        run = straight_line(fgraph.inputs, fgraph.outputs, steps, set(),
+                            constant=lambda c: _to_jax(_uma().asarray(c.value)), copy=None, output=_result_check)
+
+        def thunk(values):
+            with _jax().enable_x64(True):
+                return run(values)
+
+        thunk.segments = sum(1 for grp in groups if grp[0][1] is not None)
+        thunk.host_steps = [grp[0][0].op for grp in groups if grp[0][1] is None]
+        return thunk
+
+
+def _result_check(var):
+    """The check of a value computed for ``var``: a ``jax.Array`` of the graph's dtype."""
+    name = var.type.dtype
+
+    def result(r, node):
+        if str(r.dtype) != name:
+            raise RuntimeError(f"{node.op}: JAX returned dtype {r.dtype}, but the graph inferred {name} "
+                               f"(a bug in uma's jax linker)")
+        return r
+
+    return result

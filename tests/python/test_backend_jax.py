@@ -1,0 +1,128 @@
+"""The ``jax`` backend (python/uma/runtime/linkers/jax): ``jax.Array`` s in residency "jax",
+one ``jax.jit`` per run of JAX-computable nodes (the whole step when every op has a JAX
+implementation), uma's eager ops on the host for the rest, float64 kept without changing the
+process's JAX configuration, zero-copy conversions where JAX takes the buffer, and uma's errors.
+NumPy and uma's ``cpu`` backend are the oracles. The backend matrix of the other test files
+runs over ``uma.backends()``, which includes ``jax`` where JAX is installed."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import uma
+from uma import sym
+from uma.runtime import HOST
+
+jax = pytest.importorskip("jax")
+
+PYTHON_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "python")
+
+
+def test_registered_without_importing_jax():
+    code = "import sys, uma; print('jax' in uma.backends(), 'jax' in sys.modules)"
+    env = dict(os.environ, PYTHONPATH=os.path.abspath(PYTHON_DIR))
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["True", "False"]
+
+
+def _mlp(backend, X, Y, steps=6):
+    rng = np.random.default_rng(1)
+    W1 = uma.shared(rng.normal(0, 0.3, (X.shape[1], 8)), "W1")
+    b1 = uma.shared(np.zeros(8), "b1")
+    W2 = uma.shared(rng.normal(0, 0.3, (8, 3)), "W2")
+    x, y = sym.matrix("x", shape=(None, X.shape[1])), sym.vector("y", dtype="int64")
+    loss = sym.mean(sym.softmax_cross_entropy(sym.relu(x @ W1 + b1) @ W2, y))
+    params = [W1, b1, W2]
+    grads = uma.grad(loss, params)
+    step = uma.function([x, y], loss, updates=[(p, p - 0.5 * g) for p, g in zip(params, grads)], backend=backend)
+    losses = [float(np.asarray(step(X, Y))) for _ in range(steps)]
+    return step, losses, [p.get_value() for p in params], params
+
+
+def test_a_training_step_is_one_jitted_function_and_matches_cpu(rng):
+    X, Y = rng.normal(size=(20, 5)), rng.integers(0, 3, 20)
+    step, lj, pj, params = _mlp("jax", X, Y)
+    assert step._thunk.segments == 1 and step._thunk.host_steps == []
+    assert all(p.container.current == {"jax", HOST} for p in params)  # get_value made the host copies
+    _, lc, pc, _ = _mlp("cpu", X, Y)
+    np.testing.assert_allclose(lj, lc, rtol=1e-12)
+    for a, b in zip(pj, pc):
+        assert a.dtype == np.float64
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-13)
+    assert lj[-1] < lj[0]
+
+
+def test_float64_stays_float64_and_the_process_configuration_is_unchanged():
+    before = jax.config.jax_enable_x64
+    x = sym.vector("x")
+    out = uma.function([x], x * 3, backend="jax")(np.array([1 / 3, 2 / 3]))
+    assert out.dtype == np.float64
+    np.testing.assert_array_equal(np.asarray(out), np.array([1 / 3, 2 / 3]) * 3)
+    assert jax.config.jax_enable_x64 == before
+
+
+def test_values_stay_jax_arrays_between_calls_and_convert_once():
+    w = uma.shared(np.arange(4.0), "w")
+    step = uma.function([], sym.sum(w), updates={w: w + 1}, backend="jax")
+    uma.conversion_stats(reset=True)
+    for _ in range(3):
+        total = step()
+    assert isinstance(total, jax.Array)
+    assert isinstance(w.container.copy_in("jax"), jax.Array)
+    assert uma.conversion_stats() == {("cpu", "jax"): {"conversions": 1, "bytes": 32}}
+    host = w.get_value(borrow=True)  # JAX -> host shares the buffer (read-only)
+    assert not host.flags.writeable
+    assert host.ctypes.data == w.container.copy_in("jax").unsafe_buffer_pointer()
+    np.testing.assert_array_equal(host, np.arange(4.0) + 3)
+
+
+def test_nodes_without_a_jax_implementation_run_uma_ops_between_segments(rng):
+    x = sym.matrix("x")
+    outs = [sym.argmax(x * 2, axis=1) + 1, sym.cumsum(x, axis=0) * 2, sym.exp(x).astype("float16")]
+    f = uma.function([x], outs, backend="jax")
+    assert f._thunk.host_steps and f._thunk.segments >= 1
+    a = rng.normal(size=(4, 5))
+    got = f(a)
+    want = uma.function([x], outs, backend="cpu")(a)
+    for g, w in zip(got, want):
+        assert isinstance(g, jax.Array)
+        assert str(g.dtype) == w.dtype.name
+        np.testing.assert_allclose(np.asarray(g).astype(np.float64), np.asarray(w).astype(np.float64), rtol=1e-3)
+
+
+def test_a_bad_label_raises_uma_s_error_and_stores_nothing():
+    W = uma.shared(np.ones((3, 2)), "W")
+    x, y = sym.matrix("x"), sym.vector("y", dtype="int64")
+    loss = sym.mean(sym.softmax_cross_entropy(x @ W, y))
+    step = uma.function([x, y], loss, updates={W: W - uma.grad(loss, W)}, backend="jax")
+    with pytest.raises(ValueError, match="softmax_cross_entropy"):
+        step(np.ones((2, 3)), np.array([0, 2]))
+    with pytest.raises(ValueError, match="softmax_cross_entropy"):
+        step(np.ones((2, 3)), np.array([-1, 0]))
+    np.testing.assert_array_equal(W.get_value(), np.ones((3, 2)))
+    step(np.ones((2, 3)), np.array([0, 1]))
+    assert W.container.current == {"jax"}
+
+
+def test_native_arguments_and_refused_arguments():
+    x = sym.vector("x")
+    f = uma.function([x], sym.tanh(x), backend="jax")
+    with jax.enable_x64(True):
+        xj = jax.numpy.linspace(-2, 2, 5)
+    np.testing.assert_allclose(np.asarray(f(xj)), np.tanh(np.linspace(-2, 2, 5)), rtol=1e-12)
+    with pytest.raises(TypeError):
+        f(np.zeros((2, 2)))
+    with pytest.raises(TypeError):
+        f(np.zeros(3, np.complex128))
+
+
+def test_bool_memory_is_read_as_nonzero_bytes():
+    m = np.array([0, 1, 2, 255], np.uint8).view(np.bool_)
+    b = sym.vector("b", dtype="bool")
+    f = uma.function([b], [sym.logical_and(b, True), sym.logical_not(b)], backend="jax")
+    on, off = f(m)
+    np.testing.assert_array_equal(np.asarray(on), [False, True, True, True])
+    np.testing.assert_array_equal(np.asarray(off), [True, False, False, False])
