@@ -126,3 +126,12 @@ def test_bool_memory_is_read_as_nonzero_bytes():
     on, off = f(m)
     np.testing.assert_array_equal(np.asarray(on), [False, True, True, True])
     np.testing.assert_array_equal(np.asarray(off), [True, False, False, False])
+
+
+def test_uma_host_copies_reach_jax_without_a_copy():
+    """uma allocates host memory 64-byte aligned, which JAX imports by DLPack as it is."""
+    w = uma.shared(np.arange(1000.0), "w")
+    uma.function([], sym.sum(w), backend="jax")()
+    host = w.get_value(borrow=True)
+    assert host.ctypes.data % 64 == 0
+    assert w.container.copy_in("jax").unsafe_buffer_pointer() == host.ctypes.data
