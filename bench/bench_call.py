@@ -17,7 +17,9 @@ ReLU, softmax cross-entropy, SGD, float64; the model of bench/bench_overview.py)
 a hand-written NumPy step, PyTorch eager on the CPU (autograd, in-place SGD; with torch's
 default thread count and with one thread, the better setting for a batch this small), JAX ``jit`` on the
 CPU (``jax_enable_x64``; parameters passed in and returned) and PyTensor C/NUMBA. Each starts
-from the same parameters; the first-step losses are cross-checked (a mismatch is printed).
+from the same parameters; the first-step losses are cross-checked (a mismatch is printed). Where
+PyTorch and JAX are installed, the same uma function compiled for uma's ``torch`` and ``jax``
+backends too, called with the framework's arrays (the peer's inputs).
 Inputs are each library's natural form: NumPy arrays for uma, NumPy and PyTensor, tensors
 made once for PyTorch, device arrays made once for JAX.
 
@@ -213,6 +215,12 @@ def bench_mlp(uma, repeat, batch=64, hidden=64, lr=0.1, seed=0):
                           (jax.device_put(Xb, cpu), jax.device_put(yb, cpu)), None))
         except Exception as e:  # noqa: BLE001
             notes.append(f"JAX failed: {type(e).__name__}: {e}")
+    for backend, peer in (("torch", "PyTorch eager"), ("jax", "JAX jit (CPU)")):
+        # uma's framework backends, on the framework's own arrays (the peer row's inputs)
+        peer_args = next((a for name, _, a, _ in impls if name.startswith(peer)), None)
+        if backend in uma.backends() and peer_args is not None:
+            f = uma_step(uma, params, lr, n_out, backend, seed)
+            impls.append((f"uma backend={backend} (its native inputs)", f, peer_args, None))
     pytensor = try_import("pytensor")
     if isinstance(pytensor, Exception):
         notes.append(f"pytensor not available ({pytensor})")

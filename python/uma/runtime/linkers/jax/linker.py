@@ -78,19 +78,22 @@ def _segment(nodes, fns, in_vars, out_vars, constants):
                 if n is node:
                     flags.append(flag(ins))
             env.update(zip(node.outputs, fn(ins)))
-        return tuple(env[v] for v in outs), tuple(flags)
+        if not flags:
+            return tuple(env[v] for v in outs), None, ()
+        # one flag for the segment: one device-to-host read per call
+        return (tuple(env[v] for v in outs), jax.numpy.any(jax.numpy.stack([bad for bad, _ in flags])),
+                tuple(c for _, c in flags))
 
     jitted = jax.jit(run)
     check = uma._core._check_labels
 
     def impl(values):
-        results, flags = jitted(*values)
-        if flags and any(bool(bad) for bad, _ in flags):
+        results, any_bad, classes = jitted(*values)
+        if any_bad is not None and bool(any_bad):
             known = dict(zip(in_vars, values))
             known.update(zip(outs, results))
-            for (node, k, _), (bad, classes) in zip(checks, flags):
-                if bool(bad):
-                    check(uma.from_dlpack(known[node.inputs[k]]), int(classes), "softmax_cross_entropy")
+            for (node, k, _), c in zip(checks, classes):  # uma's ValueError for the first bad label
+                check(uma.from_dlpack(known[node.inputs[k]]), int(c), "softmax_cross_entropy")
         return list(results[:len(out_vars)])
 
     return impl
