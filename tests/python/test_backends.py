@@ -1064,3 +1064,28 @@ print("done")
         assert r.returncode == 0, r.stderr[-3000:]
         assert "done" in r.stdout
         assert "Fatal" not in r.stderr and "terminate" not in r.stderr, r.stderr[-3000:]
+
+
+@pytest.mark.parametrize("backend", ["torch", "jax"])
+def test_a_fresh_process_unpickles_a_function_of_a_framework_backend(backend):
+    """The framework backends are registered by ``import uma`` (which unpickling does), so a
+    process that imported neither uma nor the framework runs a pickled function."""
+    import os
+    import pickle
+    import subprocess
+    import sys
+    pytest.importorskip(backend)
+    w = uma.shared(np.arange(3.0), "w")
+    x = sym.vector("x")
+    f = uma.function([x], sym.sum(w * x), updates={w: w + 1}, backend=backend)
+    f(np.ones(3))
+    code = ("import pickle, sys, numpy as np\n"
+            "f = pickle.loads(sys.stdin.buffer.read())\n"
+            "print(float(np.asarray(f(np.ones(3)))), type(f(np.ones(3))).__module__.split('.')[0])\n")
+    python_dir = os.path.join(os.path.dirname(__file__), "..", "..", "python")
+    r = subprocess.run([sys.executable, "-c", code], input=pickle.dumps(f), capture_output=True, timeout=120,
+                       env=dict(os.environ, PYTHONPATH=os.path.abspath(python_dir)))
+    assert r.returncode == 0, r.stderr.decode()[-2000:]
+    total, module = r.stdout.decode().split()
+    assert float(total) == float(np.sum(np.arange(3.0) + 1))  # the pickled value of w, one step on
+    assert module == ("torch" if backend == "torch" else "jaxlib")
