@@ -160,7 +160,8 @@ struct SliceRange {
 };
 SliceRange slice_range(const IndexItem& slice, int64_t n);
 /// The result of basic indexing (ints, slices, None, Ellipsis) of an array of static `shape`: an
-/// int removes its axis, a slice keeps it with the slice's length (unknown when the axis' is), None
+/// int removes its axis, a slice keeps it with the slice's length (unknown when the axis' is, unless
+/// the slice selects nothing whatever the length: bounds of one sign in the wrong order), None
 /// inserts a length 1. IndexError "<op>: an index can only have a single ellipsis ('...')", "<op>:
 /// too many indices for array: array is <n>-dimensional, but <k> were indexed", "<op>: index <i> is
 /// out of bounds for axis <d> with size <n>" (a known length); ValueError "slice step cannot be zero".

@@ -381,8 +381,12 @@ Shape index_shape(const Shape& shape, const std::vector<IndexItem>& index, const
         if (known(n)) {
           out.push_back(slice_range(it, n).length);
         } else {
-          UMA_CHECK(it.step.value_or(1) != 0, Value, "slice step cannot be zero");
-          out.push_back(kUnknownLength);
+          const int64_t step = it.step.value_or(1);
+          UMA_CHECK(step != 0, Value, "slice step cannot be zero");
+          // bounds of one sign in the wrong order select nothing, whatever the length
+          const bool empty = it.start && it.stop && (*it.start < 0) == (*it.stop < 0) &&
+                             (step > 0 ? *it.start >= *it.stop : *it.start <= *it.stop);
+          out.push_back(empty ? 0 : kUnknownLength);
         }
         break;
       }

@@ -771,6 +771,8 @@ TEST(ShapeRules, BasicIndexTakeAndMask) {
   EXPECT_EQ(ops::index_shape({5, U, 3}, {sl(1, std::nullopt, 2), i0}, "getitem"), (Shape{2, 3}));
   EXPECT_EQ(ops::index_shape({5, U, 3}, {none, ell, sl(std::nullopt, std::nullopt, -1)}, "getitem"), (Shape{1, 5, U, 3}));
   EXPECT_EQ(ops::index_shape({U}, {sl(0, 2, std::nullopt)}, "getitem"), (Shape{U}));
+  EXPECT_EQ(ops::index_shape({U, U}, {sl(3, 1, std::nullopt), sl(-1, -4, 1)}, "getitem"), (Shape{0, 0}));
+  EXPECT_EQ(ops::index_shape({U, U}, {sl(-1, 2, std::nullopt), sl(1, 3, -1)}, "getitem"), (Shape{U, 0}));
   IndexItem big;
   big.i = 5;
   EXPECT_EQ(ops::index_shape({U}, {big}, "getitem"), (Shape{}));  // unknown length: no bounds check
