@@ -170,7 +170,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
         } else {
           std::vector<int64_t> axes(r.u8() % 3);
           for (auto& a : axes) a = r.stride();
-          fuzz::accepts([&] { cur = ops::squeeze(cur, axes); });
+          const auto which = axes.empty() ? std::nullopt : std::optional(axes);  // none: every length-1 axis
+          fuzz::accepts([&] { cur = ops::squeeze(cur, which); });
         }
         break;
       }

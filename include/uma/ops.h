@@ -95,6 +95,112 @@ struct MatmulShapes {
 MatmulShapes matmul_shapes(const Shape& a, const Shape& b);
 /// Normalises an axis (negative counts from the end); AxisError naming `op` when out of range.
 int64_t normalize_axis(int64_t axis, int64_t ndim, const char* op);
+/// The number of elements of a static shape where the shape decides it (every length known, or
+/// one known length 0), else kUnknownLength. ValueError "<op>: shape <s> is too large" when the
+/// product of its known lengths other than 0 overflows (NumPy's rule, even beside a 0).
+int64_t static_size(const Shape& shape, const char* op);
+/// The result of reduction `op` (sum ... any, argmax, argmin): reduce_shape over `axes`, and the
+/// rule's checks: TypeError "<op>: axis must be an integer or None" for several axes of argmax and
+/// argmin; ValueError "<op>: zero-size array to reduction operation <maximum|minimum> which has no
+/// identity" (max, min) or "<op>: attempt to get <op> of an empty sequence" (argmax, argmin) when a
+/// reduced axis has the known length 0 (NumPy refuses these even when the result is empty).
+Shape reduce_shape(ReduceOp op, const Shape& shape, const std::optional<std::vector<int64_t>>& axes, bool keepdims);
+
+// The shape ops. Each function is the whole rule of its op: the eager op takes its result shape
+// from it and raises its errors, and so does the graph (uma._core._result_shape).
+
+/// NumPy reshape of an array of static `shape` to `newshape`, one entry of which may be negative
+/// (-1: the length that keeps the size; unknown when the size is). ValueError "reshape: can only
+/// specify one unknown dimension", "reshape: cannot reshape array of size <n> into shape <newshape>"
+/// when the sizes certainly differ or a -1 sits beside a zero length, "reshape: shape <s> is too large".
+Shape reshape_shape(const Shape& shape, const Shape& newshape);
+/// reshape_like (a reshape to another array's static shape `target`): `target`, with reshape_shape's
+/// size check when both sizes are known.
+Shape reshape_like_shape(const Shape& shape, const Shape& target);
+/// The permutation `axes` of an `ndim`-d array's axes, normalised (NumPy transpose): ValueError
+/// "transpose: axes don't match array (got <k> axes for an array of dimension <n>)", "transpose:
+/// repeated axis in transpose"; AxisError for an axis out of range.
+std::vector<int64_t> transpose_axes(int64_t ndim, const std::vector<int64_t>& axes);
+/// `shape` permuted by `axes` (nullopt: reversed), with transpose_axes' errors.
+Shape transpose_shape(const Shape& shape, const std::optional<std::vector<int64_t>>& axes);
+/// `shape` with a length-1 axis inserted at `axis` (in [-ndim-1, ndim]; AxisError otherwise).
+Shape expand_dims_shape(const Shape& shape, int64_t axis);
+/// The axes squeeze removes, as a mask: `axes` (reduced_axes' errors; ValueError "squeeze: cannot
+/// select an axis to squeeze out which has size not equal to one (axis <d> of shape <s>)" for a known
+/// length other than 1), or with nullopt every axis of known length 1 (an unknown length is kept:
+/// PyTensor's convention).
+std::vector<bool> squeezed_axes(const Shape& shape, const std::optional<std::vector<int64_t>>& axes);
+/// `shape` without its squeezed_axes.
+Shape squeeze_shape(const Shape& shape, const std::optional<std::vector<int64_t>>& axes);
+/// NumPy broadcast_to of an array of static `shape` to the static `target` (broadcast_to: a concrete
+/// one; broadcast_like: another array's): each axis of `shape`, aligned on the last, is 1, unknown or
+/// the target's length. The result is `target` with an unknown length taken from `shape` where that
+/// is known and not 1. ValueError "<op>: cannot broadcast an array of shape <s> to shape <t>" when a
+/// known length certainly differs, or `shape` has more axes.
+Shape broadcast_to_shape(const Shape& shape, const Shape& target, const char* op);
+/// NumPy concatenate along `axis`: ValueError for no shapes, 0-d shapes, different ranks and known
+/// lengths that differ off the axis (NumPy's wording, naming the dimension and both arrays);
+/// AxisError. The axis' length is the sum (unknown when one is), the others the known one.
+Shape concatenate_shape(std::span<const Shape* const> shapes, int64_t axis);
+/// NumPy stack along a new `axis` (in [-ndim-1, ndim]): ValueError "stack: need at least one array to
+/// stack", "stack: all input arrays must have the same shape, got <s1> <s2> ..." when ranks or known
+/// lengths differ. The common shape (known lengths where any shape knows them) with the count inserted.
+Shape stack_shape(std::span<const Shape* const> shapes, int64_t axis);
+/// Piece `part` of a gradient `g` of concatenate(`parts`, axis) (its gradient helper, segment): `g`
+/// with the axis' length that of parts[part]. ValueError when `g` is not concatenate's shape.
+Shape segment_shape(const Shape& g, std::span<const Shape* const> parts, int64_t axis, int64_t part);
+/// np.split into `sections` equal parts along `axis`: the split points. ValueError "split: number
+/// sections must be larger than 0", "split: array split does not result in an equal division ...",
+/// and for an axis whose length is unknown; AxisError.
+std::vector<int64_t> split_points(const Shape& shape, int64_t sections, int64_t axis);
+/// One slice of an axis of length `n` (CPython's PySlice_AdjustIndices): the first position, the
+/// step and the number of positions. ValueError "slice step cannot be zero".
+struct SliceRange {
+  int64_t start, step, length;
+};
+SliceRange slice_range(const IndexItem& slice, int64_t n);
+/// The result of basic indexing (ints, slices, None, Ellipsis) of an array of static `shape`: an
+/// int removes its axis, a slice keeps it with the slice's length (unknown when the axis' is, unless
+/// the slice selects nothing whatever the length: bounds of one sign in the wrong order), None
+/// inserts a length 1. IndexError "<op>: an index can only have a single ellipsis ('...')", "<op>:
+/// too many indices for array: array is <n>-dimensional, but <k> were indexed", "<op>: index <i> is
+/// out of bounds for axis <d> with size <n>" (a known length); ValueError "slice step cannot be zero".
+Shape index_shape(const Shape& shape, const std::vector<IndexItem>& index, const char* op);
+/// np.take of an array of static `shape` at indices of static shape `indices` along `axis`
+/// (nullopt: of the flattened array): shape[:axis] + indices + shape[axis+1:]. AxisError.
+Shape take_shape(const Shape& shape, const Shape& indices, std::optional<int64_t> axis, const char* op);
+/// a[mask] for a bool mask of static shape `mask`: (unknown count,) + shape[mask.ndim:]. IndexError
+/// for a 0-d mask, a mask of more axes than the array's, or known lengths that differ ("<op>: boolean
+/// index did not match indexed array along axis <d>; ...").
+Shape mask_select_shape(const Shape& shape, const Shape& mask, const char* op);
+/// A gradient `g` of a region of an array of static shape `x` written back into zeros of x's shape
+/// (getitem_grad, diagonal_embed): `x`. ValueError "<op>: gradient of shape <g> does not match the
+/// region's shape <region>" when ranks or known lengths differ.
+Shape embed_shape(const Shape& g, const Shape& region, const Shape& x, const char* op);
+
+// Linear algebra and nn helpers (their result shapes; matmul_shapes above).
+
+/// NumPy outer: (size of a, size of b), each unknown unless the shape decides it (static_size).
+Shape outer_shape(const Shape& a, const Shape& b);
+/// NumPy diagonal: the axes axis1 and axis2 removed and the diagonal's length appended (unknown
+/// unless the known lengths decide it). ValueError "diagonal: diag requires an array of at least two
+/// dimensions, got shape <s>", "diagonal: axis1 and axis2 cannot be the same (both are <d>)"; AxisError.
+Shape diagonal_shape(const Shape& shape, int64_t offset, int64_t axis1, int64_t axis2);
+/// NumPy diag: a 1-d (n,) gives (n + |k|, n + |k|), a 2-d one diagonal_shape(shape, k, 0, 1).
+/// ValueError "diag: input must be 1-d or 2-d, got shape <s>", "diag: offset <k> is too large".
+Shape diag_shape(const Shape& shape, int64_t k);
+/// softmax / log_softmax along `axis` (`op` names which): `shape`. ValueError "<op>: needs at least
+/// 1 dimension"; AxisError.
+Shape softmax_shape(const Shape& shape, int64_t axis, const char* op);
+/// Per-example cross-entropy of logits (N, C) with labels (N,): (N,). ValueError "<op>: logits must
+/// be 2-d (batch, classes), got shape <s>", "<op>: labels must have shape (N,) to match logits <s>,
+/// got <t>" (known lengths that differ).
+Shape softmax_cross_entropy_shape(const Shape& logits, const Shape& labels, const char* op);
+/// Its gradient for an upstream gradient `g` that broadcasts to (N,): the logits' shape. ValueError
+/// "softmax_cross_entropy_grad: gradient of shape <g> does not broadcast to (N,)" and the above.
+Shape softmax_cross_entropy_grad_shape(const Shape& g, const Shape& logits, const Shape& labels);
+/// one_hot: indices + (depth,). ValueError "one_hot: depth must be non-negative, got <d>".
+Shape one_hot_shape(const Shape& indices, int64_t depth);
 
 // ---- dtype inference -----------------------------------------------------------------------
 /// Result dtype of a binary op on arrays of dtypes a, b (TypeError if unsupported).
@@ -229,8 +335,8 @@ Array broadcast_to(const Array& a, const Shape& shape);
 Array concatenate(const std::vector<Array>& arrays, int64_t axis);
 Array stack(const std::vector<Array>& arrays, int64_t axis);
 Array expand_dims(const Array& a, int64_t axis);
-/// Remove size-1 axes (all of them when axes is empty).
-Array squeeze(const Array& a, const std::vector<int64_t>& axes);
+/// Remove the size-1 axes `axes` (nullopt: all of them; squeezed_axes).
+Array squeeze(const Array& a, const std::optional<std::vector<int64_t>>& axes);
 
 // ---- indexing ----------------------------------------------------------------------------
 /// Basic indexing (ints, slices, None, Ellipsis): always a view.

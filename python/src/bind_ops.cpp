@@ -64,7 +64,11 @@ Shape shape_of(nb::handle h) {
 
 Shape static_shape_of(nb::handle h) {
   Shape s;
-  for (nb::handle d : h) s.push_back(d.is_none() ? ops::kUnknownLength : dim_int(d));
+  for (nb::handle d : h) {
+    s.push_back(d.is_none() ? ops::kUnknownLength : dim_int(d));
+    UMA_CHECK(d.is_none() || s.back() >= 0, Value, "negative dimensions are not allowed in a static shape: ",
+              py_repr(h));
+  }
   return s;
 }
 
@@ -92,6 +96,164 @@ std::optional<std::vector<int64_t>> ufunc_axes(const Array& a, nb::handle axis) 
   }
   return axes_of(axis);
 }
+
+namespace {
+
+// The keyword parameters of _result_shape: each rule takes the ones it reads; any left over is a
+// TypeError.
+struct RuleParams {
+  nb::dict kw;
+  nb::object take(const char* key) {
+    if (!kw.contains(key)) return nb::none();
+    nb::object v = kw[key];
+    nb::del(kw[key]);
+    return v;
+  }
+  std::optional<int64_t> axis() { return one_axis(take("axis")); }
+  bool flag(const char* key) {
+    nb::object v = take(key);
+    return !v.is_none() && nb::cast<bool>(v);
+  }
+  int64_t integer(const char* key, const char* op, std::optional<int64_t> fallback = std::nullopt) {
+    nb::object v = take(key);
+    if (v.is_none() && fallback) return *fallback;
+    UMA_CHECK(!v.is_none(), Type, op, ": the shape rule needs the parameter '", key, "'");
+    return int_arg(v, op, key);
+  }
+};
+
+// The static result shape of op `name` on operands of static shapes `ss` (the rules of uma/ops.h).
+Shape result_shape(const std::string& name, const std::vector<Shape>& ss, RuleParams& p) {
+  const char* op = name.c_str();
+  auto expect = [&](std::size_t n) {
+    UMA_CHECK(ss.size() == n, Type, name, ": expected ", n, " shape", n == 1 ? "" : "s", ", got ", ss.size());
+  };
+  auto all = [&](std::size_t from) {
+    std::vector<const Shape*> ps;
+    for (std::size_t i = from; i < ss.size(); ++i) ps.push_back(&ss[i]);
+    return ps;
+  };
+  if (ops::binary_op_named(name)) {
+    expect(2);
+    return ops::broadcast_shapes(ss[0], ss[1], op);
+  }
+  if (ops::unary_op_named(name) || name == "zeros_like" || name == "ones_like" || name == "full_like") {
+    expect(1);
+    return ss[0];
+  }
+  if (name == "where" || name == "clip") {
+    expect(3);
+    return ops::broadcast_shapes(all(0), op);
+  }
+  if (name == "matmul") {
+    expect(2);
+    return ops::matmul_shapes(ss[0], ss[1]).result;
+  }
+  if (auto r = ops::reduce_op_named(name)) {
+    expect(1);
+    const auto axes = axes_of(p.take("axis"));
+    return ops::reduce_shape(*r, ss[0], axes, p.flag("keepdims"));
+  }
+  if (name == "var" || name == "std" || name == "logsumexp") {
+    expect(1);
+    const auto axes = axes_of(p.take("axis"));
+    return ops::reduce_shape(ss[0], axes, p.flag("keepdims"), op);
+  }
+  if (name == "cumsum" || name == "cumprod") {
+    expect(1);
+    return ops::cumulate_shape(ss[0], p.axis(), op);
+  }
+  // shape ops
+  if (name == "reshape") {
+    expect(1);
+    nb::object shape = p.take("shape");
+    UMA_CHECK(!shape.is_none(), Type, "reshape: the shape rule needs the parameter 'shape'");
+    return ops::reshape_shape(ss[0], shape_of(shape));
+  }
+  if (name == "reshape_like") {
+    expect(2);
+    return ops::reshape_like_shape(ss[0], ss[1]);
+  }
+  if (name == "transpose" || name == "permute_dims") {
+    expect(1);
+    nb::object axes = p.take("axes");
+    if (axes.is_none()) return ops::transpose_shape(ss[0], std::nullopt);
+    std::vector<int64_t> v;
+    for (nb::handle a : axes) v.push_back(int_arg(a, "transpose", "axis"));
+    return ops::transpose_shape(ss[0], v);
+  }
+  if (name == "expand_dims") {
+    expect(1);
+    return ops::expand_dims_shape(ss[0], p.integer("axis", op));
+  }
+  if (name == "squeeze") {
+    expect(1);
+    return ops::squeeze_shape(ss[0], axes_of(p.take("axis")));
+  }
+  if (name == "broadcast_to" || name == "broadcast_like") {
+    expect(2);
+    return ops::broadcast_to_shape(ss[0], ss[1], op);
+  }
+  if (name == "concatenate") return ops::concatenate_shape(all(0), p.integer("axis", op, 0));
+  if (name == "stack") return ops::stack_shape(all(0), p.integer("axis", op, 0));
+  if (name == "segment") {
+    UMA_CHECK(ss.size() >= 2, Type, "segment: expected the gradient's shape and the parts', got ", ss.size(), " shapes");
+    return ops::segment_shape(ss[0], all(1), p.integer("axis", op), p.integer("part", op));
+  }
+  // indexing
+  if (name == "getitem") {
+    expect(1);
+    return ops::index_shape(ss[0], parse_index(p.take("index")), op);
+  }
+  if (name == "getitem_grad") {
+    expect(2);
+    return ops::embed_shape(ss[0], ops::index_shape(ss[1], parse_index(p.take("index")), op), ss[1], op);
+  }
+  if (name == "take") {
+    expect(2);
+    return ops::take_shape(ss[0], ss[1], p.axis(), op);
+  }
+  if (name == "mask_select") {
+    expect(2);
+    return ops::mask_select_shape(ss[0], ss[1], "getitem");
+  }
+  // linear algebra and nn helpers
+  if (name == "outer") {
+    expect(2);
+    return ops::outer_shape(ss[0], ss[1]);
+  }
+  if (name == "diagonal" || name == "diagonal_embed") {
+    expect(name == "diagonal" ? 1 : 2);
+    const int64_t offset = p.integer("offset", op, 0), axis1 = p.integer("axis1", op, 0),
+                  axis2 = p.integer("axis2", op, 1);
+    const Shape& x = ss.back();
+    const Shape d = ops::diagonal_shape(x, offset, axis1, axis2);
+    return name == "diagonal" ? d : ops::embed_shape(ss[0], d, x, op);
+  }
+  if (name == "diag") {
+    expect(1);
+    return ops::diag_shape(ss[0], p.integer("k", op, 0));
+  }
+  if (name == "softmax" || name == "log_softmax") {
+    expect(1);
+    return ops::softmax_shape(ss[0], p.integer("axis", op, -1), op);
+  }
+  if (name == "softmax_cross_entropy") {
+    expect(2);
+    return ops::softmax_cross_entropy_shape(ss[0], ss[1], op);
+  }
+  if (name == "softmax_cross_entropy_grad") {
+    expect(3);
+    return ops::softmax_cross_entropy_grad_shape(ss[0], ss[1], ss[2]);
+  }
+  if (name == "one_hot") {
+    expect(1);
+    return ops::one_hot_shape(ss[0], p.integer("depth", op));
+  }
+  UMA_FAIL(Value, "_result_shape: '", name, "' is not an op with a shape rule");
+}
+
+}  // namespace
 
 namespace {
 
@@ -445,44 +607,35 @@ void bind_ops(nb::module_& m) {
       "time) with PyTensor's rule that only static length-1 axes broadcast: an axis is its known\n"
       "length other than 1, else None where an operand's length is None, else 1. ValueError\n"
       "\"<op>: operands could not be broadcast together with shapes ...\" when known lengths differ.");
-  m.def("_result_shape", [](const std::string& name, nb::args shapes, nb::handle axis, bool keepdims) {
+  m.def("_result_shape", [](const std::string& name, nb::args shapes, nb::kwargs params) {
         std::vector<Shape> ss;
         for (nb::handle s : shapes) ss.push_back(static_shape_of(s));
-        const char* op = name.c_str();
-        auto expect = [&](std::size_t n) {
-          UMA_CHECK(ss.size() == n, Type, name, ": expected ", n, " shape", n == 1 ? "" : "s", ", got ", ss.size());
-        };
-        if (ops::binary_op_named(name)) {
-          expect(2);
-          return static_shape_object(ops::broadcast_shapes(ss[0], ss[1], op));
-        }
-        if (ops::unary_op_named(name)) {
-          expect(1);
-          return static_shape_object(ss[0]);
-        }
-        if (name == "where" || name == "clip") {
-          expect(3);
-          const std::array<const Shape*, 3> ps{&ss[0], &ss[1], &ss[2]};
-          return static_shape_object(ops::broadcast_shapes(ps, op));
-        }
-        if (name == "matmul") {
-          expect(2);
-          return static_shape_object(ops::matmul_shapes(ss[0], ss[1]).result);
-        }
-        const bool cumulative = name == "cumsum" || name == "cumprod";
-        const bool reduction = ops::reduce_op_named(name) || name == "var" || name == "std" || name == "logsumexp";
-        UMA_CHECK(cumulative || reduction, Value, "_result_shape: '", name,
-                  "' is not an elementwise op, where, clip, matmul, a reduction or a cumulative op");
-        expect(1);
-        if (cumulative) return static_shape_object(ops::cumulate_shape(ss[0], one_axis(axis), op));
-        return static_shape_object(ops::reduce_shape(ss[0], axes_of(axis), keepdims, op));
-      }, nb::arg("name"), nb::arg("shapes"), nb::arg("axis") = nb::none(), nb::arg("keepdims") = false,
+        RuleParams p{nb::dict(params)};
+        const Shape out = result_shape(name, ss, p);
+        UMA_CHECK(p.kw.size() == 0, Type, "_result_shape: ", name, " takes no parameter ",
+                  py_repr(nb::list(p.kw.keys())));
+        return static_shape_object(out);
+      }, nb::arg("name"), nb::arg("shapes"), nb::arg("params"),
       "The static result shape of op `name` on operands of static `shapes` (tuples of lengths and\n"
-      "Nones, None: known only at run time), by the shape rule the eager op follows: the elementwise\n"
-      "ops of the op table, where and clip broadcast (_broadcast_shapes); the reductions (sum ... any,\n"
-      "argmax, argmin, var, std, logsumexp) over `axis` (None: all) with `keepdims`; cumsum and\n"
-      "cumprod along `axis` (None: flattened); matmul (NumPy's rule). Errors as the rule's: ValueError\n"
-      "for shapes that do not fit, AxisError for a bad axis, TypeError for a wrong number of shapes.");
+      "Nones, None: known only at run time), by the shape rule the eager op follows (uma/ops.h,\n"
+      "src/ops/shape_rules.cpp). The elementwise ops of the op table, where and clip broadcast\n"
+      "(_broadcast_shapes); zeros_like, ones_like, full_like keep the shape; the reductions (sum ... any,\n"
+      "argmax, argmin, var, std, logsumexp) over `axis` (None: all) with `keepdims`; cumsum and cumprod\n"
+      "along `axis` (None: flattened); matmul, outer, diagonal (`offset`, `axis1`, `axis2`), diag (`k`);\n"
+      "reshape (`shape`), reshape_like (x, target), transpose / permute_dims (`axes`, None: reversed),\n"
+      "expand_dims (`axis`), squeeze (`axis`, None: the static length-1 axes), broadcast_to and\n"
+      "broadcast_like (x, target), concatenate and stack (`axis`), segment (g, *parts; `axis`, `part`);\n"
+      "getitem (`index`: a basic index), getitem_grad (g, x; `index`), take (x, indices; `axis`),\n"
+      "mask_select (x, mask); softmax and log_softmax (`axis`), softmax_cross_entropy (logits, labels)\n"
+      "and its _grad (g, logits, labels), one_hot (`depth`); diagonal_embed (g, x; as diagonal).\n"
+      "Errors as the rule's (the eager op's): ValueError for shapes that do not fit, IndexError for a\n"
+      "bad index, AxisError for a bad axis, TypeError for a wrong number of shapes or parameters.");
+  m.def("_split_points", [](nb::handle shape, int64_t sections, int64_t axis) {
+        return ops::split_points(static_shape_of(shape), sections, axis);
+      }, nb::arg("shape"), nb::arg("sections"), nb::arg("axis"),
+      "The split points of np.split of an array of static `shape` into `sections` equal parts along\n"
+      "`axis` (the rule eager split follows). ValueError when the axis' length is unknown or does not\n"
+      "divide; AxisError.");
   for (int k = 0; k < kNumBinaryOps; ++k) {
     const BinaryOp op = static_cast<BinaryOp>(k);
     m.def(row(op).name, [op](nb::handle a, nb::handle b) {
@@ -637,7 +790,7 @@ void bind_ops(nb::module_& m) {
   m.def("expand_dims", [](nb::handle a, int64_t axis) { return ops::expand_dims(operand(a, nullptr, "expand_dims"), axis); },
         nb::arg("a"), nb::arg("axis"), "View with a new size-1 axis at position axis.");
   m.def("squeeze", [](nb::handle a, nb::handle axis) {
-        return ops::squeeze(operand(a, nullptr, "squeeze"), axes_of(axis).value_or(std::vector<int64_t>{}));
+        return ops::squeeze(operand(a, nullptr, "squeeze"), axes_of(axis));
       }, nb::arg("a"), nb::arg("axis").none() = nb::none(), "View without size-1 axes (all, or those named).");
   m.def("astype", [](nb::handle a, nb::handle dtype, bool copy) {
         Array A = operand(a, nullptr, "astype");

@@ -464,10 +464,8 @@ Array fused_elementwise(const std::vector<Array>& inputs, const std::vector<Fuse
 Array one_hot(const Array& indices, int64_t depth, DType dtype) {
   UMA_CHECK(is_integer(indices.dtype()), Type, "one_hot: indices must have an integer dtype, got ",
             dtype_name(indices.dtype()));
-  UMA_CHECK(depth >= 0, Value, "one_hot: depth must be non-negative, got ", depth);
+  const Shape shape = one_hot_shape(indices.shape(), depth);
   Array idx = astype(indices, DType::Int64);
-  Shape shape = indices.shape();
-  shape.push_back(depth);
   Array out = Array::empty(shape, dtype, idx.device());
   kernels::one_hot(idx, depth, out);
   return out;

@@ -42,12 +42,7 @@ Array normalized_indices(const char* op, const Array& indices, int64_t n, int64_
 Array mask_positions(const char* op, const Array& x, const Array& mask) {
   UMA_CHECK(mask.dtype() == DType::Bool, Type, op, ": a boolean mask must have dtype bool, got ",
             dtype_name(mask.dtype()));
-  UMA_CHECK(mask.ndim() >= 1, Index, op, ": 0-d boolean masks are not supported");
-  UMA_CHECK(mask.ndim() <= x.ndim(), Index, op, ": too many indices for array: array is ", x.ndim(),
-            "-dimensional, but the boolean mask is ", mask.ndim(), "-dimensional");
-  for (int64_t d = 0; d < mask.ndim(); ++d)
-    UMA_CHECK(mask.shape()[d] == x.shape()[d], Index, op, ": boolean index did not match indexed array along axis ",
-              d, "; size of axis is ", x.shape()[d], " but size of corresponding boolean axis is ", mask.shape()[d]);
+  mask_select_shape(x.shape(), mask.shape(), op);  // the shape rule's checks
   check_index_device(op, mask.device(), x.device());
   return on_device(kernels::mask_positions(contiguous(mask)), x.device());
 }
@@ -85,9 +80,7 @@ Array take_normalized(const Array& a, const Array& idx, int64_t axis, const Shap
   flat[axis] = idx.size();
   Array out = Array::empty(flat, a.dtype(), a.device());
   kernels::take(a, idx, axis, out);
-  Shape s(a.shape().begin(), a.shape().begin() + axis);
-  s.insert(s.end(), index_shape.begin(), index_shape.end());
-  s.insert(s.end(), a.shape().begin() + axis + 1, a.shape().end());
+  const Shape s = take_shape(a.shape(), index_shape, axis, "take");
   return out.view(out.data(), s, contiguous_strides(s));
 }
 
@@ -96,11 +89,14 @@ const char* update_name(bool inc) { return inc ? "inc_subtensor" : "set_subtenso
 }  // namespace
 
 Array take(const Array& a0, const Array& indices, std::optional<int64_t> axis0) {
+  const Shape shape = take_shape(a0.shape(), indices.shape(), axis0, "take");  // checks the axis
   Array a = axis0 ? contiguous(a0) : reshape(a0, {a0.size()});
   const int64_t axis = axis0 ? normalize_axis(*axis0, a.ndim(), "take") : 0;
   a = contiguous(a);
   Array idx = normalized_indices("take", indices, a.shape()[axis], axis, a.device());
-  return take_normalized(a, idx, axis, indices.shape());
+  Array out = take_normalized(a, idx, axis, indices.shape());
+  UMA_ASSERT(out.shape() == shape);
+  return out;
 }
 
 Array mask_select(const Array& a, const Array& mask) {
@@ -112,6 +108,7 @@ Array update_basic(const Array& x0, const std::vector<IndexItem>& index, const A
   const char* op = update_name(inc);
   Array x = x0, y = y0;
   detail::common_device(op, {&x, &y});
+  index_shape(x.shape(), index, op);  // the index's errors name this op
   Array out = copy(x);
   Array dst = getitem(out, index);
   Array src = update_source(op, y, x.dtype(), dst.shape());
@@ -124,11 +121,9 @@ Array update_take(const Array& x0, const Array& indices, int64_t axis0, const Ar
   const char* op = update_name(inc);
   Array x = x0, y = y0;
   detail::common_device(op, {&x, &y});
+  const Shape region = take_shape(x.shape(), indices.shape(), axis0, op);
   const int64_t axis = normalize_axis(axis0, x.ndim(), op);
   Array idx = normalized_indices(op, indices, x.shape()[axis], axis, x.device());
-  Shape region(x.shape().begin(), x.shape().begin() + axis);
-  region.insert(region.end(), indices.shape().begin(), indices.shape().end());
-  region.insert(region.end(), x.shape().begin() + axis + 1, x.shape().end());
   Array src = update_source(op, y, x.dtype(), region);
   Array out = copy(x);
   kernels::scatter(out, idx, axis, src, inc, /*sorted_unique=*/false);
@@ -140,8 +135,8 @@ Array update_mask(const Array& x0, const Array& mask, const Array& y0, bool inc)
   Array x = x0, y = y0;
   detail::common_device(op, {&x, &y});
   Array pos = mask_positions(op, x, mask);
-  Shape region{pos.size()};
-  for (int64_t d = mask.ndim(); d < x.ndim(); ++d) region.push_back(x.shape()[d]);
+  Shape region = mask_select_shape(x.shape(), mask.shape(), op);
+  region[0] = pos.size();  // the count, known now
   Array src = update_source(op, y, x.dtype(), region);
   Array out = copy(x);
   kernels::scatter(flatten_leading(out, mask.ndim()), pos, 0, src, inc, /*sorted_unique=*/true);

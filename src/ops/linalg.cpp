@@ -35,42 +35,29 @@ Array matmul(const Array& a00, const Array& b00) {
 }
 
 Array outer(const Array& a, const Array& b) {
-  Array A = reshape(a, {a.size(), 1});
-  Array B = reshape(b, {1, b.size()});
-  return matmul(A, B);
+  const Shape s = outer_shape(a.shape(), b.shape());
+  return matmul(reshape(a, {s[0], 1}), reshape(b, {1, s[1]}));
 }
 
 Array diagonal(const Array& a, int64_t offset, int64_t axis1, int64_t axis2) {
-  UMA_CHECK(a.ndim() >= 2, Value, "diagonal: diag requires an array of at least two dimensions, got shape ",
-            shape_str(a.shape()));
+  const Shape s = diagonal_shape(a.shape(), offset, axis1, axis2);
   const int64_t d1 = normalize_axis(axis1, a.ndim(), "diagonal"), d2 = normalize_axis(axis2, a.ndim(), "diagonal");
-  UMA_CHECK(d1 != d2, Value, "diagonal: axis1 and axis2 cannot be the same (both are ", d1, ")");
-  const int64_t n1 = a.shape()[d1], n2 = a.shape()[d2];
-  int64_t len = 0;
-  if (offset >= 0) len = std::max<int64_t>(0, std::min(n1, n2 - std::min(offset, n2)));
-  else len = std::max<int64_t>(0, std::min(n1 - std::min(-offset, n1), n2));
-  Shape s;
+  const int64_t len = s.back();
   Strides st;
   for (int64_t d = 0; d < a.ndim(); ++d)
-    if (d != d1 && d != d2) {
-      s.push_back(a.shape()[d]);
-      st.push_back(a.strides()[d]);
-    }
+    if (d != d1 && d != d2) st.push_back(a.strides()[d]);
   char* p = static_cast<char*>(a.data());
   const bool empty = len == 0 || a.size() == 0;  // an empty view's strides address nothing
   if (!empty) p += (offset >= 0 ? offset * a.strides()[d2] : -offset * a.strides()[d1]) * static_cast<int64_t>(a.itemsize());
-  s.push_back(len);
   st.push_back(empty ? 1 : a.strides()[d1] + a.strides()[d2]);
   return a.view(p, s, st).as_readonly();
 }
 
 Array diag(const Array& a, int64_t k) {
+  const Shape s = diag_shape(a.shape(), k);
   if (a.ndim() == 2) return copy(diagonal(a, k, 0, 1));
-  UMA_CHECK(a.ndim() == 1, Value, "diag: input must be 1-d or 2-d, got shape ", shape_str(a.shape()));
-  const int64_t n = a.shape()[0], ak = k < 0 ? -k : k;
-  UMA_CHECK(n <= INT64_MAX / 2 - ak, Value, "diag: offset ", k, " is too large");
-  const int64_t m = n + ak;
-  Array out = zeros({m, m}, a.dtype());
+  const int64_t n = a.shape()[0], m = s[0];
+  Array out = zeros(s, a.dtype());
   if (n > 0)
     assign(out.view(static_cast<char*>(out.data()) + (k >= 0 ? k : -k * m) * static_cast<int64_t>(out.itemsize()), {n},
                     {m + 1}),

@@ -19,15 +19,11 @@ struct XentArgs {
 };
 
 XentArgs check_xent(const char* op, const Array& logits, const Array& labels) {
-  UMA_CHECK(logits.ndim() == 2, Value, op, ": logits must be 2-d (batch, classes), got shape ",
-            shape_str(logits.shape()));
+  softmax_cross_entropy_shape(logits.shape(), labels.shape(), op);  // the shape rule's checks
   UMA_CHECK(logits.dtype() == DType::Float32 || logits.dtype() == DType::Float64, Type, op,
             ": logits must be float16, bfloat16, float32 or float64, got ", dtype_name(logits.dtype()));
   UMA_CHECK(is_integer(labels.dtype()), Type, op, ": labels must have an integer dtype, got ",
             dtype_name(labels.dtype()));
-  UMA_CHECK(labels.ndim() == 1 && labels.shape()[0] == logits.shape()[0], Value, op,
-            ": labels must have shape (", logits.shape()[0], ",) to match logits ", shape_str(logits.shape()),
-            ", got ", shape_str(labels.shape()));
   return {contiguous(logits), labels.dtype() == DType::Int64 ? contiguous(labels) : astype(labels, DType::Int64),
           logits.shape()[0], logits.shape()[1]};
 }
@@ -40,7 +36,8 @@ Array softmax_cross_entropy(const Array& logits0, const Array& labels0, bool che
   if (logits.dtype() == DType::Float16 || logits.dtype() == DType::BFloat16)  // computed in float32
     return astype(softmax_cross_entropy(astype(logits, DType::Float32), labels, check_labels), logits.dtype());
   XentArgs a = check_xent("softmax_cross_entropy", logits, labels);
-  Array out = Array::empty({a.n}, logits.dtype(), dev);
+  Array out = Array::empty(softmax_cross_entropy_shape(logits.shape(), labels.shape(), "softmax_cross_entropy"),
+                           logits.dtype(), dev);
   kernels::softmax_xent("softmax_cross_entropy", a.z, a.y, nullptr, 0, out, check_labels);
   return out;
 }
@@ -52,14 +49,11 @@ Array softmax_cross_entropy_grad(const Array& grad0, const Array& logits0, const
     return astype(softmax_cross_entropy_grad(astype(grad, DType::Float32), astype(logits, DType::Float32), labels,
                                              check_labels),
                   logits.dtype());
+  const Shape shape = softmax_cross_entropy_grad_shape(grad.shape(), logits.shape(), labels.shape());
   XentArgs a = check_xent("softmax_cross_entropy_grad", logits, labels);
-  const Shape gshape{a.n};
-  UMA_CHECK(grad.ndim() <= 1 && broadcast_shapes(grad.shape(), gshape, "softmax_cross_entropy_grad") == gshape,
-            Value, "softmax_cross_entropy_grad: gradient of shape ", shape_str(grad.shape()),
-            " does not broadcast to ", shape_str(gshape));
   Array g = grad.dtype() == logits.dtype() ? grad : astype(grad, logits.dtype());
   const int64_t gstride = g.ndim() == 0 || g.shape()[0] == 1 ? 0 : g.strides()[0];
-  Array out = Array::empty(logits.shape(), logits.dtype(), dev);
+  Array out = Array::empty(shape, logits.dtype(), dev);
   kernels::softmax_xent("softmax_cross_entropy_grad", a.z, a.y, &g, gstride, out, check_labels);
   return out;
 }
@@ -70,7 +64,7 @@ Array softmax(const Array& x, int64_t axis, bool log) {
   const char* name = log ? "log_softmax" : "softmax";
   const DType t = x.dtype();
   UMA_CHECK(is_float(t), Type, name, ": needs a float input, got ", dtype_name(t));
-  UMA_CHECK(x.ndim() > 0, Value, name, ": needs at least 1 dimension");
+  softmax_shape(x.shape(), axis, name);
   axis = normalize_axis(axis, x.ndim(), name);
   if (t == DType::Float16 || t == DType::BFloat16) return astype(softmax(astype(x, DType::Float32), axis, log), t);
   const std::vector<int64_t> ax{axis};

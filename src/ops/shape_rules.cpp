@@ -1,6 +1,7 @@
 // The shape rules of the ops, on static shapes (uma/ops.h, "shape inference"): broadcasting,
-// reductions, cumulative ops and matmul. The eager ops call them on their arrays' shapes and
-// the symbolic graph on its types' shapes (uma._core._result_shape), so the two cannot disagree.
+// reductions, cumulative ops, matmul, the shape ops, indexing, the diagonals and the nn helpers.
+// The eager ops call them on their arrays' shapes and the symbolic graph on its types' shapes
+// (uma._core._result_shape), so the two cannot disagree.
 #include <algorithm>
 #include <array>
 
@@ -10,7 +11,40 @@ namespace uma::ops {
 
 namespace {
 bool known(int64_t d) { return d != kUnknownLength; }
+
+std::string shapes_str(std::span<const Shape* const> shapes) {
+  std::string all;
+  for (const Shape* t : shapes) {
+    if (!all.empty()) all += ' ';
+    all += static_shape_str(*t);
+  }
+  return all;
+}
+
+// Whether static shapes `a` and `b` may be the same shape: equal ranks and no two known lengths
+// that differ; `merged` receives the known length of each axis where either knows it.
+bool may_equal(const Shape& a, const Shape& b, Shape* merged) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (known(a[i]) && known(b[i]) && a[i] != b[i]) return false;
+    if (merged) (*merged)[i] = known(a[i]) ? a[i] : b[i];
+  }
+  return true;
+}
 }  // namespace
+
+int64_t static_size(const Shape& shape, const char* op) {
+  // As NumPy (checked_size): the product of the known lengths other than 0 must fit, a 0 or not.
+  int64_t size = 1;
+  bool zero = false, unknown = false;
+  for (int64_t d : shape) {
+    if (!known(d)) unknown = true;
+    else if (d == 0) zero = true;
+    else UMA_CHECK(size <= INT64_MAX / d, Value, op, ": shape ", static_shape_str(shape), " is too large");
+    if (known(d) && d != 0) size *= d;
+  }
+  return zero ? 0 : unknown ? kUnknownLength : size;
+}
 
 std::string static_shape_str(const Shape& shape) {
   std::string s = "(";
@@ -35,14 +69,8 @@ Shape broadcast_shapes(std::span<const Shape* const> shapes, const char* op) {
       if (!known(d)) {
         unknown = true;
       } else if (d != 1) {
-        if (length != 1 && length != d) {
-          std::string all;
-          for (const Shape* t : shapes) {
-            if (!all.empty()) all += ' ';
-            all += static_shape_str(*t);
-          }
-          UMA_FAIL(Value, op, ": operands could not be broadcast together with shapes ", all);
-        }
+        UMA_CHECK(length == 1 || length == d, Value, op, ": operands could not be broadcast together with shapes ",
+                  shapes_str(shapes));
         length = d;
       }
     }
@@ -115,6 +143,355 @@ MatmulShapes matmul_shapes(const Shape& a, const Shape& b) {
   if (na > 1) s.result.push_back(m);
   if (nb > 1) s.result.push_back(n);
   return s;
+}
+
+Shape reduce_shape(ReduceOp op, const Shape& shape, const std::optional<std::vector<int64_t>>& axes, bool keepdims) {
+  const char* name = op_name(op);
+  const bool arg = op == ReduceOp::ArgMax || op == ReduceOp::ArgMin;
+  UMA_CHECK(!arg || !axes || axes->size() == 1, Type, name, ": axis must be an integer or None");
+  const std::vector<bool> reduced = reduced_axes(static_cast<int64_t>(shape.size()), axes, name);
+  bool empty = false;  // a reduced axis of known length 0
+  for (std::size_t d = 0; d < shape.size(); ++d) empty = empty || (reduced[d] && shape[d] == 0);
+  if (empty) {  // NumPy refuses these even when the result is empty (max over (0, 0), axis=1)
+    UMA_CHECK(!(op == ReduceOp::Max || op == ReduceOp::Min), Value, name, ": zero-size array to reduction operation ",
+              op == ReduceOp::Max ? "maximum" : "minimum", " which has no identity");
+    UMA_CHECK(!arg, Value, name, ": attempt to get ", name, " of an empty sequence");
+  }
+  return reduce_shape(shape, reduced, keepdims);
+}
+
+// ---- shape ops ----------------------------------------------------------------------------
+
+Shape reshape_shape(const Shape& shape, const Shape& newshape) {
+  int64_t infer = -1;  // the position of the negative entry, if any
+  for (std::size_t i = 0; i < newshape.size(); ++i)
+    if (newshape[i] < 0) {  // NumPy treats any negative entry as the unknown dimension
+      UMA_CHECK(infer < 0, Value, "reshape: can only specify one unknown dimension");
+      infer = static_cast<int64_t>(i);
+    }
+  Shape rest = newshape;
+  if (infer >= 0) rest.erase(rest.begin() + infer);
+  const int64_t other = static_size(rest, "reshape");  // rest is concrete: its size is known
+  const int64_t size = static_size(shape, "reshape");
+  auto fail = [&] {
+    UMA_FAIL(Value, "reshape: cannot reshape array of size ", known(size) ? std::to_string(size) : "?",
+             " into shape ", shape_str(newshape));
+  };
+  Shape out = newshape;
+  if (infer >= 0) {
+    if (other == 0) fail();  // NumPy: the length beside a zero length is ambiguous
+    if (known(size) && size % other != 0) fail();
+    out[infer] = known(size) ? size / other : kUnknownLength;
+  } else if (known(size) && size != other) {
+    fail();
+  }
+  return out;
+}
+
+Shape reshape_like_shape(const Shape& shape, const Shape& target) {
+  const int64_t size = static_size(shape, "reshape_like"), to = static_size(target, "reshape_like");
+  UMA_CHECK(!known(size) || !known(to) || size == to, Value, "reshape_like: cannot reshape array of shape ",
+            static_shape_str(shape), " (size ", size, ") into shape ", static_shape_str(target), " (size ", to, ")");
+  return target;
+}
+
+std::vector<int64_t> transpose_axes(int64_t ndim, const std::vector<int64_t>& axes) {
+  UMA_CHECK(static_cast<int64_t>(axes.size()) == ndim, Value, "transpose: axes don't match array (got ", axes.size(),
+            " axes for an array of dimension ", ndim, ")");
+  std::vector<int64_t> perm(axes.size());
+  std::vector<bool> seen(axes.size(), false);
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    perm[i] = normalize_axis(axes[i], ndim, "transpose");
+    UMA_CHECK(!seen[perm[i]], Value, "transpose: repeated axis in transpose");
+    seen[perm[i]] = true;
+  }
+  return perm;
+}
+
+Shape transpose_shape(const Shape& shape, const std::optional<std::vector<int64_t>>& axes) {
+  if (!axes) return Shape(shape.rbegin(), shape.rend());
+  Shape out;
+  for (int64_t d : transpose_axes(static_cast<int64_t>(shape.size()), *axes)) out.push_back(shape[d]);
+  return out;
+}
+
+Shape expand_dims_shape(const Shape& shape, int64_t axis) {
+  Shape out = shape;
+  out.insert(out.begin() + normalize_axis(axis, static_cast<int64_t>(shape.size()) + 1, "expand_dims"), 1);
+  return out;
+}
+
+std::vector<bool> squeezed_axes(const Shape& shape, const std::optional<std::vector<int64_t>>& axes) {
+  if (!axes) {
+    std::vector<bool> drop(shape.size());
+    for (std::size_t d = 0; d < shape.size(); ++d) drop[d] = shape[d] == 1;
+    return drop;
+  }
+  std::vector<bool> drop = reduced_axes(static_cast<int64_t>(shape.size()), axes, "squeeze");
+  for (std::size_t d = 0; d < shape.size(); ++d)
+    UMA_CHECK(!drop[d] || !known(shape[d]) || shape[d] == 1, Value,
+              "squeeze: cannot select an axis to squeeze out which has size not equal to one (axis ", d,
+              " of shape ", static_shape_str(shape), ")");
+  return drop;
+}
+
+Shape squeeze_shape(const Shape& shape, const std::optional<std::vector<int64_t>>& axes) {
+  const std::vector<bool> drop = squeezed_axes(shape, axes);
+  Shape out;
+  for (std::size_t d = 0; d < shape.size(); ++d)
+    if (!drop[d]) out.push_back(shape[d]);
+  return out;
+}
+
+Shape broadcast_to_shape(const Shape& shape, const Shape& target, const char* op) {
+  auto fail = [&] {
+    UMA_FAIL(Value, op, ": cannot broadcast an array of shape ", static_shape_str(shape), " to shape ",
+             static_shape_str(target));
+  };
+  if (shape.size() > target.size()) fail();
+  Shape out = target;
+  const std::size_t lead = target.size() - shape.size();
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    const int64_t d = shape[i], t = target[lead + i];
+    if (!known(d) || d == 1) continue;
+    if (known(t) && t != d) fail();
+    out[lead + i] = d;
+  }
+  return out;
+}
+
+Shape concatenate_shape(std::span<const Shape* const> shapes, int64_t axis) {
+  UMA_CHECK(!shapes.empty(), Value, "concatenate: need at least one array to concatenate");
+  const Shape& first = *shapes[0];
+  const int64_t nd = static_cast<int64_t>(first.size());
+  UMA_CHECK(nd > 0, Value, "concatenate: zero-dimensional arrays cannot be concatenated");
+  axis = normalize_axis(axis, nd, "concatenate");
+  Shape out(first.size(), kUnknownLength);
+  std::vector<std::size_t> source(first.size(), 0);  // the array whose length out[d] is
+  out[axis] = 0;
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    const Shape& s = *shapes[i];
+    UMA_CHECK(static_cast<int64_t>(s.size()) == nd, Value, "concatenate: all the input arrays must have the same "
+              "number of dimensions, but the array at index 0 has ", nd, " dimension(s) and the array at index ", i,
+              " has ", s.size(), " dimension(s)");
+    for (int64_t d = 0; d < nd; ++d) {
+      if (d == axis) {
+        if (!known(out[d]) || !known(s[d])) out[d] = kUnknownLength;
+        else UMA_CHECK(!__builtin_add_overflow(out[d], s[d], &out[d]), Value, "concatenate: the result is too large");
+      } else if (known(s[d])) {
+        UMA_CHECK(!known(out[d]) || out[d] == s[d], Value, "concatenate: all the input array dimensions except for "
+                  "the concatenation axis must match exactly, but along dimension ", d, ", the array at index ",
+                  source[d], " has size ", out[d], " and the array at index ", i, " has size ", s[d]);
+        out[d] = s[d];
+        source[d] = i;
+      }
+    }
+  }
+  return out;
+}
+
+Shape stack_shape(std::span<const Shape* const> shapes, int64_t axis) {
+  UMA_CHECK(!shapes.empty(), Value, "stack: need at least one array to stack");
+  Shape common = *shapes[0];
+  for (const Shape* s : shapes)
+    UMA_CHECK(may_equal(common, *s, &common), Value, "stack: all input arrays must have the same shape, got ",
+              shapes_str(shapes));
+  common.insert(common.begin() + normalize_axis(axis, static_cast<int64_t>(common.size()) + 1, "stack"),
+                static_cast<int64_t>(shapes.size()));
+  return common;
+}
+
+Shape segment_shape(const Shape& g, std::span<const Shape* const> parts, int64_t axis, int64_t part) {
+  UMA_CHECK(part >= 0 && part < static_cast<int64_t>(parts.size()), Value, "segment: part ", part,
+            " of ", parts.size(), " concatenated arrays");
+  const Shape whole = concatenate_shape(parts, axis);
+  UMA_CHECK(may_equal(g, whole, nullptr), Value, "segment: gradient of shape ", static_shape_str(g),
+            " does not match the concatenation's shape ", static_shape_str(whole));
+  Shape out = g;
+  const int64_t ax = normalize_axis(axis, static_cast<int64_t>(g.size()), "segment");
+  out[ax] = (*parts[part])[ax];
+  return out;
+}
+
+std::vector<int64_t> split_points(const Shape& shape, int64_t sections, int64_t axis) {
+  UMA_CHECK(sections > 0, Value, "split: number sections must be larger than 0, got ", sections);
+  axis = normalize_axis(axis, static_cast<int64_t>(shape.size()), "split");
+  const int64_t n = shape[axis];
+  UMA_CHECK(known(n), Value, "split: the length of axis ", axis, " of shape ", static_shape_str(shape),
+            " is unknown, so it cannot be split into ", sections, " sections (give split points instead)");
+  UMA_CHECK(n % sections == 0, Value, "split: array split does not result in an equal division (axis ", axis,
+            " has length ", n, ", ", sections, " sections)");
+  std::vector<int64_t> points;
+  for (int64_t k = 1; k < sections; ++k) points.push_back(k * (n / sections));
+  return points;
+}
+
+// ---- indexing -----------------------------------------------------------------------------
+
+SliceRange slice_range(const IndexItem& it, int64_t n) {
+  int64_t step = it.step.value_or(1);
+  UMA_CHECK(step != 0, Value, "slice step cannot be zero");
+  if (step < -INT64_MAX) step = -INT64_MAX;  // as CPython's PySlice_Unpack: -step must not overflow
+  int64_t start, stop;
+  // CPython's PySlice_AdjustIndices.
+  if (step > 0) {
+    start = it.start.value_or(0);
+    stop = it.stop.value_or(n);
+    start = start < 0 ? std::max<int64_t>(start + n, 0) : std::min(start, n);
+    stop = stop < 0 ? std::max<int64_t>(stop + n, 0) : std::min(stop, n);
+  } else {
+    start = it.start.value_or(n - 1);
+    stop = it.stop.value_or(-1);
+    if (it.start) start = start < 0 ? std::max<int64_t>(start + n, -1) : std::min(start, n - 1);
+    if (it.stop) stop = stop < 0 ? std::max<int64_t>(stop + n, -1) : std::min(stop, n - 1);
+  }
+  int64_t len = 0;
+  if (step > 0 && start < stop) len = (stop - start - 1) / step + 1;
+  if (step < 0 && stop < start) len = (start - stop - 1) / (-step) + 1;
+  return {start, step, len};
+}
+
+Shape index_shape(const Shape& shape, const std::vector<IndexItem>& index, const char* op) {
+  const int64_t ndim = static_cast<int64_t>(shape.size());
+  int64_t consumed = 0, ellipses = 0;
+  for (const auto& it : index) {
+    if (it.kind == IndexItem::Int || it.kind == IndexItem::Slice) ++consumed;
+    if (it.kind == IndexItem::Ellipsis) ++ellipses;
+  }
+  UMA_CHECK(ellipses <= 1, Index, op, ": an index can only have a single ellipsis ('...')");
+  UMA_CHECK(consumed <= ndim, Index, op, ": too many indices for array: array is ", ndim, "-dimensional, but ",
+            consumed, " were indexed");
+  Shape out;
+  int64_t d = 0;
+  for (const auto& it : index) {
+    switch (it.kind) {
+      case IndexItem::NewAxis: out.push_back(1); break;
+      case IndexItem::Ellipsis:
+        for (int64_t k = consumed; k < ndim; ++k) out.push_back(shape[d++]);
+        break;
+      case IndexItem::Int: {
+        const int64_t n = shape[d];
+        UMA_CHECK(!known(n) || (it.i >= -n && it.i < n), Index, op, ": index ", it.i, " is out of bounds for axis ",
+                  d, " with size ", n);
+        ++d;
+        break;
+      }
+      case IndexItem::Slice: {
+        const int64_t n = shape[d++];
+        if (known(n)) {
+          out.push_back(slice_range(it, n).length);
+        } else {
+          const int64_t step = it.step.value_or(1);
+          UMA_CHECK(step != 0, Value, "slice step cannot be zero");
+          // bounds of one sign in the wrong order select nothing, whatever the length
+          const bool empty = it.start && it.stop && (*it.start < 0) == (*it.stop < 0) &&
+                             (step > 0 ? *it.start >= *it.stop : *it.start <= *it.stop);
+          out.push_back(empty ? 0 : kUnknownLength);
+        }
+        break;
+      }
+    }
+  }
+  for (; d < ndim; ++d) out.push_back(shape[d]);
+  return out;
+}
+
+Shape take_shape(const Shape& shape, const Shape& indices, std::optional<int64_t> axis, const char* op) {
+  if (!axis) return indices;
+  const int64_t ax = normalize_axis(*axis, static_cast<int64_t>(shape.size()), op);
+  Shape out(shape.begin(), shape.begin() + ax);
+  out.insert(out.end(), indices.begin(), indices.end());
+  out.insert(out.end(), shape.begin() + ax + 1, shape.end());
+  return out;
+}
+
+Shape mask_select_shape(const Shape& shape, const Shape& mask, const char* op) {
+  UMA_CHECK(!mask.empty(), Index, op, ": 0-d boolean masks are not supported");
+  UMA_CHECK(mask.size() <= shape.size(), Index, op, ": too many indices for array: array is ", shape.size(),
+            "-dimensional, but the boolean mask is ", mask.size(), "-dimensional");
+  for (std::size_t d = 0; d < mask.size(); ++d)
+    UMA_CHECK(!known(mask[d]) || !known(shape[d]) || mask[d] == shape[d], Index, op,
+              ": boolean index did not match indexed array along axis ", d, "; size of axis is ", shape[d],
+              " but size of corresponding boolean axis is ", mask[d]);
+  Shape out{kUnknownLength};
+  out.insert(out.end(), shape.begin() + static_cast<std::ptrdiff_t>(mask.size()), shape.end());
+  return out;
+}
+
+Shape embed_shape(const Shape& g, const Shape& region, const Shape& x, const char* op) {
+  UMA_CHECK(may_equal(g, region, nullptr), Value, op, ": gradient of shape ", static_shape_str(g),
+            " does not match the region's shape ", static_shape_str(region));
+  return x;
+}
+
+// ---- linear algebra and nn helpers --------------------------------------------------------
+
+Shape outer_shape(const Shape& a, const Shape& b) { return {static_size(a, "outer"), static_size(b, "outer")}; }
+
+Shape diagonal_shape(const Shape& shape, int64_t offset, int64_t axis1, int64_t axis2) {
+  const int64_t nd = static_cast<int64_t>(shape.size());
+  UMA_CHECK(nd >= 2, Value, "diagonal: diag requires an array of at least two dimensions, got shape ",
+            static_shape_str(shape));
+  const int64_t d1 = normalize_axis(axis1, nd, "diagonal"), d2 = normalize_axis(axis2, nd, "diagonal");
+  UMA_CHECK(d1 != d2, Value, "diagonal: axis1 and axis2 cannot be the same (both are ", d1, ")");
+  // rows r and columns r + offset: min(n1, n2 - offset) for offset >= 0, min(n1 + offset, n2) below
+  const int64_t n1 = shape[d1], n2 = shape[d2];
+  const int64_t below = offset == INT64_MIN ? INT64_MAX : -offset;  // -offset without overflow
+  const int64_t rows = !known(n1) ? kUnknownLength : offset >= 0 ? n1 : n1 - std::min(below, n1);
+  const int64_t cols = !known(n2) ? kUnknownLength : offset >= 0 ? n2 - std::min(offset, n2) : n2;
+  int64_t len;
+  if (rows == 0 || cols == 0) len = 0;  // decided by one known length
+  else if (!known(rows) || !known(cols)) len = kUnknownLength;
+  else len = std::min(rows, cols);
+  Shape out;
+  for (int64_t d = 0; d < nd; ++d)
+    if (d != d1 && d != d2) out.push_back(shape[d]);
+  out.push_back(len);
+  return out;
+}
+
+Shape diag_shape(const Shape& shape, int64_t k) {
+  if (shape.size() == 2) return diagonal_shape(shape, k, 0, 1);
+  UMA_CHECK(shape.size() == 1, Value, "diag: input must be 1-d or 2-d, got shape ", static_shape_str(shape));
+  const int64_t n = shape[0];
+  UMA_CHECK(k > -INT64_MAX / 2 && k < INT64_MAX / 2, Value, "diag: offset ", k, " is too large");
+  const int64_t ak = k < 0 ? -k : k;
+  if (!known(n)) return {kUnknownLength, kUnknownLength};
+  UMA_CHECK(n <= INT64_MAX / 2 - ak, Value, "diag: offset ", k, " is too large");
+  return {n + ak, n + ak};
+}
+
+Shape softmax_shape(const Shape& shape, int64_t axis, const char* op) {
+  UMA_CHECK(!shape.empty(), Value, op, ": needs at least 1 dimension");
+  normalize_axis(axis, static_cast<int64_t>(shape.size()), op);
+  return shape;
+}
+
+Shape softmax_cross_entropy_shape(const Shape& logits, const Shape& labels, const char* op) {
+  UMA_CHECK(logits.size() == 2, Value, op, ": logits must be 2-d (batch, classes), got shape ",
+            static_shape_str(logits));
+  const int64_t n = logits[0];
+  UMA_CHECK(labels.size() == 1 && (!known(n) || !known(labels[0]) || labels[0] == n), Value, op,
+            ": labels must have shape (", known(n) ? std::to_string(n) : "?", ",) to match logits ",
+            static_shape_str(logits), ", got ", static_shape_str(labels));
+  return {known(n) ? n : labels[0]};
+}
+
+Shape softmax_cross_entropy_grad_shape(const Shape& g, const Shape& logits, const Shape& labels) {
+  const char* op = "softmax_cross_entropy_grad";
+  const Shape n = softmax_cross_entropy_shape(logits, labels, op);
+  UMA_CHECK(g.size() <= 1 && (g.empty() || !known(g[0]) || !known(n[0]) || g[0] == 1 || g[0] == n[0]), Value, op,
+            ": gradient of shape ", static_shape_str(g), " does not broadcast to ", static_shape_str(n));
+  Shape out = logits;
+  out[0] = n[0];
+  return out;
+}
+
+Shape one_hot_shape(const Shape& indices, int64_t depth) {
+  UMA_CHECK(depth >= 0, Value, "one_hot: depth must be non-negative, got ", depth);
+  Shape out = indices;
+  out.push_back(depth);
+  return out;
 }
 
 }  // namespace uma::ops

@@ -44,7 +44,7 @@ const std::map<std::string, OpFn>& registry() {
       {"concatenate", [](const In& x, const OpAttrs& a) { return ops::concatenate(x, a.axis); }},
       {"stack", [](const In& x, const OpAttrs& a) { return ops::stack(x, a.axis); }},
       {"expand_dims", [](const In& x, const OpAttrs& a) { return ops::expand_dims(x[0], a.axis); }},
-      {"squeeze", [](const In& x, const OpAttrs& a) { return ops::squeeze(x[0], a.axes.value_or(std::vector<int64_t>{})); }},
+      {"squeeze", [](const In& x, const OpAttrs& a) { return ops::squeeze(x[0], a.axes); }},
       {"one_hot", [](const In& x, const OpAttrs& a) { return ops::one_hot(x[0], a.depth, a.dtype.value_or(DType::Float64)); }},
       {"astype", [](const In& x, const OpAttrs& a) { return ops::astype(x[0], a.dtype.value_or(x[0].dtype())); }},
       {"copy", [](const In& x, const OpAttrs&) { return ops::copy(x[0]); }},

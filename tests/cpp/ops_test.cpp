@@ -657,6 +657,182 @@ TEST(ShapeRules, MatmulShapesFollowNumPy) {
             "(2, 3) and (4,)");
 }
 
+TEST(ShapeRules, StaticSizeIsKnownWhereTheShapeDecidesIt) {
+  EXPECT_EQ(ops::static_size({2, 3}, "x"), 6);
+  EXPECT_EQ(ops::static_size({}, "x"), 1);
+  EXPECT_EQ(ops::static_size({2, U}, "x"), U);
+  EXPECT_EQ(ops::static_size({0, U}, "x"), 0);  // a known 0 decides it
+  EXPECT_EQ(error_kind([] { ops::static_size({0, int64_t(1) << 62, int64_t(1) << 62}, "x"); }), ErrorKind::Value);
+}
+
+TEST(ShapeRules, ReductionRuleRefusesEmptyAxesWithoutIdentity) {
+  EXPECT_EQ(ops::reduce_shape(ReduceOp::Max, {0, 3}, std::vector<int64_t>{1}, false), (Shape{0}));
+  EXPECT_EQ(error_message([] { ops::reduce_shape(ReduceOp::Max, {0, 3}, std::vector<int64_t>{0}, false); }),
+            "max: zero-size array to reduction operation maximum which has no identity");
+  EXPECT_EQ(error_message([] { ops::reduce_shape(ReduceOp::ArgMin, {U, 0}, std::nullopt, false); }),
+            "argmin: attempt to get argmin of an empty sequence");
+  EXPECT_EQ(ops::reduce_shape(ReduceOp::Sum, {0, U}, std::nullopt, true), (Shape{1, 1}));  // sum has an identity
+  EXPECT_EQ(ops::reduce_shape(ReduceOp::Min, {U, 3}, std::vector<int64_t>{0}, false), (Shape{3}));  // unknown: no error
+  EXPECT_EQ(error_kind([] { ops::reduce_shape(ReduceOp::ArgMax, {2, 3}, std::vector<int64_t>{0, 1}, false); }),
+            ErrorKind::Type);
+  // the eager reduction raises the rule's error
+  EXPECT_EQ(error_message([] { ops::reduce(ReduceOp::Min, ops::ones({2, 0}, DType::Float32), std::nullopt, false); }),
+            "min: zero-size array to reduction operation minimum which has no identity");
+}
+
+TEST(ShapeRules, ReshapeInfersTheNegativeLengthAndChecksTheSize) {
+  EXPECT_EQ(ops::reshape_shape({2, 6}, {3, -1}), (Shape{3, 4}));
+  EXPECT_EQ(ops::reshape_shape({2, U}, {-1, 3}), (Shape{U, 3}));
+  EXPECT_EQ(ops::reshape_shape({2, U}, {4, 5}), (Shape{4, 5}));  // unknown size: nothing to check
+  EXPECT_EQ(ops::reshape_shape({0, U}, {-1, 3}), (Shape{0, 3}));
+  EXPECT_EQ(error_message([] { ops::reshape_shape({2, 3}, {4}); }), "reshape: cannot reshape array of size 6 into shape (4,)");
+  EXPECT_EQ(error_message([] { ops::reshape_shape({2, U}, {-1, 0}); }),
+            "reshape: cannot reshape array of size ? into shape (-1, 0)");
+  EXPECT_EQ(error_message([] { ops::reshape_shape({6}, {-1, -1}); }), "reshape: can only specify one unknown dimension");
+  EXPECT_EQ(ops::reshape_like_shape({2, U}, {U, 7}), (Shape{U, 7}));
+  EXPECT_EQ(error_kind([] { ops::reshape_like_shape({2, 3}, {5}); }), ErrorKind::Value);
+  EXPECT_EQ(ops::reshape(ops::ones({2, 6}, DType::Float32), {-1, 4}).shape(), (Shape{3, 4}));
+}
+
+TEST(ShapeRules, TransposeExpandSqueeze) {
+  EXPECT_EQ(ops::transpose_shape({2, U, 4}, std::vector<int64_t>{-1, 0, 1}), (Shape{4, 2, U}));
+  EXPECT_EQ(ops::transpose_shape({2, U, 4}, std::nullopt), (Shape{4, U, 2}));
+  EXPECT_EQ(error_message([] { ops::transpose_shape({2, 3}, std::vector<int64_t>{0}); }),
+            "transpose: axes don't match array (got 1 axes for an array of dimension 2)");
+  EXPECT_EQ(error_message([] { ops::transpose_shape({2, 3}, std::vector<int64_t>{1, -1}); }),
+            "transpose: repeated axis in transpose");
+  EXPECT_EQ(error_kind([] { ops::transpose_shape({2, 3}, std::vector<int64_t>{0, 2}); }), ErrorKind::Axis);
+  EXPECT_EQ(ops::expand_dims_shape({2, U}, -1), (Shape{2, U, 1}));
+  EXPECT_EQ(ops::expand_dims_shape({}, 0), (Shape{1}));
+  EXPECT_EQ(error_kind([] { ops::expand_dims_shape({2}, 2); }), ErrorKind::Axis);
+  EXPECT_EQ(ops::squeeze_shape({1, U, 1, 3}, std::nullopt), (Shape{U, 3}));  // unknown lengths are kept
+  EXPECT_EQ(ops::squeeze_shape({1, U, 3}, std::vector<int64_t>{1}), (Shape{1, 3}));  // unknown: no error
+  EXPECT_EQ(ops::squeeze_shape({1, 2}, std::vector<int64_t>{}), (Shape{1, 2}));  // axis=(): nothing
+  EXPECT_EQ(error_message([] { ops::squeeze_shape({1, 2, U}, std::vector<int64_t>{1}); }),
+            "squeeze: cannot select an axis to squeeze out which has size not equal to one (axis 1 of shape (1, 2, ?))");
+  EXPECT_EQ(error_kind([] { ops::squeeze_shape({1, 1}, std::vector<int64_t>{0, -2}); }), ErrorKind::Value);
+  EXPECT_EQ(ops::squeeze(ops::ones({1, 2}, DType::Float32), std::vector<int64_t>{}).shape(), (Shape{1, 2}));
+}
+
+TEST(ShapeRules, BroadcastToTakesTheTargetAndKnownLengths) {
+  EXPECT_EQ(ops::broadcast_to_shape({3}, {2, 3}, "broadcast_to"), (Shape{2, 3}));
+  EXPECT_EQ(ops::broadcast_to_shape({U, 1}, {2, 4}, "broadcast_to"), (Shape{2, 4}));
+  EXPECT_EQ(ops::broadcast_to_shape({3, 1}, {U, U}, "broadcast_like"), (Shape{3, U}));
+  EXPECT_EQ(error_message([] { ops::broadcast_to_shape({3}, {2, 4}, "broadcast_to"); }),
+            "broadcast_to: cannot broadcast an array of shape (3,) to shape (2, 4)");
+  EXPECT_EQ(error_message([] { ops::broadcast_to_shape({2, 3}, {3}, "broadcast_to"); }),
+            "broadcast_to: cannot broadcast an array of shape (2, 3) to shape (3,)");
+  EXPECT_EQ(error_kind([] { ops::broadcast_to_shape({3}, {1}, "broadcast_like"); }), ErrorKind::Value);
+}
+
+TEST(ShapeRules, ConcatenateStackSegmentSplit) {
+  const Shape a{2, U}, b{U, 3}, c{4, 3}, d{2, 4};
+  const std::array<const Shape*, 2> ab{&a, &b}, ac{&a, &c}, cd{&c, &d};
+  EXPECT_EQ(ops::concatenate_shape(ab, 0), (Shape{U, 3}));
+  EXPECT_EQ(ops::concatenate_shape(ac, 0), (Shape{6, 3}));
+  EXPECT_EQ(ops::concatenate_shape(ab, -1), (Shape{2, U}));  // an unknown length on the axis
+  EXPECT_EQ(error_message([&] { ops::concatenate_shape(cd, 0); }),
+            "concatenate: all the input array dimensions except for the concatenation axis must match exactly, but "
+            "along dimension 1, the array at index 0 has size 3 and the array at index 1 has size 4");
+  const Shape z{}, v{3};
+  const std::array<const Shape*, 1> zz{&z};
+  const std::array<const Shape*, 2> cv{&c, &v};
+  EXPECT_EQ(error_kind([&] { ops::concatenate_shape(zz, 0); }), ErrorKind::Value);
+  EXPECT_EQ(error_kind([&] { ops::concatenate_shape(cv, 0); }), ErrorKind::Value);
+  EXPECT_EQ(error_kind([&] { ops::concatenate_shape(ac, 2); }), ErrorKind::Axis);
+  EXPECT_EQ(error_kind([] { ops::concatenate_shape({}, 0); }), ErrorKind::Value);
+  EXPECT_EQ(ops::stack_shape(ab, 1), (Shape{2, 2, 3}));  // the known lengths of either
+  EXPECT_EQ(ops::stack_shape(ab, -1), (Shape{2, 3, 2}));
+  EXPECT_EQ(error_message([&] { ops::stack_shape(cd, 0); }),
+            "stack: all input arrays must have the same shape, got (4, 3) (2, 4)");
+  EXPECT_EQ(error_kind([&] { ops::stack_shape(ab, 3); }), ErrorKind::Axis);
+  EXPECT_EQ(ops::segment_shape({U, 3}, ac, 0, 1), (Shape{4, 3}));
+  EXPECT_EQ(error_kind([&] { ops::segment_shape({5, 3}, ac, 0, 1); }), ErrorKind::Value);
+  EXPECT_EQ(ops::split_points({2, 6}, 3, 1), (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ(error_kind([] { ops::split_points({2, U}, 3, 1); }), ErrorKind::Value);
+  EXPECT_EQ(error_kind([] { ops::split_points({2, 6}, 4, 1); }), ErrorKind::Value);
+  EXPECT_EQ(error_kind([] { ops::split_points({2, 6}, 0, 1); }), ErrorKind::Value);
+  // the eager ops have the rules' shapes and errors
+  EXPECT_EQ(ops::stack({ops::ones({2}, DType::Float32), ops::ones({2}, DType::Float32)}, 1).shape(), (Shape{2, 2}));
+  EXPECT_EQ(error_kind([] { ops::split_sections(ops::ones({5}, DType::Float32), 2, 0); }), ErrorKind::Value);
+}
+
+TEST(ShapeRules, BasicIndexTakeAndMask) {
+  auto sl = [](std::optional<int64_t> a, std::optional<int64_t> b, std::optional<int64_t> c) {
+    IndexItem it;
+    it.kind = IndexItem::Slice;
+    it.start = a, it.stop = b, it.step = c;
+    return it;
+  };
+  IndexItem i0, none, ell;
+  i0.i = -1;
+  none.kind = IndexItem::NewAxis;
+  ell.kind = IndexItem::Ellipsis;
+  EXPECT_EQ(ops::index_shape({5, U, 3}, {sl(1, std::nullopt, 2), i0}, "getitem"), (Shape{2, 3}));
+  EXPECT_EQ(ops::index_shape({5, U, 3}, {none, ell, sl(std::nullopt, std::nullopt, -1)}, "getitem"), (Shape{1, 5, U, 3}));
+  EXPECT_EQ(ops::index_shape({U}, {sl(0, 2, std::nullopt)}, "getitem"), (Shape{U}));
+  EXPECT_EQ(ops::index_shape({U, U}, {sl(3, 1, std::nullopt), sl(-1, -4, 1)}, "getitem"), (Shape{0, 0}));
+  EXPECT_EQ(ops::index_shape({U, U}, {sl(-1, 2, std::nullopt), sl(1, 3, -1)}, "getitem"), (Shape{U, 0}));
+  IndexItem big;
+  big.i = 5;
+  EXPECT_EQ(ops::index_shape({U}, {big}, "getitem"), (Shape{}));  // unknown length: no bounds check
+  EXPECT_EQ(error_message([&] { ops::index_shape({5}, {big}, "getitem"); }),
+            "getitem: index 5 is out of bounds for axis 0 with size 5");
+  EXPECT_EQ(error_kind([&] { ops::index_shape({5}, {big, big}, "getitem"); }), ErrorKind::Index);
+  EXPECT_EQ(error_kind([&] { ops::index_shape({5, 2}, {ell, ell}, "getitem"); }), ErrorKind::Index);
+  EXPECT_EQ(error_kind([&] { ops::index_shape({U}, {sl(std::nullopt, std::nullopt, 0)}, "getitem"); }), ErrorKind::Value);
+  EXPECT_EQ(ops::take_shape({4, U, 3}, {2, 5}, 1, "take"), (Shape{4, 2, 5, 3}));
+  EXPECT_EQ(ops::take_shape({4, U, 3}, {2, 5}, std::nullopt, "take"), (Shape{2, 5}));
+  EXPECT_EQ(error_kind([] { ops::take_shape({4}, {2}, 1, "take"); }), ErrorKind::Axis);
+  EXPECT_EQ(ops::mask_select_shape({4, U, 3}, {U, 2}, "getitem"), (Shape{U, 3}));
+  EXPECT_EQ(error_message([] { ops::mask_select_shape({4, 3}, {5}, "getitem"); }),
+            "getitem: boolean index did not match indexed array along axis 0; size of axis is 4 but size of "
+            "corresponding boolean axis is 5");
+  EXPECT_EQ(error_kind([] { ops::mask_select_shape({4}, {}, "getitem"); }), ErrorKind::Index);
+  EXPECT_EQ(error_kind([] { ops::mask_select_shape({4}, {4, 1}, "getitem"); }), ErrorKind::Index);
+  EXPECT_EQ(ops::embed_shape({2, U}, {U, 3}, {5, 3}, "getitem_grad"), (Shape{5, 3}));
+  EXPECT_EQ(error_kind([] { ops::embed_shape({2}, {3}, {5, 3}, "getitem_grad"); }), ErrorKind::Value);
+  // the eager getitem has the rule's shape and errors
+  Array x = ops::ones({5, 4, 3}, DType::Float32);
+  EXPECT_EQ(ops::getitem(x, {sl(1, std::nullopt, 2), i0}).shape(), (Shape{2, 3}));
+  EXPECT_EQ(error_message([&] { ops::getitem(x, {big}); }), "getitem: index 5 is out of bounds for axis 0 with size 5");
+}
+
+TEST(ShapeRules, LinalgAndNnHelpers) {
+  EXPECT_EQ(ops::outer_shape({2, 3}, {U}), (Shape{6, U}));
+  EXPECT_EQ(ops::outer_shape({0, U}, {4}), (Shape{0, 4}));
+  EXPECT_EQ(ops::diagonal_shape({3, 5, 2}, 1, 0, 1), (Shape{2, 3}));
+  EXPECT_EQ(ops::diagonal_shape({3, 5, 2}, -1, 1, 0), (Shape{2, 3}));
+  EXPECT_EQ(ops::diagonal_shape({U, 4}, 0, 0, 1), (Shape{U}));
+  EXPECT_EQ(ops::diagonal_shape({U, 4}, 4, 0, 1), (Shape{0}));  // decided by the known length
+  EXPECT_EQ(ops::diagonal_shape({3, 4}, INT64_MIN, 0, 1), (Shape{0}));
+  EXPECT_EQ(error_message([] { ops::diagonal_shape({3}, 0, 0, 1); }),
+            "diagonal: diag requires an array of at least two dimensions, got shape (3,)");
+  EXPECT_EQ(error_message([] { ops::diagonal_shape({3, 3}, 0, 1, -1); }),
+            "diagonal: axis1 and axis2 cannot be the same (both are 1)");
+  EXPECT_EQ(ops::diag_shape({3}, -2), (Shape{5, 5}));
+  EXPECT_EQ(ops::diag_shape({U}, 1), (Shape{U, U}));
+  EXPECT_EQ(ops::diag_shape({2, 4}, 1), (Shape{2}));
+  EXPECT_EQ(error_kind([] { ops::diag_shape({2, 2, 2}, 0); }), ErrorKind::Value);
+  EXPECT_EQ(error_kind([] { ops::diag_shape({3}, INT64_MAX); }), ErrorKind::Value);
+  EXPECT_EQ(ops::softmax_shape({2, U}, -1, "softmax"), (Shape{2, U}));
+  EXPECT_EQ(error_message([] { ops::softmax_shape({}, 0, "log_softmax"); }), "log_softmax: needs at least 1 dimension");
+  EXPECT_EQ(error_kind([] { ops::softmax_shape({2}, 1, "softmax"); }), ErrorKind::Axis);
+  EXPECT_EQ(ops::softmax_cross_entropy_shape({U, 5}, {7}, "softmax_cross_entropy"), (Shape{7}));
+  EXPECT_EQ(error_message([] { ops::softmax_cross_entropy_shape({3, 5}, {4}, "softmax_cross_entropy"); }),
+            "softmax_cross_entropy: labels must have shape (3,) to match logits (3, 5), got (4,)");
+  EXPECT_EQ(error_kind([] { ops::softmax_cross_entropy_shape({3}, {3}, "softmax_cross_entropy"); }), ErrorKind::Value);
+  EXPECT_EQ(ops::softmax_cross_entropy_grad_shape({1}, {U, 5}, {7}), (Shape{7, 5}));
+  EXPECT_EQ(ops::softmax_cross_entropy_grad_shape({}, {3, 5}, {3}), (Shape{3, 5}));
+  EXPECT_EQ(error_kind([] { ops::softmax_cross_entropy_grad_shape({2}, {3, 5}, {3}); }), ErrorKind::Value);
+  EXPECT_EQ(ops::one_hot_shape({2, U}, 4), (Shape{2, U, 4}));
+  EXPECT_EQ(error_kind([] { ops::one_hot_shape({2}, -1); }), ErrorKind::Value);
+  // the eager ops have the rules' shapes
+  EXPECT_EQ(ops::diagonal(ops::ones({3, 5, 2}, DType::Float32), 1, 0, 1).shape(), (Shape{2, 3}));
+  EXPECT_EQ(ops::diag(ops::ones({3}, DType::Float32), -2).shape(), (Shape{5, 5}));
+  EXPECT_EQ(ops::outer(ops::ones({2, 3}, DType::Float32), ops::ones({4}, DType::Float32)).shape(), (Shape{6, 4}));
+}
+
 TEST(Shape, ReshapeTransposeBroadcastAreViews) {
   Array a = ops::arange(Scalar::from_int(0), Scalar::from_int(6), Scalar::from_int(1), DType::Float64);
   Array r = ops::reshape(a, {2, -1});

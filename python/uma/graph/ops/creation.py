@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import _core
 from ..basic import Constant, Op, Variable, as_variable
 from ..type import TensorType, dtype_name, kind_of, np_dtype
 from ._common import _k, _weak_constant
@@ -70,7 +71,7 @@ class FillLike(Op):
         self.name, self.fill_value, self.dtype = name, fill_value, dtype
 
     def output_types(self, inputs):
-        return [TensorType(self.dtype, inputs[0].shape)]
+        return [TensorType(self.dtype, _core._result_shape(self.name, inputs[0].shape))]
 
     def perform(self, node, values):
         u = _k()
@@ -79,7 +80,7 @@ class FillLike(Op):
         return [getattr(u, self.name)(values[0], dtype=self.dtype)]
 
     def infer_shape(self, node, shapes):
-        return [tuple(shapes[0])]
+        return [_core._result_shape(self.name, shapes[0])]
 
     def grad(self, node, output_grads):
         return [None]
@@ -127,13 +128,13 @@ class OneHot(Op):
         (idx,) = inputs
         if kind_of(idx.dtype) not in "iu":
             raise TypeError(f"one_hot: indices must have an integer dtype, got {idx.dtype}")
-        return [TensorType(self.dtype, idx.shape + (self.depth,))]
+        return [TensorType(self.dtype, _core._result_shape("one_hot", idx.shape, depth=self.depth))]
 
     def perform(self, node, values):
         return [_k().one_hot(values[0], self.depth, dtype=self.dtype)]
 
     def infer_shape(self, node, shapes):
-        return [tuple(shapes[0]) + (self.depth,)]
+        return [_core._result_shape("one_hot", shapes[0], depth=self.depth)]
 
     def grad(self, node, output_grads):
         return [None]
@@ -146,8 +147,6 @@ def one_hot(indices, depth, dtype="float64"):
     """
     if isinstance(depth, (bool, np.bool_)) or not isinstance(depth, (int, np.integer)):
         raise TypeError(f"one_hot: depth must be an int, got {depth!r}")
-    if depth < 0:
-        raise ValueError(f"one_hot: depth must be >= 0, got {depth}")
     return OneHot(int(depth), dtype_name(dtype))(as_variable(indices))
 
 

@@ -7,13 +7,15 @@ import builtins as _b
 
 import numpy as np
 
+from ... import _core
 from ..basic import Constant, Op, Variable, as_variable
 from ..type import TensorType, kind_of
 from ._common import _diff, _k, _norm_axis
 
 
-def _norm_index(index, ndim):
-    """Normalise a basic index to a tuple of int / slice / None, with Ellipsis expanded."""
+def _norm_index(index, shape):
+    """A basic index of an array of static ``shape`` as a tuple of int / slice / None, with
+    Ellipsis expanded; the index's errors are the core's rule's (``uma._core._result_shape``)."""
     if not isinstance(index, tuple):
         index = (index,)
     items = []
@@ -32,43 +34,21 @@ def _norm_index(index, ndim):
                     parts.append(int(p))
                 else:
                     raise IndexError(f"getitem: slice indices must be integers or None, got {p!r}")
-            if parts[2] == 0:
-                raise ValueError("getitem: slice step cannot be zero")
             items.append(slice(*parts))
         elif isinstance(it, (int, np.integer)) and not isinstance(it, (bool, np.bool_)):
             items.append(int(it))
         else:
             raise IndexError(f"getitem: only integers, slices, None and ... are valid indices "
                              f"(basic indexing), got {it!r}")
-    if _b.sum(1 for it in items if it is Ellipsis) > 1:
-        raise IndexError("getitem: an index can only have a single ellipsis ('...')")
+    _core._result_shape("getitem", shape, index=tuple(items))
     consumed = _b.sum(1 for it in items if it is not None and it is not Ellipsis)
-    if consumed > ndim:
-        raise IndexError(f"getitem: too many indices: array is {ndim}-dimensional, but {consumed} were indexed")
+    ndim = len(shape)
     if Ellipsis in items:
         k = items.index(Ellipsis)
         items[k:k + 1] = [slice(None)] * (ndim - consumed)
     else:
         items += [slice(None)] * (ndim - consumed)
     return tuple(items)
-
-
-def _index_shape(index, shape, runtime):
-    out, ax = [], 0
-    for it in index:
-        if it is None:
-            out.append(1)
-            continue
-        d = shape[ax]
-        if isinstance(it, int):
-            if d is not None and not -d <= it < d:
-                raise IndexError(f"getitem: index {it} is out of bounds for axis {ax} with size {d}")
-        elif d is not None:
-            out.append(len(range(*it.indices(d))))
-        else:
-            out.append(None)
-        ax += 1
-    return tuple(out)
 
 
 class GetItem(Op):
@@ -84,13 +64,13 @@ class GetItem(Op):
 
     def output_types(self, inputs):
         x = inputs[0]
-        return [TensorType(x.dtype, _index_shape(self.index, x.shape, False))]
+        return [TensorType(x.dtype, _core._result_shape("getitem", x.shape, index=self.index))]
 
     def perform(self, node, values):
         return [values[0][self.index]]
 
     def infer_shape(self, node, shapes):
-        return [_index_shape(self.index, tuple(shapes[0]), True)]
+        return [_core._result_shape("getitem", shapes[0], index=self.index)]
 
     def grad(self, node, output_grads):
         (g,) = output_grads
@@ -111,7 +91,7 @@ class GetItemGrad(Op):
 
     def output_types(self, inputs):
         g, x = inputs
-        return [TensorType(x.dtype, x.shape)]
+        return [TensorType(x.dtype, _core._result_shape("getitem_grad", g.shape, x.shape, index=self.index))]
 
     def perform(self, node, values):
         g, x = values
@@ -121,7 +101,7 @@ class GetItemGrad(Op):
         return [z]
 
     def infer_shape(self, node, shapes):
-        return [tuple(shapes[1])]
+        return [_core._result_shape("getitem_grad", *shapes, index=self.index)]
 
     def grad(self, node, output_grads):
         (g,) = output_grads
@@ -141,7 +121,7 @@ def getitem(a, index):
     if adv is not None:  # x[int_array], x[:, int_array], x[mask]
         kind, axis, v = adv
         return MaskSelect()(a, v) if kind == "mask" else Take(axis)(a, v)
-    idx = _norm_index(index, a.ndim)
+    idx = _norm_index(index, a.shape)
     if _b.all(isinstance(it, slice) and it == slice(None) for it in idx):
         return a
     return GetItem(idx)(a)
@@ -201,22 +181,17 @@ class Take(Op):
     def __init__(self, axis):
         self.axis = axis
 
-    def _shape(self, xs, ishape):
-        if self.axis is None:
-            return tuple(ishape)
-        return tuple(xs[:self.axis]) + tuple(ishape) + tuple(xs[self.axis + 1:])
-
     def output_types(self, inputs):
         x, idx = inputs
         if kind_of(idx.dtype) not in "iu":
             raise TypeError(f"take: indices must be integers, got dtype {idx.dtype}")
-        return [TensorType(x.dtype, self._shape(x.shape, idx.shape))]
+        return [TensorType(x.dtype, _core._result_shape("take", x.shape, idx.shape, axis=self.axis))]
 
     def perform(self, node, values):
         return [_k().take(values[0], values[1], axis=self.axis)]
 
     def infer_shape(self, node, shapes):
-        return [self._shape(shapes[0], shapes[1])]
+        return [_core._result_shape("take", *shapes, axis=self.axis)]
 
     def grad(self, node, output_grads):
         (g,) = output_grads
@@ -249,14 +224,7 @@ class MaskSelect(Op):
         x, m = inputs
         if m.dtype != "bool":
             raise TypeError(f"getitem: a boolean mask must have dtype bool, got {m.dtype}")
-        if m.ndim == 0 or m.ndim > x.ndim:
-            raise IndexError(f"getitem: a boolean mask of {m.ndim} dimension(s) cannot index an array of "
-                             f"{x.ndim} dimension(s) (0-d masks are not supported)")
-        for ax, (dm, dx) in enumerate(zip(m.shape, x.shape)):
-            if dm is not None and dx is not None and dm != dx:
-                raise IndexError(f"getitem: boolean index did not match indexed array along axis {ax}; size of "
-                                 f"axis is {dx} but size of corresponding boolean axis is {dm}")
-        return [TensorType(x.dtype, (None,) + tuple(x.shape[m.ndim:]))]
+        return [TensorType(x.dtype, _core._result_shape("mask_select", x.shape, m.shape))]
 
     def perform(self, node, values):
         return [values[0][values[1]]]

@@ -6,29 +6,10 @@ import builtins as _b
 
 import numpy as np
 
+from ... import _core
 from ..basic import Op, Variable, as_variable
 from ..type import TensorType
-from ._common import _as_inputs, _diff, _fmt, _k, _norm_axis, _promote
-
-
-def _concat_shape(opname, shapes, axis, static):
-    nd = len(shapes[0])
-    for s in shapes:
-        if len(s) != nd:
-            raise ValueError(f"{opname}: all the input arrays must have the same number of dimensions, "
-                             f"got shapes " + " ".join(_fmt(t) if static else str(tuple(t)) for t in shapes))
-    out = []
-    for ax in range(nd):
-        dims = [s[ax] for s in shapes]
-        if ax == axis:
-            out.append(None if _b.any(d is None for d in dims) else _b.sum(dims))
-            continue
-        known = {d for d in dims if d is not None}
-        if len(known) > 1:
-            raise ValueError(f"{opname}: input array dimensions except for the concatenation axis must "
-                             f"match exactly, got shapes " + " ".join(_fmt(t) if static else str(tuple(t)) for t in shapes))
-        out.append(known.pop() if known else None)
-    return tuple(out)
+from ._common import _as_inputs, _diff, _k, _norm_axis, _promote
 
 
 class Concatenate(Op):
@@ -42,13 +23,13 @@ class Concatenate(Op):
 
     def output_types(self, inputs):
         dt = _promote(*[i.dtype for i in inputs])
-        return [TensorType(dt, _concat_shape("concatenate", [i.shape for i in inputs], self.axis, True))]
+        return [TensorType(dt, _core._result_shape("concatenate", *(i.shape for i in inputs), axis=self.axis))]
 
     def perform(self, node, values):
         return [_k().concatenate(list(values), axis=self.axis)]
 
     def infer_shape(self, node, shapes):
-        return [_concat_shape("concatenate", [tuple(s) for s in shapes], self.axis, False)]
+        return [_core._result_shape("concatenate", *shapes, axis=self.axis)]
 
     def grad(self, node, output_grads):
         (g,) = output_grads
@@ -74,9 +55,8 @@ class Segment(Op):
         self.axis, self.index = axis, index
 
     def output_types(self, inputs):
-        g, xs = inputs[0], inputs[1:]
-        shape = tuple(g.shape[:self.axis]) + (xs[self.index].shape[self.axis],) + tuple(g.shape[self.axis + 1:])
-        return [TensorType(g.dtype, shape)]
+        shape = _core._result_shape("segment", *(i.shape for i in inputs), axis=self.axis, part=self.index)
+        return [TensorType(inputs[0].dtype, shape)]
 
     def perform(self, node, values):
         g, xs = values[0], values[1:]
@@ -87,8 +67,7 @@ class Segment(Op):
     view_of = {0: 0}
 
     def infer_shape(self, node, shapes):
-        g, xs = shapes[0], shapes[1:]
-        return [tuple(g[:self.axis]) + (xs[self.index][self.axis],) + tuple(g[self.axis + 1:])]
+        return [_core._result_shape("segment", *shapes, axis=self.axis, part=self.index)]
 
     def grad(self, node, output_grads):  # pragma: no cover - second derivatives unused
         raise NotImplementedError("segment: gradient not implemented")
@@ -109,8 +88,7 @@ def concatenate(arrays, axis=0):
     xs = _seq_inputs("concatenate", arrays)
     if axis is None:
         xs, axis = [reshape(x, (-1,)) for x in xs], 0
-    if xs[0].ndim == 0:
-        raise ValueError("concatenate: zero-dimensional arrays cannot be concatenated")
+    _core._result_shape("concatenate", *(x.shape for x in xs), axis=axis)  # the rule's errors, NumPy's order
     ax = _norm_axis("concatenate", axis, xs[0].ndim)
     return Concatenate(ax)(*xs)
 
@@ -124,30 +102,15 @@ class Stack(Op):
     def __init__(self, axis):
         self.axis = axis
 
-    def _shape(self, shapes, static):
-        first = tuple(shapes[0])
-        for s in shapes[1:]:
-            if len(s) != len(first):
-                raise ValueError("stack: all input arrays must have the same shape, got "
-                                 + " ".join(_fmt(t) if static else str(tuple(t)) for t in shapes))
-        merged = []
-        for ax in range(len(first)):
-            known = {s[ax] for s in shapes if s[ax] is not None}
-            if len(known) > 1:
-                raise ValueError("stack: all input arrays must have the same shape, got "
-                                 + " ".join(_fmt(t) if static else str(tuple(t)) for t in shapes))
-            merged.append(known.pop() if known else None)
-        return tuple(merged[:self.axis]) + (len(shapes),) + tuple(merged[self.axis:])
-
     def output_types(self, inputs):
         dt = _promote(*[i.dtype for i in inputs])
-        return [TensorType(dt, self._shape([i.shape for i in inputs], True))]
+        return [TensorType(dt, _core._result_shape("stack", *(i.shape for i in inputs), axis=self.axis))]
 
     def perform(self, node, values):
         return [_k().stack(list(values), axis=self.axis)]
 
     def infer_shape(self, node, shapes):
-        return [self._shape(shapes, False)]
+        return [_core._result_shape("stack", *shapes, axis=self.axis)]
 
     def grad(self, node, output_grads):
         (g,) = output_grads
@@ -166,24 +129,15 @@ def stack(arrays, axis=0):
 
 def split(ary, indices_or_sections, axis=0):
     """NumPy ``split``: a list of views of ``ary`` along ``axis``. An int N gives N equal parts
-    (``ValueError`` if the axis length, which must be static, is not divisible); a sequence
+    (``ValueError`` if the axis length, which must be static, is not divisible: the core's rule,
+    ``uma._core._split_points``); a sequence
     of split points gives ``len + 1`` parts (points clamp like slice bounds). Gradients flow
     through the slices."""
     a = as_variable(ary)
     ax = _norm_axis("split", axis, a.ndim)
     ios = indices_or_sections
     if isinstance(ios, (int, np.integer)) and not isinstance(ios, (bool, np.bool_)):
-        n = int(ios)
-        if n <= 0:
-            raise ValueError(f"split: number sections must be larger than 0, got {n}")
-        length = a.shape[ax]
-        if length is None:
-            raise ValueError("split: the length of the split axis is unknown when the graph is built; "
-                             "give split points instead of a number of sections")
-        if length % n:
-            raise ValueError(f"split: array split does not result in an equal division (axis {ax} has "
-                             f"length {length}, {n} sections)")
-        points = [k * (length // n) for k in range(1, n)]
+        points = list(_core._split_points(a.shape, int(ios), ax))
     else:
         points = [int(p) for p in ios]
     bounds = [None] + points + [None]

@@ -32,13 +32,13 @@ class Softmax(Op):
         (x,) = inputs
         if not is_float(x.dtype):
             raise TypeError(f"{self.name}: needs a float input, got {x.dtype}")
-        return [TensorType(x.dtype, x.shape)]
+        return [TensorType(x.dtype, _core._result_shape(self.name, x.shape, axis=self.axis))]
 
     def perform(self, node, values):
         return [getattr(_k(), self.name)(values[0], axis=self.axis)]
 
     def infer_shape(self, node, shapes):
-        return [tuple(shapes[0])]
+        return [_core._result_shape(self.name, shapes[0], axis=self.axis)]
 
     def grad(self, node, output_grads):
         (g,) = output_grads
@@ -57,18 +57,18 @@ class Softmax(Op):
 
 def softmax(x, axis=-1):
     """``exp(x) / sum(exp(x), axis)``, stable (subtracts the max); float input required."""
-    x = as_variable(x)
-    if x.ndim == 0:
-        raise ValueError("softmax: needs at least 1 dimension")
-    return Softmax("softmax", _norm_axis("softmax", axis, x.ndim))(x)
+    return _softmax("softmax", x, axis)
 
 
 def log_softmax(x, axis=-1):
     """``x - logsumexp(x, axis)``, stable (subtracts the max); float input required."""
+    return _softmax("log_softmax", x, axis)
+
+
+def _softmax(name, x, axis):
     x = as_variable(x)
-    if x.ndim == 0:
-        raise ValueError("log_softmax: needs at least 1 dimension")
-    return Softmax("log_softmax", _norm_axis("log_softmax", axis, x.ndim))(x)
+    _core._result_shape(name, x.shape, axis=axis)  # the rule's errors (a 0-d x, a bad axis)
+    return Softmax(name, _norm_axis(name, axis, x.ndim))(x)
 
 
 class SoftmaxCrossEntropy(Op):
@@ -78,22 +78,18 @@ class SoftmaxCrossEntropy(Op):
 
     def output_types(self, inputs):
         z, y = inputs
-        if z.ndim != 2 or not is_float(z.dtype):
-            raise TypeError(f"softmax_cross_entropy: logits must be a 2-d float array, got "
-                            f"{z.dtype} with {z.ndim} dimension(s)")
-        if y.ndim != 1 or kind_of(y.dtype) not in "iu":
-            raise TypeError(f"softmax_cross_entropy: labels must be a 1-d integer array, got {y.dtype} "
-                            f"with {y.ndim} dimension(s)")
-        n = _core._broadcast_shapes("softmax_cross_entropy", (z.shape[0],), y.shape)
-        return [TensorType(z.dtype, n)]
+        shape = _core._result_shape("softmax_cross_entropy", z.shape, y.shape)
+        if not is_float(z.dtype):
+            raise TypeError(f"softmax_cross_entropy: logits must be a 2-d float array, got {z.dtype}")
+        if kind_of(y.dtype) not in "iu":
+            raise TypeError(f"softmax_cross_entropy: labels must be a 1-d integer array, got {y.dtype}")
+        return [TensorType(z.dtype, shape)]
 
     def perform(self, node, values):
         return [_k().softmax_cross_entropy(values[0], values[1])]
 
     def infer_shape(self, node, shapes):
-        if shapes[0][0] != shapes[1][0]:
-            raise ValueError(f"softmax_cross_entropy: {shapes[1][0]} labels for {shapes[0][0]} rows of logits")
-        return [(shapes[0][0],)]
+        return [_core._result_shape("softmax_cross_entropy", *shapes)]
 
     def grad(self, node, output_grads):
         (g,) = output_grads
@@ -110,13 +106,13 @@ class SoftmaxCrossEntropyGrad(Op):
 
     def output_types(self, inputs):
         g, z, y = inputs
-        return [TensorType(z.dtype, z.shape)]
+        return [TensorType(z.dtype, _core._result_shape("softmax_cross_entropy_grad", g.shape, z.shape, y.shape))]
 
     def perform(self, node, values):
         return [_k().softmax_cross_entropy_grad(values[0], values[1], values[2])]
 
     def infer_shape(self, node, shapes):
-        return [tuple(shapes[1])]
+        return [_core._result_shape("softmax_cross_entropy_grad", *shapes)]
 
     def grad(self, node, output_grads):
         raise NotImplementedError("softmax_cross_entropy: second derivatives are not implemented")

@@ -47,19 +47,12 @@ class Reduce(Op):
 
     def _out_shape(self, shape):
         """The result's shape for an input of (static or run-time) ``shape``: the reduced axes
-        removed or kept as length 1 (NumPy; the core's rule, ``uma._core._result_shape``)."""
+        removed or kept as length 1 (NumPy; the core's rule, ``uma._core._result_shape``, which
+        also refuses max, min, argmax and argmin over an axis of length 0)."""
         return _core._result_shape(self.name, shape, axis=self.axis, keepdims=self.keepdims)
-
-    def _check_empty(self, shape):
-        if self.name in ("max", "min", "argmax", "argmin"):
-            axes = self._axes(len(shape))
-            if _b.any(shape[a] == 0 for a in axes) or (self.axis is None and 0 in shape):
-                raise ValueError(f"{self.name}: zero-size array to reduction operation which has no identity "
-                                 f"(shape {tuple(shape)})")
 
     def output_types(self, inputs):
         (x,) = inputs
-        self._check_empty(x.shape)
         return [TensorType(_reduce_dtype(self.name, x.dtype), self._out_shape(x.shape))]
 
     def _eager_axis(self):
@@ -71,7 +64,6 @@ class Reduce(Op):
         return [getattr(_uma(), self.name)(values[0], axis=self._eager_axis(), keepdims=self.keepdims)]
 
     def infer_shape(self, node, shapes):
-        self._check_empty(shapes[0])
         return [self._out_shape(shapes[0])]
 
     def grad(self, node, output_grads):

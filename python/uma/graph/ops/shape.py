@@ -11,7 +11,7 @@ import numpy as np
 from ... import _core
 from ..basic import Op, Variable, as_variable
 from ..type import TensorType
-from ._common import _bcast_runtime, _diff, _fmt, _k, _norm_axes, _norm_axis, _prod
+from ._common import _bcast_runtime, _diff, _k, _norm_axes, _norm_axis
 
 
 def _as_shape(opname, shape):
@@ -29,22 +29,6 @@ def _as_shape(opname, shape):
     return tuple(int(d) for d in shape)
 
 
-def _reshape_out(shape, newshape):
-    neg = [i for i, d in enumerate(newshape) if d == -1]
-    known_in = _b.all(d is not None for d in shape)
-    size = _prod(shape) if known_in else None
-    if not neg:
-        if known_in and size != _prod(newshape):
-            raise ValueError(f"reshape: cannot reshape array of size {size} into shape {newshape}")
-        return newshape
-    rest = _prod(d for d in newshape if d != -1)
-    if size is None:
-        return tuple(None if d == -1 else d for d in newshape)
-    if rest == 0 or size % rest:
-        raise ValueError(f"reshape: cannot reshape array of size {size} into shape {newshape}")
-    return tuple(size // rest if d == -1 else d for d in newshape)
-
-
 class Reshape(Op):
     """Input 0 with the static ``shape`` (one entry may be -1; a view when the layout allows)."""
 
@@ -56,13 +40,13 @@ class Reshape(Op):
         self.shape = shape
 
     def output_types(self, inputs):
-        return [TensorType(inputs[0].dtype, _reshape_out(inputs[0].shape, self.shape))]
+        return [TensorType(inputs[0].dtype, _core._result_shape("reshape", inputs[0].shape, shape=self.shape))]
 
     def perform(self, node, values):
         return [_k().reshape(values[0], self.shape)]
 
     def infer_shape(self, node, shapes):
-        return [_reshape_out(tuple(shapes[0]), self.shape)]
+        return [_core._result_shape("reshape", shapes[0], shape=self.shape)]
 
     def grad(self, node, output_grads):
         (g,) = output_grads
@@ -76,10 +60,6 @@ def reshape(a, shape):
     """Reshape to ``shape`` (ints; one may be -1). ``ValueError`` if the size differs."""
     a = as_variable(a)
     shape = _as_shape("reshape", shape)
-    if _b.sum(1 for d in shape if d == -1) > 1:
-        raise ValueError("reshape: can only specify one unknown dimension (-1)")
-    if _b.any(d < -1 for d in shape):
-        raise ValueError(f"reshape: negative dimensions not allowed: {shape}")
     if shape == a.shape:
         return a
     return Reshape(shape)(a)
@@ -92,15 +72,13 @@ class ReshapeLike(Op):
     view_of = {0: 0}
 
     def output_types(self, inputs):
-        return [TensorType(inputs[0].dtype, inputs[1].shape)]
+        return [TensorType(inputs[0].dtype, _core._result_shape("reshape_like", inputs[0].shape, inputs[1].shape))]
 
     def perform(self, node, values):
         return [_k().reshape(values[0], tuple(values[1].shape))]
 
     def infer_shape(self, node, shapes):
-        if _prod(shapes[0]) != _prod(shapes[1]):
-            raise ValueError(f"reshape_like: cannot reshape {tuple(shapes[0])} into {tuple(shapes[1])}")
-        return [tuple(shapes[1])]
+        return [_core._result_shape("reshape_like", *shapes)]
 
     def grad(self, node, output_grads):
         (g,) = output_grads
@@ -130,13 +108,13 @@ class Transpose(Op):
 
     def output_types(self, inputs):
         x = inputs[0]
-        return [TensorType(x.dtype, tuple(x.shape[a] for a in self.axes))]
+        return [TensorType(x.dtype, _core._result_shape("transpose", x.shape, axes=self.axes))]
 
     def perform(self, node, values):
         return [_k().transpose(values[0], self.axes)]
 
     def infer_shape(self, node, shapes):
-        return [tuple(shapes[0][a] for a in self.axes)]
+        return [_core._result_shape("transpose", shapes[0], axes=self.axes)]
 
     def grad(self, node, output_grads):
         (g,) = output_grads
@@ -150,13 +128,8 @@ def transpose(a, axes=None):
     a = as_variable(a)
     if axes is None:
         perm = tuple(range(a.ndim))[::-1]
-    else:
-        axes = tuple(axes)
-        if len(axes) != a.ndim:
-            raise ValueError(f"transpose: axes {axes} don't match array of ndim {a.ndim}")
+    else:  # the count and repeats are the rule's (the node's type), the axes normalised here
         perm = tuple(_norm_axis("transpose", ax, a.ndim) for ax in axes)
-        if len(set(perm)) != len(perm):
-            raise ValueError(f"transpose: repeated axis in {axes}")
     if perm == tuple(range(a.ndim)):
         return a
     return Transpose(perm)(a)
@@ -174,14 +147,13 @@ class ExpandDims(Op):
 
     def output_types(self, inputs):
         x = inputs[0]
-        return [TensorType(x.dtype, x.shape[:self.axis] + (1,) + x.shape[self.axis:])]
+        return [TensorType(x.dtype, _core._result_shape("expand_dims", x.shape, axis=self.axis))]
 
     def perform(self, node, values):
         return [_k().expand_dims(values[0], self.axis)]
 
     def infer_shape(self, node, shapes):
-        s = tuple(shapes[0])
-        return [s[:self.axis] + (1,) + s[self.axis:]]
+        return [_core._result_shape("expand_dims", shapes[0], axis=self.axis)]
 
     def grad(self, node, output_grads):
         (g,) = output_grads
@@ -206,22 +178,15 @@ class Squeeze(Op):
     def __init__(self, axis):
         self.axis = axis
 
-    def _shape(self, shape, runtime):
-        for a in self.axis:
-            if shape[a] is not None and shape[a] != 1:
-                raise ValueError(f"squeeze: cannot select an axis to squeeze out which has size not equal "
-                                 f"to one (axis {a} of shape {tuple(shape) if runtime else _fmt(shape)})")
-        return tuple(d for i, d in enumerate(shape) if i not in self.axis)
-
     def output_types(self, inputs):
         x = inputs[0]
-        return [TensorType(x.dtype, self._shape(x.shape, False))]
+        return [TensorType(x.dtype, _core._result_shape("squeeze", x.shape, axis=self.axis))]
 
     def perform(self, node, values):
         return [_k().squeeze(values[0], self.axis)]
 
     def infer_shape(self, node, shapes):
-        return [self._shape(tuple(shapes[0]), True)]
+        return [_core._result_shape("squeeze", shapes[0], axis=self.axis)]
 
     def grad(self, node, output_grads):
         (g,) = output_grads
@@ -245,24 +210,6 @@ def squeeze(a, axis=None):
     return Squeeze(axes)(a)
 
 
-def _bto_shape(opname, xshape, shape, static_x, runtime):
-    if len(shape) < len(xshape):
-        raise ValueError(f"{opname}: cannot broadcast shape {_fmt(xshape)} to {shape} (fewer dimensions)")
-    lead = len(shape) - len(xshape)
-    for i, d in enumerate(xshape):
-        t = shape[lead + i]
-        if d is None or d == t:
-            continue
-        if d == 1 and (not runtime or static_x[i] == 1):
-            continue
-        if d == 1:
-            raise ValueError(f"{opname}: input of run-time shape {tuple(xshape)} would be broadcast along "
-                             f"axis {i}, but its type {_fmt(static_x)} does not declare that axis as length 1 "
-                             f"(PyTensor convention)")
-        raise ValueError(f"{opname}: cannot broadcast shape {_fmt(xshape) if not runtime else tuple(xshape)} to {shape}")
-    return tuple(shape)
-
-
 class BroadcastTo(Op):
     """Input 0 broadcast to the static ``shape`` (a read-only view, NumPy ``broadcast_to``)."""
 
@@ -275,13 +222,16 @@ class BroadcastTo(Op):
 
     def output_types(self, inputs):
         x = inputs[0]
-        return [TensorType(x.dtype, _bto_shape("broadcast_to", x.shape, self.shape, x.shape, False))]
+        return [TensorType(x.dtype, _core._result_shape("broadcast_to", x.shape, self.shape))]
 
     def perform(self, node, values):
         return [_k().broadcast_to(values[0], self.shape)]
 
     def infer_shape(self, node, shapes):
-        return [_bto_shape("broadcast_to", tuple(shapes[0]), self.shape, node.inputs[0].shape, True)]
+        out = _core._result_shape("broadcast_to", shapes[0], self.shape)
+        # the input broadcasts only along the axes its type declares as length 1
+        _bcast_runtime("broadcast_to", [node.inputs[0].shape, self.shape], [tuple(shapes[0]), self.shape])
+        return [out]
 
     def grad(self, node, output_grads):
         (g,) = output_grads
@@ -311,18 +261,15 @@ class BroadcastLike(Op):
 
     def output_types(self, inputs):
         g, x = inputs
-        shape = _core._broadcast_shapes("broadcast_like", g.shape, x.shape)
-        if len(shape) != x.ndim:
-            raise ValueError(f"broadcast_like: {_fmt(g.shape)} has more axes than {_fmt(x.shape)}")
-        return [TensorType(g.dtype, shape)]
+        return [TensorType(g.dtype, _core._result_shape("broadcast_like", g.shape, x.shape))]
 
     def perform(self, node, values):
         return [_k().broadcast_to(values[0], tuple(values[1].shape))]
 
     def infer_shape(self, node, shapes):
-        out = _bcast_runtime("broadcast_like", [i.shape for i in node.inputs], shapes)
-        if out != tuple(shapes[1]):
-            raise ValueError(f"broadcast_like: cannot broadcast {tuple(shapes[0])} to {tuple(shapes[1])}")
+        out = _core._result_shape("broadcast_like", *shapes)
+        # input 0 broadcasts only along the axes its type declares as length 1
+        _bcast_runtime("broadcast_like", [i.shape for i in node.inputs], shapes)
         return [out]
 
     def grad(self, node, output_grads):

@@ -86,8 +86,7 @@ def _update(name, inc, args):
         x = as_variable(x)
         adv = _split_advanced(name, idx, x.ndim)
         if adv is None:
-            kind, index, extra = "basic", _norm_index(idx, x.ndim), []
-            _index_shape(index, x.shape, False)  # IndexError for a known out-of-range int
+            kind, index, extra = "basic", _norm_index(idx, x.shape), []  # the index's errors
         else:
             kind, index, v = adv
             extra = [v]
@@ -119,5 +118,5 @@ def inc_subtensor(*args):
 # The other op modules' names, used only when a graph is built: imported last, because the op
 # modules use one another (each module is complete before it imports the others).
 from .indexing import (  # noqa: E402
-    GetItem, MaskSelect, Take, _index_shape, _norm_index, _split_advanced, getitem)
+    GetItem, MaskSelect, Take, _norm_index, _split_advanced, getitem)
 from .shape import _unbroadcast  # noqa: E402
