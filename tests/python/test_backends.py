@@ -1066,14 +1066,31 @@ print("done")
         assert "Fatal" not in r.stderr and "terminate" not in r.stderr, r.stderr[-3000:]
 
 
+def _child(code, stdin=None):
+    """``code`` run by a fresh interpreter that finds this uma (stdout, bytes); fails the test
+    when it exits with an error."""
+    import os
+    import subprocess
+    import sys
+    python_dir = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "python"))
+    r = subprocess.run([sys.executable, "-c", code], input=stdin, capture_output=True, timeout=120,
+                       env=dict(os.environ, PYTHONPATH=python_dir))
+    assert r.returncode == 0, r.stderr.decode()[-2000:]
+    return r.stdout.decode()
+
+
+@pytest.mark.parametrize("backend", ["torch", "jax"])
+def test_a_framework_backend_is_registered_without_importing_the_framework(backend):
+    pytest.importorskip(backend)
+    out = _child(f"import sys, uma; print({backend!r} in uma.backends(), {backend!r} in sys.modules)")
+    assert out.split() == ["True", "False"]
+
+
 @pytest.mark.parametrize("backend", ["torch", "jax"])
 def test_a_fresh_process_unpickles_a_function_of_a_framework_backend(backend):
     """The framework backends are registered by ``import uma`` (which unpickling does), so a
     process that imported neither uma nor the framework runs a pickled function."""
-    import os
     import pickle
-    import subprocess
-    import sys
     pytest.importorskip(backend)
     w = uma.shared(np.arange(3.0), "w")
     x = sym.vector("x")
@@ -1082,10 +1099,6 @@ def test_a_fresh_process_unpickles_a_function_of_a_framework_backend(backend):
     code = ("import pickle, sys, numpy as np\n"
             "f = pickle.loads(sys.stdin.buffer.read())\n"
             "print(float(np.asarray(f(np.ones(3)))), type(f(np.ones(3))).__module__.split('.')[0])\n")
-    python_dir = os.path.join(os.path.dirname(__file__), "..", "..", "python")
-    r = subprocess.run([sys.executable, "-c", code], input=pickle.dumps(f), capture_output=True, timeout=120,
-                       env=dict(os.environ, PYTHONPATH=os.path.abspath(python_dir)))
-    assert r.returncode == 0, r.stderr.decode()[-2000:]
-    total, module = r.stdout.decode().split()
+    total, module = _child(code, stdin=pickle.dumps(f)).split()
     assert float(total) == float(np.sum(np.arange(3.0) + 1))  # the pickled value of w, one step on
     assert module == ("torch" if backend == "torch" else "jaxlib")
