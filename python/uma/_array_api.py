@@ -41,7 +41,7 @@ newaxis = None
 __all__ = [
     "__array_api_version__", "__array_namespace_info__", "e", "pi", "inf", "nan", "newaxis",
     "isdtype", "finfo", "iinfo",
-    "clip", "expand_dims", "reshape", "astype", "trace",
+    "clip", "expand_dims", "reshape", "astype", "trace", "permute_dims",
     "matrix_transpose", "vecdot", "tensordot",
     "broadcast_arrays", "broadcast_shapes", "flip", "moveaxis", "repeat", "roll", "tile",
     "unstack", "meshgrid", "tril", "triu", "take_along_axis", "count_nonzero", "isin",
@@ -338,6 +338,14 @@ def clip(x, /, min=None, max=None):
     return _clip(x, min, max)
 
 
+def _clip_method(self, min=None, max=None):
+    """``a.clip(min=None, max=None)`` is ``uma.clip(a, min, max)`` (numpy.ndarray.clip)."""
+    return clip(self, min, max)
+
+
+Array.clip = _clip_method
+
+
 def expand_dims(x, /, axis=0):
     """A view of ``x`` with size-1 axes inserted (Array API standard 2025.12, expand_dims):
     ``axis`` an int or a tuple of ints, each in [-M, M) with M = x.ndim + len(axis) (a negative
@@ -408,6 +416,15 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None):
     return _api.sum(_api.diagonal(a, offset, axis1, axis2), -1, dtype=dtype)
 
 
+def permute_dims(x, /, axes):
+    """A view of ``x`` with its axes in the order ``axes`` (Array API standard, permute_dims): a
+    permutation of range(x.ndim) (a 1-D array's may be the int 0). ValueError for a
+    non-permutation, AxisError for a bad axis. Symbolic arguments build a graph node."""
+    if isinstance(axes, (tuple, list)) or not isinstance(x, Array):
+        return _api.transpose(x, axes)
+    return _api.transpose(x, (_int(axes, "axes", "permute_dims"),))
+
+
 # ---- linear algebra ---------------------------------------------------------------------------
 
 def matrix_transpose(x, /):
@@ -439,7 +456,7 @@ def vecdot(x1, x2, /, *, axis=-1):
                          f"along axis {axis} (shapes {x1.shape}, {x2.shape})")
     if x1.dtype.kind == "c":
         x1 = _core.conj(x1)
-    return _api.sum(x1 * x2, a)
+    return _api.sum(x1 * x2, a, dtype=_api.result_type(x1, x2))  # no sum's integer widening
 
 
 def tensordot(x1, x2, /, *, axes=2):

@@ -215,6 +215,7 @@ def test_clip_keywords(dev):
     assert_matches(uma.clip(a, max=2), np.clip(x, None, 2))
     assert_matches(uma.clip(a, -1, 2), np.clip(x, -1, 2))
     assert_matches(uma.clip(a, min=on(np.full(4, -2.0), dev), max=3.0), np.clip(x, -2, 3))
+    assert_matches(a.clip(max=1.5), x.clip(max=1.5))
     same = uma.clip(a)
     assert_matches(same, x)
     assert same is not a
@@ -313,6 +314,19 @@ def test_matrix_transpose_vecdot_tensordot(dev):
     assert_matches(uma.tensordot(a, b, axes=0), np.tensordot(x, y, axes=0))
     i, j = data("int32", (3, 4)), data("int8", (4, 2))
     assert_matches(uma.tensordot(uma.asarray(i), uma.asarray(j), axes=1), np.tensordot(i, j, axes=1))
+
+
+def test_vecdot_keeps_integer_dtype():
+    x = np.arange(40, dtype=np.uint8)
+    assert_matches(uma.vecdot(uma.asarray(x), uma.asarray(x)), np.vecdot(x, x))  # wraps in uint8
+
+
+def test_permute_dims():
+    x = data("int32", (2, 3, 4))
+    assert_matches(uma.permute_dims(uma.asarray(x), (2, 0, 1)), np.permute_dims(x, (2, 0, 1)))
+    assert_matches(uma.permute_dims(uma.asarray(x[0, 0]), axes=0), x[0, 0])
+    with pytest.raises(TypeError, match="axes must be an integer, got str 'a'"):
+        uma.permute_dims(uma.asarray(x[0, 0]), "a")
 
 
 def test_linalg_bad_input():
