@@ -331,10 +331,8 @@ def clip(x, /, min=None, max=None):
     """Each element of ``x`` limited to [min, max] (Array API standard, clip; numpy.clip): an
     array of ``x``'s shape (``min``/``max`` may be arrays broadcasting to it, or scalars) and
     ``x``'s dtype when ``min`` and ``max`` are Python scalars or arrays of ``x``'s dtype
-    (NumPy's promotion otherwise). With both None, a copy of ``x``. NaN in ``x`` stays NaN.
-    Symbolic arguments build a graph node."""
-    if min is None and max is None:
-        return x.copy() if isinstance(x, Array) else _clip(x, None, None)
+    (NumPy's promotion otherwise). With both None, a copy of ``x`` (TypeError for bool, as
+    numpy.clip). NaN in ``x`` stays NaN. Symbolic arguments build a graph node."""
     return _clip(x, min, max)
 
 
