@@ -23,6 +23,9 @@ from . import cuda
 from . import _api
 from ._api import *  # noqa: F401,F403  (eager ops with symbolic dispatch)
 from ._api import promote_types, result_type, can_cast
+from . import _array_api
+from ._array_api import *  # noqa: F401,F403  (the Array API standard's namespace: DESIGN.md)
+from ._array_api import __array_api_version__, __array_namespace_info__
 
 _core._register_device_factory(_device_from_code)
 get_num_threads()  # a malformed UMA_NUM_THREADS is a ValueError here, not at the first kernel
@@ -32,6 +35,7 @@ int8, int16, int32, int64 = (dtype(n) for n in ("int8", "int16", "int32", "int64
 uint8, uint16, uint32, uint64 = (dtype(n) for n in ("uint8", "uint16", "uint32", "uint64"))
 float16, bfloat16, float32, float64 = (dtype(n) for n in ("float16", "bfloat16", "float32", "float64"))
 complex64, complex128 = dtype("complex64"), dtype("complex128")
+bool = bool_  # the Array API standard's spelling (shadows the builtin inside this module only)
 
 
 def _version() -> str:
