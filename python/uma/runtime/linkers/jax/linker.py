@@ -11,7 +11,13 @@ Values live in residency ``"jax"``: a shared variable that a ``jax`` function up
 its value as a ``jax.Array`` until another backend, or ``get_value``, reads it. Conversions
 use DLPack: JAX -> host shares memory (uma sees it read-only, as JAX arrays are immutable);
 host -> JAX shares memory where JAX accepts the buffer's alignment and copies otherwise.
-Returned arrays are immutable, so returning a value that is also stored or passed in is safe.
+Because an argument may share the caller's memory, a call returns only when its computations
+are done (the caller may then change that memory), and an output that is an argument's
+buffer is copied; other outputs are JAX's own immutable arrays.
+
+XLA on the CPU flushes subnormal floats to zero, so results that would be subnormal are 0 on
+this backend (uma's other backends keep them); everything else is computed as uma does. The
+backend uses XLA's threads, not uma's thread policy (``uma.set_num_threads``).
 
 The softmax cross-entropy's label check runs inside the jitted code as a flag; a bad label
 raises uma's ``ValueError`` after the segment and before any update is written. Registered as
@@ -173,9 +179,18 @@ class JaxLinker(Linker):
         run = straight_line(fgraph.inputs, fgraph.outputs, steps, set(),
                             constant=lambda c: _to_jax(_uma().asarray(c.value)), copy=None, output=_result_check)
 
+        jax = _jax()
+
         def thunk(values):
-            with _jax().enable_x64(True):
-                return run(values)
+            with jax.enable_x64(True):
+                outs = run(values)
+                # Arguments may be zero-copy views of the caller's memory, which the caller may
+                # change once the call returns: the call waits for its computations, and copies
+                # an output that is an argument's buffer (an identity such as x.T of a vector).
+                jax.block_until_ready(outs)
+                args = {v.unsafe_buffer_pointer() for v in values if isinstance(v, jax.Array) and v.size}
+                return [jax.numpy.array(o, copy=True) if o.size and o.unsafe_buffer_pointer() in args else o
+                        for o in outs]
 
         thunk.segments = sum(1 for grp in groups if grp[0][1] is not None)
         thunk.host_steps = [grp[0][0].op for grp in groups if grp[0][1] is None]
