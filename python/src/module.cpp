@@ -218,10 +218,13 @@ NB_MODULE(_core, m) {
         "multiply-adds) and as there are cores not busy with other processes (sampled from /proc/stat\n"
         "every 100 ms). ValueError if UMA_NUM_THREADS is set but not a positive integer.");
   m.def("set_num_threads", [](nb::handle n) {
+          UMA_CHECK(!n.is_none(), Type, "set_num_threads: n must be an int, got None");
           const int64_t v = int_arg(n, "set_num_threads", "n");
-          threads::set_max_threads(v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : static_cast<int>(v));
+          UMA_CHECK(v >= 0 && v <= 65536, Value,
+                    "set_num_threads: the number of threads must be between 1 and 65536 (0: the default), got ", v);
+          threads::set_max_threads(static_cast<int>(v));
         },
-        nb::arg("n"),
+        nb::arg("n").none(),
         "Sets get_num_threads() to n (an int >= 1; 0 restores the default), for every thread of the\n"
         "process. TypeError for a non-integer, OverflowError beyond int64, ValueError if negative or over\n"
         "65536.");

@@ -803,6 +803,8 @@ to an int8 array is int8). Length along ``axis``: M + N1 + N2 - n; dtype of
     if n < 0:
         raise ValueError(f"diff: order n must be non-negative, got {n}")
     a = _axis(axis, x.ndim, "diff")
+    if n == 0:
+        return x  # numpy.diff: x itself, prepend and append ignored
     parts = []
     for extra in (prepend, x, append):
         if extra is None:

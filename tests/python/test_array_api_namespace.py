@@ -522,6 +522,8 @@ def test_diff(dev, dtype):
     assert_matches(uma.diff(a, prepend=on(pre, dev), append=on(app, dev)), np.diff(x, prepend=pre, append=app))
     if dtype != "bool":
         assert_matches(uma.diff(a, axis=0, prepend=0), np.diff(x, axis=0, prepend=np.array(0, dtype=x.dtype)))
+    # n=0 is x itself: NumPy ignores prepend and append then
+    assert_matches(uma.diff(a, n=0, prepend=on(pre, dev), append=on(app, dev)), np.diff(x, n=0, prepend=pre, append=app))
 
 
 def test_diff_bad_input():

@@ -71,6 +71,21 @@ def test_native_tensor_arguments_are_used_in_place_and_not_written():
     assert torch.equal(xt, before)
 
 
+def test_a_conjugate_view_is_refused_like_on_the_cpu_backend():
+    """A tensor with its conjugate bit set has no DLPack form; it gets the error every backend
+    gives it (a TypeError naming the input), not PyTorch's BufferError from inside the call."""
+    z = sym.vector("z", dtype="complex128")
+    t = torch.tensor([1 + 2j, 3 - 4j], dtype=torch.complex128).conj()
+    errors = []
+    for backend in ("torch", "cpu"):
+        with pytest.raises(TypeError, match="input 0") as e:
+            uma.function([z], sym.exp(z), backend=backend)(t)
+        errors.append(type(e.value))
+    assert errors[0] is errors[1]
+    np.testing.assert_allclose(uma.function([z], sym.exp(z), backend="torch")(t.resolve_conj()).numpy(),
+                               np.exp(np.array([1 - 2j, 3 + 4j])), rtol=1e-12)
+
+
 def test_a_tensor_of_another_ndim_or_dtype_is_refused_like_any_argument():
     x = sym.vector("x")
     f = uma.function([x], x * 2, backend="torch")

@@ -59,7 +59,14 @@ def test_malformed_omp_num_threads_is_ignored_as_openmp_does():
     assert got.stdout == want.stdout
 
 
-@pytest.mark.parametrize("value", ["0", "-2", "two", "", "3.5", "70000"])
+def test_an_empty_uma_num_threads_counts_as_unset():
+    want = _num_threads_in_child(UMA_NUM_THREADS=None, OMP_NUM_THREADS=None)
+    got = _num_threads_in_child(UMA_NUM_THREADS="", OMP_NUM_THREADS=None)
+    assert got.returncode == 0, got.stderr
+    assert got.stdout == want.stdout
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "two", " ", "3.5", "70000"])
 def test_malformed_uma_num_threads_fails_the_import_naming_the_value(value):
     r = _num_threads_in_child(UMA_NUM_THREADS=value)
     assert r.returncode != 0
@@ -77,12 +84,15 @@ def test_set_and_restore(restore_threads):
     assert uma.get_num_threads() == default
 
 
-@pytest.mark.parametrize("bad, exc", [(-1, ValueError), (65537, ValueError), (2**70, OverflowError),
-                                      (2.0, TypeError), ("2", TypeError), (None, TypeError)])
+@pytest.mark.parametrize("bad, exc", [(-1, ValueError), (65537, ValueError), (2**31, ValueError),
+                                      (2**70, OverflowError), (2.0, TypeError), ("2", TypeError),
+                                      (None, TypeError)])
 def test_bad_values_raise_and_change_nothing(restore_threads, bad, exc):
     uma.set_num_threads(2)
-    with pytest.raises(exc, match="set_num_threads"):
+    with pytest.raises(exc, match="set_num_threads") as e:
         uma.set_num_threads(bad)
+    if exc is ValueError:
+        assert str(bad) in str(e.value)  # the value the caller passed
     assert uma.get_num_threads() == 2
 
 

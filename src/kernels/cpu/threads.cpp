@@ -56,12 +56,12 @@ int cgroup_cpus() {
   return 0;
 }
 
-// A positive int from the environment variable `name`; 0 if it is unset. A malformed
+// A positive int from the environment variable `name`; 0 if it is unset or empty. A malformed
 // UMA_NUM_THREADS is an error; a malformed OMP_NUM_THREADS (OpenMP's variable, which may hold a
 // list such as "4,2") is read up to its first comma and otherwise ignored, as OpenMP does.
 int env_threads(const char* name, bool strict) {
   const char* v = std::getenv(name);
-  if (v == nullptr) return 0;
+  if (v == nullptr || *v == '\0') return 0;  // unset, or set to nothing (`UMA_NUM_THREADS=`)
   std::string s(v);
   if (!strict) s = s.substr(0, s.find(','));
   char* end = nullptr;

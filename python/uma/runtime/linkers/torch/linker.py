@@ -61,7 +61,9 @@ class TorchLinker(Linker):
 
     def is_native(self, value, type):
         torch = _torch()
+        # a lazily conjugated or negated tensor (conj/neg bit) has no DLPack form: not native
         return (isinstance(value, torch.Tensor) and value.device.type == "cpu" and not value.requires_grad
+                and not value.is_conj() and not value.is_neg()
                 and value.dtype == torch_dtype(type.dtype) and type.is_compatible_shape(tuple(value.shape)))
 
     def input_filter(self, value, type):
