@@ -75,6 +75,22 @@ def as_uma_output(got, backend):
     return got
 
 
+def child_env(**overrides):
+    """The environment of a child interpreter that imports the uma these tests import (the
+    source tree or the installed package: its parent folder first on PYTHONPATH), with
+    ``overrides`` (None: unset)."""
+    import os
+    env = dict(os.environ)
+    parent = os.path.dirname(os.path.dirname(os.path.abspath(uma.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join([parent] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    for k, v in overrides.items():
+        if v is None:
+            env.pop(k, None)
+        else:
+            env[k] = v
+    return env
+
+
 # --------------------------------------------------------------------------- tolerances
 
 RTOL = {

@@ -3,7 +3,6 @@
 semantics on every op and dtype (NumPy and uma's ``cpu`` backend are the oracles), and bad
 input. The backend matrix of the other test files runs over ``uma.backends()``, which
 includes ``torch`` where PyTorch is installed."""
-import os
 import subprocess
 import sys
 
@@ -11,13 +10,11 @@ import numpy as np
 import pytest
 
 import uma
+from conftest import child_env
 from uma import sym
 from uma.runtime import HOST
 
 torch = pytest.importorskip("torch")
-
-PYTHON_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "python")
-
 
 def test_outputs_are_tensors_and_values_stay_tensors_between_calls():
     w = uma.shared(np.arange(3.0), "w")
@@ -177,6 +174,5 @@ def test_negative_strides_do_not_reach_torch():
             "r, s = f(a)\n"
             "assert (r.numpy() == a[::-1]).all() and (s.numpy() == a[:, ::-2] * 2).all()\n"
             "print('ok')\n")
-    env = dict(os.environ, PYTHONPATH=os.path.abspath(PYTHON_DIR))
-    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    r = subprocess.run([sys.executable, "-c", code], env=child_env(), capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]

@@ -1069,12 +1069,11 @@ print("done")
 def _child(code, stdin=None):
     """``code`` run by a fresh interpreter that finds this uma (stdout, bytes); fails the test
     when it exits with an error."""
-    import os
     import subprocess
     import sys
-    python_dir = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "python"))
-    r = subprocess.run([sys.executable, "-c", code], input=stdin, capture_output=True, timeout=120,
-                       env=dict(os.environ, PYTHONPATH=python_dir))
+
+    from conftest import child_env
+    r = subprocess.run([sys.executable, "-c", code], input=stdin, capture_output=True, timeout=120, env=child_env())
     assert r.returncode == 0, r.stderr.decode()[-2000:]
     return r.stdout.decode()
 

@@ -1,6 +1,6 @@
 """The host thread policy (uma.get_num_threads / uma.set_num_threads, include/uma/threads.h):
-the ceiling and where its default comes from, bad values, and results that do not depend on
-the number of threads (NumPy is the oracle)."""
+the ceiling and where its default comes from, bad values, and elementwise and reduction results
+that do not depend on the number of threads (NumPy is the oracle)."""
 import os
 import subprocess
 import sys
@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 import uma
-
-PYTHON_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "python")
+from conftest import child_env
 
 
 @pytest.fixture
@@ -21,15 +20,8 @@ def restore_threads():
 
 def _num_threads_in_child(**env):
     """uma.get_num_threads() in a fresh interpreter with `env` set (None: unset)."""
-    e = dict(os.environ)
-    e["PYTHONPATH"] = os.pathsep.join([os.path.abspath(PYTHON_DIR), e.get("PYTHONPATH", "")])
-    for k, v in env.items():
-        if v is None:
-            e.pop(k, None)
-        else:
-            e[k] = v
     r = subprocess.run([sys.executable, "-c", "import uma; print(uma.get_num_threads())"],
-                       env=e, capture_output=True, text=True, timeout=120)
+                       env=child_env(**env), capture_output=True, text=True, timeout=120)
     return r
 
 
