@@ -1,5 +1,6 @@
 // uma/threads.h — the one thread policy of uma's host work: OpenMP regions of the CPU
-// kernels, OpenBLAS calls and the threaded host copies all ask it how many threads to use.
+// kernels, the row blocks of matrix products (OpenBLAS itself runs on the calling thread) and
+// the threaded host copies all ask it how many threads to use.
 //
 // Two numbers decide it:
 //  * max_threads(): the user's ceiling (set_max_threads, UMA_NUM_THREADS, OMP_NUM_THREADS, or
@@ -16,7 +17,7 @@
 
 namespace uma::threads {
 
-/// The most threads one host kernel or BLAS call uses (>= 1). Default: the environment
+/// The most threads one host kernel or matrix product uses (>= 1). Default: the environment
 /// variable UMA_NUM_THREADS, else OMP_NUM_THREADS (its first entry), else the CPUs this
 /// process may run on (its affinity mask, capped by a cgroup v2 CPU quota).
 int max_threads();

@@ -211,12 +211,13 @@ NB_MODULE(_core, m) {
       "caching). TypeError for a non-integer, OverflowError beyond int64, ValueError if negative.");
 
   m.def("get_num_threads", &threads::max_threads,
-        "The most host threads (an int >= 1) one uma kernel or BLAS call uses (uma/threads.h). Default:\n"
+        "The most host threads (an int >= 1) one uma kernel or matrix product uses (uma/threads.h). Default:\n"
         "the environment variable UMA_NUM_THREADS, else OMP_NUM_THREADS (its first entry), else the\n"
         "CPUs this process may run on (affinity mask, cgroup CPU quota). A kernel uses fewer: only as\n"
         "many as its work fills (each thread gets at least 65536 elements, a matrix product 2**21\n"
-        "multiply-adds) and as there are cores not busy with other processes (sampled from /proc/stat\n"
-        "every 100 ms). ValueError if UMA_NUM_THREADS is set but not a positive integer.");
+        "multiply-adds and 192 rows) and as there are cores not busy with other processes (sampled from\n"
+        "/proc/stat every 100 ms). Results are the same bits on any number of threads. ValueError if\n"
+        "UMA_NUM_THREADS is set but not a positive integer.");
   m.def("set_num_threads", [](nb::handle n) {
           UMA_CHECK(!n.is_none(), Type, "set_num_threads: n must be an int, got None");
           const int64_t v = int_arg(n, "set_num_threads", "n");

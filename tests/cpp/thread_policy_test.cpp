@@ -116,5 +116,38 @@ TEST(ThreadPolicy, LargeReductionsGiveTheSameBitsOnAnyTeam) {
   }
 }
 
+// A product is split into blocks of rows that each run OpenBLAS's one-thread kernel: the same
+// bits on any team, for every layout BLAS reads directly.
+TEST(ThreadPolicy, MatrixProductsGiveTheSameBitsOnAnyTeam) {
+  CeilingGuard guard;
+  threads::testing::ignore_load(true);
+  struct Case { int64_t m, k, n; bool ta, tb; DType t; };
+  for (const Case& c : {Case{700, 300, 200, false, false, DType::Float64}, Case{90, 500, 900, true, false, DType::Float64},
+                        Case{1100, 64, 37, false, false, DType::Float64}, Case{2001, 77, 101, true, true, DType::Float64},
+                        Case{1513, 257, 129, false, true, DType::Float32}, Case{999, 128, 61, true, false, DType::Float32},
+                        Case{800, 200, 300, true, true, DType::Complex128}}) {
+    auto fill = [&](int64_t r, int64_t col, bool transposed, int seed) {
+      Array x = Array::empty(transposed ? Shape{col, r} : Shape{r, col}, c.t);
+      const int64_t n = x.size() * (c.t == DType::Complex128 ? 2 : 1);
+      for (int64_t i = 0; i < n; ++i) {
+        const double v = std::sin(0.37 * static_cast<double>(i) + seed) * 3.0;
+        if (c.t == DType::Float32) x.data_as<float>()[i] = static_cast<float>(v);
+        else reinterpret_cast<double*>(x.data())[i] = v;
+      }
+      return transposed ? ops::transpose(x) : x;  // a transposed view: BLAS reads it as is
+    };
+    Array a = fill(c.m, c.k, c.ta, 1), b = fill(c.k, c.n, c.tb, 2);
+    std::vector<unsigned char> first;
+    for (int t : {1, 2, 3, 4, 5, 7}) {
+      threads::set_max_threads(t);
+      Array r = ops::matmul(a, b);
+      const auto* p = static_cast<const unsigned char*>(r.data());
+      std::vector<unsigned char> got(p, p + r.nbytes());
+      if (t == 1) first = got;
+      else EXPECT_EQ(got, first) << c.m << "x" << c.k << "x" << c.n << " on " << t << " threads";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace uma

@@ -1,6 +1,6 @@
 """The host thread policy (uma.get_num_threads / uma.set_num_threads, include/uma/threads.h):
-the ceiling and where its default comes from, bad values, and elementwise and reduction results
-that do not depend on the number of threads (NumPy is the oracle)."""
+the ceiling and where its default comes from, bad values, and results that do not depend on the
+number of threads (NumPy is the oracle)."""
 import os
 import subprocess
 import sys
@@ -98,7 +98,7 @@ def test_free_core_rule():
 @pytest.mark.parametrize("threads", [1, 2, 3])
 def test_large_kernels_match_numpy_on_any_ceiling(restore_threads, threads):
     """Elementwise, fused, reduction and matmul kernels big enough for a team give NumPy's
-    values, and reductions the same bits on every ceiling."""
+    values, and reductions and products the same bits on every ceiling."""
     uma.set_num_threads(threads)
     rng = np.random.default_rng(0)
     x = rng.standard_normal(300_000)
@@ -109,9 +109,11 @@ def test_large_kernels_match_numpy_on_any_ceiling(restore_threads, threads):
     np.testing.assert_allclose(np.asarray(uma.max(uma.reshape(a, (600, 500)), axis=1)),
                                x.reshape(600, 500).max(axis=1))
     assert int(uma.argmin(a)) == int(x.argmin())
-    m = rng.standard_normal((300, 400))
+    m = rng.standard_normal((800, 400))
     k = rng.standard_normal((400, 200))
-    np.testing.assert_allclose(np.asarray(uma.asarray(m) @ uma.asarray(k)), m @ k, rtol=1e-12, atol=1e-12)
+    p = uma.asarray(m) @ uma.asarray(k)
+    np.testing.assert_allclose(np.asarray(p), m @ k, rtol=1e-12, atol=1e-12)
     s = uma.sum(a)
-    uma.set_num_threads(1)
-    assert float(uma.sum(a)) == float(s)  # the same bits on one thread
+    uma.set_num_threads(1)  # the same bits on one thread
+    assert float(uma.sum(a)) == float(s)
+    np.testing.assert_array_equal(np.asarray(uma.asarray(m) @ uma.asarray(k)), np.asarray(p))

@@ -3,7 +3,9 @@
 // through float32 BLAS, rounded once. matmul runs gemm once per matrix of the batch.
 #include <cblas.h>
 
-#include <atomic>
+#include <omp.h>
+
+#include <algorithm>
 #include <cstring>
 
 #include "kernels/kernels.h"
@@ -31,18 +33,48 @@ bool blas_layout(const Array& m, CBLAS_TRANSPOSE& trans, int64_t& ld) {
   return false;
 }
 
-// The multiply-adds each BLAS thread gets at least (uma/threads.h, for_work). OpenBLAS would
-// start its whole team from 2^18 multiply-adds, where the team's start-up costs more than it
-// saves, and where one member waiting for a busy core stalls the product for milliseconds.
+// The multiply-adds each thread of a product gets at least (uma/threads.h, for_work): below
+// 2 * 2^21 a product runs on the calling thread, where a team's start-up would cost more than
+// it saves.
 constexpr int64_t kGemmGrain = int64_t(1) << 21;
 
-// Sets OpenBLAS's thread count for a product of M*N*K multiply-adds (complex: 4 real ones each),
-// calling into OpenBLAS only when the count changes.
-void set_blas_threads(int64_t M, int64_t N, int64_t K, bool complex) {
-  static std::atomic<int> current{0};
-  const double work = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K) * (complex ? 4 : 1);
-  const int want = threads::for_work(work >= 9e18 ? INT64_MAX : static_cast<int64_t>(work), kGemmGrain);
-  if (current.exchange(want, std::memory_order_relaxed) != want) openblas_set_num_threads(want);
+// Rows of C in each block of a product split across threads: a multiple of every row tile
+// OpenBLAS's drivers and kernels step by (4, 8, 12, 16, 24, 32, 48, 64), so that every block, the
+// last one included, is tiled as those rows of the whole product are.
+constexpr int64_t kBlockAlign = 192;
+
+// OpenBLAS runs on the calling thread: uma's OpenMP team is the product's only thread pool
+// (two pools on the same cores oversubscribe them: one spins while the other computes), and a
+// product gives the same bits on any team, since each block runs the one-thread kernel.
+void blas_on_calling_thread() {
+  static const bool once = [] {
+    openblas_set_num_threads(1);
+    return true;
+  }();
+  (void)once;
+}
+
+// C (M x N, row-major, ldc N) = op(A) op(B) for one element type, split into blocks of rows
+// across the policy's team. Only rows: OpenBLAS's one-thread kernel computes an element of a
+// block of rows with the same instructions as in the whole product, but not always an element
+// of a block of columns (the last columns of a block are tiled by the block's width).
+template <class T, class Gemm>
+void gemm_blocks(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda,
+                 const T* B, int64_t ldb, T* C, int64_t work, Gemm gemm_one) {
+  int nt = omp_in_parallel() ? 1 : threads::for_work(work, kGemmGrain);
+  nt = static_cast<int>(std::min<int64_t>(nt, M / kBlockAlign));
+  if (nt <= 1) {
+    gemm_one(ta, tb, M, N, K, A, lda, B, ldb, C);
+    return;
+  }
+  const int64_t per = (M + nt - 1) / nt;
+  const int64_t block = (per + kBlockAlign - 1) / kBlockAlign * kBlockAlign;
+  const int64_t nblocks = (M + block - 1) / block;
+#pragma omp parallel for schedule(static) num_threads(nt)
+  for (int64_t i = 0; i < nblocks; ++i) {
+    const int64_t lo = i * block, len = std::min(block, M - lo);
+    gemm_one(ta, tb, len, N, K, ta == CblasNoTrans ? A + lo * lda : A + lo, lda, B, ldb, C + lo * N);
+  }
 }
 
 template <class T>
@@ -90,19 +122,40 @@ void gemm(const Array& a0, const Array& b0, const Array& out) {
       cast(b0, b);
       blas_layout(b, tb, ldb);
     }
-    set_blas_threads(M, N, K, t == DType::Complex64 || t == DType::Complex128);
-    if (t == DType::Float32)
-      cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, 1.0f, a.data_as<float>(), lda, b.data_as<float>(), ldb, 0.0f,
-                  out.data_as<float>(), N);
-    else if (t == DType::Float64)
-      cblas_dgemm(CblasRowMajor, ta, tb, M, N, K, 1.0, a.data_as<double>(), lda, b.data_as<double>(), ldb, 0.0,
-                  out.data_as<double>(), N);
-    else if (t == DType::Complex64) {
-      const complex64 one(1, 0), zero(0, 0);
-      cblas_cgemm(CblasRowMajor, ta, tb, M, N, K, &one, a.data(), lda, b.data(), ldb, &zero, out.data(), N);
+    blas_on_calling_thread();
+    const bool cplx = t == DType::Complex64 || t == DType::Complex128;
+    const double macs = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K) * (cplx ? 4 : 1);
+    const int64_t work = macs >= 9e18 ? INT64_MAX : static_cast<int64_t>(macs);
+    const int64_t ldc = N;
+    if (t == DType::Float32) {
+      gemm_blocks<float>(ta, tb, M, N, K, a.data_as<float>(), lda, b.data_as<float>(), ldb, out.data_as<float>(), work,
+                         [ldc](CBLAS_TRANSPOSE x, CBLAS_TRANSPOSE y, int64_t m, int64_t n, int64_t k, const float* A,
+                               int64_t la, const float* B, int64_t lb, float* C) {
+                           cblas_sgemm(CblasRowMajor, x, y, m, n, k, 1.0f, A, la, B, lb, 0.0f, C, ldc);
+                         });
+    } else if (t == DType::Float64) {
+      gemm_blocks<double>(ta, tb, M, N, K, a.data_as<double>(), lda, b.data_as<double>(), ldb, out.data_as<double>(),
+                          work,
+                          [ldc](CBLAS_TRANSPOSE x, CBLAS_TRANSPOSE y, int64_t m, int64_t n, int64_t k, const double* A,
+                                int64_t la, const double* B, int64_t lb, double* C) {
+                            cblas_dgemm(CblasRowMajor, x, y, m, n, k, 1.0, A, la, B, lb, 0.0, C, ldc);
+                          });
+    } else if (t == DType::Complex64) {
+      gemm_blocks<complex64>(ta, tb, M, N, K, a.data_as<complex64>(), lda, b.data_as<complex64>(), ldb,
+                             out.data_as<complex64>(), work,
+                             [ldc](CBLAS_TRANSPOSE x, CBLAS_TRANSPOSE y, int64_t m, int64_t n, int64_t k,
+                                   const complex64* A, int64_t la, const complex64* B, int64_t lb, complex64* C) {
+                               const complex64 one(1, 0), zero(0, 0);
+                               cblas_cgemm(CblasRowMajor, x, y, m, n, k, &one, A, la, B, lb, &zero, C, ldc);
+                             });
     } else {
-      const complex128 one(1, 0), zero(0, 0);
-      cblas_zgemm(CblasRowMajor, ta, tb, M, N, K, &one, a.data(), lda, b.data(), ldb, &zero, out.data(), N);
+      gemm_blocks<complex128>(ta, tb, M, N, K, a.data_as<complex128>(), lda, b.data_as<complex128>(), ldb,
+                              out.data_as<complex128>(), work,
+                              [ldc](CBLAS_TRANSPOSE x, CBLAS_TRANSPOSE y, int64_t m, int64_t n, int64_t k,
+                                    const complex128* A, int64_t la, const complex128* B, int64_t lb, complex128* C) {
+                                const complex128 one(1, 0), zero(0, 0);
+                                cblas_zgemm(CblasRowMajor, x, y, m, n, k, &one, A, la, B, lb, &zero, C, ldc);
+                              });
     }
     return;
   }
