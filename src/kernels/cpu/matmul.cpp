@@ -54,6 +54,30 @@ void blas_on_calling_thread() {
   (void)once;
 }
 
+// One OpenBLAS product C = op(A) op(B) (row-major), per element type.
+void blas_gemm(CBLAS_TRANSPOSE x, CBLAS_TRANSPOSE y, int64_t m, int64_t n, int64_t k, const float* A, int64_t la,
+               const float* B, int64_t lb, float* C, int64_t lc) {
+  cblas_sgemm(CblasRowMajor, x, y, m, n, k, 1.0f, A, la, B, lb, 0.0f, C, lc);
+}
+void blas_gemm(CBLAS_TRANSPOSE x, CBLAS_TRANSPOSE y, int64_t m, int64_t n, int64_t k, const double* A, int64_t la,
+               const double* B, int64_t lb, double* C, int64_t lc) {
+  cblas_dgemm(CblasRowMajor, x, y, m, n, k, 1.0, A, la, B, lb, 0.0, C, lc);
+}
+template <class Z, class F>
+void complex_gemm(F gemm, CBLAS_TRANSPOSE x, CBLAS_TRANSPOSE y, int64_t m, int64_t n, int64_t k, const Z* A, int64_t la,
+                  const Z* B, int64_t lb, Z* C, int64_t lc) {
+  const Z one(1, 0), zero(0, 0);
+  gemm(CblasRowMajor, x, y, m, n, k, &one, A, la, B, lb, &zero, C, lc);
+}
+void blas_gemm(CBLAS_TRANSPOSE x, CBLAS_TRANSPOSE y, int64_t m, int64_t n, int64_t k, const complex64* A, int64_t la,
+               const complex64* B, int64_t lb, complex64* C, int64_t lc) {
+  complex_gemm(cblas_cgemm, x, y, m, n, k, A, la, B, lb, C, lc);
+}
+void blas_gemm(CBLAS_TRANSPOSE x, CBLAS_TRANSPOSE y, int64_t m, int64_t n, int64_t k, const complex128* A, int64_t la,
+               const complex128* B, int64_t lb, complex128* C, int64_t lc) {
+  complex_gemm(cblas_zgemm, x, y, m, n, k, A, la, B, lb, C, lc);
+}
+
 // C (M x N, row-major, ldc N) = op(A) op(B) for one element type, split into blocks of rows
 // across the policy's team. Only rows: OpenBLAS's one-thread kernel computes an element of a
 // block of rows with the same instructions as in the whole product, but not always an element
@@ -127,36 +151,16 @@ void gemm(const Array& a0, const Array& b0, const Array& out) {
     const double macs = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K) * (cplx ? 4 : 1);
     const int64_t work = macs >= 9e18 ? INT64_MAX : static_cast<int64_t>(macs);
     const int64_t ldc = N;
-    if (t == DType::Float32) {
-      gemm_blocks<float>(ta, tb, M, N, K, a.data_as<float>(), lda, b.data_as<float>(), ldb, out.data_as<float>(), work,
-                         [ldc](CBLAS_TRANSPOSE x, CBLAS_TRANSPOSE y, int64_t m, int64_t n, int64_t k, const float* A,
-                               int64_t la, const float* B, int64_t lb, float* C) {
-                           cblas_sgemm(CblasRowMajor, x, y, m, n, k, 1.0f, A, la, B, lb, 0.0f, C, ldc);
-                         });
-    } else if (t == DType::Float64) {
-      gemm_blocks<double>(ta, tb, M, N, K, a.data_as<double>(), lda, b.data_as<double>(), ldb, out.data_as<double>(),
-                          work,
-                          [ldc](CBLAS_TRANSPOSE x, CBLAS_TRANSPOSE y, int64_t m, int64_t n, int64_t k, const double* A,
-                                int64_t la, const double* B, int64_t lb, double* C) {
-                            cblas_dgemm(CblasRowMajor, x, y, m, n, k, 1.0, A, la, B, lb, 0.0, C, ldc);
-                          });
-    } else if (t == DType::Complex64) {
-      gemm_blocks<complex64>(ta, tb, M, N, K, a.data_as<complex64>(), lda, b.data_as<complex64>(), ldb,
-                             out.data_as<complex64>(), work,
-                             [ldc](CBLAS_TRANSPOSE x, CBLAS_TRANSPOSE y, int64_t m, int64_t n, int64_t k,
-                                   const complex64* A, int64_t la, const complex64* B, int64_t lb, complex64* C) {
-                               const complex64 one(1, 0), zero(0, 0);
-                               cblas_cgemm(CblasRowMajor, x, y, m, n, k, &one, A, la, B, lb, &zero, C, ldc);
-                             });
-    } else {
-      gemm_blocks<complex128>(ta, tb, M, N, K, a.data_as<complex128>(), lda, b.data_as<complex128>(), ldb,
-                              out.data_as<complex128>(), work,
-                              [ldc](CBLAS_TRANSPOSE x, CBLAS_TRANSPOSE y, int64_t m, int64_t n, int64_t k,
-                                    const complex128* A, int64_t la, const complex128* B, int64_t lb, complex128* C) {
-                                const complex128 one(1, 0), zero(0, 0);
-                                cblas_zgemm(CblasRowMajor, x, y, m, n, k, &one, A, la, B, lb, &zero, C, ldc);
-                              });
-    }
+    auto run = [&](auto tag) {
+      using T = decltype(tag);
+      gemm_blocks<T>(ta, tb, M, N, K, a.data_as<T>(), lda, b.data_as<T>(), ldb, out.data_as<T>(), work,
+                     [ldc](CBLAS_TRANSPOSE x, CBLAS_TRANSPOSE y, int64_t m, int64_t n, int64_t k, const T* A,
+                           int64_t la, const T* B, int64_t lb, T* C) { blas_gemm(x, y, m, n, k, A, la, B, lb, C, ldc); });
+    };
+    if (t == DType::Float32) run(float{});
+    else if (t == DType::Float64) run(double{});
+    else if (t == DType::Complex64) run(complex64{});
+    else run(complex128{});
     return;
   }
   switch (t) {
