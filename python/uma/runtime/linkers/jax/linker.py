@@ -115,7 +115,7 @@ class JaxLinker(Linker):
 
     def is_native(self, value, type):
         jax = _jax()
-        return (isinstance(value, jax.Array) and str(value.dtype) == type.dtype
+        return (isinstance(value, jax.Array) and value.dtype == _np_dtype(type.dtype)
                 and type.is_compatible_shape(tuple(value.shape))
                 and all(d.platform == "cpu" for d in value.devices()))
 
@@ -197,12 +197,20 @@ class JaxLinker(Linker):
         return thunk
 
 
+def _np_dtype(name):
+    """The NumPy dtype object JAX uses for uma dtype ``name`` (bfloat16: ml_dtypes'); compared
+    with ``==``, which is cheaper than formatting a dtype's name."""
+    from ..numpy.dispatch import numpy_dtype
+    return numpy_dtype(name)
+
+
 def _result_check(var):
     """The check of a value computed for ``var``: a ``jax.Array`` of the graph's dtype."""
     name = var.type.dtype
+    want = _np_dtype(name)
 
     def result(r, node):
-        if str(r.dtype) != name:
+        if r.dtype != want:
             raise RuntimeError(f"{node.op}: JAX returned dtype {r.dtype}, but the graph inferred {name} "
                                f"(a bug in uma's jax linker)")
         return r
