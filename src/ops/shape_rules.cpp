@@ -298,6 +298,7 @@ Shape stack_shape(std::span<const Shape* const> shapes, int64_t axis) {
               shapes_str(shapes));
   common.insert(common.begin() + normalize_axis(axis, static_cast<int64_t>(common.size()) + 1, "stack"),
                 static_cast<int64_t>(shapes.size()));
+  static_size(common, "stack");  // ValueError when the known lengths' product overflows
   return common;
 }
 

@@ -444,3 +444,12 @@ def test_gradient_helpers_take_their_shapes_from_the_core():
     gfull[1:, ::2] = 2 * full[1:, ::2]
     expected = gfull[:4] + 2 * gfull[4:]
     np.testing.assert_allclose(np.asarray(f(xv)), expected)
+
+
+@pytest.mark.parametrize("join", ["stack", "concatenate"])
+def test_a_join_whose_static_size_overflows_int64_is_a_value_error(join):
+    """Four arrays of 2**61 elements make 2**63, which no int64 size holds; three fit."""
+    t = sym.tensor(shape=(2**61,))
+    with pytest.raises(ValueError, match=f"{join}: .*too large"):
+        getattr(sym, join)([t] * 4)
+    assert getattr(sym, join)([t] * 3).type.shape in ((3, 2**61), (3 * 2**61,))
