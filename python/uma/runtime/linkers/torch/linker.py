@@ -33,12 +33,13 @@ def _uma():
 def _tensor_result(var):
     """The check of a value computed for ``var``: a tensor of the graph's dtype."""
     name = var.type.dtype
+    torch = _torch()
+    want = torch_dtype(name)  # once per output, not per call
 
     def result(r, node):
-        torch = _torch()
         if not isinstance(r, torch.Tensor):
             r = to_tensor(_uma().asarray(r))
-        if r.dtype != torch_dtype(name):
+        if r.dtype != want:
             raise RuntimeError(f"{node.op}: PyTorch returned dtype {r.dtype}, but the graph inferred "
                                f"{name} (a bug in uma's torch linker)")
         return r
