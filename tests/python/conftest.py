@@ -3,6 +3,7 @@
 Kept generic: dtype tables, NumPy-vs-uma comparison, "same error as NumPy", memory
 stats snapshots, and builders for the array layouts the op matrix runs on.
 """
+import contextlib
 import gc
 import sys
 import warnings
@@ -57,10 +58,24 @@ def dtype_name(dt):
 BACKENDS = uma.backends()
 
 
+@contextlib.contextmanager
+def held_or_refused(backend, *dtypes):
+    """Runs the block as it is where ``backend`` can hold every one of ``dtypes``
+    (``Linker.dtypes``); elsewhere asserts that the block raises the compile-time TypeError
+    naming the backend and the dtype it cannot hold (MLX has no complex128)."""
+    held = uma.runtime.get_linker(backend).dtypes
+    missing = [d for d in dict.fromkeys(dtypes) if held is not None and d not in held]
+    if not missing:
+        yield
+        return
+    with pytest.raises(TypeError, match=f"backend {backend!r} cannot hold dtype ({'|'.join(missing)})"):
+        yield
+
+
 def as_uma_output(got, backend):
     """A function output of ``backend`` as a ``uma.Array``, after checking that a backend with
     a native array type returned that type (``numpy``: ``numpy.ndarray``, ``torch``:
-    ``torch.Tensor``, ``jax``: ``jax.Array``); uma's own backends return ``uma.Array`` s already."""
+    ``torch.Tensor``, ``jax``: ``jax.Array``, ``mlx``: ``mx.array``); uma's own backends return ``uma.Array`` s already."""
     if backend == "numpy":
         assert type(got) is np.ndarray, type(got)
         return uma.asarray(got)
@@ -72,6 +87,11 @@ def as_uma_output(got, backend):
         import jax
         assert isinstance(got, jax.Array), type(got)
         return uma.from_dlpack(got)
+    if backend == "mlx":
+        import mlx.core as mx
+        assert isinstance(got, mx.array), type(got)
+        from uma.runtime.linkers.mlx.dispatch import to_uma
+        return to_uma(got)
     return got
 
 

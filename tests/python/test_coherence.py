@@ -29,7 +29,7 @@ def host(v):
         return v.array.copy()
     if type(v).__module__.startswith("torch"):  # a torch backend's tensor: its NumPy view
         v = v.numpy()
-    elif type(v).__module__.startswith("jax"):  # a jax backend's array
+    elif type(v).__module__.startswith(("jax", "mlx")):  # a jax or mlx backend's array
         v = np.asarray(v)
     return np.array(v, copy=True)
 

@@ -43,7 +43,8 @@ _NATIVE_DTYPE_NAMES: dict = {}
 def native_dtype_name(dt) -> str:
     """uma's name for the dtype object ``dt`` of an array of any library: a NumPy dtype (CuPy
     and JAX use them too; ``ml_dtypes.bfloat16`` is ``"bfloat16"``), a ``uma.dtype``, a
-    ``torch.dtype`` (``torch.float32`` -> ``"float32"``) or a name string. A dtype uma does
+    ``torch.dtype`` (``torch.float32`` -> ``"float32"``), an MLX ``Dtype`` (``mx.bool_`` ->
+    ``"bool"``) or a name string. A dtype uma does
     not have comes back as its own text (``">f8"`` for a byte-swapped float64, ``"object"``),
     which equals no uma dtype name."""
     try:
@@ -61,8 +62,11 @@ def native_dtype_name(dt) -> str:
         name = getattr(dt, "name", None)  # uma.dtype
         if not isinstance(name, str):
             name = str(dt)
-            if name.startswith("torch."):  # torch.dtype has no name; str gives "torch.float32"
-                name = name[len("torch."):]
+            for prefix in ("torch.", "mlx.core."):  # str(torch.float32), str(mx.float32)
+                if name.startswith(prefix):
+                    name = name[len(prefix):]
+            if name == "bool_":  # mx.bool_
+                name = "bool"
         if name not in _ALL_DTYPES:
             try:
                 name = np.dtype(name).name

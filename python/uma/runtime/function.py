@@ -209,6 +209,13 @@ class Function:
         if missing:
             names = ", ".join(dict.fromkeys(f"{op.name} ({type(op).__name__})" for op in missing))
             raise NotImplementedError(f"function: backend {self.backend!r} has no implementation of op(s) {names}")
+        unheld = linker.unheld_dtypes(fgraph)
+        if unheld:
+            what = ", ".join(f"{dt} (variable {v.name!r})" if v.name is not None else
+                             f"{dt} (an output of {v.owner.op.name})" if v.owner is not None else dt
+                             for dt, v in unheld.items())
+            raise TypeError(f"function: backend {self.backend!r} cannot hold dtype {what}; its dtypes are "
+                            f"{', '.join(sorted(linker.dtypes))}")
         compiled = fgraph.clone()
         compiled.mode = self.mode
         self._thunk = linker.compile(compiled)

@@ -35,6 +35,11 @@ class Linker:
       graph walker (:mod:`uma.runtime.linkers.walk`) asks the table once per node at compile
       time. ``op`` has the op's name and attributes (its ``props``); ``op.perform(node,
       values)`` is its reference semantics on ``uma.Array`` s.
+      ``dtypes`` (frozenset of dtype names, or None): the dtypes this backend's values can
+      have; None (the default) means every uma dtype. ``uma.function`` raises ``TypeError``
+      at compile time, naming the dtype and the variable, for a graph with any variable
+      (argument, shared variable, intermediate or output) of another dtype, so a backend never
+      narrows a value it cannot hold (MLX has no complex128).
 
     What a linker may meet
       :meth:`known_ops` lists every op a compiled graph can contain, generated from the op
@@ -143,6 +148,7 @@ class Linker:
     name: str = "linker"
     residency: str = HOST
     dispatch = None
+    dtypes: frozenset | None = None
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -160,6 +166,20 @@ class Linker:
         asarray, input_filter = _uma().asarray, self.input_filter
         return evaluator(fgraph, table, constant=lambda c: input_filter(asarray(c.value), c.type),
                          copy=_copy)
+
+    def unheld_dtypes(self, fgraph) -> dict:
+        """``{dtype name: first variable of that dtype}`` for the variables of ``fgraph``
+        (inputs, then nodes' outputs in execution order) whose dtype is not in
+        :attr:`dtypes`; empty when ``dtypes`` is None."""
+        if self.dtypes is None:
+            return {}
+        found = {}
+        variables = list(fgraph.inputs) + [v for n in fgraph.toposort() for v in (*n.inputs, *n.outputs)]
+        for v in variables:
+            dt = v.type.dtype
+            if dt not in self.dtypes and dt not in found:
+                found[dt] = v
+        return found
 
     def unsupported(self, fgraph) -> list:
         table = self.dispatch

@@ -1,0 +1,73 @@
+"""The ``mlx`` linker: evaluates graphs with MLX on the CPU, lazily, with one ``mx.eval`` per
+call.
+
+Values are ``mx.array`` s in residency ``"mlx"``: a shared variable that an ``mlx`` function
+updated keeps its value as an MLX array until another backend, or ``get_value``, reads it. MLX
+owns its memory, so host -> MLX copies (once per switch of residency; the dtype kept exactly,
+float64 included, where ``mx.array`` alone would narrow it to float32); MLX -> host shares the
+evaluated array's memory (the buffer protocol). Nodes MLX does not compute as uma does run
+uma's eager op on the host (``dispatch.py``). MLX arrays are immutable, so outputs that are
+also inputs or stored values are safe to return. Registered as ``"mlx"`` where MLX is
+installed; it is imported when the first function is compiled for it.
+"""
+from __future__ import annotations
+
+from ...linker import Linker
+from ....graph.type import _ALL_DTYPES
+from ..walk import evaluator
+from .dispatch import _mx, mlx_dtype, mlx_impl, to_mlx, to_uma
+
+__all__ = ["MlxLinker"]
+
+
+def _uma():
+    import uma
+    return uma
+
+
+def _result_check(var):
+    """The check of a value computed for ``var``: an ``mx.array`` of the graph's dtype."""
+    name = var.type.dtype
+
+    def result(r, node):
+        if r.dtype != mlx_dtype(name):
+            raise RuntimeError(f"{node.op}: MLX returned dtype {r.dtype}, but the graph inferred {name} "
+                               f"(a bug in uma's mlx linker)")
+        return r
+
+    return result
+
+
+class MlxLinker(Linker):
+    """Evaluates graphs with MLX on the CPU; values are ``mx.array`` s in residency ``"mlx"``
+    (module documentation)."""
+
+    name = "mlx"
+    residency = "mlx"
+    dispatch = mlx_impl
+    #: every uma dtype but complex128, which MLX lacks (a graph with one is refused at compile time)
+    dtypes = frozenset(_ALL_DTYPES) - {"complex128"}
+
+    def is_native(self, value, type):
+        mx = _mx()
+        return (isinstance(value, mx.array) and value.dtype == mlx_dtype(type.dtype)
+                and type.is_compatible_shape(tuple(value.shape)))
+
+    def input_filter(self, value, type):
+        return to_mlx(value if isinstance(value, _uma().Array) else _uma().asarray(value))
+
+    def output_filter(self, value, type):
+        _mx().eval(value)
+        return to_uma(value)
+
+    def compile(self, fgraph):
+        mx = _mx()
+        run = evaluator(fgraph, mlx_impl, constant=lambda c: to_mlx(_uma().asarray(c.value)), copy=lambda v: v,
+                        output=_result_check)
+
+        def thunk(values):
+            outs = run(values)
+            mx.eval(outs)
+            return outs
+
+        return thunk
