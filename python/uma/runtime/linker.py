@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import atexit
+import warnings
 
 from .filters import HOST
 
-__all__ = ["Linker", "register_backend", "backends", "get_linker", "distinct"]
+__all__ = ["Linker", "register_backend", "backends", "get_linker", "distinct", "ENTRY_POINT_GROUP"]
 
 
 class Linker:
@@ -363,14 +364,52 @@ def check_residency(linker):
                              f"backend {name!r} uses for its own values; give it a residency of its own")
 
 
+#: The entry-point group (``importlib.metadata``) through which other packages add backends.
+ENTRY_POINT_GROUP = "uma.backends"
+_entry_points_loaded = False
+
+
+def _load_entry_points():
+    """Register, once per process, the backends that installed packages declare in the entry
+    point group ``uma.backends`` (see :func:`backends`). A name already registered is left
+    alone; one that fails to load gives a ``RuntimeWarning`` naming it and is skipped."""
+    global _entry_points_loaded
+    if _entry_points_loaded:
+        return
+    _entry_points_loaded = True
+    from importlib.metadata import entry_points
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name in _BACKENDS:
+            continue
+        try:
+            obj = ep.load()
+            linker = obj if isinstance(obj, Linker) else obj()
+            if linker is None:  # its framework is not installed
+                continue
+            if not isinstance(linker, Linker):
+                raise TypeError(f"it gave {type(linker).__name__}, not a uma.Linker")
+            register_backend(ep.name, linker)
+        except Exception as e:  # a broken plug-in must not break uma
+            warnings.warn(f"uma: backend {ep.name!r} of entry point {ep.value!r} (group {ENTRY_POINT_GROUP!r}) "
+                          f"was not registered: {type(e).__name__}: {e}", RuntimeWarning, stacklevel=3)
+
+
 def backends() -> list:
-    """Names of the registered backends, sorted (``["cpu", "numpy", "reference"]`` plus any
-    registered later)."""
+    """Names of the registered backends, sorted: ``cpu``, ``numpy``, ``reference``, ``jax``,
+    ``torch`` and ``mlx`` where those frameworks are installed, ``cuda`` where a GPU is
+    usable, those registered with :func:`register_backend`, and those that installed packages
+    declare as entry points of the group ``uma.backends`` (``name = "module:attr"``, where
+    ``attr`` is a :class:`Linker` instance, or a class or function that returns one, or None
+    when the backend cannot run here; loaded at the first call of :func:`backends` or
+    :func:`get_linker` that needs them, so a pickled function finds its backend in a fresh
+    process that never imported the backend's module)."""
+    _load_entry_points()
     return sorted(_BACKENDS)
 
 
 def get_linker(backend) -> Linker:
-    """The linker for ``backend`` (a registered name or a Linker instance).
+    """The linker for ``backend`` (a registered name, an entry point of the group
+    ``uma.backends`` (see :func:`backends`), or a Linker instance).
 
     ``RuntimeError`` for ``"cuda"`` in a build without it, ``ValueError`` for another unknown
     name, ``TypeError`` for something that is neither."""
@@ -378,6 +417,8 @@ def get_linker(backend) -> Linker:
         return backend
     if not isinstance(backend, str):
         raise TypeError(f"backend must be a name or a Linker, got {backend!r}")
+    if backend not in _BACKENDS:
+        _load_entry_points()
     try:
         return _BACKENDS[backend]
     except KeyError:
