@@ -85,6 +85,24 @@ def test_compare_numpy_trains_the_same_model_by_hand(tmp_path, model, backend):
     assert f"epoch time: uma ({backend})" in proc.stdout and "numpy" in proc.stdout
 
 
+def test_compare_backends_trains_the_same_model_on_each(tmp_path):
+    others = [b for b in uma.backends() if b not in ("cpu", "cuda")]
+    proc = run("--compare", ",".join(others + ["numpy"]), "--epochs", "3", "--json",
+               "--plot", str(tmp_path / "c.png"))
+    s = summary(proc)
+    assert sorted(s["compare"]) == sorted(set(others) | {"numpy"})
+    for name in others:
+        c = s["compare"][name]
+        assert len(c["epoch_seconds"]) == 3 and all(t > 0 for t in c["epoch_seconds"])
+        # the same model from the same start: float64 rounding apart on every backend
+        assert c["max_param_diff"] < 1e-10, name
+        np.testing.assert_allclose(c["train_loss"], s["train_loss"], rtol=1e-10, err_msg=name)
+        assert abs(c["test_accuracy"] - s["test_accuracy"]) <= 1 / s["n_test"]
+    table = proc.stdout[proc.stdout.index("the same model on each backend"):]
+    for name in ["cpu"] + others:
+        assert any(line.split()[:1] == [name] for line in table.splitlines()), name
+
+
 def test_logreg_reaches_93_percent(tmp_path):
     s = summary(run("--model", "logreg", "--json", "--plot", str(tmp_path / "l.png")))
     assert s["test_accuracy"] >= 0.93 and s["predictions_identical"] is True
@@ -176,7 +194,7 @@ def test_bad_data_messages_say_what_is_wrong(tmp_path):
 
 def test_bad_options_exit_2():
     for args in (["--epochs", "0"], ["--lr", "-1"], ["--backend", "nope"], ["--batch-size", "x"],
-                 ["--model", "cnn"], ["--compare", "torch"]):
+                 ["--model", "cnn"], ["--compare", "tensorflow"], ["--compare", ""], ["--compare", "cpu,,numpy"]):
         proc = run(*args)
         assert proc.returncode == 2, args
         assert "Traceback" not in proc.stderr

@@ -20,6 +20,10 @@ PNG of the loss curve is saved (matplotlib, Agg).
 (same initial parameters, same minibatch order, gradients written out by hand) in the same
 process, and prints both mean epoch times, their ratio and how far the two models' final
 parameters are apart (they compute the same arithmetic, so the difference is rounding only).
+``--compare`` also takes backend names, comma-separated (``--compare jax,torch,numpy``), or
+``all`` (every registered backend and ``numpy``): each trains the same model from the same
+initial parameters in the same process, and a table gives each one's median epoch time, final
+loss, test accuracy and largest parameter difference from ``--backend``'s run.
 
 ``--distributed`` (under ``mpirun -np N``) trains data-parallel over MPI (:mod:`uma.distributed`):
 each rank takes every N-th training sample (the same count on every rank), minibatches of
@@ -302,9 +306,10 @@ def parse_args(argv, backends):
     p.add_argument("--model", default="mlp", choices=["mlp", "logreg"],
                    help="mlp (one ReLU hidden layer) or logreg (softmax regression)")
     p.add_argument("--backend", default="cpu", choices=backends)
-    p.add_argument("--compare", choices=["numpy"], default=None,
-                   help="also train a hand-written NumPy implementation of the same loop in this "
-                        "process and report both epoch times")
+    p.add_argument("--compare", default=None,
+                   help="also train, in this process, with each of these (comma-separated): numpy "
+                        "(a hand-written NumPy loop) or a backend name; 'all' = every backend and "
+                        "numpy; prints the epoch times side by side")
     p.add_argument("--dtype", default="float64", choices=["float32", "float64"])
     p.add_argument("--plot", default=os.path.join("out", "digits_loss.png"),
                    help="where to save the loss curve PNG (default: out/digits_loss.png)")
@@ -324,6 +329,14 @@ def parse_args(argv, backends):
         p.error("--plot must name a PNG file")
     if a.distributed and a.compare:
         p.error("--compare is not available with --distributed")
+    if a.compare is not None:
+        names = list(backends) + ["numpy"] if a.compare == "all" else [n.strip() for n in a.compare.split(",")]
+        unknown = [n for n in names if n not in backends and n != "numpy"]
+        if unknown or not names or "" in names:
+            p.error(f"--compare: unknown {', '.join(map(repr, unknown or ['']))} (choose from "
+                    f"{', '.join(sorted(set(backends) | {'numpy'}))}, all)")
+        # "numpy" is the hand-written loop (the numpy backend would be the same name: the loop wins)
+        a.compare = list(dict.fromkeys(n for n in names if n != a.backend or n == "numpy"))
     if os.path.isdir(a.plot):
         p.error(f"--plot must name a PNG file, not the directory {a.plot!r}")
     return a
@@ -409,7 +422,29 @@ def _main(argv=None) -> int:
                f"{train_seconds:.3f}s training on rank 0 ({100 * comm['seconds'] / train_seconds:.1f}%)")
 
     compare = None
-    if args.compare == "numpy":
+    others = [n for n in (args.compare or []) if n != "numpy"]
+    if others:
+        compare = {}
+        acc1 = float((np.asarray(predict(Xte)) == np.asarray(yte)).mean())
+        rows = [(args.backend, float(np.median(epoch_secs)), losses[-1], acc1, 0.0)]
+        for name in others:
+            p2, train2, predict2, _ = build_model(uma, X.shape[1], args.hidden, n_classes, args.lr, args.seed,
+                                                  args.dtype, name, args.model)
+            l2, a2, s2 = train_loop(train2, predict2, Xtr, ytr, ytr_np, bs, args.epochs, args.seed)
+            acc2 = float((np.asarray(predict2(Xte)) == np.asarray(yte)).mean())
+            diff2 = max(float(np.max(np.abs(p.get_value() - q.get_value()))) for p, q in zip(params, p2))
+            rows.append((name, float(np.median(s2)), l2[-1], acc2, diff2))
+            compare[name] = {"epoch_seconds": s2, "train_loss": l2, "train_accuracy": a2,
+                             "test_accuracy": acc2, "max_param_diff": diff2}
+        print(f"the same model on each backend (median epoch time of {args.epochs}; the first epoch "
+              f"includes compiling):")
+        print(f"{'backend':>10}  {'epoch ms':>9}  {'vs ' + args.backend:>9}  {'final loss':>10}  "
+              f"{'test acc':>8}  {'max |param diff|':>16}")
+        base = rows[0][1]
+        for name, secs, loss, acc2, diff2 in rows:
+            print(f"{name:>10}  {secs * 1e3:9.2f}  {secs / base:8.2f}x  {loss:10.4f}  "
+                  f"{acc2:8.4f}  {diff2:16.2e}")
+    if "numpy" in (args.compare or []):
         ref = NumpyModel(args.model, init_params(args.model, X.shape[1], args.hidden, n_classes,
                                                  args.seed, args.dtype), args.lr, n_classes)
         np_losses, np_accs, np_secs = train_loop(ref.step, ref.predict, Xtr_np, ytr_np, ytr_np, bs,
@@ -421,9 +456,9 @@ def _main(argv=None) -> int:
               f"test accuracy {np_acc:.4f}; max |parameter difference| {diff:.2e}")
         print(f"epoch time: uma ({args.backend}) {uma_mean * 1e3:.2f} ms, numpy {np_mean * 1e3:.2f} ms "
               f"(mean of {args.epochs} epochs; numpy/uma = {np_mean / uma_mean:.2f}x)")
-        compare = {"numpy": {"epoch_seconds": np_secs, "train_loss": np_losses,
-                             "train_accuracy": np_accs, "test_accuracy": np_acc,
-                             "max_param_diff": diff}}
+        compare = dict(compare or {}, numpy={"epoch_seconds": np_secs, "train_loss": np_losses,
+                                             "train_accuracy": np_accs, "test_accuracy": np_acc,
+                                             "max_param_diff": diff})
 
     params_identical = True
     if world > 1:  # every rank's parameters, hashed, must be bit-identical
