@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import uma
-from conftest import BACKENDS, assert_matches, random_data
+from conftest import BACKENDS, as_uma_output, assert_matches, random_data
 from uma import sym
 from uma.graph import FunctionGraph, Op, ops
 from uma.graph.basic import as_variable
@@ -24,10 +24,9 @@ def host(v):
     """A NumPy copy of a function output of any backend."""
     if isinstance(v, CountingValue):
         return v.array.copy()
-    if type(v).__module__.startswith("torch"):  # a torch backend's tensor: its NumPy view
-        v = v.numpy()
-    elif type(v).__module__.startswith(("jax", "mlx")):  # a jax or mlx backend's array
-        v = np.asarray(v)
+    module = type(v).__module__
+    if module.startswith(("torch", "jax", "mlx")):  # a framework backend's array, as a uma.Array
+        v = as_uma_output(v, module.split(".")[0].replace("jaxlib", "jax"))  # NumPy can't read their bfloat16
     return np.array(v, copy=True)
 
 
@@ -363,6 +362,33 @@ def _backend(name):
     return CountingLinker("counting") if name == "counting" else name
 
 
+SEED_DTYPES = ["float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
+               "uint16", "uint32", "uint64"]
+
+
+@pytest.mark.parametrize("writer", WRITERS)
+@pytest.mark.parametrize("reader", WRITERS)
+def test_every_dtype_written_on_one_backend_is_read_on_every_other(writer, reader):
+    """The seed scenario on every float and integer dtype: the writer's update is what the
+    reader computes from, and get_value() is a fresh NumPy array of the declared dtype."""
+    from conftest import np_dtype
+    for dt in SEED_DTYPES:
+        start = np.array([1, 2, 3], np_dtype(dt))
+        v = uma.shared(start.copy(), f"v_{dt}")
+        write = uma.function([], [], updates={v: v + np.array(1, np_dtype(dt))}, backend=_backend(writer))
+        read = uma.function([], v * np.array(2, np_dtype(dt)), backend=_backend(reader))
+        for k in range(1, 3):
+            write()
+            got = host(read())
+            assert got.dtype == np_dtype(dt), (dt, got.dtype)
+            np.testing.assert_array_equal(got, (start + k) * 2, err_msg=dt)
+            value = v.get_value()
+            assert type(value) is np.ndarray and value.dtype == np_dtype(dt), (dt, value.dtype)
+            np.testing.assert_array_equal(value, start + k, err_msg=dt)
+            value[...] = 0  # a fresh array: writing it changes nothing stored
+            np.testing.assert_array_equal(v.get_value(), start + k, err_msg=dt)
+
+
 @pytest.mark.parametrize("writer", WRITERS)
 @pytest.mark.parametrize("reader", WRITERS)
 def test_a_value_written_on_one_backend_is_read_on_every_other(writer, reader):
@@ -432,15 +458,51 @@ def _numpy_logreg(X, Y, steps, lr=0.5):
     return W, b, losses
 
 
-@pytest.mark.parametrize("schedule", BACKENDS + ["mixed"])
+@pytest.mark.parametrize("schedule", BACKENDS + ["mixed", "blocks"])
 def test_the_same_model_trains_on_every_backend_and_on_a_mix(schedule):
-    pick = (lambda k: BACKENDS[k % len(BACKENDS)]) if schedule == "mixed" else (lambda k: schedule)
+    """One backend alone, a different backend every step ("mixed"), or blocks of 3 steps."""
+    pick = ((lambda k: BACKENDS[k % len(BACKENDS)]) if schedule == "mixed" else
+            (lambda k: BACKENDS[(k // 3) % len(BACKENDS)]) if schedule == "blocks" else (lambda k: schedule))
     W, b, losses, X, Y = _logreg(pick, 12)
     W_np, b_np, losses_np = _numpy_logreg(X, Y, 12)
     np.testing.assert_allclose(W, W_np, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(b, b_np, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(losses, losses_np, rtol=1e-10)
     assert losses[-1] < losses[0]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_bad_label_raises_before_any_update_on_every_backend(backend):
+    W = uma.shared(np.ones((3, 2)), "W")
+    steps = uma.shared(np.array(0, np.int64), "steps")
+    x, y = sym.matrix("x"), sym.vector("y", dtype="int64")
+    loss = sym.mean(sym.softmax_cross_entropy(x @ W, y))
+    step = uma.function([x, y], loss, updates={W: W - uma.grad(loss, W), steps: steps + 1}, backend=backend)
+    for bad in ([0, 2], [-1, 0]):
+        with pytest.raises(ValueError, match="softmax_cross_entropy"):
+            step(np.ones((2, 3)), np.array(bad))
+        np.testing.assert_array_equal(W.get_value(), np.ones((3, 2)))
+        assert steps.get_value() == 0
+    step(np.ones((2, 3)), np.array([0, 1]))
+    assert steps.get_value() == 1
+
+
+@pytest.mark.parametrize("backend", [b for b in BACKENDS if uma.runtime.get_linker(b).residency != HOST])
+def test_one_conversion_per_switch_and_none_in_a_loop(backend):
+    w = uma.shared(np.zeros(4), "w")
+    here = uma.function([], [], updates={w: w + 1}, backend=backend)
+    on_cpu = uma.function([], [], updates={w: w * 2}, backend="cpu")
+    res = uma.runtime.get_linker(backend).residency
+    uma.conversion_stats(reset=True)
+    for _ in range(4):
+        here()
+    assert uma.conversion_stats() == {(HOST, res): {"conversions": 1, "bytes": 32}}
+    for _ in range(3):
+        on_cpu()
+        here()
+    stats = uma.conversion_stats()
+    assert stats[(HOST, res)]["conversions"] == 4 and stats[(res, HOST)]["conversions"] == 3, stats
+    np.testing.assert_array_equal(w.get_value(), np.full(4, ((4 * 2 + 1) * 2 + 1) * 2 + 1.0))
 
 
 def test_mlp_gradients_agree_across_backends(rng):
