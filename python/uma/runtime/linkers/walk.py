@@ -95,3 +95,48 @@ def straight_line(inputs, outputs, steps, copies, *, constant, copy, output=None
         return [copy(env[s]) if c else env[s] for s, c in out_slots]
 
     return thunk
+
+
+def runs(fgraph, impls):
+    """The nodes of ``fgraph`` in execution order cut into maximal runs of nodes that have an
+    implementation (``impls``: one per node of ``fgraph.toposort()``, None where it has none)
+    and single nodes that have none: ``[(nodes, fns, in_vars, out_vars, constants)]``, where
+    ``fns`` is None for a single node without an implementation. For a run, ``in_vars`` are
+    the non-constant variables it reads from outside, ``constants`` the constants it reads and
+    ``out_vars`` those of its results that a graph output or a later step needs, in execution
+    order; for a single node they are its inputs and outputs. A backend compiles each run as
+    one function (``jax.jit``, ``numba.njit``) and runs the single nodes some other way."""
+    from ...graph.basic import Constant
+    nodes = fgraph.toposort()
+    groups, cur = [], []
+    for node, fn in zip(nodes, impls):
+        if fn is None:
+            if cur:
+                groups.append(cur)
+                cur = []
+            groups.append([(node, None)])
+        else:
+            cur.append((node, fn))
+    if cur:
+        groups.append(cur)
+    readers = {}
+    for g, grp in enumerate(groups):
+        for node, _ in grp:
+            for v in node.inputs:
+                readers.setdefault(v, set()).add(g)
+    graph_outputs = set(fgraph.outputs)
+    result = []
+    for g, grp in enumerate(groups):
+        if grp[0][1] is None:
+            node = grp[0][0]
+            result.append(([node], None, list(node.inputs), list(node.outputs), []))
+            continue
+        inside = {v: None for node, _ in grp for v in node.outputs}  # in execution order
+        in_vars, constants = {}, {}
+        for node, _ in grp:
+            for v in node.inputs:
+                if v not in inside:
+                    (constants if isinstance(v, Constant) else in_vars)[v] = None
+        out_vars = [v for v in inside if v in graph_outputs or readers.get(v, set()) - {g}]
+        result.append(([n for n, _ in grp], [f for _, f in grp], list(in_vars), out_vars, list(constants)))
+    return result

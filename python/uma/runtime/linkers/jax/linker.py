@@ -28,9 +28,8 @@ from __future__ import annotations
 import numpy as np
 
 from ....graph import ops as o
-from ....graph.basic import Constant
 from ...linker import Linker, distinct
-from ..walk import has_perform, straight_line
+from ..walk import has_perform, runs, straight_line
 from .dispatch import _jax, jax_impl, label_check
 
 __all__ = ["JaxLinker"]
@@ -136,46 +135,15 @@ class JaxLinker(Linker):
             return self._compile(fgraph)
 
     def _compile(self, fgraph):
-        nodes = fgraph.toposort()
-        fns = [jax_impl(n.op, n) for n in nodes]
-        # groups: maximal runs of nodes with a JAX implementation, and single host nodes
-        groups, cur = [], []
-        for node, fn in zip(nodes, fns):
-            if fn is None:
-                if cur:
-                    groups.append(cur)
-                    cur = []
-                groups.append([(node, None)])
-            else:
-                cur.append((node, fn))
-        if cur:
-            groups.append(cur)
-        readers = {}
-        for g, grp in enumerate(groups):
-            for node, _ in grp:
-                for v in node.inputs:
-                    readers.setdefault(v, set()).add(g)
-        graph_outputs = set(fgraph.outputs)
-        steps = []
-        for g, grp in enumerate(groups):
-            if grp[0][1] is None:
-                node = grp[0][0]
-                steps.append((_host_step(node), node, node.inputs, node.outputs))
+        steps, segments, host_steps = [], 0, []
+        for nodes, fns, in_vars, out_vars, consts in runs(fgraph, [jax_impl(n.op, n) for n in fgraph.toposort()]):
+            if fns is None:
+                steps.append((_host_step(nodes[0]), nodes[0], in_vars, out_vars))
+                host_steps.append(nodes[0].op)
                 continue
-            inside = {v: None for node, _ in grp for v in node.outputs}  # in execution order
-            in_vars, constants = {}, {}
-            for node, _ in grp:
-                for v in node.inputs:
-                    if v in inside or v in in_vars or v in constants:
-                        continue
-                    if isinstance(v, Constant):
-                        constants[v] = _to_jax(_uma().asarray(v.value))
-                    else:
-                        in_vars[v] = None
-            in_vars = list(in_vars)
-            out_vars = [v for v in inside if v in graph_outputs or readers.get(v, set()) - {g}]
-            steps.append((_segment([n for n, _ in grp], [f for _, f in grp], in_vars, out_vars, constants),
-                          grp[-1][0], in_vars, out_vars))
+            constants = {c: _to_jax(_uma().asarray(c.value)) for c in consts}
+            steps.append((_segment(nodes, fns, in_vars, out_vars, constants), nodes[-1], in_vars, out_vars))
+            segments += 1
         run = straight_line(fgraph.inputs, fgraph.outputs, steps, set(),
                             constant=lambda c: _to_jax(_uma().asarray(c.value)), copy=None, output=_result_check)
 
@@ -192,8 +160,8 @@ class JaxLinker(Linker):
                 return [jax.numpy.array(o, copy=True) if o.size and o.unsafe_buffer_pointer() in args else o
                         for o in outs]
 
-        thunk.segments = sum(1 for grp in groups if grp[0][1] is not None)
-        thunk.host_steps = [grp[0][0].op for grp in groups if grp[0][1] is None]
+        thunk.segments = segments
+        thunk.host_steps = host_steps
         return thunk
 
 
