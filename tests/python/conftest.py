@@ -74,9 +74,9 @@ def held_or_refused(backend, *dtypes):
 
 def as_uma_output(got, backend):
     """A function output of ``backend`` as a ``uma.Array``, after checking that a backend with
-    a native array type returned that type (``numpy``: ``numpy.ndarray``, ``torch``:
+    a native array type returned that type (``numpy`` and ``numba``: ``numpy.ndarray``, ``torch``:
     ``torch.Tensor``, ``jax``: ``jax.Array``, ``mlx``: ``mx.array``); uma's own backends return ``uma.Array`` s already."""
-    if backend == "numpy":
+    if backend in ("numpy", "numba"):
         assert type(got) is np.ndarray, type(got)
         return uma.asarray(got)
     if backend == "torch":

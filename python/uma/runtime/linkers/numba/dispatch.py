@@ -1,0 +1,302 @@
+"""The ``numba`` linker's dispatch table: one line of Numba-compilable Python per op class.
+
+``numba_code(op, node)`` gives ``code(args) -> str``, the expression that computes the node's
+one output from the names ``args`` of its inputs' values, for a node that Numba computes as
+uma does: float32 and float64 arithmetic, with each input first converted to the dtype the
+graph computes in (bool for a condition, int64 for labels and indices). The expressions call
+NumPy functions that Numba compiles, and the loop helpers below (softmax, cross-entropy,
+one-hot), which are ``numba.njit`` functions themselves. None for every other op, dtype and
+case: the linker runs those nodes with the ``numpy`` backend's table (NumPy, or uma's eager
+op), so every op runs with uma's semantics.
+
+Values inside a compiled run may be 0-d arrays or scalars (a Numba ufunc of 0-d arrays gives
+a scalar): every expression of a 0-d result is wrapped in ``np.asarray``, so each variable is
+an array of the graph's dtype and ndim.
+
+Numba is imported when a function is first compiled for the backend, not with uma.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ....graph import ops as o
+
+__all__ = ["numba_code", "helpers", "FLOATS"]
+
+#: the dtypes compiled by Numba (integers, bool arithmetic, float16/bfloat16 and complex: the
+#: numpy table, which runs NumPy where it computes as uma does and uma's ops elsewhere)
+FLOATS = frozenset({"float32", "float64"})
+
+
+@functools.cache
+def _numba():
+    import numba
+    return numba
+
+
+@functools.cache
+def helpers() -> dict:
+    """The njit loop helpers the generated code calls, by name (compiled at their first use)."""
+    njit = _numba().njit
+
+    @njit(cache=False)
+    def softmax_rows(z, log):
+        out = np.empty(z.shape, z.dtype)
+        for i in range(z.shape[0]):
+            m = z[i, 0]
+            for j in range(1, z.shape[1]):
+                if z[i, j] > m or np.isnan(z[i, j]):
+                    m = z[i, j]
+            s = z.dtype.type(0)
+            for j in range(z.shape[1]):
+                out[i, j] = z[i, j] - m
+                s += np.exp(out[i, j])
+            if log:
+                ls = np.log(s)
+                for j in range(z.shape[1]):
+                    out[i, j] = out[i, j] - ls
+            else:
+                for j in range(z.shape[1]):
+                    out[i, j] = np.exp(out[i, j]) / s
+        return out
+
+    @njit(cache=False)
+    def check_labels(y, c):
+        for i in range(y.shape[0]):
+            if y[i] < 0 or y[i] >= c:
+                raise ValueError("softmax_cross_entropy: label out of range")
+
+    @njit(cache=False)
+    def xent(z, y):
+        check_labels(y, z.shape[1])
+        logp = softmax_rows(z, True)
+        out = np.empty(z.shape[0], z.dtype)
+        for i in range(z.shape[0]):
+            out[i] = -logp[i, y[i]]
+        return out
+
+    @njit(cache=False)
+    def xent_grad(g, z, y):
+        check_labels(y, z.shape[1])
+        p = softmax_rows(z, False)
+        for i in range(z.shape[0]):
+            p[i, y[i]] -= z.dtype.type(1)
+            for j in range(z.shape[1]):
+                p[i, j] *= g[i]
+        return p
+
+    @njit(cache=False)
+    def one_hot(idx, depth, like):
+        flat = idx.ravel()
+        out = np.zeros((flat.shape[0], depth), like.dtype)
+        for i in range(flat.shape[0]):
+            if 0 <= flat[i] < depth:
+                out[i, flat[i]] = 1
+        return out
+
+    return {"softmax_rows": softmax_rows, "xent": xent, "xent_grad": xent_grad, "one_hot": one_hot}
+
+
+def _floats(node) -> bool:
+    return all(v.dtype in FLOATS for v in (*node.inputs, *node.outputs))
+
+
+def _as(name, dtype):
+    """``name`` converted to ``dtype`` (an array: every value inside a run is one)."""
+    return f"{name}.astype(np.{dtype})"
+
+
+@functools.singledispatch
+def numba_code(op, node):
+    """``code(args) -> str`` for ``node`` (module documentation), or None."""
+    return None
+
+
+def _register(*classes, floats=True):
+    """Register ``make(node) -> code or None`` for ``classes``; ``floats``: only when every
+    input and output is float32/float64."""
+    def deco(make):
+        for cls in classes:
+            numba_code.register(cls)(lambda op, node, make=make: make(node) if not floats or _floats(node) else None)
+        return make
+    return deco
+
+
+def _wrap0(node, code):
+    """``code`` with a 0-d result wrapped back into an array (Numba gives a scalar)."""
+    if code is None or node.outputs[0].ndim != 0:
+        return code
+    return lambda args: f"np.asarray({code(args)})"
+
+
+# ---- elementwise --------------------------------------------------------------------------------
+
+#: float elementwise ops Numba computes as NumPy does, inputs in the result's dtype: uma's name -> NumPy's
+_FLOAT = {"add": "add", "subtract": "subtract", "multiply": "multiply", "divide": "true_divide",
+          "maximum": "maximum", "minimum": "minimum", "negative": "negative", "abs": "abs",
+          "square": "square", "exp": "exp", "log": "log", "log1p": "log1p", "expm1": "expm1",
+          "sqrt": "sqrt", "tanh": "tanh", "sin": "sin", "cos": "cos"}
+#: bool results of float inputs, in their promoted dtype
+_COMPARE = {"equal": "equal", "not_equal": "not_equal", "less": "less", "less_equal": "less_equal",
+            "greater": "greater", "greater_equal": "greater_equal"}
+
+
+@numba_code.register(o.Elemwise)
+def _elemwise(op, node):
+    name, out = op.name, node.outputs[0].dtype
+    ins = [v.dtype for v in node.inputs]
+    if not all(d in FLOATS for d in ins):
+        return None
+    if name in _COMPARE:
+        dt = "float64" if "float64" in ins else "float32"
+        fn = _COMPARE[name]
+        return _wrap0(node, lambda a: f"np.{fn}({', '.join(_as(x, dt) for x in a)})")
+    if out not in FLOATS:
+        return None
+    if name in _FLOAT:
+        fn = _FLOAT[name]
+        return _wrap0(node, lambda a: f"np.{fn}({', '.join(_as(x, out) for x in a)})")
+    if name == "sigmoid":  # uma's kernel: 1 / (1 + e^-x) for x >= 0, e^x / (1 + e^x) below
+        def code(a):
+            x = _as(a[0], out)
+            return f"np.where({x} >= 0, 1 / (1 + np.exp(-np.abs({x}))), np.exp(-np.abs({x})) / (1 + np.exp(-np.abs({x}))))"
+        return _wrap0(node, code)
+    return None
+
+
+@_register(o.Where, floats=False)
+def _where(node):
+    out = node.outputs[0].dtype
+    if out not in FLOATS or not all(v.dtype in FLOATS for v in node.inputs[1:]):
+        return None
+    return _wrap0(node, lambda a: f"np.where({a[0]}.astype(np.bool_), {_as(a[1], out)}, {_as(a[2], out)})")
+
+
+@_register(o.Cast)
+def _cast(node):
+    dst = node.op.dtype
+    return lambda a: _as(a[0], dst)
+
+
+@_register(o.FillLike, floats=False)
+def _fill_like(node):
+    op = node.op
+    if op.dtype not in FLOATS:
+        return None
+    value = {"zeros_like": 0.0, "ones_like": 1.0}.get(op.name, op.fill_value)
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not np.isfinite(value):
+        return None
+    return lambda a: f"np.full({a[0]}.shape, {float(value)!r}, np.{op.dtype})"
+
+
+@_register(o.OneHot, floats=False)
+def _one_hot(node):
+    op, x = node.op, node.inputs[0]
+    if op.dtype not in FLOATS or not x.dtype.startswith("int"):
+        return None
+    nd = x.ndim
+
+    def code(a):
+        dims = ", ".join(f"{a[0]}.shape[{k}]" for k in range(nd))
+        return (f"one_hot({a[0]}.astype(np.int64), {int(op.depth)}, np.zeros(1, np.{op.dtype}))"
+                f".reshape(({dims}{', ' if nd else ''}{int(op.depth)},))")
+    return code
+
+
+# ---- reductions, nn -----------------------------------------------------------------------------
+
+@_register(o.Reduce)
+def _reduce(node):
+    op, x = node.op, node.inputs[0]
+    if op.name not in ("sum", "mean") or x.ndim == 0:
+        return None
+    nd = x.ndim
+    axes = tuple(range(nd)) if op.axis is None else tuple(op.axis)
+    kept = [k for k in range(nd) if k not in axes]
+
+    def code(a):
+        if len(axes) == nd:
+            expr = f"np.sum({a[0]})"
+        else:
+            expr = a[0]
+            for k in sorted(axes, reverse=True):  # one axis at a time, the last first
+                expr = f"np.sum({expr}, axis={k})"
+        if op.name == "mean":
+            count = " * ".join(f"{a[0]}.shape[{k}]" for k in axes) or "1"
+            expr = f"({expr}) / ({count})"
+        if op.keepdims:
+            dims = ", ".join("1" if k in axes else f"{a[0]}.shape[{k}]" for k in range(nd))
+            expr = f"np.asarray({expr}).reshape(({dims},))"
+        elif not kept:
+            expr = f"np.asarray({expr})"
+        return f"{expr}.astype(np.{node.outputs[0].dtype})" if op.name == "mean" else expr
+    return code
+
+
+@_register(o.Softmax)
+def _softmax(node):
+    op, x = node.op, node.inputs[0]
+    if x.ndim != 2 or op.axis not in (1, -1):
+        return None
+    log = op.name == "log_softmax"
+    return lambda a: f"softmax_rows(np.ascontiguousarray({a[0]}), {log})"
+
+
+@_register(o.SoftmaxCrossEntropy, floats=False)
+def _xent(node):
+    z, y = node.inputs
+    if z.dtype not in FLOATS or not y.dtype.startswith(("int", "uint")):
+        return None
+    return lambda a: f"xent(np.ascontiguousarray({a[0]}), {a[1]}.astype(np.int64))"
+
+
+@_register(o.SoftmaxCrossEntropyGrad, floats=False)
+def _xent_grad(node):
+    g, z, y = node.inputs
+    if z.dtype not in FLOATS or g.dtype != z.dtype or not y.dtype.startswith(("int", "uint")):
+        return None
+    return lambda a: f"xent_grad({a[0]}, np.ascontiguousarray({a[1]}), {a[2]}.astype(np.int64))"
+
+
+# ---- linear algebra, shapes ---------------------------------------------------------------------
+
+@_register(o.MatMul)
+def _matmul(node):
+    a_, b_ = node.inputs
+    out = node.outputs[0].dtype
+    if a_.ndim != 2 or b_.ndim != 2:
+        return None
+    return lambda a: f"np.dot(np.ascontiguousarray({_as(a[0], out)}), np.ascontiguousarray({_as(a[1], out)}))"
+
+
+@_register(o.Transpose, floats=False)
+def _transpose(node):
+    axes = tuple(node.op.axes)
+    if node.inputs[0].dtype not in FLOATS or len(axes) < 2:
+        return None
+    return lambda a: f"np.transpose({a[0]}, {axes!r})"
+
+
+@_register(o.Reshape, floats=False)
+def _reshape(node):
+    shape = tuple(int(d) for d in node.op.shape)
+    if node.inputs[0].dtype not in FLOATS or not shape:
+        return None
+    return lambda a: f"np.ascontiguousarray({a[0]}).reshape({shape!r})"
+
+
+@_register(o.BroadcastTo, floats=False)
+def _broadcast_to(node):
+    shape = tuple(int(d) for d in node.op.shape)
+    if node.inputs[0].dtype not in FLOATS or not shape:
+        return None
+    return lambda a: f"np.broadcast_to({a[0]}, {shape!r})"
+
+
+@_register(o.BroadcastLike, floats=False)
+def _broadcast_like(node):
+    if node.inputs[0].dtype not in FLOATS or node.outputs[0].ndim == 0:
+        return None
+    return lambda a: f"np.broadcast_to({a[0]}, {a[1]}.shape)"

@@ -1,0 +1,108 @@
+"""The ``numba`` linker: compiles graphs with ``numba.njit``; values are ``numpy.ndarray`` s.
+
+The graph's nodes that Numba computes as uma does (its dispatch table, ``dispatch.py``: float32
+and float64 arithmetic, reductions, matrix products, softmax and the cross-entropy, shapes)
+are written out as the Python source of one function per maximal run of such nodes in
+execution order, compiled with ``numba.njit`` at its first call: a training step of the usual
+ops is one compiled function. Every other node runs with the ``numpy`` backend's table
+(NumPy where it computes as uma does, uma's eager op elsewhere) between compiled runs.
+Compiled runs are cached by their source for the life of the process, so the same graph
+compiled twice is compiled by Numba once per argument types.
+
+Values live in residency ``"numba"`` as ``numpy.ndarray`` s, converted to and from the host
+without copies, as the ``numpy`` backend's. A compiled run that raises (a cross-entropy label
+out of range, shapes that do not broadcast) is run again with the ``numpy`` table, which
+raises uma's own error, before any update is written. Numba computes with its own loops
+(sums in order, BLAS from SciPy for matrix products), so float results may differ from
+uma's ``cpu`` backend in the last bits. Registered as ``"numba"`` when Numba is installed; it
+is imported when the first function is compiled for it.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from ..numpy import NumpyLinker
+from ..numpy.linker import _fresh, _ndarray_result
+from ..numpy.dispatch import numpy_impl
+from ..walk import runs, straight_line
+from .dispatch import _numba, helpers, numba_code
+
+__all__ = ["NumbaLinker"]
+
+_COMPILED: dict = {}  # source -> numba dispatcher (one per distinct run, for the process)
+_LOCK = threading.Lock()
+
+
+def _compiled(source):
+    """The njit dispatcher of the function ``run`` that ``source`` defines (cached)."""
+    with _LOCK:
+        fn = _COMPILED.get(source)
+        if fn is None:
+            namespace = {"np": np, **helpers()}
+            exec(compile(source, "<uma numba run>", "exec"), namespace)
+            fn = _COMPILED[source] = _numba().njit(cache=False)(namespace["run"])
+        return fn
+
+
+def _source(nodes, codes, in_vars, out_vars):
+    """The Python source of ``run(*in_vars) -> tuple(out_vars)`` computing ``nodes``."""
+    names = {v: f"a{k}" for k, v in enumerate(in_vars)}
+    lines = [f"def run({', '.join(names[v] for v in in_vars)}):"]
+    for k, (node, code) in enumerate(zip(nodes, codes)):
+        out = node.outputs[0]
+        names[out] = f"v{k}"
+        lines.append(f"    v{k} = {code([names[v] for v in node.inputs])}")
+    lines.append(f"    return ({''.join(names[v] + ', ' for v in out_vars)})")
+    return "\n".join(lines) + "\n"
+
+
+def _run(nodes, codes, in_vars, out_vars):
+    """``impl(values of in_vars) -> values of out_vars``: the compiled run, or, where it raises,
+    the same nodes with the ``numpy`` table (uma's errors, uma's results)."""
+    jitted = _compiled(_source(nodes, codes, in_vars, out_vars))
+    fallback = [(numpy_impl(n.op, n), n) for n in nodes]
+
+    def impl(values):
+        try:
+            return list(jitted(*values))
+        except Exception:
+            env = dict(zip(in_vars, values))
+            with np.errstate(all="ignore"):
+                for fn, node in fallback:
+                    env.update(zip(node.outputs, fn([env[v] for v in node.inputs])))
+            return [env[v] for v in out_vars]
+
+    return impl
+
+
+class NumbaLinker(NumpyLinker):
+    """Compiles graphs with ``numba.njit``; values are ``numpy.ndarray`` s in residency
+    ``"numba"`` (module documentation)."""
+
+    name = "numba"
+    residency = "numba"
+
+    def compile(self, fgraph):
+        nodes = fgraph.toposort()
+        steps, compiled, numpy_steps = [], 0, []
+        for run_nodes, codes, in_vars, out_vars, consts in runs(fgraph, [numba_code(n.op, n) for n in nodes]):
+            if codes is None:
+                node = run_nodes[0]
+                steps.append((numpy_impl(node.op, node), node, in_vars, out_vars))
+                numpy_steps.append(node.op)
+                continue
+            args = in_vars + consts
+            steps.append((_run(run_nodes, codes, args, out_vars), run_nodes[-1], args, out_vars))
+            compiled += 1
+        run = straight_line(fgraph.inputs, fgraph.outputs, steps, fgraph.outputs_needing_copy(),
+                            constant=lambda c: c.value, copy=_fresh, output=_ndarray_result)
+
+        def thunk(values):
+            with np.errstate(all="ignore"):
+                return run(values)
+
+        thunk.compiled_runs = compiled
+        thunk.numpy_steps = numpy_steps
+        return thunk

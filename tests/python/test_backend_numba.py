@@ -1,0 +1,99 @@
+"""The ``numba`` backend (python/uma/runtime/linkers/numba): NumPy arrays in residency "numba",
+the graph's float arithmetic compiled by ``numba.njit`` as one function per maximal run (a
+training step is one), the other nodes on the ``numpy`` table, uma's errors before any
+update, and uma's ``cpu`` backend as the oracle. The backend matrix of the other test files
+runs over ``uma.backends()``, which includes ``numba`` where Numba is installed."""
+import numpy as np
+import pytest
+
+import uma
+from uma import sym
+from uma.runtime import HOST
+
+pytest.importorskip("numba")
+
+
+def _mlp(backend, dtype="float64"):
+    rng = np.random.default_rng(0)
+    W1 = uma.shared((rng.standard_normal((6, 8)) * 0.3).astype(dtype), "W1")
+    b1 = uma.shared(np.zeros(8, dtype), "b1")
+    W2 = uma.shared((rng.standard_normal((8, 3)) * 0.3).astype(dtype), "W2")
+    x, y = sym.matrix("x", dtype=dtype, shape=(None, 6)), sym.vector("y", dtype="int64")
+    loss = sym.mean(sym.softmax_cross_entropy(sym.tanh(x @ W1 + b1) @ W2, y))
+    grads = uma.grad(loss, [W1, b1, W2])
+    updates = [(p, p - 0.2 * g) for p, g in zip([W1, b1, W2], grads)]
+    return uma.function([x, y], loss, updates=updates, backend=backend), [W1, b1, W2]
+
+
+def test_a_training_step_is_one_compiled_function_and_matches_cpu():
+    rng = np.random.default_rng(1)
+    X, Y = rng.standard_normal((16, 6)), rng.integers(0, 3, 16)
+    step, params = _mlp("numba")
+    assert step._thunk.compiled_runs == 1 and step._thunk.numpy_steps == []
+    step_cpu, params_cpu = _mlp("cpu")
+    losses = [float(step(X, Y)) for _ in range(6)]
+    losses_cpu = [float(np.asarray(step_cpu(X, Y))) for _ in range(6)]
+    np.testing.assert_allclose(losses, losses_cpu, rtol=1e-12)
+    for p, q in zip(params, params_cpu):
+        assert p.container.current == {"numba"}
+        np.testing.assert_allclose(p.get_value(), q.get_value(), rtol=1e-10, atol=1e-13)
+    assert losses[-1] < losses[0]
+
+
+def test_float32_stays_float32():
+    rng = np.random.default_rng(2)
+    step, params = _mlp("numba", "float32")
+    out = step(rng.standard_normal((4, 6)).astype(np.float32), np.array([0, 1, 2, 0]))
+    assert type(out) is np.ndarray and out.dtype == np.float32 and out.shape == ()
+    assert all(p.get_value().dtype == np.float32 for p in params)
+
+
+def test_other_dtypes_and_ops_run_on_the_numpy_table_with_uma_s_results(rng):
+    x = sym.vector("x", dtype="int32")
+    f = uma.function([x], [x // 2, sym.cumsum(x), x.astype("float64") * 0.5], backend="numba")
+    assert f._thunk.numpy_steps and f._thunk.compiled_runs == 1
+    v = np.array([-3, 4, 7], np.int32)
+    a, b, c = f(v)
+    np.testing.assert_array_equal(a, v // 2)
+    np.testing.assert_array_equal(b, np.cumsum(v))
+    np.testing.assert_array_equal(c, v * 0.5)
+
+
+def test_a_bad_label_raises_uma_s_error_and_stores_nothing():
+    step, params = _mlp("numba")
+    before = [p.get_value() for p in params]
+    with pytest.raises(ValueError, match=r"softmax_cross_entropy: label 3 at position 1 is out of range \[0, 3\)"):
+        step(np.ones((2, 6)), np.array([0, 3]))
+    for p, b in zip(params, before):
+        np.testing.assert_array_equal(p.get_value(), b)
+        assert HOST in p.container.current
+
+
+def test_shapes_that_do_not_broadcast_raise_uma_s_error():
+    x, y = sym.vector("x"), sym.vector("y")
+    f = uma.function([x, y], sym.tanh(x) + y, backend="numba")
+    with pytest.raises(ValueError, match="broadcast"):
+        f(np.ones(3), np.ones(4))
+
+
+def test_the_same_graph_is_compiled_once_per_process():
+    from uma.runtime.linkers.numba.linker import _COMPILED
+    x = sym.matrix("x")
+    uma.function([x], sym.exp(x) * 3.0 + 1.0, backend="numba")(np.ones((2, 2)))
+    n = len(_COMPILED)
+    f = uma.function([x], sym.exp(x) * 3.0 + 1.0, backend="numba")
+    np.testing.assert_allclose(f(np.ones((2, 2))), np.exp(np.ones((2, 2))) * 3 + 1, rtol=1e-15)
+    assert len(_COMPILED) == n
+
+
+def test_outputs_are_fresh_and_arguments_unchanged():
+    w = uma.shared(np.arange(3.0), "w")
+    x = sym.vector("x")
+    f = uma.function([x], [x, sym.transpose(w), w * 2], updates={w: w + x}, backend="numba")
+    xv = np.ones(3)
+    a, b, c = f(xv)
+    assert not np.shares_memory(a, xv)
+    a += 10
+    b += 10
+    np.testing.assert_array_equal(xv, np.ones(3))
+    np.testing.assert_array_equal(w.get_value(), np.arange(3.0) + 1)
