@@ -432,6 +432,13 @@ Array cholesky(const Array& x, bool upper);
 std::pair<Array, Array> eigh(const Array& x);
 /// The eigenvalues of eigh alone.
 Array eigvalsh(const Array& x);
+/// Eigenvalues (..., M) and right eigenvectors (..., M, M) (columns of unit norm) of each general
+/// square matrix, both of the complex dtype of x's precision (float32 -> complex64), the
+/// eigenvalues in no particular order (LAPACK geev on the complex matrix). LinAlgError when
+/// LAPACK does not converge.
+std::pair<Array, Array> eig(const Array& x);
+/// The eigenvalues of eig alone.
+Array eigvals(const Array& x);
 /// U, S, Vh with x = U diag(S) Vh (shapes: svd_shapes; S real, descending). LinAlgError when
 /// LAPACK does not converge.
 std::tuple<Array, Array, Array> svd(const Array& x, bool full_matrices);

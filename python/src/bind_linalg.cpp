@@ -28,6 +28,10 @@ void bind_linalg(nb::module_& m) {
         "(eigenvalues, eigenvectors) of each Hermitian matrix (LAPACK syevd/heevd).");
   m.def("linalg_eigvalsh", [](nb::handle x) { return ops::linalg::eigvalsh(operand(x, nullptr, "eigvalsh")); },
         nb::arg("x"), "The eigenvalues of each Hermitian matrix (LAPACK syevd/heevd).");
+  m.def("linalg_eig", [](nb::handle x) { return ops::linalg::eig(operand(x, nullptr, "eig")); }, nb::arg("x"),
+        "(eigenvalues, eigenvectors) of each general square matrix, complex (LAPACK cgeev/zgeev).");
+  m.def("linalg_eigvals", [](nb::handle x) { return ops::linalg::eigvals(operand(x, nullptr, "eigvals")); },
+        nb::arg("x"), "The eigenvalues of each general square matrix, complex (LAPACK cgeev/zgeev).");
   m.def("linalg_svd", [](nb::handle x, bool full_matrices) {
         return ops::linalg::svd(operand(x, nullptr, "svd"), full_matrices);
       }, nb::arg("x"), nb::arg("full_matrices") = true, "(U, S, Vh) of each matrix (LAPACK gesdd).");

@@ -2,9 +2,9 @@
 https://data-apis.org/array-api/2025.12/extensions/linear_algebra_functions.html).
 
 Every function takes a stack of matrices ``(..., M, N)`` (vectors for ``vector_norm``,
-``cross``, ``vecdot``) and works on each matrix of the stack. The factorisations (``cholesky``,
-``det``, ``eigh``, ``eigvalsh``, ``inv``, ``qr``, ``slogdet``, ``solve``, ``svd``, ``svdvals``)
-run LAPACK from OpenBLAS on the cpu device (``uma._core.linalg_*``, C++ ``uma::ops::linalg``):
+``cross``, ``vecdot``) and works on each matrix of the stack. The factorisations
+(``cholesky``, ``det``, ``eig``, ``eigvals``, ``eigh``, ``eigvalsh``, ``inv``, ``qr``,
+``slogdet``, ``solve``, ``svd``, ``svdvals``) run LAPACK from OpenBLAS on the cpu device (``uma._core.linalg_*``, C++ ``uma::ops::linalg``):
 float32, float64, complex64 and complex128 are computed in their own precision; bool and
 integer inputs are converted to float64 first (NumPy's rule; the standard says inputs "should"
 be floating-point); float16 and bfloat16 are a ``TypeError`` (LAPACK has no such routines). An
@@ -17,7 +17,8 @@ and the aliases of main-namespace functions (``matmul``, ``matrix_transpose``, `
 Errors: ``ValueError`` naming the shape for fewer than 2 dimensions or non-square matrices where
 square ones are needed; ``LinAlgError`` (a ``ValueError``, as ``numpy.linalg.LinAlgError``) for a
 singular matrix (``inv``, ``solve``), a matrix that is not positive definite (``cholesky``) or a
-factorisation that did not converge (``eigh``, ``eigvalsh``, ``svd``, ``svdvals``).
+factorisation that did not converge (``eig``, ``eigvals``, ``eigh``, ``eigvalsh``, ``svd``,
+``svdvals``).
 """
 from __future__ import annotations
 
@@ -33,11 +34,17 @@ LinAlgError = _core.LinAlgError
 LinAlgError.__module__ = "uma.linalg"
 
 __all__ = [
-    "LinAlgError", "EighResult", "QRResult", "SlogdetResult", "SVDResult",
-    "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm",
+    "LinAlgError", "EigResult", "EighResult", "QRResult", "SlogdetResult", "SVDResult",
+    "cholesky", "cross", "det", "diagonal", "eig", "eigvals", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm",
     "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve",
     "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm",
 ]
+
+
+class EigResult(NamedTuple):
+    """The result of ``eig``: eigenvalues (..., M) and eigenvectors (..., M, M), complex."""
+    eigenvalues: Array
+    eigenvectors: Array
 
 
 class EighResult(NamedTuple):
@@ -92,6 +99,23 @@ def det(x, /):
     standard, linalg.det), computed as sign * exp(logabsdet) from the LU factorisation (as NumPy);
     dtype per the module rule. ValueError for a bad shape."""
     return _core.linalg_det(_x(x, "det"))
+
+
+def eig(x, /):
+    """Eigenvalues and right eigenvectors of each general square matrix of ``x`` (..., M, M)
+    (Array API standard 2025.12, linalg.eig; LAPACK cgeev/zgeev on the matrix as a complex one):
+    ``EigResult(eigenvalues, eigenvectors)``, eigenvalues (..., M) in no particular order,
+    eigenvectors (..., M, M) as columns of unit 2-norm (x v = w v), both complex of x's
+    precision (complex64 for float32/complex64, complex128 otherwise; unlike numpy.linalg.eig,
+    which returns real results when they are). LinAlgError when LAPACK does not converge."""
+    w, v = _core.linalg_eig(_x(x, "eig"))
+    return EigResult(w, v)
+
+
+def eigvals(x, /):
+    """The eigenvalues of each general square matrix of ``x`` (..., M, M), shape (..., M),
+    complex of x's precision (Array API standard 2025.12, linalg.eigvals; as ``eig``)."""
+    return _core.linalg_eigvals(_x(x, "eigvals"))
 
 
 def eigh(x, /):

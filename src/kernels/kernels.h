@@ -96,6 +96,10 @@ void cholesky(const char* op, const Array& a, bool upper, const Array& out);
 /// w[i] (real, (count, n)) = the eigenvalues of the Hermitian a[i] in ascending order (its lower
 /// triangle read); when v is given, v[i] (a's dtype, (count, n, n)) has the eigenvectors as columns.
 void eigh(const char* op, const Array& a, const Array& w, const Array* v);
+/// w[i] ((count, n)) = the eigenvalues of the general matrix a[i] (complex64 or complex128, in
+/// LAPACK's order); when v is given, v[i] ((count, n, n)) has the right eigenvectors (unit 2-norm)
+/// as columns.
+void eig(const char* op, const Array& a, const Array& w, const Array* v);
 /// s[i] (real, (count, k), k = min(m, n), descending) = the singular values of a[i] (count, m, n);
 /// with u and vh, a[i] = u[i] diag(s[i]) vh[i]: u (count, m, m) and vh (count, n, n) when
 /// full_matrices, else (count, m, k) and (count, k, n).
@@ -147,6 +151,7 @@ inline void lapack_device(const char* op, const Array& a) {
             a.device().str(), "); move the array with to_device('cpu')");
 }
 using cpu::cholesky;
+using cpu::eig;
 using cpu::eigh;
 using cpu::lu_solve;
 using cpu::qr;

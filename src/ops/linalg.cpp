@@ -159,6 +159,32 @@ Array eigvalsh(const Array& x) {
   return w;
 }
 
+namespace {
+// eig's operand: the stack in the complex dtype of its LAPACK dtype's precision.
+Array complex_operand(const Array& x, const char* op) {
+  const Array a = lapack_operand(x, true, op);
+  const DType c = is_complex(a.dtype()) ? a.dtype() : a.dtype() == DType::Float32 ? DType::Complex64 : DType::Complex128;
+  return stack_of(a, c);
+}
+}  // namespace
+
+std::pair<Array, Array> eig(const Array& x) {
+  const Array a = complex_operand(x, "eig");
+  const int64_t n = a.shape().back();
+  Array w = Array::empty(with_tail(linalg_batch_shape(a.shape(), true, "eig"), {n}), a.dtype());
+  Array v = Array::empty(a.shape(), a.dtype());
+  kernels::eig("eig", a, w, &v);
+  return {w, v};
+}
+
+Array eigvals(const Array& x) {
+  const Array a = complex_operand(x, "eigvals");
+  const int64_t n = a.shape().back();
+  Array w = Array::empty(with_tail(linalg_batch_shape(a.shape(), true, "eigvals"), {n}), a.dtype());
+  kernels::eig("eigvals", a, w, nullptr);
+  return w;
+}
+
 std::tuple<Array, Array, Array> svd(const Array& x, bool full_matrices) {
   const Array a = lapack_operand(x, false, "svd");
   const SvdShapes s = svd_shapes(a.shape(), full_matrices);

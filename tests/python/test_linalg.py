@@ -392,3 +392,33 @@ def test_lapack_functions_on_a_device(device, rng):
             getattr(uma.linalg, fn)(a)
     # compositions of ops that run on cuda work there
     close(uma.linalg.vector_norm(a).to_device("cpu"), np.linalg.vector_norm(to_numpy(a.to_device("cpu"))), "float64")
+
+
+# ---- eig, eigvals (general matrices; 2025.12) ---------------------------------------------------
+
+@pytest.mark.parametrize("dtype", FLOATS + ["int64"])
+@pytest.mark.parametrize("batch", [(), (3,), (0,)])
+def test_eig_invariants(dtype, batch, rng):
+    a = rand(rng, batch + (4, 4), "float64" if dtype == "int64" else dtype)
+    if dtype == "int64":
+        a = rng.integers(-4, 5, batch + (4, 4))
+    r = uma.linalg.eig(a)
+    assert isinstance(r, uma.linalg.EigResult) and r._fields == ("eigenvalues", "eigenvectors")
+    w, v = to_numpy(r.eigenvalues), to_numpy(r.eigenvectors)
+    cdt = {"float32": "complex64", "complex64": "complex64"}.get(dtype, "complex128")
+    assert w.dtype == v.dtype == np.dtype(cdt)
+    assert w.shape == batch + (4,) and v.shape == batch + (4, 4)
+    tol = TOL["float64" if dtype == "int64" else dtype] * 50
+    np.testing.assert_allclose(a @ v, v * w[..., None, :], rtol=0, atol=tol)  # A v = w v, column by column
+    np.testing.assert_allclose(np.linalg.norm(v, axis=-2), np.ones(batch + (4,)), rtol=0, atol=tol)
+    want = np.linalg.eigvals(a)  # the same values, perhaps in another order: each has a close match
+    for got in (w, to_numpy(uma.linalg.eigvals(a))):
+        assert got.shape == want.shape
+        dist = np.abs(got[..., :, None] - want[..., None, :])  # (..., got, want)
+        assert np.all(dist.min(axis=-2) <= tol * 10) and np.all(dist.min(axis=-1) <= tol * 10)
+
+
+def test_eig_of_a_rotation_is_complex():
+    a = np.array([[0.0, -1.0], [1.0, 0.0]])
+    w = to_numpy(uma.linalg.eigvals(a))
+    np.testing.assert_allclose(w[np.argsort(w.imag)], [-1j, 1j], atol=1e-15)

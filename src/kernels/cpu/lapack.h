@@ -63,6 +63,13 @@ void cgesdd_(const char* jobz, const lapack_int* m, const lapack_int* n, c32* a,
 void zgesdd_(const char* jobz, const lapack_int* m, const lapack_int* n, c64* a, const lapack_int* lda, double* s,
              c64* u, const lapack_int* ldu, c64* vt, const lapack_int* ldvt, c64* work, const lapack_int* lwork,
              double* rwork, lapack_int* iwork, lapack_int* info, std::size_t);
+// Eigenvalues and right eigenvectors of a general complex matrix (A VR = VR diag(w)).
+void cgeev_(const char* jobvl, const char* jobvr, const lapack_int* n, c32* a, const lapack_int* lda, c32* w, c32* vl,
+            const lapack_int* ldvl, c32* vr, const lapack_int* ldvr, c32* work, const lapack_int* lwork, float* rwork,
+            lapack_int* info, std::size_t, std::size_t);
+void zgeev_(const char* jobvl, const char* jobvr, const lapack_int* n, c64* a, const lapack_int* lda, c64* w, c64* vl,
+            const lapack_int* ldvl, c64* vr, const lapack_int* ldvr, c64* work, const lapack_int* lwork, double* rwork,
+            lapack_int* info, std::size_t, std::size_t);
 // QR factorisation A = Q R (Householder reflectors below the diagonal, their scalars in tau) ...
 void sgeqrf_(const lapack_int* m, const lapack_int* n, float* a, const lapack_int* lda, float* tau, float* work,
              const lapack_int* lwork, lapack_int* info);
@@ -156,6 +163,21 @@ inline void gesdd(char jobz, lapack_int m, lapack_int n, c64* a, lapack_int lda,
                   c64* vt, lapack_int ldvt, c64* work, lapack_int lwork, double* rwork, lapack_int* iwork,
                   lapack_int* info) {
   zgesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, rwork, iwork, info, 1);
+}
+
+// General eigensolver, complex routines only (a real matrix is computed as a complex one); the
+// left eigenvectors are not computed. rwork holds 2n reals.
+inline void geev(char jobvr, lapack_int n, c32* a, lapack_int lda, c32* w, c32* vr, lapack_int ldvr, c32* work,
+                 lapack_int lwork, float* rwork, lapack_int* info) {
+  const char no = 'N';
+  const lapack_int one = 1;
+  cgeev_(&no, &jobvr, &n, a, &lda, w, nullptr, &one, vr, &ldvr, work, &lwork, rwork, info, 1, 1);
+}
+inline void geev(char jobvr, lapack_int n, c64* a, lapack_int lda, c64* w, c64* vr, lapack_int ldvr, c64* work,
+                 lapack_int lwork, double* rwork, lapack_int* info) {
+  const char no = 'N';
+  const lapack_int one = 1;
+  zgeev_(&no, &jobvr, &n, a, &lda, w, nullptr, &one, vr, &ldvr, work, &lwork, rwork, info, 1, 1);
 }
 
 }  // namespace uma::kernels::cpu::lapack

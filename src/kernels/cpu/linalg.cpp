@@ -1,5 +1,5 @@
 // CPU linear algebra through OpenBLAS's LAPACK (kernels/cpu/lapack.h): LU solve, slogdet,
-// Cholesky, the Hermitian eigensolver, the SVD and QR, each on a C-contiguous stack of matrices.
+// Cholesky, the Hermitian and the general eigensolvers, the SVD and QR, each on a C-contiguous stack of matrices.
 // Each matrix is copied into a column-major workspace (LAPACK's order), factorised, and its
 // results copied back in row-major order; the workspace sizes are queried once per call
 // (lwork = -1) since every matrix of a stack has the same shape. OpenBLAS runs on the calling
@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/cpu/blas_threads.h"
 #include "kernels/cpu/lapack.h"
 #include "kernels/kernels.h"
 
@@ -180,6 +181,31 @@ template <class T> void eigh_t(const char* op, const Array& a, const Array& wout
   }
 }
 
+template <class T> void eig_t(const char* op, const Array& a, const Array& wout, const Array* v) {
+  using R = Real<T>;
+  const int64_t n = a.shape()[a.ndim() - 1], count = batch_count(a);
+  if (n == 0 || count == 0) return;
+  const lapack_int N = lapack_dim(n, op);
+  const char jobvr = v ? 'V' : 'N';
+  std::vector<T> w(static_cast<size_t>(n * n)), vr(static_cast<size_t>(v ? n * n : 1));
+  std::vector<R> rwork(static_cast<size_t>(2 * n));
+  T qwork{};
+  lapack_int info = 0;
+  lapack::geev(jobvr, N, w.data(), N, static_cast<T*>(nullptr), vr.data(), v ? N : 1, &qwork, -1, rwork.data(), &info);
+  UMA_ASSERT(info == 0);
+  std::vector<T> work(static_cast<size_t>(work_size(qwork)));
+  const T* A = static_cast<const T*>(a.data());
+  T* W = static_cast<T*>(wout.data());
+  for (int64_t i = 0; i < count; ++i) {
+    to_col_major(A + i * n * n, n, n, w.data(), n);
+    lapack::geev(jobvr, N, w.data(), N, W + i * n, vr.data(), v ? N : 1, work.data(),
+                 static_cast<lapack_int>(work.size()), rwork.data(), &info);
+    UMA_ASSERT(info >= 0);
+    UMA_CHECK(info == 0, LinAlg, "uma.linalg.", op, ": the eigenvalues of matrix ", i, " of the stack did not converge");
+    if (v) from_col_major(vr.data(), n, n, n, static_cast<T*>(v->data()) + i * n * n);
+  }
+}
+
 template <class T>
 void svd_t(const char* op, const Array& a, const Array& s, const Array* u, const Array* vh, bool full) {
   using R = Real<T>;
@@ -268,21 +294,33 @@ template <class T> void qr_t(const Array& a, const Array& q, const Array& r, boo
 }  // namespace
 
 void lu_solve(const char* op, const Array& a, const Array& b, const Array& out) {
+  blas_on_calling_thread();
   by_dtype(a.dtype(), [&](auto t) { lu_solve_t<decltype(t)>(op, a, b, out); });
 }
 void slogdet(const Array& a, const Array& sign, const Array& logabs) {
+  blas_on_calling_thread();
   by_dtype(a.dtype(), [&](auto t) { slogdet_t<decltype(t)>(a, sign, logabs); });
 }
 void cholesky(const char* op, const Array& a, bool upper, const Array& out) {
+  blas_on_calling_thread();
   by_dtype(a.dtype(), [&](auto t) { cholesky_t<decltype(t)>(op, a, upper, out); });
 }
 void eigh(const char* op, const Array& a, const Array& w, const Array* v) {
+  blas_on_calling_thread();
   by_dtype(a.dtype(), [&](auto t) { eigh_t<decltype(t)>(op, a, w, v); });
 }
+void eig(const char* op, const Array& a, const Array& w, const Array* v) {
+  blas_on_calling_thread();
+  if (a.dtype() == DType::Complex64) eig_t<complex64>(op, a, w, v);
+  else if (a.dtype() == DType::Complex128) eig_t<complex128>(op, a, w, v);
+  else UMA_ASSERT(!"eig takes complex stacks");
+}
 void svd(const char* op, const Array& a, const Array& s, const Array* u, const Array* vh, bool full_matrices) {
+  blas_on_calling_thread();
   by_dtype(a.dtype(), [&](auto t) { svd_t<decltype(t)>(op, a, s, u, vh, full_matrices); });
 }
 void qr(const Array& a, const Array& q, const Array& r, bool complete) {
+  blas_on_calling_thread();
   by_dtype(a.dtype(), [&](auto t) { qr_t<decltype(t)>(a, q, r, complete); });
 }
 
