@@ -31,7 +31,6 @@ from . import _array_api as _aa
 
 Array = _core.Array
 LinAlgError = _core.LinAlgError
-LinAlgError.__module__ = "uma.linalg"
 
 __all__ = [
     "LinAlgError", "EigResult", "EighResult", "QRResult", "SlogdetResult", "SVDResult",
