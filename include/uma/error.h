@@ -2,7 +2,8 @@
 //
 // User errors: UMA_CHECK(cond, Kind, message parts...) throws uma::Error carrying an
 // ErrorKind that the Python layer maps to TypeError, ValueError, IndexError, CopyError,
-// OverflowError, RuntimeError or MemoryError. Messages name the op and the bad values.
+// OverflowError, RuntimeError, MemoryError, AxisError or LinAlgError. Messages name the op and
+// the bad values.
 // Bugs: UMA_ASSERT(cond) aborts with the location; it is never used for user input.
 #pragma once
 #include <cstdio>
@@ -15,7 +16,9 @@
 namespace uma {
 
 /// Axis: an axis out of range (Python: numpy.exceptions.AxisError, a ValueError and an IndexError).
-enum class ErrorKind { Type, Value, Index, Copy, Overflow, Runtime, Memory, Axis };
+/// LinAlg: a matrix a factorisation cannot handle (singular, not positive definite, no
+/// convergence; Python: uma.linalg.LinAlgError, a ValueError).
+enum class ErrorKind { Type, Value, Index, Copy, Overflow, Runtime, Memory, Axis, LinAlg };
 
 /// A user-facing error; `kind` selects the Python exception type.
 class Error : public std::runtime_error {

@@ -7,6 +7,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "uma/array.h"
@@ -189,6 +191,34 @@ Shape diagonal_shape(const Shape& shape, int64_t offset, int64_t axis1, int64_t 
 /// NumPy diag: a 1-d (n,) gives (n + |k|, n + |k|), a 2-d one diagonal_shape(shape, k, 0, 1).
 /// ValueError "diag: input must be 1-d or 2-d, got shape <s>", "diag: offset <k> is too large".
 Shape diag_shape(const Shape& shape, int64_t k);
+/// The stack of matrices a uma.linalg function `op` takes (Array API standard, linalg: "(..., M, N)",
+/// "(..., M, M)" when `square`): its leading (batch) shape. ValueError "uma.linalg.<op>: x must have
+/// at least 2 dimensions (a stack of matrices), got shape <s>", "uma.linalg.<op>: the last two
+/// dimensions must be square, got shape <s>" (two known lengths that differ).
+Shape linalg_batch_shape(const Shape& x, bool square, const char* op);
+/// linalg.solve of a (..., M, M) by b: b of shape (M,) is one vector for every matrix (result
+/// a.shape[:-2] + (M,)); otherwise b is (..., M, K) and the batch shapes broadcast (result
+/// batch + (M, K)). Array API standard 2025.12 (NumPy 2's rule: b is a vector only when 1-d).
+/// ValueError naming both shapes when b's M differs or b is 0-d; the batch_shape errors.
+struct SolveShapes {
+  Shape batch;       // the broadcast batch shape
+  int64_t m, k;      // the system's order and its right-hand sides (1 for a vector b)
+  bool vector;       // b is one (M,) vector
+  Shape result;
+};
+SolveShapes solve_shapes(const Shape& a, const Shape& b);
+/// linalg.svd of (..., M, N), K = min(M, N): U (..., M, M), S (..., K), Vh (..., N, N) when
+/// full_matrices, else U (..., M, K) and Vh (..., K, N).
+struct SvdShapes { Shape u, s, vh; };
+SvdShapes svd_shapes(const Shape& x, bool full_matrices);
+/// linalg.qr of (..., M, N), K = min(M, N): Q (..., M, M) and R (..., M, N) when complete, else
+/// Q (..., M, K) and R (..., K, N).
+std::pair<Shape, Shape> qr_shapes(const Shape& x, bool complete);
+/// The dtype uma.linalg's LAPACK functions compute and return in (NumPy's rule, numpy.linalg
+/// _commonType): float32, float64, complex64, complex128 as they are; bool and integers
+/// float64. TypeError "uma.linalg.<op>: array type <t> is unsupported in linalg" for float16
+/// and bfloat16 (LAPACK has no such routines).
+DType linalg_dtype(DType t, const char* op);
 /// softmax / log_softmax along `axis` (`op` names which): `shape`. ValueError "<op>: needs at least
 /// 1 dimension"; AxisError.
 Shape softmax_shape(const Shape& shape, int64_t axis, const char* op);
@@ -376,6 +406,47 @@ Array diag(const Array& a, int64_t k);
 Array diagonal(const Array& a, int64_t offset, int64_t axis1, int64_t axis2);
 /// sum(diagonal(a, offset, axis1, axis2), axis=-1) (NumPy trace; dtype as sum's).
 Array trace(const Array& a, int64_t offset, int64_t axis1, int64_t axis2);
+
+// The uma.linalg functions that factorise matrices (LAPACK from OpenBLAS, cpu only): each takes a
+// stack of matrices (..., M, N) of any dtype linalg_dtype accepts, works in that dtype, and
+// raises the shape errors of linalg_batch_shape, the TypeError of linalg_dtype, RuntimeError for
+// an array on a cuda device, and LinAlgError (ErrorKind::LinAlg) where LAPACK fails on a matrix.
+// Array API standard 2025.12, linear algebra extension; NumPy 2's numpy.linalg for the details.
+namespace linalg {
+/// The inverse of each (..., M, M) matrix. LinAlgError for a singular matrix.
+Array inv(const Array& x);
+/// The solution X of a X = b (shapes: solve_shapes; dtype: linalg_dtype of the promoted dtype).
+/// LinAlgError for a singular matrix.
+Array solve(const Array& a, const Array& b);
+/// sign and log|det| of each (..., M, M) matrix, shape (...): sign has the dtype (0 for a
+/// singular matrix, a unit complex number for complex), logabsdet its real dtype (-inf when singular).
+std::pair<Array, Array> slogdet(const Array& x);
+/// det = sign * exp(logabsdet) of each (..., M, M) matrix, shape (...).
+Array det(const Array& x);
+/// The Cholesky factor of each Hermitian positive-definite (..., M, M) matrix: lower L with
+/// x = L L^H, or upper U = L^H; reads the lower triangle (the upper one when `upper`). LinAlgError
+/// when a matrix is not positive definite.
+Array cholesky(const Array& x, bool upper);
+/// Eigenvalues (..., M) (real dtype, ascending) and eigenvectors (..., M, M) (columns) of each
+/// Hermitian matrix, its lower triangle read. LinAlgError when LAPACK does not converge.
+std::pair<Array, Array> eigh(const Array& x);
+/// The eigenvalues of eigh alone.
+Array eigvalsh(const Array& x);
+/// Eigenvalues (..., M) and right eigenvectors (..., M, M) (columns of unit norm) of each general
+/// square matrix, both of the complex dtype of x's precision (float32 -> complex64), the
+/// eigenvalues in no particular order (LAPACK geev on the complex matrix). LinAlgError when
+/// LAPACK does not converge.
+std::pair<Array, Array> eig(const Array& x);
+/// The eigenvalues of eig alone.
+Array eigvals(const Array& x);
+/// U, S, Vh with x = U diag(S) Vh (shapes: svd_shapes; S real, descending). LinAlgError when
+/// LAPACK does not converge.
+std::tuple<Array, Array, Array> svd(const Array& x, bool full_matrices);
+/// The singular values of svd alone, (..., K).
+Array svdvals(const Array& x);
+/// Q, R with x = Q R (shapes: qr_shapes). `mode`: "reduced" or "complete" (ValueError otherwise).
+std::pair<Array, Array> qr(const Array& x, std::string_view mode);
+}  // namespace linalg
 
 /// np.split with split points `indices` (clamped like slices): views of `a` along `axis`.
 std::vector<Array> split_at(const Array& a, const std::vector<int64_t>& indices, int64_t axis);

@@ -141,6 +141,7 @@ void bind_array(nb::module_& m);
 void bind_arrow(nb::module_& m);
 void bind_interop(nb::module_& m);
 void bind_ops(nb::module_& m);
+void bind_linalg(nb::module_& m);
 void bind_runtime(nb::module_& m);
 void bind_files(nb::module_& m);
 void bind_cuda(nb::module_& m);

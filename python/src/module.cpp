@@ -12,6 +12,7 @@ namespace uma::py {
 namespace {
 PyObject* g_copy_error = nullptr;
 PyObject* g_axis_error = nullptr;  // numpy.exceptions.AxisError (ValueError and IndexError)
+PyObject* g_linalg_error = nullptr;  // uma.linalg.LinAlgError (a ValueError)
 // Python objects registered by the package: strong references kept for the process's life, as
 // handles (a C++ global with a destructor would release them at process exit, after the
 // interpreter is gone). Set once by _register_dtypes.
@@ -39,6 +40,7 @@ void translate_exception(const std::exception_ptr& p) {
       case ErrorKind::Runtime: t = PyExc_RuntimeError; break;
       case ErrorKind::Memory: t = PyExc_MemoryError; break;
       case ErrorKind::Axis: t = g_axis_error; break;
+      case ErrorKind::LinAlg: t = g_linalg_error; break;
     }
     PyErr_SetString(t, e.what());
   } catch (const nb::cast_error&) {
@@ -144,6 +146,14 @@ NB_MODULE(_core, m) {
     Py_DECREF(bases);
     m.attr("CopyError") = nb::handle(g_copy_error);
   }
+  // LinAlgError subclasses ValueError, as numpy.linalg.LinAlgError does.
+  g_linalg_error = PyErr_NewExceptionWithDoc(
+      "uma.linalg.LinAlgError",
+      "Raised by uma.linalg when a matrix cannot be factorised: singular (inv, solve), not positive\n"
+      "definite (cholesky), or a factorisation that did not converge (eigh, eigvalsh, svd, svdvals).\n"
+      "Subclass of ValueError, as numpy.linalg.LinAlgError.",
+      PyExc_ValueError, nullptr);
+  m.attr("LinAlgError") = nb::handle(g_linalg_error);
   g_axis_error = nb::object(nb::module_::import_("numpy").attr("exceptions").attr("AxisError")).release().ptr();
   nb::register_exception_translator([](const std::exception_ptr& p, void*) { translate_exception(p); });
 
@@ -238,6 +248,7 @@ NB_MODULE(_core, m) {
   bind_arrow(m);
   bind_interop(m);
   bind_ops(m);
+  bind_linalg(m);
   bind_runtime(m);
   bind_files(m);
   bind_cuda(m);

@@ -80,6 +80,34 @@ void check_labels(const char* op, const Array& labels, int64_t nclasses);
 /// A 0-d host array holding dtype `t`'s 1 (true, 1, 1.0, 1+0j): the bytes one_hot writes.
 Array one_of(DType t);
 
+// ---- LAPACK (OpenBLAS) on stacks of matrices (kernels/cpu/linalg.cpp) --------------------------
+// Operands are C-contiguous stacks (count, ...) of one LAPACK dtype (float32, float64, complex64,
+// complex128); "real" outputs have its real dtype. `op` names the uma.linalg function in errors;
+// a failure of LAPACK on a matrix (singular, not positive definite, no convergence) is a
+// LinAlgError naming the op and the matrix's index in the stack.
+/// out[i] = the solution X of a[i] X = b[i]: a (count, n, n), b and out (count, n, k).
+void lu_solve(const char* op, const Array& a, const Array& b, const Array& out);
+/// sign[i] (a's dtype: +-1, a unit complex, or 0) and logabs[i] (real; -inf when singular) with
+/// det(a[i]) = sign[i] * exp(logabs[i]); a (count, n, n), sign and logabs (count,).
+void slogdet(const Array& a, const Array& sign, const Array& logabs);
+/// out[i] = the lower Cholesky factor L of a[i] = L L^H (upper: U = L^H), the other triangle zero;
+/// a reads one triangle (the lower, or the upper when `upper`).
+void cholesky(const char* op, const Array& a, bool upper, const Array& out);
+/// w[i] (real, (count, n)) = the eigenvalues of the Hermitian a[i] in ascending order (its lower
+/// triangle read); when v is given, v[i] (a's dtype, (count, n, n)) has the eigenvectors as columns.
+void eigh(const char* op, const Array& a, const Array& w, const Array* v);
+/// w[i] ((count, n)) = the eigenvalues of the general matrix a[i] (complex64 or complex128, in
+/// LAPACK's order); when v is given, v[i] ((count, n, n)) has the right eigenvectors (unit 2-norm)
+/// as columns.
+void eig(const char* op, const Array& a, const Array& w, const Array* v);
+/// s[i] (real, (count, k), k = min(m, n), descending) = the singular values of a[i] (count, m, n);
+/// with u and vh, a[i] = u[i] diag(s[i]) vh[i]: u (count, m, m) and vh (count, n, n) when
+/// full_matrices, else (count, m, k) and (count, k, n).
+void svd(const char* op, const Array& a, const Array& s, const Array* u, const Array* vh, bool full_matrices);
+/// a[i] = q[i] r[i] with orthonormal columns of q[i] and upper-triangular r[i]: q (count, m, m) and
+/// r (count, m, n) when complete, else (count, m, k) and (count, k, n), k = min(m, n).
+void qr(const Array& a, const Array& q, const Array& r, bool complete);
+
 }  // namespace uma::kernels::cpu
 
 // The one device boundary of the eager ops: each entry point runs the kernel of the output's
@@ -116,6 +144,19 @@ inline void cumulate(const Array& a, int64_t axis, bool product, const Array& ou
 inline void matmul(const Array& a, const Array& b, const Array& out) {
   if (out.device().is_cpu()) cpu::matmul(a, b, out); else cuda::matmul(a, b, out);
 }
+/// The LAPACK kernels run on the host only (no cuSOLVER yet): RuntimeError naming the
+/// uma.linalg function `op` for an array on another device. The ops call it before any work.
+inline void lapack_device(const char* op, const Array& a) {
+  UMA_CHECK(a.device().is_cpu(), Runtime, "uma.linalg.", op, " runs on the cpu device only for now (got an array on ",
+            a.device().str(), "); move the array with to_device('cpu')");
+}
+using cpu::cholesky;
+using cpu::eig;
+using cpu::eigh;
+using cpu::lu_solve;
+using cpu::qr;
+using cpu::slogdet;
+using cpu::svd;
 inline void take(const Array& a, const Array& idx, int64_t axis, const Array& out) {
   if (out.device().is_cpu()) cpu::take(a, idx, axis, out); else cuda::take(a, idx, axis, out);
 }

@@ -3,6 +3,10 @@
 // result has the promoted dtype (integers wrap); float16/bfloat16 are multiplied in float32
 // (BLAS) and rounded once to the dtype (on cuda: cuBLAS with float32 compute). Every dtype runs
 // on cuda devices too (kernels/cuda_kernels.h). outer, diag, diagonal, trace.
+//
+// The factorisations of uma.linalg (namespace linalg below) take stacks of matrices: each checks
+// its shape rule (shape_rules.cpp), converts the operand to its LAPACK dtype (linalg_dtype) as a
+// C-contiguous stack of equal batch, and runs the LAPACK kernel on it (host only).
 #include <algorithm>
 
 #include "kernels/kernels.h"
@@ -69,5 +73,144 @@ Array trace(const Array& a, int64_t offset, int64_t axis1, int64_t axis2) {
   Array d = diagonal(a, offset, axis1, axis2);
   return reduce(ReduceOp::Sum, d, std::vector<int64_t>{d.ndim() - 1}, false);
 }
+
+namespace linalg {
+
+namespace {
+
+// The real dtype of a LAPACK dtype (float32 for complex64, float64 for complex128).
+DType real_dtype(DType t) { return t == DType::Complex64 ? DType::Float32 : t == DType::Complex128 ? DType::Float64 : t; }
+
+// x (already broadcast to its full shape) as a C-contiguous stack of dtype t: x itself when it
+// is one, else a copy.
+Array stack_of(const Array& x, DType t) { return x.dtype() == t ? contiguous(x) : astype(x, t); }
+
+// The checks every factorisation starts with, in the order a user meets them: the device, the
+// shape, the dtype. Returns the operand as a LAPACK stack.
+Array lapack_operand(const Array& x, bool square, const char* op) {
+  kernels::lapack_device(op, x);
+  linalg_batch_shape(x.shape(), square, op);
+  return stack_of(x, linalg_dtype(x.dtype(), op));
+}
+
+Shape with_tail(Shape batch, std::initializer_list<int64_t> tail) {
+  batch.insert(batch.end(), tail);
+  return batch;
+}
+
+}  // namespace
+
+Array solve(const Array& a0, const Array& b0) {
+  kernels::lapack_device("solve", a0);
+  kernels::lapack_device("solve", b0);
+  const SolveShapes s = solve_shapes(a0.shape(), b0.shape());
+  const DType t = linalg_dtype(promote_types(a0.dtype(), b0.dtype()), "solve");
+  const Array a = stack_of(a0.broadcast_view(with_tail(s.batch, {s.m, s.m})), t);
+  const Shape bshape = with_tail(s.batch, {s.m, s.k});
+  const Array b = stack_of(s.vector ? reshape(b0, {s.m, 1}).broadcast_view(bshape) : b0.broadcast_view(bshape), t);
+  Array out = Array::empty(bshape, t);
+  kernels::lu_solve("solve", a, b, out);
+  return s.vector ? reshape(out, s.result) : out;
+}
+
+Array inv(const Array& x) {
+  const Array a = lapack_operand(x, true, "inv");
+  const int64_t n = a.shape().back();
+  const Array b = contiguous(eye(n, n, 0, a.dtype()).broadcast_view(a.shape()));
+  Array out = Array::empty(a.shape(), a.dtype());
+  kernels::lu_solve("inv", a, b, out);
+  return out;
+}
+
+std::pair<Array, Array> slogdet(const Array& x) {
+  const Array a = lapack_operand(x, true, "slogdet");
+  const Shape batch = linalg_batch_shape(a.shape(), true, "slogdet");
+  Array sign = Array::empty(batch, a.dtype()), logabs = Array::empty(batch, real_dtype(a.dtype()));
+  kernels::slogdet(a, sign, logabs);
+  return {sign, logabs};
+}
+
+Array det(const Array& x) {
+  auto [sign, logabs] = slogdet(x);
+  return binary(BinaryOp::Multiply, sign, unary(UnaryOp::Exp, logabs));
+}
+
+Array cholesky(const Array& x, bool upper) {
+  const Array a = lapack_operand(x, true, "cholesky");
+  Array out = zeros(a.shape(), a.dtype());
+  kernels::cholesky("cholesky", a, upper, out);
+  return out;
+}
+
+std::pair<Array, Array> eigh(const Array& x) {
+  const Array a = lapack_operand(x, true, "eigh");
+  const int64_t n = a.shape().back();
+  Array w = Array::empty(with_tail(linalg_batch_shape(a.shape(), true, "eigh"), {n}), real_dtype(a.dtype()));
+  Array v = Array::empty(a.shape(), a.dtype());
+  kernels::eigh("eigh", a, w, &v);
+  return {w, v};
+}
+
+Array eigvalsh(const Array& x) {
+  const Array a = lapack_operand(x, true, "eigvalsh");
+  const int64_t n = a.shape().back();
+  Array w = Array::empty(with_tail(linalg_batch_shape(a.shape(), true, "eigvalsh"), {n}), real_dtype(a.dtype()));
+  kernels::eigh("eigvalsh", a, w, nullptr);
+  return w;
+}
+
+namespace {
+// eig's operand: the stack in the complex dtype of its LAPACK dtype's precision.
+Array complex_operand(const Array& x, const char* op) {
+  const Array a = lapack_operand(x, true, op);
+  const DType c = is_complex(a.dtype()) ? a.dtype() : a.dtype() == DType::Float32 ? DType::Complex64 : DType::Complex128;
+  return stack_of(a, c);
+}
+}  // namespace
+
+std::pair<Array, Array> eig(const Array& x) {
+  const Array a = complex_operand(x, "eig");
+  const int64_t n = a.shape().back();
+  Array w = Array::empty(with_tail(linalg_batch_shape(a.shape(), true, "eig"), {n}), a.dtype());
+  Array v = Array::empty(a.shape(), a.dtype());
+  kernels::eig("eig", a, w, &v);
+  return {w, v};
+}
+
+Array eigvals(const Array& x) {
+  const Array a = complex_operand(x, "eigvals");
+  const int64_t n = a.shape().back();
+  Array w = Array::empty(with_tail(linalg_batch_shape(a.shape(), true, "eigvals"), {n}), a.dtype());
+  kernels::eig("eigvals", a, w, nullptr);
+  return w;
+}
+
+std::tuple<Array, Array, Array> svd(const Array& x, bool full_matrices) {
+  const Array a = lapack_operand(x, false, "svd");
+  const SvdShapes s = svd_shapes(a.shape(), full_matrices);
+  Array u = Array::empty(s.u, a.dtype()), sv = Array::empty(s.s, real_dtype(a.dtype())), vh = Array::empty(s.vh, a.dtype());
+  kernels::svd("svd", a, sv, &u, &vh, full_matrices);
+  return {u, sv, vh};
+}
+
+Array svdvals(const Array& x) {
+  const Array a = lapack_operand(x, false, "svdvals");
+  Array sv = Array::empty(svd_shapes(a.shape(), false).s, real_dtype(a.dtype()));
+  kernels::svd("svdvals", a, sv, nullptr, nullptr, false);
+  return sv;
+}
+
+std::pair<Array, Array> qr(const Array& x, std::string_view mode) {
+  UMA_CHECK(mode == "reduced" || mode == "complete", Value, "uma.linalg.qr: mode must be 'reduced' or 'complete', got '",
+            mode, "'");
+  const bool complete = mode == "complete";
+  const Array a = lapack_operand(x, false, "qr");
+  auto [qs, rs] = qr_shapes(a.shape(), complete);
+  Array q = Array::empty(qs, a.dtype()), r = Array::empty(rs, a.dtype());
+  kernels::qr(a, q, r, complete);
+  return {q, r};
+}
+
+}  // namespace linalg
 
 }  // namespace uma::ops

@@ -427,6 +427,67 @@ Shape embed_shape(const Shape& g, const Shape& region, const Shape& x, const cha
 
 // ---- linear algebra and nn helpers --------------------------------------------------------
 
+Shape linalg_batch_shape(const Shape& x, bool square, const char* op) {
+  const std::size_t nd = x.size();
+  UMA_CHECK(nd >= 2, Value, "uma.linalg.", op, ": x must have at least 2 dimensions (a stack of matrices), got shape ",
+            static_shape_str(x));
+  UMA_CHECK(!square || !known(x[nd - 1]) || !known(x[nd - 2]) || x[nd - 1] == x[nd - 2], Value, "uma.linalg.", op,
+            ": the last two dimensions must be square, got shape ", static_shape_str(x));
+  return Shape(x.begin(), x.end() - 2);
+}
+
+SolveShapes solve_shapes(const Shape& a, const Shape& b) {
+  const Shape batch_a = linalg_batch_shape(a, true, "solve");
+  const int64_t m = known(a.back()) ? a.back() : a[a.size() - 2];
+  UMA_CHECK(!b.empty(), Value, "uma.linalg.solve: x2 must have at least 1 dimension, got shape ", static_shape_str(b));
+  const bool vector = b.size() == 1;
+  const int64_t bm = vector ? b[0] : b[b.size() - 2];
+  UMA_CHECK(!known(m) || !known(bm) || m == bm, Value, "uma.linalg.solve: x2 of shape ", static_shape_str(b),
+            " does not match the ", static_shape_str(a), " matrices of x1 (", bm, " != ", m, " rows)");
+  SolveShapes s;
+  s.m = known(m) ? m : bm;
+  s.vector = vector;
+  s.k = vector ? 1 : b.back();
+  s.batch = vector ? batch_a : broadcast_shapes(batch_a, Shape(b.begin(), b.end() - 2), "uma.linalg.solve");
+  s.result = s.batch;
+  s.result.push_back(s.m);
+  if (!vector) s.result.push_back(s.k);
+  return s;
+}
+
+namespace {
+// min(M, N) of static lengths: 0 when either is 0, unknown when one is unknown.
+int64_t min_length(int64_t m, int64_t n) {
+  if (m == 0 || n == 0) return 0;
+  return known(m) && known(n) ? std::min(m, n) : kUnknownLength;
+}
+Shape with_matrix(Shape batch, int64_t rows, int64_t cols) {
+  batch.push_back(rows);
+  batch.push_back(cols);
+  return batch;
+}
+}  // namespace
+
+SvdShapes svd_shapes(const Shape& x, bool full_matrices) {
+  const Shape batch = linalg_batch_shape(x, false, "svd");
+  const int64_t m = x[x.size() - 2], n = x.back(), k = min_length(m, n);
+  Shape s = batch;
+  s.push_back(k);
+  return {with_matrix(batch, m, full_matrices ? m : k), s, with_matrix(batch, full_matrices ? n : k, n)};
+}
+
+std::pair<Shape, Shape> qr_shapes(const Shape& x, bool complete) {
+  const Shape batch = linalg_batch_shape(x, false, "qr");
+  const int64_t m = x[x.size() - 2], n = x.back(), k = min_length(m, n);
+  return {with_matrix(batch, m, complete ? m : k), with_matrix(batch, complete ? m : k, n)};
+}
+
+DType linalg_dtype(DType t, const char* op) {
+  UMA_CHECK(t != DType::Float16 && t != DType::BFloat16, Type, "uma.linalg.", op, ": array type ", dtype_name(t),
+            " is unsupported in linalg (use float32 or float64)");
+  return is_float(t) || is_complex(t) ? t : DType::Float64;
+}
+
 Shape outer_shape(const Shape& a, const Shape& b) { return {static_size(a, "outer"), static_size(b, "outer")}; }
 
 Shape diagonal_shape(const Shape& shape, int64_t offset, int64_t axis1, int64_t axis2) {

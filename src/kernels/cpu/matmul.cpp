@@ -8,11 +8,22 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/cpu/blas_threads.h"
 #include "kernels/kernels.h"
 #include "uma/ops/table.h"
 #include "uma/threads.h"
 
 namespace uma::kernels::cpu {
+
+// OpenBLAS runs on the calling thread (blas_threads.h); a product gives the same bits on any
+// team, since each block runs the one-thread kernel.
+void blas_on_calling_thread() {
+  static const bool once = [] {
+    openblas_set_num_threads(1);
+    return true;
+  }();
+  (void)once;
+}
 
 namespace {
 
@@ -43,16 +54,6 @@ constexpr int64_t kGemmGrain = int64_t(1) << 21;
 // last one included, is tiled as those rows of the whole product are.
 constexpr int64_t kBlockAlign = 192;
 
-// OpenBLAS runs on the calling thread: uma's OpenMP team is the product's only thread pool
-// (two pools on the same cores oversubscribe them: one spins while the other computes), and a
-// product gives the same bits on any team, since each block runs the one-thread kernel.
-void blas_on_calling_thread() {
-  static const bool once = [] {
-    openblas_set_num_threads(1);
-    return true;
-  }();
-  (void)once;
-}
 
 // One OpenBLAS product C = op(A) op(B) (row-major), per element type.
 void blas_gemm(CBLAS_TRANSPOSE x, CBLAS_TRANSPOSE y, int64_t m, int64_t n, int64_t k, const float* A, int64_t la,
