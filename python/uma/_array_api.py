@@ -749,7 +749,7 @@ def isin(x1, x2, /, *, invert=False):
     isin; numpy.isin), by ``equal`` after promotion (NaN is never found): a bool array of
     ``x1``'s shape (``not`` with ``invert=True``). One of ``x1``, ``x2`` may be a Python int.
     Cost: it compares every pair, in blocks of about 2**22 pairs (time O(x1.size * x2.size),
-    memory bounded); a sort-based version waits for ``sort``."""
+    memory bounded); a sort-based version is not written yet."""
     if not isinstance(x1, Array) and not isinstance(x2, Array):
         raise TypeError("isin: at least one of x1 and x2 must be an array")
     if not isinstance(x2, Array):  # a scalar set: one comparison (weak-scalar promotion)
