@@ -232,6 +232,16 @@ Shape softmax_cross_entropy_grad_shape(const Shape& g, const Shape& logits, cons
 /// one_hot: indices + (depth,). ValueError "one_hot: depth must be non-negative, got <d>".
 Shape one_hot_shape(const Shape& indices, int64_t depth);
 
+/// sort / argsort along `axis` (`op` names which): `shape`. AxisError unless axis is in
+/// [-ndim, ndim) (a 0-d array has no axis: NumPy's and the Array API standard's rule).
+Shape sort_shape(const Shape& shape, int64_t axis, const char* op);
+/// Each of nonzero's index arrays: (unknown count,). ValueError for a 0-d shape (Array API
+/// standard, nonzero).
+Shape nonzero_shape(const Shape& shape);
+/// searchsorted(x1, x2, sorter=): x2's shape. ValueError "searchsorted: x1 must be 1-d, got shape
+/// <s>", and when the sorter's shape is not x1's.
+Shape searchsorted_shape(const Shape& x1, const Shape& x2, const std::optional<Shape>& sorter);
+
 // ---- dtype inference -----------------------------------------------------------------------
 /// Result dtype of a binary op on arrays of dtypes a, b (TypeError if unsupported).
 DType binary_result_dtype(BinaryOp op, DType a, DType b);
@@ -470,6 +480,38 @@ Array mask_select(const Array& a, const Array& mask);
 Array update_basic(const Array& x, const std::vector<IndexItem>& index, const Array& y, bool inc);
 Array update_take(const Array& x, const Array& indices, int64_t axis, const Array& y, bool inc);
 Array update_mask(const Array& x, const Array& mask, const Array& y, bool inc);
+
+// ---- sorting, sets and searching (Array API standard 2025.12; NumPy's order, Note [Sort order]
+// in kernels/cpu/sort.cpp: NaN last, complex lexicographic). Host arrays only for now: a cuda
+// array is a RuntimeError naming the function and saying to move it to the cpu.
+
+/// A sorted copy of `x` along `axis` (its dtype and shape); `descending` reverses the order
+/// (NaN first); `stable` keeps equal elements in their original order (both directions).
+/// sort_shape's AxisError.
+Array sort(const Array& x, int64_t axis, bool descending, bool stable);
+/// The int64 positions along `axis` that sort `x` as sort() does (x's shape).
+Array argsort(const Array& x, int64_t axis, bool descending, bool stable);
+/// The unique values of `x` flattened (C order), ascending: `values` (x's dtype, 1-d); when asked
+/// for, `indices` (int64, the first occurrence of each value in the flattened x),
+/// `inverse_indices` (int64, x's shape: the position in `values` of each element) and `counts`
+/// (int64). Value equality as `==`: -0.0 and 0.0 are one value (the first occurrence's kept),
+/// each NaN (each complex with a NaN part) its own (Array API standard, unique_all).
+struct UniqueResult {
+  Array values, indices, inverse_indices, counts;
+};
+/// `op` names the function in errors.
+UniqueResult unique(const Array& x, bool want_indices, bool want_inverse, bool want_counts,
+                    const char* op = "unique_all");
+/// The int64 indices of the non-zero elements of `x`, one array per axis, in C order (NaN is
+/// non-zero; a complex element is non-zero when either part is). nonzero_shape's ValueError for
+/// a 0-d x. On a cuda array too (composed of the mask and arithmetic kernels).
+std::vector<Array> nonzero(const Array& x);
+/// The int64 insertion points (x2's shape) of x2's elements into the 1-d `x1`, ascending (or
+/// ascending through the integer permutation `sorter`): side left (the first i with
+/// !(x1[i] < v)) or `right` (the first i with v < x1[i]), in the order of sort(). Both are
+/// compared in their promoted dtype. searchsorted_shape's ValueError; ValueError for a sorter
+/// index outside [0, n); TypeError for a non-integer sorter.
+Array searchsorted(const Array& x1, const Array& x2, bool right, const std::optional<Array>& sorter);
 
 /// softmax (log_softmax when `log`) along `axis`, stable (the maximum is subtracted);
 /// float16/bfloat16 are computed in float32. TypeError for non-float inputs.

@@ -246,6 +246,18 @@ Shape result_shape(const std::string& name, const std::vector<Shape>& ss, RulePa
     expect(3);
     return ops::softmax_cross_entropy_grad_shape(ss[0], ss[1], ss[2]);
   }
+  if (name == "sort" || name == "argsort") {
+    expect(1);
+    return ops::sort_shape(ss[0], p.integer("axis", op, -1), op);
+  }
+  if (name == "nonzero") {
+    expect(1);
+    return ops::nonzero_shape(ss[0]);
+  }
+  if (name == "searchsorted") {
+    UMA_CHECK(ss.size() == 2 || ss.size() == 3, Type, name, ": expected 2 or 3 shapes, got ", ss.size());
+    return ops::searchsorted_shape(ss[0], ss[1], ss.size() == 3 ? std::optional<Shape>(ss[2]) : std::nullopt);
+  }
   if (name == "one_hot") {
     expect(1);
     return ops::one_hot_shape(ss[0], p.integer("depth", op));
@@ -873,6 +885,37 @@ void bind_ops(nb::module_& m) {
         "exp(x) / sum(exp(x), axis), stable; float inputs only (float16/bfloat16 computed in float32).");
   m.def("log_softmax", [](nb::handle x, int64_t axis) { return ops::softmax(operand(x, nullptr, "log_softmax"), axis, true); },
         nb::arg("x"), nb::arg("axis") = -1, "x - logsumexp(x, axis), stable; float inputs only.");
+  // ---- sorting, sets and searching (Array API standard 2025.12; uma/ops.h) ----
+  m.def("sort", [](nb::handle x, nb::handle axis, bool descending, bool stable) {
+        return ops::sort(operand(x, nullptr, "sort"), axis_int(axis), descending, stable);
+      }, nb::arg("x"), nb::kw_only(), nb::arg("axis") = -1, nb::arg("descending") = false, nb::arg("stable") = true,
+      "A sorted copy of x along axis (uma.sort documents the order).");
+  m.def("argsort", [](nb::handle x, nb::handle axis, bool descending, bool stable) {
+        return ops::argsort(operand(x, nullptr, "argsort"), axis_int(axis), descending, stable);
+      }, nb::arg("x"), nb::kw_only(), nb::arg("axis") = -1, nb::arg("descending") = false, nb::arg("stable") = true,
+      "The int64 positions along axis that sort x (uma.argsort documents the order).");
+  m.def("_unique", [](nb::handle x, bool indices, bool inverse, bool counts, const std::string& op) {
+        ops::UniqueResult r = ops::unique(operand(x, nullptr, op.c_str()), indices, inverse, counts, op.c_str());
+        auto opt = [](const Array& a, bool want) { return want ? nb::cast(a) : nb::none(); };
+        return nb::make_tuple(r.values, opt(r.indices, indices), opt(r.inverse_indices, inverse), opt(r.counts, counts));
+      }, nb::arg("x"), nb::arg("indices"), nb::arg("inverse"), nb::arg("counts"), nb::arg("op"),
+      "(values, indices, inverse_indices, counts) of the flattened x, None for those not asked for\n"
+      "(the uma.unique_* functions).");
+  m.def("nonzero", [](nb::handle x) {
+        nb::list out;
+        for (const Array& a : ops::nonzero(operand(x, nullptr, "nonzero"))) out.append(a);
+        return nb::tuple(out);
+      }, nb::arg("x"), "The int64 indices of the non-zero elements, one array per axis (uma.nonzero).");
+  m.def("searchsorted", [](nb::handle x1, nb::handle x2, nb::handle side, nb::handle sorter) {
+        const char* op = "searchsorted";
+        UMA_CHECK(nb::isinstance<nb::str>(side) && (nb::cast<std::string>(side) == "left" || nb::cast<std::string>(side) == "right"),
+                  Value, op, ": side must be 'left' or 'right', got ", py_repr(side));
+        Array A = operand(x1, nullptr, op);
+        std::optional<Array> S;
+        if (!sorter.is_none()) S = operand(sorter, nullptr, op);
+        return ops::searchsorted(A, operand(x2, &A, op), nb::cast<std::string>(side) == "right", S);
+      }, nb::arg("x1"), nb::arg("x2"), nb::kw_only(), nb::arg("side") = "left", nb::arg("sorter").none() = nb::none(),
+      "The int64 insertion points of x2 into the sorted 1-d x1 (uma.searchsorted).");
   m.def("relu", [](nb::handle x) { return ops::relu(operand(x, nullptr, "relu")); }, nb::arg("x"),
         "maximum(x, 0) (NaN propagates; float16/bfloat16 computed in float32).");
 

@@ -27,6 +27,8 @@ from . import _array_api
 from ._array_api import *  # noqa: F401,F403  (the Array API standard's namespace: DESIGN.md)
 from ._array_api import __array_api_version__, __array_namespace_info__
 from . import linalg  # the standard's linear algebra extension (xp.linalg)
+from . import _sorting
+from ._sorting import *  # noqa: F401,F403  (the standard's sorting, set and searching functions)
 
 _core._register_device_factory(_device_from_code)
 get_num_threads()  # a malformed UMA_NUM_THREADS is a ValueError here, not at the first kernel

@@ -202,9 +202,9 @@ class _Info:
 
     def capabilities(self):
         """{"boolean indexing": True (``a[mask]`` reads, on cpu and cuda), "data-dependent
-        shapes": False (``nonzero``, ``unique_*`` and ``repeat`` with an array of repeats are
-        not implemented yet), "max dimensions": None (no limit)}."""
-        return {"boolean indexing": True, "data-dependent shapes": False, "max dimensions": None}
+        shapes": True (``nonzero``, ``unique_*``, ``repeat`` with an array of counts, eager),
+        "max dimensions": None (no limit)}."""
+        return {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": None}
 
     def default_device(self):
         """``uma.Device("cpu")``: where creation functions put arrays without ``device=``."""
@@ -544,18 +544,18 @@ def moveaxis(x, source, destination, /):
 def repeat(x, repeats, /, *, axis=None):
     """Each element of ``x`` repeated ``repeats`` times along ``axis`` (Array API standard,
     repeat; numpy.repeat): ``axis`` None repeats the flattened array. ``repeats``: a
-    non-negative int, or an integer array of shape (1,) (read on the host: one device wait on
-    cuda). Result: ``x``'s dtype, the length along ``axis`` times ``repeats``. ValueError for a
-    negative count, AxisError for a bad axis; NotImplementedError for an array of per-element
-    counts (a data-dependent shape: not implemented yet)."""
+    non-negative int, or an integer array of shape (1,) (one count for all) or (n,) (a count
+    per element along the axis: a data-dependent shape). An array of counts is read on the
+    host (one device wait on cuda). Result: ``x``'s dtype, the length along ``axis`` the sum of
+    the counts. ValueError for a negative count or counts of another shape, TypeError for a
+    non-integer dtype, AxisError for a bad axis."""
     x = _array(x, "repeat")
     if isinstance(repeats, Array) or hasattr(repeats, "__array_namespace__"):
         r = _array(repeats, "repeat")
         if r.dtype.kind not in "iu":
             raise TypeError(f"repeat: repeats must have an integer dtype, got {r.dtype}")
         if r.shape not in ((), (1,)):
-            raise NotImplementedError(f"repeat: an array of per-element counts (shape {r.shape}) "
-                                      f"is not implemented yet; pass an int")
+            return _repeat_each(x, r, axis)
         repeats = int(r.reshape(()).item())
     n = _int(repeats, "repeats", "repeat")
     if n < 0:
@@ -567,6 +567,26 @@ def repeat(x, repeats, /, *, axis=None):
     shape = x.shape[:a + 1] + (n,) + x.shape[a + 1:]
     y = _core.broadcast_to(y, shape)
     return _core.reshape(y, x.shape[:a] + (x.shape[a] * n,) + x.shape[a + 1:])
+
+
+def _repeat_each(x, r, axis):
+    """repeat with one count per element along the axis: output position j takes the element
+    whose run of copies covers j, searchsorted(cumsum(counts), j, side="right"), gathered with
+    ``take`` on x's device."""
+    if axis is None:
+        x, axis = _core.reshape(x, (x.size,)), 0
+    a = _axis(axis, x.ndim, "repeat")
+    n = x.shape[a]
+    if r.shape != (n,):
+        raise ValueError(f"repeat: repeats of shape {r.shape} do not match the {n} elements along axis {axis}")
+    counts = _core.astype(r.to_device("cpu"), "int64")  # a uint64 count >= 2**63 reads negative
+    if n and bool(_core.any(counts < 0).item()):
+        bad = int(counts[int(_core.argmax(counts < 0).item())].item())
+        raise ValueError(f"repeat: repeats must be non-negative, got {bad if r.dtype.kind == 'i' else bad + 2**64}")
+    ends = _core.cumsum(counts)
+    total = int(ends[n - 1].item()) if n else 0
+    pos = _core.searchsorted(ends, _core.arange(total, dtype="int64"), side="right")
+    return _core.take(x, pos, axis=a)
 
 
 def roll(x, /, shift, *, axis=None):
@@ -729,7 +749,7 @@ def isin(x1, x2, /, *, invert=False):
     isin; numpy.isin), by ``equal`` after promotion (NaN is never found): a bool array of
     ``x1``'s shape (``not`` with ``invert=True``). One of ``x1``, ``x2`` may be a Python int.
     Cost: it compares every pair, in blocks of about 2**22 pairs (time O(x1.size * x2.size),
-    memory bounded); a sort-based version waits for ``sort``."""
+    memory bounded); a sort-based version is not written yet."""
     if not isinstance(x1, Array) and not isinstance(x2, Array):
         raise TypeError("isin: at least one of x1 and x2 must be an array")
     if not isinstance(x2, Array):  # a scalar set: one comparison (weak-scalar promotion)

@@ -108,6 +108,24 @@ void svd(const char* op, const Array& a, const Array& s, const Array* u, const A
 /// r (count, m, n) when complete, else (count, m, k) and (count, k, n), k = min(m, n).
 void qr(const Array& a, const Array& q, const Array& r, bool complete);
 
+// ---- sorting, sets and searching (kernels/cpu/sort.cpp, Note [Sort order]) ----
+/// out (C-contiguous, a's shape) = `a` (C-contiguous) sorted along `axis`, row by row: the values
+/// (a's dtype; bool written as 0 or 1) or, with `indices`, the int64 positions along the axis
+/// that sort each row. `descending` reverses the order; `stable` keeps equal elements in their
+/// original order.
+void sort(const Array& a, int64_t axis, bool descending, bool stable, bool indices, const Array& out);
+/// The unique values of a C-contiguous 1-d array (ascending, Note [Sort order]): `values` (a's
+/// dtype), and when asked for, the int64 `indices` of their first occurrences, `inverse` (a's
+/// length: the position in `values` of each element) and `counts`.
+struct UniqueParts {
+  Array values, indices, inverse, counts;
+};
+UniqueParts unique(const Array& a, bool want_indices, bool want_inverse, bool want_counts);
+/// out (int64, C-contiguous, v's size) = the insertion points of the C-contiguous `v` into the
+/// C-contiguous 1-d `sorted` (of v's dtype; ascending when read through the in-range int64
+/// permutation `sorter`, when given): the first i with !(x[i] < v) (left) or v < x[i] (right).
+void searchsorted(const Array& sorted, const Array* sorter, const Array& v, bool right, const Array& out);
+
 }  // namespace uma::kernels::cpu
 
 // The one device boundary of the eager ops: each entry point runs the kernel of the output's
@@ -187,6 +205,19 @@ inline void softmax_xent(const char* op, const Array& logits, const Array& label
 }
 inline void check_labels(const char* op, const Array& labels, int64_t nclasses) {
   if (labels.device().is_cpu()) cpu::check_labels(op, labels, nclasses); else cuda::check_labels(op, labels, nclasses);
+}
+// Sorting, unique and searchsorted have cpu kernels only; the ops refuse other devices first.
+inline void sort(const Array& a, int64_t axis, bool descending, bool stable, bool indices, const Array& out) {
+  UMA_ASSERT(out.device().is_cpu());
+  cpu::sort(a, axis, descending, stable, indices, out);
+}
+inline cpu::UniqueParts unique(const Array& a, bool want_indices, bool want_inverse, bool want_counts) {
+  UMA_ASSERT(a.device().is_cpu());
+  return cpu::unique(a, want_indices, want_inverse, want_counts);
+}
+inline void searchsorted(const Array& sorted, const Array* sorter, const Array& v, bool right, const Array& out) {
+  UMA_ASSERT(out.device().is_cpu());
+  cpu::searchsorted(sorted, sorter, v, right, out);
 }
 /// dst (any writable view on one device) = src converted; on a cuda device a strided dst is
 /// written through a contiguous temporary.

@@ -12,5 +12,8 @@ void check_compute(const char* op, DType t);
 /// cuda device (moved there); RuntimeError naming `op` and both devices for any other mix.
 /// Updates the moved arrays in place.
 Device common_device(const char* op, const std::vector<Array*>& arrays);
+/// RuntimeError naming `op` and x's device unless x is on the host (ops with host kernels only;
+/// the message says to move the array to the cpu).
+void require_host(const char* op, const Array& x);
 
 }  // namespace uma::ops::detail

@@ -556,4 +556,22 @@ Shape one_hot_shape(const Shape& indices, int64_t depth) {
   return out;
 }
 
+Shape sort_shape(const Shape& shape, int64_t axis, const char* op) {
+  normalize_axis(axis, static_cast<int64_t>(shape.size()), op);  // a 0-d array has no axis to sort
+  return shape;
+}
+
+Shape nonzero_shape(const Shape& shape) {
+  UMA_CHECK(!shape.empty(), Value,
+            "nonzero: a 0-d array has no axes to index; use an array of one or more dimensions (x[None])");
+  return {kUnknownLength};
+}
+
+Shape searchsorted_shape(const Shape& x1, const Shape& x2, const std::optional<Shape>& sorter) {
+  UMA_CHECK(x1.size() == 1, Value, "searchsorted: x1 must be 1-d, got shape ", static_shape_str(x1));
+  UMA_CHECK(!sorter || may_equal(*sorter, x1, nullptr), Value, "searchsorted: sorter of shape ",
+            static_shape_str(*sorter), " must have the shape of x1, ", static_shape_str(x1));
+  return x2;
+}
+
 }  // namespace uma::ops

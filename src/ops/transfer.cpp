@@ -71,6 +71,11 @@ Device common_device(const char* op, const std::vector<Array*>& arrays) {
   return dev;
 }
 
+void require_host(const char* op, const Array& x) {
+  UMA_CHECK(x.device().is_cpu(), Runtime, op, ": not implemented for arrays on ", x.device().str(),
+            " (no CUDA kernel yet); move the array to the host first: x.to_device(\"cpu\")");
+}
+
 }  // namespace ops::detail
 
 }  // namespace uma

@@ -103,7 +103,7 @@ def test_inplace_errors():
 def test_namespace_info():
     info = uma.__array_namespace_info__()
     caps = info.capabilities()
-    assert caps == {"boolean indexing": True, "data-dependent shapes": False, "max dimensions": None}
+    assert caps == {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": None}
     assert info.default_device() == "cpu" and info.default_device() in info.devices()
     devs = info.devices()
     assert isinstance(devs, tuple) and devs[0] == "cpu"
@@ -366,6 +366,10 @@ def test_repeat_tile(dev, dtype):
     for reps, axis in ((2, None), (3, 0), (2, 1), (0, -1), (1, 0)):
         assert_matches(uma.repeat(a, reps, axis=axis), np.repeat(x, reps, axis=axis))
     assert_matches(uma.repeat(a, on(np.array([3]), dev), axis=1), np.repeat(x, 3, axis=1))
+    for counts, axis in (([2, 0, 3], 1), ([0, 4], 0), ([1, 0, 2, 0, 0, 3], None), ([0, 0, 0], -1)):
+        for ct in ("int64", "uint8"):
+            c = np.array(counts, dtype=ct)
+            assert_matches(uma.repeat(a, on(c, dev), axis=axis), np.repeat(x, c, axis=axis))
     for reps in ((2,), (2, 1), (1, 3), (2, 2, 2), (0, 1), ()):
         assert_matches(uma.tile(a, reps), np.tile(x, reps))
     assert_matches(uma.tile(on(x[0, 0], dev), (3,)), np.tile(x[0, 0], (3,)))
@@ -385,8 +389,10 @@ def test_manipulation_bad_input():
         uma.moveaxis(a, (0, 1), 0)
     with pytest.raises(ValueError, match="non-negative, got -1"):
         uma.repeat(a, -1)
-    with pytest.raises(NotImplementedError, match=r"shape \(3,\)"):
-        uma.repeat(a, uma.asarray([1, 2, 3]), axis=1)
+    with pytest.raises(ValueError, match=r"shape \(2,\) do not match the 3 elements"):
+        uma.repeat(a, uma.asarray([1, 2]), axis=1)
+    with pytest.raises(ValueError, match="non-negative, got -2"):
+        uma.repeat(a, uma.asarray([1, -2, 3]), axis=1)
     with pytest.raises(TypeError, match="integer dtype, got float64"):
         uma.repeat(a, uma.asarray([1.0]))
     with pytest.raises(ValueError, match=r"non-negative, got \(2, -1\)"):
