@@ -454,24 +454,10 @@ void bind_array(nb::module_& m) {
       .def("__getitem__", [](const Array& a, nb::handle key) { return getitem_any(a, key); },
            nb::arg("key").none())
       .def("__setitem__", [](Array& a, nb::handle key, nb::handle value) {
-        // Integer-array and boolean indices select copies, so they cannot be assigned through.
-        // (a 0-d bool array is a mask too)
-        auto advanced = [](nb::handle h) {
-          if (is_index_array(h)) return true;
-          if (nb::isinstance<Array>(h)) return nb::cast<const Array&>(h).dtype() == DType::Bool;
-          return !PyBool_Check(h.ptr()) && nb::hasattr(h, "__array_interface__") && nb::hasattr(h, "dtype") &&
-                 py_str(h.attr("dtype")) == "bool";
-        };
-        bool adv = advanced(key);
-        if (!adv && nb::isinstance<nb::tuple>(key))
-          for (nb::handle k : nb::cast<nb::tuple>(key)) adv = adv || advanced(k);
-        UMA_CHECK(!adv, Index, "assignment through an integer-array or boolean index (a[idx] = v) is not "
-                  "supported; use uma.set_subtensor(a, idx, v), which returns the updated array");
-        Array dst = ops::getitem(a, parse_index(key));
-        UMA_CHECK(dst.writable(), Value, "assignment destination is read-only");
-        Array src = is_python_scalar(value) ? ops::scalar_array(to_scalar(value), dst.dtype())
+        std::vector<IndexKey> k = parse_key(key);
+        Array src = is_python_scalar(value) ? ops::scalar_array(to_scalar(value), a.dtype())
                                             : asarray(value, std::nullopt, std::nullopt, interop::CopyMode::IfNeeded, "__setitem__");
-        ops::assign(dst, src);
+        ops::index_assign(a, k, src);
       }, nb::arg("key").none(), nb::arg("value").none())
       .def("__dlpack__", &dlpack_export, nb::kw_only(), nb::arg("stream").none() = nb::none(),
            nb::arg("max_version").none() = nb::none(), nb::arg("dl_device").none() = nb::none(), nb::arg("copy").none() = nb::none(),
