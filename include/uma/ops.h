@@ -178,7 +178,8 @@ Shape index_shape(const Shape& shape, const std::vector<IndexItem>& index, const
 /// (nullopt: of the flattened array): shape[:axis] + indices + shape[axis+1:]. AxisError.
 Shape take_shape(const Shape& shape, const Shape& indices, std::optional<int64_t> axis, const char* op);
 /// a[mask] for a bool mask of static shape `mask`: (unknown count,) + shape[mask.ndim:]. IndexError
-/// for a 0-d mask, a mask of more axes than the array's, or known lengths that differ ("<op>: boolean
+/// for a 0-d mask, a mask of more axes than the array's, or known lengths that differ, the mask's
+/// not 0 (NumPy lets a mask axis of length 0 match any axis) ("<op>: boolean
 /// index did not match indexed array along axis <d>; ...").
 Shape mask_select_shape(const Shape& shape, const Shape& mask, const char* op);
 /// One item of a NumPy index as its shape rule sees it: a basic item, or an index array by its kind
@@ -216,7 +217,8 @@ struct AdvancedIndexLayout {
 /// empty, shape index_shape's). IndexError "<op>: an index can only have a single ellipsis ('...')",
 /// "<op>: too many indices for array: array is <n>-dimensional, but <k> were indexed", "<op>: index <i>
 /// is out of bounds for axis <d> with size <n>" (an integer), "<op>: boolean index did not match
-/// indexed array along axis <d>; size of axis is <n> but size of corresponding boolean axis is <m>",
+/// indexed array along axis <d>; size of axis is <n> but size of corresponding boolean axis is <m>"
+/// (m != 0: NumPy lets a bool axis of length 0 match any axis),
 /// "<op>: shape mismatch: indexing arrays could not be broadcast together with shapes <s1> <s2> ...";
 /// ValueError "slice step cannot be zero". The values of integer arrays are checked by the op.
 AdvancedIndexLayout advanced_index_layout(const Shape& shape, const std::vector<IndexSpec>& index, const char* op);

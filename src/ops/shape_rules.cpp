@@ -458,7 +458,8 @@ AdvancedIndexLayout advanced_index_layout(const Shape& shape, const std::vector<
       shapes.push_back({s.count});
     } else {  // a k-d bool array: its k coordinate arrays
       for (std::size_t j = 0; j < s.shape.size(); ++j, ++d) {
-        UMA_CHECK(!known(s.shape[j]) || !known(shape[d]) || s.shape[j] == shape[d], Index, op,
+        // (NumPy: a bool axis of length 0 matches any length; it selects nothing)
+        UMA_CHECK(!known(s.shape[j]) || !known(shape[d]) || s.shape[j] == shape[d] || s.shape[j] == 0, Index, op,
                   ": boolean index did not match indexed array along axis ", d, "; size of axis is ", shape[d],
                   " but size of corresponding boolean axis is ", s.shape[j]);
         L.basic.push_back(full);
@@ -514,7 +515,7 @@ Shape mask_select_shape(const Shape& shape, const Shape& mask, const char* op) {
   UMA_CHECK(mask.size() <= shape.size(), Index, op, ": too many indices for array: array is ", shape.size(),
             "-dimensional, but the boolean mask is ", mask.size(), "-dimensional");
   for (std::size_t d = 0; d < mask.size(); ++d)
-    UMA_CHECK(!known(mask[d]) || !known(shape[d]) || mask[d] == shape[d], Index, op,
+    UMA_CHECK(!known(mask[d]) || !known(shape[d]) || mask[d] == shape[d] || mask[d] == 0, Index, op,
               ": boolean index did not match indexed array along axis ", d, "; size of axis is ", shape[d],
               " but size of corresponding boolean axis is ", mask[d]);
   Shape out{kUnknownLength};

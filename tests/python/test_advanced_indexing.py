@@ -180,7 +180,8 @@ def test_placement_of_the_advanced_axes():
 def test_lists_and_zero_d_indices():
     n = np.arange(6.0).reshape(2, 3)
     u = uma.asarray(n)
-    for key in [[True, False], [[True, False, True], [False, False, True]], [0, True], ([0, 1], [True, False, True]),
+    for key in [np.zeros((2, 0), bool), np.zeros(0, bool), (np.zeros(0, bool), [0]), (slice(None), np.zeros(0, bool)),
+                [True, False], [[True, False, True], [False, False, True]], [0, True], ([0, 1], [True, False, True]),
                 (0, [2, 2, 0]), ((0, 1),), [], ([], []), np.array(1), (np.array(1), [0, 2]), np.True_, np.int64(1),
                 (np.uint64(1), [0]), (slice(None), np.array(False)), np.array(True)]:
         check_like_numpy(lambda: n[key], lambda: u[key])
