@@ -50,6 +50,25 @@ void move_one(char* p, char* c) {
   else std::memcpy(c, p, Size);
 }
 
+// Moves m single elements of `Size` bytes between base + off[j] elements and the contiguous c.
+template <std::size_t Size, bool Scatter>
+void move_elements(char* base, const int64_t* off, int64_t m, char* c) {
+  for (int64_t j = 0; j < m; ++j, c += Size) move_one<Size, Scatter>(base + off[j] * static_cast<int64_t>(Size), c);
+}
+
+template <bool Scatter>
+auto move_elements_for(std::size_t isz) -> void (*)(char*, const int64_t*, int64_t, char*) {
+  switch (isz) {
+    case 1: return &move_elements<1, Scatter>;
+    case 2: return &move_elements<2, Scatter>;
+    case 4: return &move_elements<4, Scatter>;
+    case 8: return &move_elements<8, Scatter>;
+    case 16: return &move_elements<16, Scatter>;
+    default: UMA_ASSERT(false);
+  }
+  return nullptr;
+}
+
 // Moves the block of `shape`/`strides` (elements of `isz` bytes) at `p` from (gather) or to
 // (scatter) the contiguous bytes at `c`, in C order: one memcpy where the block is contiguous.
 template <bool Scatter>
@@ -76,6 +95,8 @@ class BlockMover {
   }
   /// Bytes of contiguous memory one block takes.
   std::size_t bytes() const { return static_cast<std::size_t>(size_) * isz_; }
+  /// Whether a block is one element.
+  bool single() const { return size_ == 1; }
   void operator()(char* p, char* c) const {
     if (size_ == 1) return one_(p, c);
     if (contiguous_) {
@@ -126,11 +147,17 @@ void gather_scatter(const Array& rest, const Array& offsets, int64_t position, c
   for (int64_t len : outer) n_outer *= len;
   char* base = static_cast<char*>(rest.data());
   char* c = static_cast<char*>(flat.data());
+  const auto elements = move_elements_for<Scatter>(rest.itemsize());
   std::vector<int64_t> at(outer.size(), 0);
   for (int64_t o = 0; o < n_outer; ++o) {
     int64_t start = 0;
     for (std::size_t d = 0; d < outer.size(); ++d) start += at[d] * ostr[d];
-    for (int64_t j = 0; j < m; ++j, c += inner.bytes()) inner(base + (start + off[j]) * isz, c);
+    if (inner.single()) {  // one element per pick: a typed loop
+      elements(base + start * isz, off, m, c);
+      c += m * isz;
+    } else {
+      for (int64_t j = 0; j < m; ++j, c += inner.bytes()) inner(base + (start + off[j]) * isz, c);
+    }
     for (auto d = static_cast<int64_t>(outer.size()) - 1; d >= 0; --d) {
       if (++at[static_cast<std::size_t>(d)] < outer[static_cast<std::size_t>(d)]) break;
       at[static_cast<std::size_t>(d)] = 0;
