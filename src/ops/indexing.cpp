@@ -1,7 +1,8 @@
 // Advanced indexing op definitions (NumPy semantics): a[key] and a[key] = v for every NumPy index
 // (index, index_assign: the layout from advanced_index_layout, the picks as element offsets, one
-// gather and one scatter kernel), integer-array take, boolean-mask reads, and the functional updates set/inc (PyTensor's set_subtensor / inc_subtensor), on every
-// dtype and device. Integer-array and mask indexing gather and scatter whole contiguous runs
+// gather and one scatter kernel; cpu only beyond take and mask reads), integer-array take,
+// boolean-mask reads, and the functional updates set/inc (PyTensor's set_subtensor /
+// inc_subtensor), on every dtype and device. Integer-array and mask indexing gather and scatter whole contiguous runs
 // (kernels/cpu/index.cpp, kernels/cuda/index.cu); the updates work on a fresh copy of x, never
 // on x itself, so a failed call changes nothing.
 //
@@ -178,6 +179,24 @@ Picks resolve(const char* op, const Array& a, const std::vector<IndexKey>& key) 
 // a[key] on a cuda array: the advanced keys the device's take and mask kernels compute (one
 // integer array among full slices, one bool mask over the leading axes), else RuntimeError.
 Array index_on_device(const Array& a, const std::vector<IndexKey>& key) {
+  // Only 0-d integer arrays: they are integers (NumPy), the result a copy.
+  if (std::all_of(key.begin(), key.end(), [](const IndexKey& k) {
+        return !k.array.defined() || (k.array.ndim() == 0 && is_integer(k.array.dtype()));
+      })) {
+    std::vector<IndexItem> items;
+    for (const auto& k : key) {
+      IndexItem it = k.item;
+      if (k.array.defined()) {
+        const Array v = astype(on_device(k.array, Device::cpu()), DType::Int64);
+        it.kind = IndexItem::Int;
+        it.i = *v.data_as<int64_t>();
+        UMA_CHECK(k.array.dtype() != DType::UInt64 || it.i >= 0, Index, "getitem: index ",
+                  static_cast<uint64_t>(it.i), " is out of bounds");  // beyond int64
+      }
+      items.push_back(it);
+    }
+    return copy(getitem(a, items));
+  }
   std::size_t pos = 0, arrays = 0;
   bool full = true;
   for (std::size_t k = 0; k < key.size(); ++k) {
