@@ -2,7 +2,8 @@
 //
 // The input is a small program: a base array (dtype, shape with small dims) and a sequence of
 // ops on a "current" view of it: reshape, basic indexing (ints, slices with any int64 start /
-// stop / step, None, Ellipsis), transpose, broadcast_to, expand_dims, squeeze, and the pure
+// stop / step, None, Ellipsis) and advanced indexing (those mixed with int64 and bool arrays of
+// any values and shapes: read, then written back), transpose, broadcast_to, expand_dims, squeeze, and the pure
 // functions broadcast_shapes / checked_size / contiguous_strides on arbitrary (huge, negative)
 // shapes. Checks, beyond "no crash, no sanitizer report (UBSAN: signed overflow), only
 // uma::Error":
@@ -142,10 +143,46 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
         });
         break;
       }
-      case 3: {  // basic indexing
+      case 3: {  // basic indexing, or advanced (index arrays mixed in: a copy, then a write)
         std::vector<IndexItem> idx(r.u8() % 6);
         for (auto& it : idx) it = read_item(r);
-        fuzz::accepts([&] { cur = ops::getitem(cur, idx); });
+        if (!(op & 0x20)) {
+          fuzz::accepts([&] { cur = ops::getitem(cur, idx); });
+          break;
+        }
+        std::vector<IndexKey> key;
+        for (const auto& it : idx) {
+          IndexKey k{it, Array()};
+          const uint8_t kind = r.u8();
+          if (kind % 3 == 1) {  // an int64 array of any values (in range or not)
+            k.array = Array::empty({r.u8() % 4}, DType::Int64);
+            for (int64_t j = 0; j < k.array.size(); ++j) k.array.data_as<int64_t>()[j] = r.u8() & 0x80 ? r.stride() : r.u8() % 6 - 3;
+          } else if (kind % 3 == 2) {  // a bool array of rank 0-2 (its shape may not match)
+            Shape ms(r.u8() % 3);
+            for (auto& d : ms) d = r.u8() % 6;
+            k.array = Array::empty(ms, DType::Bool);
+            for (int64_t j = 0; j < k.array.size(); ++j) k.array.data_as<bool8>()[j] = bool8((r.u8() & 1) != 0);
+          }
+          key.push_back(k);
+        }
+        if (cur.size() > 4096) break;
+        fuzz::accepts([&] {
+          std::vector<ops::IndexSpec> spec;
+          for (const auto& k : key) {
+            if (!k.array.defined()) spec.push_back({ops::IndexSpec::Basic, k.item, {}, ops::kUnknownLength});
+            else if (k.array.dtype() == DType::Bool) spec.push_back({ops::IndexSpec::BoolArray, {}, k.array.shape(), ops::kUnknownLength});
+            else spec.push_back({ops::IndexSpec::IntArray, {}, k.array.shape(), ops::kUnknownLength});
+          }
+          const Shape rule = ops::advanced_index_layout(cur.shape(), spec, "fuzz").shape;
+          Array v = ops::index(cur, key);
+          FUZZ_CHECK(v.shape().size() == rule.size());
+          for (std::size_t d = 0; d < rule.size(); ++d) FUZZ_CHECK(rule[d] == ops::kUnknownLength || rule[d] == v.shape()[d]);
+          if (v.size() > 4096) return;
+          Array w = ops::copy(cur);
+          ops::index_assign(w, key, v);  // writes back what it read
+          FUZZ_CHECK(ops::index(w, key).shape() == v.shape());
+          cur = v;
+        });
         break;
       }
       case 4: {  // transpose

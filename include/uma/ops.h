@@ -42,6 +42,14 @@ struct IndexItem {
   std::optional<int64_t> start, stop, step;  // slice parts; nullopt = None
 };
 
+/// One item of a NumPy index (ops::index): a basic item, or an index array when `array` is
+/// defined (any integer dtype or bool, any rank; a 0-d bool array is a boolean scalar index,
+/// Python's `True`/`False`).
+struct IndexKey {
+  IndexItem item;
+  Array array;
+};
+
 namespace ops {
 
 const char* op_name(BinaryOp op) noexcept;
@@ -172,9 +180,50 @@ Shape index_shape(const Shape& shape, const std::vector<IndexItem>& index, const
 /// (nullopt: of the flattened array): shape[:axis] + indices + shape[axis+1:]. AxisError.
 Shape take_shape(const Shape& shape, const Shape& indices, std::optional<int64_t> axis, const char* op);
 /// a[mask] for a bool mask of static shape `mask`: (unknown count,) + shape[mask.ndim:]. IndexError
-/// for a 0-d mask, a mask of more axes than the array's, or known lengths that differ ("<op>: boolean
+/// for a 0-d mask, a mask of more axes than the array's, or known lengths that differ, the mask's
+/// not 0 (NumPy lets a mask axis of length 0 match any axis) ("<op>: boolean
 /// index did not match indexed array along axis <d>; ...").
 Shape mask_select_shape(const Shape& shape, const Shape& mask, const char* op);
+/// One item of a NumPy index as its shape rule sees it: a basic item, or an index array by its kind
+/// and shape (a bool array's `count` of true entries: kUnknownLength where not known).
+struct IndexSpec {
+  enum Kind { Basic, IntArray, BoolArray } kind = Basic;
+  IndexItem item;  // Basic
+  Shape shape;     // IntArray, BoolArray
+  int64_t count = kUnknownLength;  // BoolArray
+};
+/// How an index with index arrays selects (NumPy's advanced indexing, numpy.org "Indexing on
+/// ndarrays"): the basic items apply first, as a view; then each index array picks along its axis
+/// of that view. Integers count as 0-d index arrays when the index holds an array; a k-d bool array
+/// is its k nonzero() coordinate arrays (shape (count,)); a 0-d bool adds a length-1 axis that an
+/// index array of shape (1,) (True) or (0,) (False) picks from.
+struct AdvancedIndexLayout {
+  /// The basic view: the index with the Ellipsis expanded, every array and integer that is an
+  /// advanced index replaced by a full slice and every 0-d bool by None.
+  std::vector<IndexItem> basic;
+  struct Entry {
+    int64_t item;         // which index item
+    int64_t dim;          // a bool array's coordinate (0 for others)
+    int64_t view_axis;    // the axis of the basic view it picks along
+    int64_t source_axis;  // that axis in the indexed array (the IndexError's axis; -1 for a 0-d bool)
+  };
+  std::vector<Entry> entries;  // one per coordinate array, in index order
+  Shape broadcast;             // the index arrays' broadcast shape
+  /// Where the broadcast axes go among the view's other axes: in place of the advanced items when
+  /// they are adjacent in the index (nothing, not even an empty Ellipsis or None, between them),
+  /// else first.
+  int64_t position = 0;
+  Shape shape;                 // the result: the view's other axes with `broadcast` at `position`
+};
+/// The layout of `shape` indexed by `index`. With no index array it is basic indexing (entries
+/// empty, shape index_shape's). IndexError "<op>: an index can only have a single ellipsis ('...')",
+/// "<op>: too many indices for array: array is <n>-dimensional, but <k> were indexed", "<op>: index <i>
+/// is out of bounds for axis <d> with size <n>" (an integer), "<op>: boolean index did not match
+/// indexed array along axis <d>; size of axis is <n> but size of corresponding boolean axis is <m>"
+/// (m != 0: NumPy lets a bool axis of length 0 match any axis),
+/// "<op>: shape mismatch: indexing arrays could not be broadcast together with shapes <s1> <s2> ...";
+/// ValueError "slice step cannot be zero". The values of integer arrays are checked by the op.
+AdvancedIndexLayout advanced_index_layout(const Shape& shape, const std::vector<IndexSpec>& index, const char* op);
 /// A gradient `g` of a region of an array of static shape `x` written back into zeros of x's shape
 /// (getitem_grad, diagonal_embed): `x`. ValueError "<op>: gradient of shape <g> does not match the
 /// region's shape <region>" when ranks or known lengths differ.
@@ -279,7 +328,8 @@ Array astype(const Array& a, DType dtype);
 Array copy(const Array& a);
 /// `a` itself if C-contiguous, else a C-contiguous copy.
 Array contiguous(const Array& a);
-/// dst[...] = src with broadcasting and casting; ValueError if dst is read-only or shapes
+/// dst[...] = src with broadcasting and casting (NumPy's assignment rule: src's leading length-1
+/// axes beyond dst's rank drop; unsafe casting); ValueError if dst is read-only or shapes
 /// do not broadcast. Safe when src overlaps dst. A src on another device is moved to dst's
 /// (the write asked for that transfer); dst may be any writable view, on any device.
 void assign(const Array& dst, const Array& src);
@@ -381,6 +431,21 @@ Array squeeze(const Array& a, const std::optional<std::vector<int64_t>>& axes);
 // ---- indexing ----------------------------------------------------------------------------
 /// Basic indexing (ints, slices, None, Ellipsis): always a view.
 Array getitem(const Array& a, const std::vector<IndexItem>& index);
+/// a[key] with NumPy's semantics (numpy.org, "Indexing on ndarrays"): basic indexing (a view)
+/// when the key holds no index array, else advanced indexing (a copy, C-contiguous, a's dtype),
+/// shaped by advanced_index_layout, with its errors; IndexError "<op>: index <i> is out of bounds
+/// for axis <d> with size <n>" for an integer-array value outside [-n, n), "arrays used as indices
+/// must be of integer (or boolean) type, got <dtype>". Index arrays may be on a's device or the
+/// host (Note [Index arrays and devices]). On a cuda array only one integer array among full
+/// slices and one bool mask over the leading axes (take, mask_select) are supported;
+/// RuntimeError for the others.
+Array index(const Array& a, const std::vector<IndexKey>& key);
+/// a[key] = value in place, with NumPy's semantics: the region index(a, key) selects (a view for
+/// basic keys, the selected elements for advanced ones) receives `value` by assign's rule
+/// (broadcasting, NumPy's unsafe casting); repeated indices: the last write in C order wins.
+/// ValueError "assignment destination is read-only"; index(a, key)'s errors. Advanced keys on
+/// the cpu only (RuntimeError on a cuda array).
+void index_assign(const Array& a, const std::vector<IndexKey>& key, const Array& value);
 
 // ---- reductions, linear algebra, shape, indexing and nn helpers on every dtype ------------
 // NumPy 2 semantics; errors name the op and the bad value.

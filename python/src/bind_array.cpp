@@ -452,27 +452,25 @@ void bind_array(nb::module_& m) {
         return ops::transpose(a, nb::cast<std::vector<int64_t>>(axes));
       })
       .def("__getitem__", [](const Array& a, nb::handle key) { return getitem_any(a, key); },
-           nb::arg("key").none())
+           nb::arg("key").none(),
+           "a[key], NumPy's indexing (numpy.org, 'Indexing on ndarrays'): ints, slices, None and ... give a\n"
+           "view; integer arrays (any integer dtype, lists too), bool arrays of any rank and 0-d bools,\n"
+           "mixed with the others, give a copy (a's dtype) whose shape is the arrays' broadcast shape in\n"
+           "place of the advanced indices when they are adjacent, else first. IndexError for an index out\n"
+           "of range (naming it and the axis), arrays that do not broadcast, a bool array whose shape does\n"
+           "not match, too many indices, non-integer arrays. On a cuda array only one integer array among\n"
+           "full slices and one bool mask over the leading axes (RuntimeError for other index arrays).")
       .def("__setitem__", [](Array& a, nb::handle key, nb::handle value) {
-        // Integer-array and boolean indices select copies, so they cannot be assigned through.
-        // (a 0-d bool array is a mask too)
-        auto advanced = [](nb::handle h) {
-          if (is_index_array(h)) return true;
-          if (nb::isinstance<Array>(h)) return nb::cast<const Array&>(h).dtype() == DType::Bool;
-          return !PyBool_Check(h.ptr()) && nb::hasattr(h, "__array_interface__") && nb::hasattr(h, "dtype") &&
-                 py_str(h.attr("dtype")) == "bool";
-        };
-        bool adv = advanced(key);
-        if (!adv && nb::isinstance<nb::tuple>(key))
-          for (nb::handle k : nb::cast<nb::tuple>(key)) adv = adv || advanced(k);
-        UMA_CHECK(!adv, Index, "assignment through an integer-array or boolean index (a[idx] = v) is not "
-                  "supported; use uma.set_subtensor(a, idx, v), which returns the updated array");
-        Array dst = ops::getitem(a, parse_index(key));
-        UMA_CHECK(dst.writable(), Value, "assignment destination is read-only");
-        Array src = is_python_scalar(value) ? ops::scalar_array(to_scalar(value), dst.dtype())
+        std::vector<IndexKey> k = parse_key(key);
+        Array src = is_python_scalar(value) ? ops::scalar_array(to_scalar(value), a.dtype())
                                             : asarray(value, std::nullopt, std::nullopt, interop::CopyMode::IfNeeded, "__setitem__");
-        ops::assign(dst, src);
-      }, nb::arg("key").none(), nb::arg("value").none())
+        ops::index_assign(a, k, src);
+      }, nb::arg("key").none(), nb::arg("value").none(),
+      "a[key] = value in place, for every key a[key] reads (NumPy's indexing): value broadcasts to the\n"
+      "region's shape (ValueError otherwise) and is converted to a's dtype as NumPy's assignment does\n"
+      "(unsafe casting; OverflowError for a Python int out of range); repeated indices: the last write\n"
+      "wins. ValueError for a read-only array. Assignment through index arrays is cpu-only\n"
+      "(RuntimeError on a cuda array; uma.set_subtensor works there).")
       .def("__dlpack__", &dlpack_export, nb::kw_only(), nb::arg("stream").none() = nb::none(),
            nb::arg("max_version").none() = nb::none(), nb::arg("dl_device").none() = nb::none(), nb::arg("copy").none() = nb::none(),
            "Exports a DLPack capsule (Array API standard, __dlpack__): 'dltensor_versioned' when max_version >= (1, 0),\n"

@@ -397,18 +397,65 @@ AnyIndex parse_any_index(nb::handle key) {
   return r;
 }
 
-Array getitem_any(const Array& a, nb::handle key) {
-  AnyIndex ix = parse_any_index(key);
-  switch (ix.kind) {
-    case AnyIndex::Basic: return ops::getitem(a, ix.basic);
-    case AnyIndex::Mask: return ops::mask_select(a, ix.array);
-    case AnyIndex::Take:
-      UMA_CHECK(ix.axis < a.ndim(), Index, "too many indices for array: array is ", a.ndim(), "-dimensional, but ",
-                ix.axis + 1, " were indexed");
-      return ops::take(a, ix.array, ix.axis);
+namespace {
+
+// numpy.ndarray when NumPy is loaded (a 0-d ndarray is an index array; a NumPy scalar is not).
+bool is_ndarray(nb::handle h) {
+  PyObject* np = PyImport_GetModule(nb::str("numpy").ptr());
+  if (!np) {
+    PyErr_Clear();
+    return false;
   }
-  return Array();
+  nb::object mod = nb::steal(np);
+  nb::object cls = nb::getattr(mod, "ndarray", nb::none());
+  return !cls.is_none() && PyObject_IsInstance(h.ptr(), cls.ptr()) == 1;
 }
+
+// One item of an index as NumPy reads it: None, Ellipsis, slices and integers are basic; bools,
+// lists, tuples, uma and NumPy arrays of any rank, and other array objects of rank >= 1 (or 0-d
+// bool) are index arrays.
+IndexKey key_item(nb::handle h) {
+  IndexKey k;
+  bool array = false;
+  if (PyBool_Check(h.ptr()) || nb::isinstance<nb::list>(h) || nb::isinstance<nb::tuple>(h) || nb::isinstance<Array>(h) ||
+      is_ndarray(h)) {
+    array = true;
+  } else if (!PyLong_Check(h.ptr()) && !h.is_none() && !PySlice_Check(h.ptr()) && h.ptr() != Py_Ellipsis &&
+             nb::hasattr(h, "ndim") && nb::hasattr(h, "dtype") &&
+             (nb::hasattr(h, "__array_interface__") || nb::hasattr(h, "__dlpack__") || nb::hasattr(h, "__array__"))) {
+    // another library's array or a NumPy scalar: an integer scalar is an integer (operator.index)
+    array = nb::cast<int64_t>(h.attr("ndim")) > 0 || !PyIndex_Check(h.ptr());
+  }
+  if (!array) {
+    UMA_CHECK(h.is_none() || h.ptr() == Py_Ellipsis || PySlice_Check(h.ptr()) || PyIndex_Check(h.ptr()), Index,
+              "only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and integer or boolean arrays "
+              "are valid indices, got ", py_repr(h));
+    k.item = parse_index(h)[0];
+    return k;
+  }
+  Array arr = asarray(h, std::nullopt, std::nullopt, interop::CopyMode::IfNeeded, "index");
+  // An empty list or tuple ([] converts to float64) indexes as NumPy's intp; an array of another
+  // dtype, even empty, is refused by the op, as NumPy.
+  if (arr.size() == 0 && (PyList_Check(h.ptr()) || PyTuple_Check(h.ptr())) && !is_integer(arr.dtype()) &&
+      arr.dtype() != DType::Bool)
+    arr = ops::astype(arr, DType::Int64);
+  k.array = arr;
+  return k;
+}
+
+}  // namespace
+
+std::vector<IndexKey> parse_key(nb::handle key) {
+  std::vector<IndexKey> items;
+  if (nb::isinstance<nb::tuple>(key)) {
+    for (nb::handle h : nb::borrow<nb::tuple>(key)) items.push_back(key_item(h));
+  } else {
+    items.push_back(key_item(key));
+  }
+  return items;
+}
+
+Array getitem_any(const Array& a, nb::handle key) { return ops::index(a, parse_key(key)); }
 
 namespace {
 

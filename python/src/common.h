@@ -125,7 +125,11 @@ struct AnyIndex {
   int64_t axis = 0;
 };
 AnyIndex parse_any_index(nb::handle key);
-/// a[key] for any index parse_any_index accepts (a view for basic indices, else a copy).
+/// A NumPy index (an item or a tuple of items) as ops::index reads it: None, Ellipsis, slices and
+/// integers as basic items; bools, lists, tuples and arrays (a NumPy 0-d array too) as index
+/// arrays (an empty list or tuple as int64). IndexError for anything else.
+std::vector<IndexKey> parse_key(nb::handle key);
+/// a[key] for any NumPy index (ops::index: a view for basic indices, else a copy).
 Array getitem_any(const Array& a, nb::handle key);
 
 /// str(h) / repr(h) as std::string (for error messages).

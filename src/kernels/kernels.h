@@ -58,6 +58,14 @@ void take(const Array& a, const Array& idx, int64_t axis, const Array& out);
 void scatter(const Array& dst, const Array& idx, int64_t axis, const Array& src, bool accumulate);
 /// dst += src elementwise (same dtype and shape; any layouts; NumPy's add per dtype).
 void add_into(const Array& dst, const Array& src);
+/// NumPy's advanced-indexing gather: out (C-contiguous, rest's dtype, shape rest.shape[:position] +
+/// offsets.shape + rest.shape[position:]) at (i, j, k) = the element of `rest` (any strides) at
+/// (i, k) moved by offsets[j] elements (C-contiguous int64; every element addressed is in rest's
+/// storage).
+void gather(const Array& rest, const Array& offsets, int64_t position, const Array& out);
+/// The scatter of gather: the elements of `rest` gather reads = src (C-contiguous, gather's out
+/// shape, rest's dtype), written in src's C order, so where offsets repeat the last write wins.
+void scatter_at(const Array& rest, const Array& offsets, int64_t position, const Array& src);
 /// Checks the C-contiguous int64 indices `idx` (converted from `src_dtype`) against an axis of
 /// length n and wraps negative ones in place: IndexError naming the first index outside
 /// [-n, n) (`op` names the op, `axis` the axis).
@@ -183,6 +191,15 @@ inline void scatter(const Array& dst, const Array& idx, int64_t axis, const Arra
                     bool sorted_unique) {
   if (dst.device().is_cpu()) cpu::scatter(dst, idx, axis, src, accumulate);
   else cuda::scatter(dst, idx, axis, src, accumulate, sorted_unique);
+}
+/// gather and scatter_at have a cpu kernel only (ops::index refuses the other devices first).
+inline void gather(const Array& rest, const Array& offsets, int64_t position, const Array& out) {
+  UMA_ASSERT(out.device().is_cpu() && rest.device().is_cpu() && offsets.device().is_cpu());
+  cpu::gather(rest, offsets, position, out);
+}
+inline void scatter_at(const Array& rest, const Array& offsets, int64_t position, const Array& src) {
+  UMA_ASSERT(src.device().is_cpu() && rest.device().is_cpu() && offsets.device().is_cpu());
+  cpu::scatter_at(rest, offsets, position, src);
 }
 /// The indices checked and wrapped in place, on idx's device (IndexError as cpu's).
 inline void normalize_indices(const char* op, const Array& idx, int64_t n, int64_t axis, DType src_dtype) {

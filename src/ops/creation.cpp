@@ -39,8 +39,13 @@ bool may_overlap(const Array& a, const Array& b) {
 }
 }  // namespace
 
-void assign(const Array& dst, const Array& src0) {
+void assign(const Array& dst, const Array& src1) {
   UMA_CHECK(dst.writable(), Value, "assignment destination is read-only");
+  // NumPy's assignment rule: leading length-1 axes of the source beyond dst's rank drop.
+  Array src0 = src1;
+  while (src0.ndim() > dst.ndim() && src0.shape()[0] == 1)
+    src0 = src0.view(src0.data(), Shape(src0.shape().begin() + 1, src0.shape().end()),
+                     Strides(src0.strides().begin() + 1, src0.strides().end()));
   Shape s = broadcast_shapes(dst.shape(), src0.shape(), "assign");
   UMA_CHECK(s == dst.shape(), Value, "could not broadcast input array from shape ", shape_str(src0.shape()),
             " into shape ", shape_str(dst.shape()));

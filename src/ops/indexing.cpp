@@ -1,6 +1,8 @@
-// Advanced indexing op definitions (NumPy semantics): integer-array take, boolean-mask reads,
-// and the functional updates set/inc (PyTensor's set_subtensor / inc_subtensor), on every
-// dtype and device. Integer-array and mask indexing gather and scatter whole contiguous runs
+// Advanced indexing op definitions (NumPy semantics): a[key] and a[key] = v for every NumPy index
+// (index, index_assign: the layout from advanced_index_layout, the picks as element offsets, one
+// gather and one scatter kernel; cpu only beyond take and mask reads), integer-array take,
+// boolean-mask reads, and the functional updates set/inc (PyTensor's set_subtensor /
+// inc_subtensor), on every dtype and device. Integer-array and mask indexing gather and scatter whole contiguous runs
 // (kernels/cpu/index.cpp, kernels/cuda/index.cu); the updates work on a fresh copy of x, never
 // on x itself, so a failed call changes nothing.
 //
@@ -12,6 +14,8 @@
 // the IndexError names the same index as on the cpu. A mask on a cuda device costs one
 // read-back too (its count is the result's length). Indices on a cuda device meeting a host
 // array, or another cuda device, raise RuntimeError as other ops do for mixed devices.
+#include <algorithm>
+
 #include "kernels/kernels.h"
 #include "ops/common.h"
 
@@ -86,7 +90,162 @@ Array take_normalized(const Array& a, const Array& idx, int64_t axis, const Shap
 
 const char* update_name(bool inc) { return inc ? "inc_subtensor" : "set_subtensor"; }
 
+bool has_array(const std::vector<IndexKey>& key) {
+  return std::any_of(key.begin(), key.end(), [](const IndexKey& k) { return k.array.defined(); });
+}
+
+std::vector<IndexItem> basic_items(const std::vector<IndexKey>& key) {
+  std::vector<IndexItem> items;
+  for (const auto& k : key) items.push_back(k.item);
+  return items;
+}
+
+// A 0-d int64 array holding v (host).
+Array int64_scalar(int64_t v) { return scalar_array(Scalar::from_int(v), DType::Int64); }
+
+// Coordinate `dim` of the flat C-order positions `pos` in an array of shape `shape`.
+Array coordinate(const Array& pos, const Shape& shape, int64_t dim) {
+  int64_t inner = 1;
+  for (auto d = static_cast<std::size_t>(dim) + 1; d < shape.size(); ++d) inner *= shape[d];
+  Array c = inner == 1 ? pos : binary(BinaryOp::FloorDivide, pos, int64_scalar(inner));
+  return dim == 0 ? c : binary(BinaryOp::Remainder, c, int64_scalar(shape[static_cast<std::size_t>(dim)]));
+}
+
+// a[key] (a key with index arrays) as its parts: the layout, the basic view, that view's axes the
+// arrays do not pick (`rest`, a's memory) and the element offsets of the picks (int64, C-contiguous,
+// the arrays' broadcast shape), which kernels::gather and kernels::scatter_at read.
+struct Picks {
+  AdvancedIndexLayout layout;
+  Array view, rest, offsets;
+};
+
+Picks resolve(const char* op, const Array& a, const std::vector<IndexKey>& key) {
+  std::vector<IndexSpec> specs;
+  std::vector<Array> positions(key.size());  // a bool array's true entries
+  for (std::size_t k = 0; k < key.size(); ++k) {
+    const Array& arr = key[k].array;
+    if (!arr.defined()) {
+      specs.push_back({IndexSpec::Basic, key[k].item, {}, kUnknownLength});
+      continue;
+    }
+    check_index_device(op, arr.device(), a.device());
+    if (arr.dtype() == DType::Bool) {
+      positions[k] = kernels::mask_positions(contiguous(arr));  // (a 0-d bool: (1,) or (0,))
+      specs.push_back({IndexSpec::BoolArray, {}, arr.shape(), positions[k].size()});
+    } else {
+      UMA_CHECK(is_integer(arr.dtype()), Index, op, ": arrays used as indices must be of integer (or boolean) type, got ",
+                dtype_name(arr.dtype()));
+      specs.push_back({IndexSpec::IntArray, {}, arr.shape(), kUnknownLength});
+    }
+  }
+  Picks p;
+  p.layout = advanced_index_layout(a.shape(), specs, op);
+  p.view = getitem(a, p.layout.basic);
+  int64_t size = 1, picks = 1;
+  for (int64_t len : p.layout.shape) size *= len;
+  for (int64_t len : p.layout.broadcast) picks *= len;
+  Array off;
+  for (const auto& e : p.layout.entries) {
+    const IndexKey& k = key[static_cast<std::size_t>(e.item)];
+    const int64_t n = p.view.shape()[static_cast<std::size_t>(e.view_axis)];
+    // NumPy checks the values of integer arrays of rank >= 1 only when they pick something (a
+    // broadcast of size 0 reads none of them); a 0-d one is an integer, always checked.
+    if (picks == 0 && !(k.array.defined() && k.array.ndim() == 0 && k.array.dtype() != DType::Bool)) continue;
+    Array idx;
+    if (!k.array.defined()) idx = int64_scalar(k.item.i < 0 ? k.item.i + n : k.item.i);  // checked by the layout
+    else if (k.array.dtype() != DType::Bool) idx = normalized_indices(op, k.array, n, e.source_axis, a.device());
+    else if (k.array.ndim() == 0) idx = zeros({positions[static_cast<std::size_t>(e.item)].size()}, DType::Int64);
+    else idx = coordinate(positions[static_cast<std::size_t>(e.item)], k.array.shape(), e.dim);
+    if (size == 0) continue;  // the values are still checked, as NumPy does
+    const int64_t stride = p.view.strides()[static_cast<std::size_t>(e.view_axis)];
+    Array term = stride == 1 ? idx : binary(BinaryOp::Multiply, idx, int64_scalar(stride));
+    off = off.defined() ? binary(BinaryOp::Add, off, term) : term;
+  }
+  p.offsets = size == 0 ? Array::empty(p.layout.broadcast, DType::Int64) : contiguous(off);
+  UMA_ASSERT(p.offsets.shape() == p.layout.broadcast);
+  std::vector<bool> picked(static_cast<std::size_t>(p.view.ndim()), false);
+  for (const auto& e : p.layout.entries) picked[static_cast<std::size_t>(e.view_axis)] = true;
+  Shape shape;
+  Strides strides;
+  for (std::size_t d = 0; d < picked.size(); ++d)
+    if (!picked[d]) {
+      shape.push_back(p.view.shape()[d]);
+      strides.push_back(p.view.strides()[d]);
+    }
+  p.rest = p.view.view(p.view.data(), shape, strides);
+  return p;
+}
+
+// a[key] on a cuda array: the advanced keys the device's take and mask kernels compute (one
+// integer array among full slices, one bool mask over the leading axes), else RuntimeError.
+Array index_on_device(const Array& a, const std::vector<IndexKey>& key) {
+  // Only 0-d integer arrays: they are integers (NumPy), the result a copy.
+  if (std::all_of(key.begin(), key.end(), [](const IndexKey& k) {
+        return !k.array.defined() || (k.array.ndim() == 0 && is_integer(k.array.dtype()));
+      })) {
+    std::vector<IndexItem> items;
+    for (const auto& k : key) {
+      IndexItem it = k.item;
+      if (k.array.defined()) {
+        const Array v = astype(on_device(k.array, Device::cpu()), DType::Int64);
+        it.kind = IndexItem::Int;
+        it.i = *v.data_as<int64_t>();
+        UMA_CHECK(k.array.dtype() != DType::UInt64 || it.i >= 0, Index, "getitem: index ",
+                  static_cast<uint64_t>(it.i), " is out of bounds");  // beyond int64
+      }
+      items.push_back(it);
+    }
+    return copy(getitem(a, items));
+  }
+  std::size_t pos = 0, arrays = 0;
+  bool full = true;
+  for (std::size_t k = 0; k < key.size(); ++k) {
+    if (key[k].array.defined()) {
+      pos = k;
+      ++arrays;
+    } else {
+      const IndexItem& it = key[k].item;
+      full = full && it.kind == IndexItem::Slice && !it.start && !it.stop && !it.step;
+    }
+  }
+  const Array& arr = key[pos].array;
+  if (arrays == 1 && full && arr.ndim() > 0) {
+    if (arr.dtype() == DType::Bool && pos == 0) return mask_select(a, arr);
+    if (arr.dtype() != DType::Bool) {
+      UMA_CHECK(static_cast<int64_t>(pos) < a.ndim(), Index, "getitem: too many indices for array: array is ", a.ndim(),
+                "-dimensional, but ", pos + 1, " were indexed");
+      UMA_CHECK(is_integer(arr.dtype()), Index, "getitem: arrays used as indices must be of integer (or boolean) type, got ",
+                dtype_name(arr.dtype()));
+      return take(a, arr, static_cast<int64_t>(pos));
+    }
+  }
+  UMA_FAIL(Runtime, "getitem: on a ", a.device().str(), " array only one integer array among full slices (a[idx], "
+           "a[:, idx]) or one boolean mask over the leading axes (a[mask]) is supported; the other advanced indices "
+           "are supported on the cpu (move the array with .to_device('cpu'))");
+}
+
 }  // namespace
+
+Array index(const Array& a, const std::vector<IndexKey>& key) {
+  if (!has_array(key)) return getitem(a, basic_items(key));
+  if (!a.device().is_cpu()) return index_on_device(a, key);
+  Picks p = resolve("getitem", a, key);
+  Array out = Array::empty(p.layout.shape, a.dtype());
+  kernels::gather(p.rest, p.offsets, p.layout.position, out);
+  return out;
+}
+
+void index_assign(const Array& a, const std::vector<IndexKey>& key, const Array& value) {
+  if (!has_array(key)) return assign(getitem(a, basic_items(key)), value);
+  UMA_CHECK(a.device().is_cpu(), Runtime, "setitem: assignment through an integer-array or boolean index is supported "
+            "on the cpu only, the array is on ", a.device().str(), " (uma.set_subtensor(a, idx, v) returns the "
+            "updated array on every device)");
+  UMA_CHECK(a.writable(), Value, "assignment destination is read-only");
+  Picks p = resolve("setitem", a, key);
+  Array src = Array::empty(p.layout.shape, a.dtype());
+  assign(src, value);  // NumPy's assignment rule: broadcasting, unsafe casting
+  kernels::scatter_at(p.rest, p.offsets, p.layout.position, src);
+}
 
 Array take(const Array& a0, const Array& indices, std::optional<int64_t> axis0) {
   const Shape shape = take_shape(a0.shape(), indices.shape(), axis0, "take");  // checks the axis

@@ -397,6 +397,110 @@ Shape index_shape(const Shape& shape, const std::vector<IndexItem>& index, const
   return out;
 }
 
+AdvancedIndexLayout advanced_index_layout(const Shape& shape, const std::vector<IndexSpec>& index, const char* op) {
+  const int64_t ndim = static_cast<int64_t>(shape.size());
+  int64_t consumed = 0, ellipses = 0;
+  bool arrays = false;
+  for (const auto& s : index) {
+    if (s.kind == IndexSpec::Basic) {
+      consumed += s.item.kind == IndexItem::Int || s.item.kind == IndexItem::Slice;
+      ellipses += s.item.kind == IndexItem::Ellipsis;
+    } else {
+      arrays = true;
+      consumed += s.kind == IndexSpec::IntArray ? 1 : static_cast<int64_t>(s.shape.size());
+    }
+  }
+  UMA_CHECK(ellipses <= 1, Index, op, ": an index can only have a single ellipsis ('...')");
+  UMA_CHECK(consumed <= ndim, Index, op, ": too many indices for array: array is ", ndim, "-dimensional, but ",
+            consumed, " were indexed");
+  AdvancedIndexLayout L;
+  // An integer is an advanced index when the index holds an array (NumPy: a 0-d integer array).
+  auto advanced = [&](const IndexSpec& s) { return s.kind != IndexSpec::Basic || (arrays && s.item.kind == IndexItem::Int); };
+  int64_t first = -1, last = -1, n_adv = 0;
+  for (std::size_t k = 0; k < index.size(); ++k)
+    if (advanced(index[k])) {
+      if (first < 0) first = static_cast<int64_t>(k);
+      last = static_cast<int64_t>(k);
+      ++n_adv;
+    }
+  IndexItem full;
+  full.kind = IndexItem::Slice;
+  std::vector<Shape> shapes;  // each advanced item's index shape, in order
+  int64_t d = 0, v = 0;       // the next axis of the array, of the basic view
+  for (std::size_t k = 0; k < index.size(); ++k) {
+    const IndexSpec& s = index[k];
+    const auto item = static_cast<int64_t>(k);
+    if (s.kind == IndexSpec::Basic && !advanced(s)) {
+      switch (s.item.kind) {
+        case IndexItem::NewAxis: L.basic.push_back(s.item); ++v; break;
+        case IndexItem::Ellipsis:
+          for (int64_t j = consumed; j < ndim; ++j, ++d, ++v) L.basic.push_back(full);
+          break;
+        case IndexItem::Int: L.basic.push_back(s.item); ++d; break;
+        case IndexItem::Slice: L.basic.push_back(s.item); ++d; ++v; break;
+      }
+    } else if (s.kind == IndexSpec::Basic) {  // an integer among index arrays
+      const int64_t n = shape[d];
+      UMA_CHECK(!known(n) || (s.item.i >= -n && s.item.i < n), Index, op, ": index ", s.item.i,
+                " is out of bounds for axis ", d, " with size ", n);
+      L.basic.push_back(full);
+      L.entries.push_back({item, 0, v++, d++});
+      shapes.push_back({});
+    } else if (s.kind == IndexSpec::IntArray) {
+      L.basic.push_back(full);
+      L.entries.push_back({item, 0, v++, d++});
+      shapes.push_back(s.shape);
+    } else if (s.shape.empty()) {  // a 0-d bool: a new length-1 axis
+      IndexItem none;
+      none.kind = IndexItem::NewAxis;
+      L.basic.push_back(none);
+      L.entries.push_back({item, 0, v++, -1});
+      shapes.push_back({s.count});
+    } else {  // a k-d bool array: its k coordinate arrays
+      for (std::size_t j = 0; j < s.shape.size(); ++j, ++d) {
+        // (NumPy: a bool axis of length 0 matches any length; it selects nothing)
+        UMA_CHECK(!known(s.shape[j]) || !known(shape[d]) || s.shape[j] == shape[d] || s.shape[j] == 0, Index, op,
+                  ": boolean index did not match indexed array along axis ", d, "; size of axis is ", shape[d],
+                  " but size of corresponding boolean axis is ", s.shape[j]);
+        L.basic.push_back(full);
+        L.entries.push_back({item, static_cast<int64_t>(j), v++, d});
+      }
+      shapes.push_back({s.count});
+    }
+  }
+  const Shape view = index_shape(shape, L.basic, op);
+  if (!arrays) {
+    L.shape = view;
+    return L;
+  }
+  // NumPy's IndexError for index arrays that do not broadcast (known lengths other than 1 differ).
+  std::vector<const Shape*> ptrs;
+  for (const Shape& t : shapes) ptrs.push_back(&t);
+  std::size_t rank = 0;
+  for (const Shape& t : shapes) rank = std::max(rank, t.size());
+  for (std::size_t j = 0; j < rank; ++j) {
+    int64_t len = 1;
+    for (const Shape& t : shapes) {
+      if (j >= t.size()) continue;
+      const int64_t x = t[t.size() - 1 - j];
+      if (!known(x) || x == 1) continue;
+      UMA_CHECK(len == 1 || len == x, Index, op, ": shape mismatch: indexing arrays could not be broadcast together "
+                "with shapes ", shapes_str(ptrs));
+      len = x;
+    }
+  }
+  L.broadcast = broadcast_shapes(ptrs, op);
+  const bool adjacent = last - first + 1 == n_adv;
+  L.position = adjacent ? L.entries.front().view_axis : 0;
+  std::vector<bool> picked(view.size(), false);
+  for (const auto& e : L.entries) picked[static_cast<std::size_t>(e.view_axis)] = true;
+  for (std::size_t j = 0; j < view.size(); ++j)
+    if (!picked[j]) L.shape.push_back(view[j]);
+  // (adjacent: no picked axis precedes the first, so its view axis counts the other axes before it)
+  L.shape.insert(L.shape.begin() + L.position, L.broadcast.begin(), L.broadcast.end());
+  return L;
+}
+
 Shape take_shape(const Shape& shape, const Shape& indices, std::optional<int64_t> axis, const char* op) {
   if (!axis) return indices;
   const int64_t ax = normalize_axis(*axis, static_cast<int64_t>(shape.size()), op);
@@ -411,7 +515,7 @@ Shape mask_select_shape(const Shape& shape, const Shape& mask, const char* op) {
   UMA_CHECK(mask.size() <= shape.size(), Index, op, ": too many indices for array: array is ", shape.size(),
             "-dimensional, but the boolean mask is ", mask.size(), "-dimensional");
   for (std::size_t d = 0; d < mask.size(); ++d)
-    UMA_CHECK(!known(mask[d]) || !known(shape[d]) || mask[d] == shape[d], Index, op,
+    UMA_CHECK(!known(mask[d]) || !known(shape[d]) || mask[d] == shape[d] || mask[d] == 0, Index, op,
               ": boolean index did not match indexed array along axis ", d, "; size of axis is ", shape[d],
               " but size of corresponding boolean axis is ", mask[d]);
   Shape out{kUnknownLength};

@@ -269,8 +269,9 @@ def test_indexing_errors():
         uma.take(u, np.array([0.5]))
     with pytest.raises(IndexError, match="boolean index did not match"):
         u[np.ones(4, bool)]
-    with pytest.raises(IndexError, match="advanced index"):
-        u[[0, 1], [1, 2]]
+    with pytest.raises(IndexError, match="shape mismatch"):
+        u[[0, 1], [1, 2, 3]]
+    np.testing.assert_array_equal(np.asarray(u[[0, 1], [1, 2]]), np.arange(12).reshape(3, 4)[[0, 1], [1, 2]])
     with pytest.raises(IndexError, match="out of bounds"):
         u[:, [4]]
 

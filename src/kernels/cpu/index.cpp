@@ -1,5 +1,6 @@
 // CPU kernels of integer-array indexing: index checks, mask positions, gather (take), scatter
-// (set / add, np.add.at semantics for repeated indices), one_hot and dst += src on every dtype.
+// (set / add, np.add.at semantics for repeated indices), NumPy's advanced-indexing gather and
+// scatter by element offsets (gather, scatter_at), one_hot and dst += src on every dtype.
 //
 // take/scatter see their operands as (outer, n, inner) blocks of C-contiguous memory: the
 // indexed axis in the middle, whole `inner` runs moved with memcpy (any dtype, by itemsize).
@@ -42,8 +43,137 @@ struct AddInner {
   }
 };
 
+// Copies one element of `Size` bytes between rest's element at `p` and the contiguous `c`.
+template <std::size_t Size, bool Scatter>
+void move_one(char* p, char* c) {
+  if constexpr (Scatter) std::memcpy(p, c, Size);
+  else std::memcpy(c, p, Size);
+}
+
+// Moves m single elements of `Size` bytes between base + off[j] elements and the contiguous c.
+template <std::size_t Size, bool Scatter>
+void move_elements(char* base, const int64_t* off, int64_t m, char* c) {
+  for (int64_t j = 0; j < m; ++j, c += Size) move_one<Size, Scatter>(base + off[j] * static_cast<int64_t>(Size), c);
+}
+
+template <bool Scatter>
+auto move_elements_for(std::size_t isz) -> void (*)(char*, const int64_t*, int64_t, char*) {
+  switch (isz) {
+    case 1: return &move_elements<1, Scatter>;
+    case 2: return &move_elements<2, Scatter>;
+    case 4: return &move_elements<4, Scatter>;
+    case 8: return &move_elements<8, Scatter>;
+    case 16: return &move_elements<16, Scatter>;
+    default: UMA_ASSERT(false);
+  }
+  return nullptr;
+}
+
+// Moves the block of `shape`/`strides` (elements of `isz` bytes) at `p` from (gather) or to
+// (scatter) the contiguous bytes at `c`, in C order: one memcpy where the block is contiguous.
+template <bool Scatter>
+class BlockMover {
+ public:
+  BlockMover(Shape shape, Strides strides, std::size_t isz) : shape_(std::move(shape)), isz_(isz) {
+    int64_t expect = 1;
+    size_ = 1;
+    contiguous_ = true;
+    for (std::size_t d = shape_.size(); d-- > 0;) {
+      if (shape_[d] != 1 && strides[d] != expect) contiguous_ = false;
+      expect *= shape_[d];
+      size_ *= shape_[d];
+    }
+    for (int64_t st : strides) bstrides_.push_back(st * static_cast<int64_t>(isz));
+    switch (isz) {
+      case 1: one_ = &move_one<1, Scatter>; break;
+      case 2: one_ = &move_one<2, Scatter>; break;
+      case 4: one_ = &move_one<4, Scatter>; break;
+      case 8: one_ = &move_one<8, Scatter>; break;
+      case 16: one_ = &move_one<16, Scatter>; break;
+      default: UMA_ASSERT(false);
+    }
+  }
+  /// Bytes of contiguous memory one block takes.
+  std::size_t bytes() const { return static_cast<std::size_t>(size_) * isz_; }
+  /// Whether a block is one element.
+  bool single() const { return size_ == 1; }
+  void operator()(char* p, char* c) const {
+    if (size_ == 1) return one_(p, c);
+    if (contiguous_) {
+      if (Scatter) std::memcpy(p, c, bytes());
+      else std::memcpy(c, p, bytes());
+      return;
+    }
+    const auto nd = static_cast<int64_t>(shape_.size());
+    const int64_t n = shape_[nd - 1], step = bstrides_[nd - 1];
+    std::vector<int64_t> at(static_cast<std::size_t>(nd - 1), 0);
+    for (int64_t done = 0; done < size_; done += n) {
+      char* q = p;
+      for (int64_t d = 0; d + 1 < nd; ++d) q += at[d] * bstrides_[d];
+      for (int64_t i = 0; i < n; ++i, q += step, c += isz_) one_(q, c);
+      for (int64_t d = nd - 2; d >= 0; --d) {  // the odometer of the outer axes
+        if (++at[d] < shape_[d]) break;
+        at[d] = 0;
+      }
+    }
+  }
+
+ private:
+  Shape shape_;
+  Strides bstrides_;
+  std::size_t isz_;
+  int64_t size_;
+  bool contiguous_;
+  void (*one_)(char*, char*) = nullptr;
+};
+
+// gather (Scatter = false) and scatter_at: rest's axes before `position` (the outer block), the
+// offsets, then rest's axes after it (the inner block, moved by BlockMover), in C order.
+template <bool Scatter>
+void gather_scatter(const Array& rest, const Array& offsets, int64_t position, const Array& flat) {
+  UMA_ASSERT(flat.is_c_contiguous() && offsets.is_c_contiguous() && offsets.dtype() == DType::Int64 &&
+             flat.dtype() == rest.dtype());
+  if (flat.size() == 0) return;
+  const auto pos = static_cast<std::size_t>(position);
+  const Shape outer(rest.shape().begin(), rest.shape().begin() + static_cast<std::ptrdiff_t>(pos));
+  const Strides ostr(rest.strides().begin(), rest.strides().begin() + static_cast<std::ptrdiff_t>(pos));
+  const BlockMover<Scatter> inner(Shape(rest.shape().begin() + static_cast<std::ptrdiff_t>(pos), rest.shape().end()),
+                                  Strides(rest.strides().begin() + static_cast<std::ptrdiff_t>(pos), rest.strides().end()),
+                                  rest.itemsize());
+  const auto isz = static_cast<int64_t>(rest.itemsize());
+  const int64_t* off = offsets.data_as<int64_t>();
+  const int64_t m = offsets.size();
+  int64_t n_outer = 1;
+  for (int64_t len : outer) n_outer *= len;
+  char* base = static_cast<char*>(rest.data());
+  char* c = static_cast<char*>(flat.data());
+  const auto elements = move_elements_for<Scatter>(rest.itemsize());
+  std::vector<int64_t> at(outer.size(), 0);
+  for (int64_t o = 0; o < n_outer; ++o) {
+    int64_t start = 0;
+    for (std::size_t d = 0; d < outer.size(); ++d) start += at[d] * ostr[d];
+    if (inner.single()) {  // one element per pick: a typed loop
+      elements(base + start * isz, off, m, c);
+      c += m * isz;
+    } else {
+      for (int64_t j = 0; j < m; ++j, c += inner.bytes()) inner(base + (start + off[j]) * isz, c);
+    }
+    for (auto d = static_cast<int64_t>(outer.size()) - 1; d >= 0; --d) {
+      if (++at[static_cast<std::size_t>(d)] < outer[static_cast<std::size_t>(d)]) break;
+      at[static_cast<std::size_t>(d)] = 0;
+    }
+  }
+}
 
 }  // namespace
+
+void gather(const Array& rest, const Array& offsets, int64_t position, const Array& out) {
+  gather_scatter<false>(rest, offsets, position, out);
+}
+
+void scatter_at(const Array& rest, const Array& offsets, int64_t position, const Array& src) {
+  gather_scatter<true>(rest, offsets, position, src);
+}
 
 void add_into(const Array& dst, const Array& src) {
   UMA_ASSERT(dst.dtype() == src.dtype() && dst.shape() == src.shape());
