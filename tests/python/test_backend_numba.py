@@ -30,6 +30,7 @@ def test_a_training_step_is_one_compiled_function_and_matches_cpu():
     X, Y = rng.standard_normal((16, 6)), rng.integers(0, 3, 16)
     step, params = _mlp("numba")
     assert step._thunk.compiled_runs == 1 and step._thunk.numpy_steps == []
+    assert step._thunk.runs[0].compiled() is not None
     step_cpu, params_cpu = _mlp("cpu")
     losses = [float(step(X, Y)) for _ in range(6)]
     losses_cpu = [float(np.asarray(step_cpu(X, Y))) for _ in range(6)]
@@ -97,3 +98,17 @@ def test_outputs_are_fresh_and_arguments_unchanged():
     b += 10
     np.testing.assert_array_equal(xv, np.ones(3))
     np.testing.assert_array_equal(w.get_value(), np.arange(3.0) + 1)
+
+
+def test_a_run_numba_cannot_compile_falls_back_to_the_numpy_table_once(monkeypatch):
+    """A run whose source Numba refuses (here: a dispatch entry made invalid) gives uma's
+    results from the numpy table, and is not compiled again at every call."""
+    from uma.runtime.linkers.numba import dispatch
+    x = sym.vector("x")
+    real = dispatch._FLOAT["tanh"]
+    monkeypatch.setitem(dispatch._FLOAT, "tanh", "einsum")  # a NumPy function Numba does not compile
+    f = uma.function([x], sym.tanh(x) * 2.0, backend="numba")
+    monkeypatch.setitem(dispatch._FLOAT, "tanh", real)
+    for _ in range(3):
+        np.testing.assert_allclose(f(np.linspace(-1, 1, 5)), np.tanh(np.linspace(-1, 1, 5)) * 2, rtol=1e-15)
+    assert f._thunk.compiled_runs == 1 and f._thunk.runs[0].compiled() is None

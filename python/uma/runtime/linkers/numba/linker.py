@@ -60,20 +60,28 @@ def _source(nodes, codes, in_vars, out_vars):
 
 def _run(nodes, codes, in_vars, out_vars):
     """``impl(values of in_vars) -> values of out_vars``: the compiled run, or, where it raises,
-    the same nodes with the ``numpy`` table (uma's errors, uma's results)."""
-    jitted = _compiled(_source(nodes, codes, in_vars, out_vars))
+    the same nodes with the ``numpy`` table (uma's errors, uma's results); where Numba cannot
+    compile the run for the values' types, the numpy table for every later call too."""
+    state = [_compiled(_source(nodes, codes, in_vars, out_vars))]
     fallback = [(numpy_impl(n.op, n), n) for n in nodes]
+    numba_error = _numba().core.errors.NumbaError
 
     def impl(values):
-        try:
-            return list(jitted(*values))
-        except Exception:
-            env = dict(zip(in_vars, values))
-            with np.errstate(all="ignore"):
-                for fn, node in fallback:
-                    env.update(zip(node.outputs, fn([env[v] for v in node.inputs])))
-            return [env[v] for v in out_vars]
+        jitted = state[0]
+        if jitted is not None:
+            try:
+                return list(jitted(*values))
+            except numba_error:  # Numba cannot compile the run for these types: the numpy table from now on
+                state[0] = None
+            except Exception:  # uma's error (or result) from the numpy table, below
+                pass
+        env = dict(zip(in_vars, values))
+        with np.errstate(all="ignore"):
+            for fn, node in fallback:
+                env.update(zip(node.outputs, fn([env[v] for v in node.inputs])))
+        return [env[v] for v in out_vars]
 
+    impl.compiled = lambda: state[0]  # the dispatcher in use (None: the numpy table)
     return impl
 
 
@@ -86,7 +94,7 @@ class NumbaLinker(NumpyLinker):
 
     def compile(self, fgraph):
         nodes = fgraph.toposort()
-        steps, compiled, numpy_steps = [], 0, []
+        steps, compiled, numpy_steps = [], [], []
         for run_nodes, codes, in_vars, out_vars, consts in runs(fgraph, [numba_code(n.op, n) for n in nodes]):
             if codes is None:
                 node = run_nodes[0]
@@ -94,8 +102,9 @@ class NumbaLinker(NumpyLinker):
                 numpy_steps.append(node.op)
                 continue
             args = in_vars + consts
-            steps.append((_run(run_nodes, codes, args, out_vars), run_nodes[-1], args, out_vars))
-            compiled += 1
+            impl = _run(run_nodes, codes, args, out_vars)
+            steps.append((impl, run_nodes[-1], args, out_vars))
+            compiled.append(impl)
         run = straight_line(fgraph.inputs, fgraph.outputs, steps, fgraph.outputs_needing_copy(),
                             constant=lambda c: c.value, copy=_fresh, output=_ndarray_result)
 
@@ -103,6 +112,7 @@ class NumbaLinker(NumpyLinker):
             with np.errstate(all="ignore"):
                 return run(values)
 
-        thunk.compiled_runs = compiled
+        thunk.compiled_runs = len(compiled)
+        thunk.runs = compiled  # each run's impl; run.compiled() is its Numba dispatcher or None
         thunk.numpy_steps = numpy_steps
         return thunk
