@@ -221,6 +221,14 @@ def bench_mlp(uma, repeat, batch=64, hidden=64, lr=0.1, seed=0):
         if backend in uma.backends() and peer_args is not None:
             f = uma_step(uma, params, lr, n_out, backend, seed)
             impls.append((f"uma backend={backend} (its native inputs)", f, peer_args, None))
+    if "numba" in uma.backends():  # NumPy arrays are its native values
+        impls.append(("uma backend=numba", uma_step(uma, params, lr, n_out, "numba", seed), (Xb, yb), None))
+    if "mlx" in uma.backends():
+        mx = try_import("mlx.core")
+        if not isinstance(mx, Exception):
+            f = uma_step(uma, params, lr, n_out, "mlx", seed)
+            impls.append(("uma backend=mlx (its native inputs)", f,
+                          (mx.array(Xb, dtype=mx.float64), mx.array(yb)), None))
     pytensor = try_import("pytensor")
     if isinstance(pytensor, Exception):
         notes.append(f"pytensor not available ({pytensor})")

@@ -103,9 +103,10 @@ def _floats(node) -> bool:
     return all(v.dtype in FLOATS for v in (*node.inputs, *node.outputs))
 
 
-def _as(name, dtype):
-    """``name`` converted to ``dtype`` (an array: every value inside a run is one)."""
-    return f"{name}.astype(np.{dtype})"
+def _as(name, var, dtype):
+    """``name`` (the value of graph variable ``var``) converted to ``dtype``: as it is when it
+    has that dtype already (Numba's ``astype`` always copies)."""
+    return name if var.dtype == dtype else f"{name}.astype(np.{dtype})"
 
 
 @functools.singledispatch
@@ -152,15 +153,15 @@ def _elemwise(op, node):
     if name in _COMPARE:
         dt = "float64" if "float64" in ins else "float32"
         fn = _COMPARE[name]
-        return _wrap0(node, lambda a: f"np.{fn}({', '.join(_as(x, dt) for x in a)})")
+        return _wrap0(node, lambda a: f"np.{fn}({', '.join(_as(x, v, dt) for x, v in zip(a, node.inputs))})")
     if out not in FLOATS:
         return None
     if name in _FLOAT:
         fn = _FLOAT[name]
-        return _wrap0(node, lambda a: f"np.{fn}({', '.join(_as(x, out) for x in a)})")
+        return _wrap0(node, lambda a: f"np.{fn}({', '.join(_as(x, v, out) for x, v in zip(a, node.inputs))})")
     if name == "sigmoid":  # uma's kernel: 1 / (1 + e^-x) for x >= 0, e^x / (1 + e^x) below
         def code(a):
-            x = _as(a[0], out)
+            x = _as(a[0], node.inputs[0], out)
             return f"np.where({x} >= 0, 1 / (1 + np.exp(-np.abs({x}))), np.exp(-np.abs({x})) / (1 + np.exp(-np.abs({x}))))"
         return _wrap0(node, code)
     return None
@@ -171,13 +172,16 @@ def _where(node):
     out = node.outputs[0].dtype
     if out not in FLOATS or not all(v.dtype in FLOATS for v in node.inputs[1:]):
         return None
-    return _wrap0(node, lambda a: f"np.where({a[0]}.astype(np.bool_), {_as(a[1], out)}, {_as(a[2], out)})")
+    c, x, y = node.inputs
+    return _wrap0(node, lambda a: f"np.where({a[0] if c.dtype == 'bool' else f'({a[0]} != 0)'}, "
+                                  f"{_as(a[1], x, out)}, {_as(a[2], y, out)})")
 
 
 @_register(o.Cast)
 def _cast(node):
     dst = node.op.dtype
-    return lambda a: _as(a[0], dst)
+    src = node.inputs[0]
+    return lambda a: f"{a[0]}.astype(np.{dst})" if src.dtype != dst else f"{a[0]}.copy()"
 
 
 @_register(o.FillLike, floats=False)
@@ -200,7 +204,7 @@ def _one_hot(node):
 
     def code(a):
         dims = ", ".join(f"{a[0]}.shape[{k}]" for k in range(nd))
-        return (f"one_hot({a[0]}.astype(np.int64), {int(op.depth)}, np.zeros(1, np.{op.dtype}))"
+        return (f"one_hot({_as(a[0], x, 'int64')}, {int(op.depth)}, np.zeros(1, np.{op.dtype}))"
                 f".reshape(({dims}{', ' if nd else ''}{int(op.depth)},))")
     return code
 
@@ -231,7 +235,8 @@ def _reduce(node):
             expr = f"np.asarray({expr}).reshape(({dims},))"
         elif not kept:
             expr = f"np.asarray({expr})"
-        return f"{expr}.astype(np.{node.outputs[0].dtype})" if op.name == "mean" else expr
+        # a float32 sum divided by an integer count is float64 in Numba
+        return f"{expr}.astype(np.float32)" if op.name == "mean" and x.dtype == "float32" else expr
     return code
 
 
@@ -249,7 +254,7 @@ def _xent(node):
     z, y = node.inputs
     if z.dtype not in FLOATS or not y.dtype.startswith(("int", "uint")):
         return None
-    return lambda a: f"xent(np.ascontiguousarray({a[0]}), {a[1]}.astype(np.int64))"
+    return lambda a: f"xent(np.ascontiguousarray({a[0]}), {_as(a[1], y, 'int64')})"
 
 
 @_register(o.SoftmaxCrossEntropyGrad, floats=False)
@@ -257,7 +262,7 @@ def _xent_grad(node):
     g, z, y = node.inputs
     if z.dtype not in FLOATS or g.dtype != z.dtype or not y.dtype.startswith(("int", "uint")):
         return None
-    return lambda a: f"xent_grad({a[0]}, np.ascontiguousarray({a[1]}), {a[2]}.astype(np.int64))"
+    return lambda a: f"xent_grad({a[0]}, np.ascontiguousarray({a[1]}), {_as(a[2], y, 'int64')})"
 
 
 # ---- linear algebra, shapes ---------------------------------------------------------------------
@@ -268,7 +273,8 @@ def _matmul(node):
     out = node.outputs[0].dtype
     if a_.ndim != 2 or b_.ndim != 2:
         return None
-    return lambda a: f"np.dot(np.ascontiguousarray({_as(a[0], out)}), np.ascontiguousarray({_as(a[1], out)}))"
+    return lambda a: (f"np.dot(np.ascontiguousarray({_as(a[0], a_, out)}), "
+                      f"np.ascontiguousarray({_as(a[1], b_, out)}))")
 
 
 @_register(o.Transpose, floats=False)

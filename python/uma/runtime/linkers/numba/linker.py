@@ -46,6 +46,17 @@ def _compiled(source):
         return fn
 
 
+def _read_only(a):
+    """``a``, or a read-only view of it: Numba compiles a function once per argument types, and
+    the read-only flag is part of them (arguments filtered from the host are read-only views,
+    values computed here are not), so every argument is passed read-only (the compiled code
+    never writes into its arguments)."""
+    if a.flags.writeable:
+        a = a.view()
+        a.flags.writeable = False
+    return a
+
+
 def _source(nodes, codes, in_vars, out_vars):
     """The Python source of ``run(*in_vars) -> tuple(out_vars)`` computing ``nodes``."""
     names = {v: f"a{k}" for k, v in enumerate(in_vars)}
@@ -70,7 +81,7 @@ def _run(nodes, codes, in_vars, out_vars):
         jitted = state[0]
         if jitted is not None:
             try:
-                return list(jitted(*values))
+                return list(jitted(*map(_read_only, values)))
             except numba_error:  # Numba cannot compile the run for these types: the numpy table from now on
                 state[0] = None
             except Exception:  # uma's error (or result) from the numpy table, below
