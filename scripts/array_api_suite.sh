@@ -20,7 +20,9 @@
 # suite and the spec from: URLs or local git directories), MAX_EXAMPLES, SEED, JOBS.
 # Extra arguments go to pytest, e.g. `scripts/array_api_suite.sh -k flip` or a file path
 # `array_api_tests/test_manipulation_functions.py`.
-# Exit status: pytest's (non-zero while any test fails; the issue's goal is zero).
+# The tests uma is known to fail are listed, each group with its reason, in
+# scripts/array_api_xfails.txt (xfails: a listed test that passes shows as XPASS).
+# Exit status: pytest's (0: every test passes or is a listed xfail).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -67,6 +69,7 @@ cd "$SRC"
 set +e
 "$PYTHON" -m pytest -q -p no:cacheprovider --max-examples="${MAX_EXAMPLES:-10}" \
   --hypothesis-seed="${SEED:-0}" -n "${JOBS:-2}" --json-report --json-report-file="$WORK/report.json" \
+  --rootdir="$SRC" --xfails-file="$ROOT/scripts/array_api_xfails.txt" \
   "${@:-array_api_tests/}"
 rc=$?
 set -e
