@@ -54,9 +54,9 @@ test: env-test
 	bash scripts/run_tests.sh
 
 dev: env-dev
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" cmake -S . -B build/dev -G Ninja -DCMAKE_BUILD_TYPE=Release \
-	  -DUMA_BUILD_TESTS=OFF -DUMA_BUILD_PYTHON=ON -DPython_EXECUTABLE="$(CURDIR)/$(VPY)"
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" cmake --build build/dev -j $(JOBS) --target _core
+	PATH="$(abspath $(VENV))/bin:$$PATH" cmake -S . -B build/dev -G Ninja -DCMAKE_BUILD_TYPE=Release \
+	  -DUMA_BUILD_TESTS=OFF -DUMA_BUILD_PYTHON=ON -DPython_EXECUTABLE="$(abspath $(VPY))"
+	PATH="$(abspath $(VENV))/bin:$$PATH" cmake --build build/dev -j $(JOBS) --target _core
 	rm -f python/uma/_core*.so
 	cp build/dev/_core*.so python/uma/
 	@echo "built python/uma/$$(cd build/dev && ls _core*.so): use PYTHONPATH=python $(VPY) ..."

@@ -14,6 +14,8 @@ device.
 """
 from __future__ import annotations
 
+import operator
+
 from typing import NamedTuple
 
 from . import _core
@@ -48,6 +50,16 @@ class UniqueInverseResult(NamedTuple):
     inverse_indices: Array
 
 
+def _axis(axis, name):
+    """``axis`` as a Python int: the standard's sort, argsort take one axis (no None)."""
+    try:
+        if isinstance(axis, bool):
+            raise TypeError
+        return operator.index(axis)
+    except TypeError:
+        raise TypeError(f"{name}: axis must be an integer, got {type(axis).__name__} {axis!r}") from None
+
+
 def _flag(value, what, name):
     if not isinstance(value, bool):
         raise TypeError(f"{name}: {what} must be a bool, got {type(value).__name__} {value!r}")
@@ -63,7 +75,7 @@ def sort(x, /, *, axis=-1, descending=False, stable=True):
     a ValueError, numpy.exceptions.AxisError) for ``axis`` outside [-ndim, ndim), a 0-d ``x``
     included; TypeError for a non-integer axis or a non-bool flag; RuntimeError for a cuda
     array."""
-    return _core.sort(_array(x, "sort"), axis=axis, descending=_flag(descending, "descending", "sort"),
+    return _core.sort(_array(x, "sort"), axis=_axis(axis, "sort"), descending=_flag(descending, "descending", "sort"),
                       stable=_flag(stable, "stable", "sort"))
 
 
@@ -73,7 +85,7 @@ def argsort(x, /, *, axis=-1, descending=False, stable=True):
     ``sort(x, axis=a)`` with the same ``descending``. Order, stability and errors as ``sort``:
     a stable descending argsort lists equal elements in their original order (as
     array-api-strict's ``flip(argsort(flip(x)))``), NaNs first."""
-    return _core.argsort(_array(x, "argsort"), axis=axis,
+    return _core.argsort(_array(x, "argsort"), axis=_axis(axis, "argsort"),
                          descending=_flag(descending, "descending", "argsort"),
                          stable=_flag(stable, "stable", "argsort"))
 
@@ -143,4 +155,6 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
         x2 = _array(x2, "searchsorted")
     if sorter is not None:
         sorter = _array(sorter, "searchsorted")
+    if not isinstance(side, str):
+        raise TypeError(f"searchsorted: side must be 'left' or 'right', got {type(side).__name__} {side!r}")
     return _core.searchsorted(x1, x2, side=side, sorter=sorter)

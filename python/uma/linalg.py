@@ -76,10 +76,32 @@ def _x(x, name):
 
 
 def _float_dtype(x):
-    """The real floating dtype a norm of ``x`` has: float32 for float32/complex64, float64 for
-    float64/complex128 and for bool/integer inputs (the default floating dtype)."""
+    """The real floating dtype a norm of ``x`` has (NumPy's): float16, bfloat16 and float32 as
+    they are, float32 for complex64, float64 for float64/complex128 and for bool/integer inputs
+    (the default floating dtype)."""
     n = str(x.dtype)
-    return _aa._by_name["float32" if n in ("float32", "complex64") else "float64"]
+    return _aa._by_name[n if n in ("float16", "bfloat16", "float32") else
+                        "float32" if n == "complex64" else "float64"]
+
+
+def _compute_dtype(x):
+    """The dtype a norm of ``x`` is computed in: its result dtype, float32 for float16/bfloat16
+    (as uma's half-precision ops compute)."""
+    t = _float_dtype(x)
+    return _aa._by_name["float32"] if str(t) in ("float16", "bfloat16") else t
+
+
+def _max0(a, axis, keepdims):
+    """The maximum of the non-negative ``a`` over ``axis``, 0 where that is empty (NumPy's norms:
+    ``max(..., initial=0)``); the sum over an empty axis is that 0, of the right shape."""
+    empty = any(a.shape[k] == 0 for k in ((axis,) if isinstance(axis, int) else axis))
+    return (_api.sum if empty else _api.max)(a, axis=axis, keepdims=keepdims)
+
+
+def _as_result(r, x):
+    """The norm ``r`` in the result dtype of ``x``'s norms."""
+    t = _float_dtype(x)
+    return r if r.dtype == t else _api.astype(r, t)
 
 
 # ---- the factorisations (C++, LAPACK) ----------------------------------------------------------
@@ -265,25 +287,26 @@ def trace(x, /, *, offset=0, dtype=None):
 
 
 def _as_float(x):
-    """|x| in the norm's real floating dtype (float64 for bool/integers)."""
+    """|x| in the dtype the norm is computed in (float64 for bool/integers)."""
     a = _api.abs(x)
-    t = _float_dtype(x)
+    t = _compute_dtype(x)
     return a if a.dtype == t else _api.astype(a, t)
 
 
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     """The vector p-norm of ``x`` over ``axis`` (None: all elements; an int or a tuple of ints)
     (Array API standard, linalg.vector_norm): ord a real p (sum(|x|**p)**(1/p)), inf (max |x|),
-    -inf (min |x|), 0 (the count of non-zero elements). Result: the real floating dtype (float32
-    for float32/complex64; float64 for float64/complex128, bool and integers), the reduced axes
-    removed or kept as length 1. AxisError for a bad axis; ValueError for ord not a number."""
+    -inf (min |x|), 0 (the count of non-zero elements); the inf-norm of nothing is 0 (NumPy).
+    Result: the real floating dtype (float16, bfloat16 and float32 as they are, the first two
+    computed in float32; float32 for complex64; float64 for float64/complex128, bool and
+    integers), the reduced axes removed or kept as length 1. AxisError for a bad axis; ValueError for ord not a number."""
     x = _x(x, "vector_norm")
     axes = _aa._axes(axis, x.ndim, "uma.linalg.vector_norm")
     if isinstance(ord, bool) or not isinstance(ord, (int, float)):
         raise ValueError(f"uma.linalg.vector_norm: ord must be a real number, inf or -inf, got {ord!r}")
     a = _as_float(x)
     if ord == math.inf:
-        r = _api.max(a, axis=axes, keepdims=keepdims)
+        r = _max0(a, axes, keepdims)
     elif ord == -math.inf:
         r = _api.min(a, axis=axes, keepdims=keepdims)
     elif ord == 0:
@@ -297,14 +320,15 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
         r = _api.power(_api.sum(_api.power(a, p), axis=axes, keepdims=keepdims), 1.0 / p)
     if axis is None and keepdims is False and r.ndim:
         r = _api.reshape(r, ())
-    return r
+    return _as_result(r, x)
 
 
 def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     """The matrix norm of each matrix of ``x`` (..., M, N) (Array API standard,
     linalg.matrix_norm): ord 'fro' (Frobenius), 'nuc' (sum of singular values), 1 / -1 (max /
     min column sum of |x|), inf / -inf (max / min row sum), 2 / -2 (largest / smallest singular
-    value). Result: the real floating dtype (as ``vector_norm``), shape (...), or (..., 1, 1)
+    value); the max-based ones (1, inf, 2) of an empty matrix are 0, the min-based ones a
+    ValueError (NumPy). Result: the real floating dtype (as ``vector_norm``), shape (...), or (..., 1, 1)
     with ``keepdims``. ValueError for another ord or ndim < 2."""
     x = _matrix(x, "matrix_norm")
     if isinstance(ord, str):
@@ -317,18 +341,15 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
         r = _api.sqrt(_api.sum(_api.multiply(a, a), axis=(-2, -1)))
     elif ord in ("nuc", 2, -2):
         s = svdvals(x)
-        r = _api.sum(s, axis=-1) if ord == "nuc" else _api.max(s, axis=-1) if ord == 2 else _api.min(s, axis=-1)
-        t = _float_dtype(x)
-        if r.dtype != t:
-            r = _api.astype(r, t)
+        r = _api.sum(s, axis=-1) if ord == "nuc" else _max0(s, -1, False) if ord == 2 else _api.min(s, axis=-1)
     else:
         a = _as_float(x)
         red, keep = (-2, -1) if ord in (1, -1) else (-1, -1)  # column sums, or row sums
         sums = _api.sum(a, axis=red)
-        r = _api.max(sums, axis=keep) if ord > 0 else _api.min(sums, axis=keep)
+        r = _max0(sums, keep, False) if ord > 0 else _api.min(sums, axis=keep)
     if keepdims:
         r = _api.reshape(r, tuple(r.shape) + (1, 1))
-    return r
+    return _as_result(r, x)
 
 
 def matrix_power(x, n, /):
@@ -373,7 +394,8 @@ def _rtol(x, s, rtol, name):
     if isinstance(rtol, Array):
         return _api.expand_dims(_api.astype(rtol, s.dtype) if rtol.dtype != s.dtype else rtol, -1)
     if isinstance(rtol, bool) or not isinstance(rtol, (int, float)):
-        raise TypeError(f"uma.linalg.{name}: rtol must be a float, an array or None, got {rtol!r}")
+        raise TypeError(f"uma.linalg.{name}: rtol must be a Python float, a uma.Array or None, "
+                        f"got {type(rtol).__name__} {rtol!r}")
     return float(rtol)
 
 

@@ -122,16 +122,21 @@ Array inv(const Array& x) {
   return out;
 }
 
-std::pair<Array, Array> slogdet(const Array& x) {
-  const Array a = lapack_operand(x, true, "slogdet");
-  const Shape batch = linalg_batch_shape(a.shape(), true, "slogdet");
+namespace {
+/// (sign, logabsdet) of each matrix of x; `op` names the uma.linalg function in errors.
+std::pair<Array, Array> sign_logdet(const Array& x, const char* op) {
+  const Array a = lapack_operand(x, true, op);
+  const Shape batch = linalg_batch_shape(a.shape(), true, op);
   Array sign = Array::empty(batch, a.dtype()), logabs = Array::empty(batch, real_dtype(a.dtype()));
   kernels::slogdet(a, sign, logabs);
   return {sign, logabs};
 }
+}  // namespace
+
+std::pair<Array, Array> slogdet(const Array& x) { return sign_logdet(x, "slogdet"); }
 
 Array det(const Array& x) {
-  auto [sign, logabs] = slogdet(x);
+  auto [sign, logabs] = sign_logdet(x, "det");
   return binary(BinaryOp::Multiply, sign, unary(UnaryOp::Exp, logabs));
 }
 

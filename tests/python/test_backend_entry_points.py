@@ -28,6 +28,10 @@ PLUGIN = textwrap.dedent("""\
 
     def not_a_linker():
         return object()
+
+
+    def exits():
+        raise SystemExit(3)
 """)
 
 ENTRY_POINTS = textwrap.dedent("""\
@@ -36,6 +40,7 @@ ENTRY_POINTS = textwrap.dedent("""\
     absent = toy_backend:absent
     broken = toy_backend:no_such_name
     wrong = toy_backend:not_a_linker
+    exits = toy_backend:exits
 """)
 
 
@@ -70,6 +75,7 @@ def test_a_declared_backend_is_listed_and_broken_ones_warn(plugin_path):
     assert "ok" in r.stdout
     assert "backend 'broken' of entry point 'toy_backend:no_such_name'" in r.stderr, r.stderr
     assert "backend 'wrong'" in r.stderr and "not a uma.Linker" in r.stderr, r.stderr
+    assert "backend 'exits'" in r.stderr and "SystemExit" in r.stderr, r.stderr  # warned, the process goes on
     assert "'absent'" not in r.stderr
 
 

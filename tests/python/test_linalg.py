@@ -423,3 +423,82 @@ def test_eig_of_a_rotation_is_complex():
     a = np.array([[0.0, -1.0], [1.0, 0.0]])
     w = to_numpy(uma.linalg.eigvals(a))
     np.testing.assert_allclose(w[np.argsort(w.imag)], [-1j, 1j], atol=1e-15)
+
+
+# ---- non-finite and empty inputs ------------------------------------------------------------------
+
+NONFINITE = {"nan": [[np.nan, 1.0], [1.0, 2.0]], "inf": [[np.inf, 1.0], [1.0, 2.0]]}
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("kind", list(NONFINITE))
+@pytest.mark.parametrize("name", ["svd", "svdvals", "eig", "eigvals", "matrix_rank", "pinv"])
+def test_an_infinity_or_nan_is_a_linalg_error(name, kind, dtype):
+    """LAPACK's SVD and general eigensolver stop the process on a NaN ("illegal value") and
+    return garbage for an infinity. NumPy raises LinAlgError for both in eig/eigvals and for a
+    NaN in the SVD, but returns NaN singular values (and a rank of 0, a zero pseudo-inverse) for
+    an infinity; uma raises LinAlgError for every one of these, before calling LAPACK (the issue's
+    rule: never garbage silently)."""
+    a = np.array(NONFINITE[kind], dtype)
+    np_fn = {"svdvals": lambda v: np.linalg.svd(v, compute_uv=False)}.get(name, getattr(np.linalg, name))
+    if kind == "nan" or name in ("eig", "eigvals"):
+        with pytest.raises(np.linalg.LinAlgError):
+            np_fn(a)
+    with pytest.raises(uma.linalg.LinAlgError, match="infinity or NaN"):
+        getattr(uma.linalg, name)(uma.asarray(a))
+    stack = np.stack([np.eye(2, dtype=dtype), a])  # the message names the matrix of the stack
+    with pytest.raises(uma.linalg.LinAlgError, match="matrix 1 of the stack"):
+        getattr(uma.linalg, name)(uma.asarray(stack))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("a", [[[np.inf, 0.0], [0.0, 1.0]], [[-np.inf, 0.0], [0.0, 2.0]],
+                               [[np.nan, 1.0], [1.0, 2.0]], [[0.0, 1.0], [1.0, 0.0]]])
+def test_det_and_slogdet_of_non_finite_matrices_are_numpy_s(a, dtype):
+    a = np.array(a, dtype)
+    s, l = uma.linalg.slogdet(uma.asarray(a))
+    ws, wl = np.linalg.slogdet(a)
+    np.testing.assert_array_equal(to_numpy(s), ws)
+    np.testing.assert_array_equal(to_numpy(l), wl)
+    np.testing.assert_array_equal(to_numpy(uma.linalg.det(uma.asarray(a))), np.linalg.det(a))
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (3, 0), (0, 3), (2, 0, 4)])
+@pytest.mark.parametrize("ord", [1, -1, 2, -2, math.inf, -math.inf, "fro", "nuc"])
+def test_matrix_norms_of_empty_matrices_are_numpy_s(shape, ord):
+    a = np.zeros(shape)
+    try:
+        want = np.linalg.matrix_norm(a, ord=ord)
+    except ValueError as e:  # NumPy's min-based norms of nothing
+        with pytest.raises(ValueError):
+            uma.linalg.matrix_norm(uma.asarray(a), ord=ord)
+        assert "zero-size" in str(e)
+        return
+    got = uma.linalg.matrix_norm(uma.asarray(a), ord=ord)
+    np.testing.assert_array_equal(to_numpy(got), want)
+
+
+@pytest.mark.parametrize("ord", [math.inf, 1, 2, 0, 3])
+def test_vector_norms_of_nothing_are_numpy_s(ord):
+    for shape, axis in (((3, 0), None), ((3, 0), 1), ((0,), None)):
+        a = np.zeros(shape)
+        got = uma.linalg.vector_norm(uma.asarray(a), axis=axis, ord=ord)
+        np.testing.assert_array_equal(to_numpy(got), np.linalg.vector_norm(a, axis=axis, ord=ord))
+
+
+@pytest.mark.parametrize("ord", [2, 1, math.inf, 3])
+def test_float16_norms_keep_float16(ord, rng):
+    a = rng.standard_normal((4, 5)).astype(np.float16)
+    got = uma.linalg.vector_norm(uma.asarray(a), axis=1, ord=ord)
+    want = np.linalg.vector_norm(a.astype(np.float32), axis=1, ord=ord).astype(np.float16)
+    assert got.dtype == uma.float16 and np.linalg.vector_norm(a, ord=ord).dtype == np.float16
+    np.testing.assert_array_equal(to_numpy(got), want)  # computed in float32, rounded once
+    m = uma.linalg.matrix_norm(uma.asarray(a), ord="fro")
+    assert m.dtype == uma.float16
+
+
+def test_errors_name_the_function_called():
+    with pytest.raises(TypeError, match="uma.linalg.det:"):
+        uma.linalg.det(uma.asarray(np.ones((2, 2), np.float16)))
+    with pytest.raises(TypeError, match=r"rtol must be a Python float, a uma.Array or None, got ndarray"):
+        uma.linalg.matrix_rank(uma.asarray(np.eye(2)), rtol=np.array([0.1]))

@@ -397,3 +397,14 @@ def test_nonzero_on_cuda():
     for g, e in zip(got, np.nonzero(x)):
         assert str(g.device).startswith("cuda")
         np.testing.assert_array_equal(np.asarray(g.to_device("cpu")), e)
+
+
+def test_a_non_integer_axis_or_side_is_a_type_error_naming_it():
+    x = uma.asarray(np.array([3.0, 1.0, 2.0]))
+    for fn in (uma.sort, uma.argsort):
+        for bad in (None, 1.0, "0", True):
+            with pytest.raises(TypeError, match=f"{fn.__name__}: axis must be an integer, got"):
+                fn(x, axis=bad)
+    with pytest.raises(TypeError, match="searchsorted: side must be 'left' or 'right', got NoneType None"):
+        uma.searchsorted(x, 1.0, side=None)
+    np.testing.assert_array_equal(np.asarray(uma.sort(x, axis=np.int64(0))), np.sort(np.array([3.0, 1.0, 2.0])))

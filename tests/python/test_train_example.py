@@ -194,7 +194,8 @@ def test_bad_data_messages_say_what_is_wrong(tmp_path):
 
 def test_bad_options_exit_2():
     for args in (["--epochs", "0"], ["--lr", "-1"], ["--backend", "nope"], ["--batch-size", "x"],
-                 ["--model", "cnn"], ["--compare", "tensorflow"], ["--compare", ""], ["--compare", "cpu,,numpy"]):
+                 ["--model", "cnn"], ["--compare", "tensorflow"], ["--compare", ""], ["--compare", "cpu,,numpy"],
+                 ["--compare", "cpu"], ["--compare", "cpu,cpu"]):
         proc = run(*args)
         assert proc.returncode == 2, args
         assert "Traceback" not in proc.stderr

@@ -389,14 +389,14 @@ def _load_entry_points():
             if not isinstance(linker, Linker):
                 raise TypeError(f"it gave {type(linker).__name__}, not a uma.Linker")
             register_backend(ep.name, linker)
-        except Exception as e:  # a broken plug-in must not break uma
+        except (Exception, SystemExit) as e:  # a broken plug-in must not break uma (nor end the process)
             warnings.warn(f"uma: backend {ep.name!r} of entry point {ep.value!r} (group {ENTRY_POINT_GROUP!r}) "
                           f"was not registered: {type(e).__name__}: {e}", RuntimeWarning, stacklevel=3)
 
 
 def backends() -> list:
     """Names of the registered backends, sorted: ``cpu``, ``numpy``, ``reference``, ``jax``,
-    ``torch`` and ``mlx`` where those frameworks are installed, ``cuda`` where a GPU is
+    ``torch``, ``mlx`` and ``numba`` where those frameworks are installed, ``cuda`` where a GPU is
     usable, those registered with :func:`register_backend`, and those that installed packages
     declare as entry points of the group ``uma.backends`` (``name = "module:attr"``, where
     ``attr`` is a :class:`Linker` instance, or a class or function that returns one, or None

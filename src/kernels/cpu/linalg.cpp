@@ -61,6 +61,19 @@ template <class T> void identity(T* dst, int64_t n) {
 }
 
 // The matrices of a stack: the product of its leading axes (a stack of 0x0 matrices counts them).
+/// Whether the n values at p are all finite (LAPACK's SVD and general eigensolver stop with an
+/// "illegal value" on an infinity or NaN instead of reporting it).
+template <class T> bool all_finite(const T* p, int64_t n) {
+  for (int64_t k = 0; k < n; ++k) {
+    if constexpr (is_cplx<T>) {
+      if (!std::isfinite(p[k].real()) || !std::isfinite(p[k].imag())) return false;
+    } else if (!std::isfinite(p[k])) {
+      return false;
+    }
+  }
+  return true;
+}
+
 int64_t batch_count(const Array& a) {
   int64_t c = 1;
   for (int64_t d = 0; d + 2 < a.ndim(); ++d) c *= a.shape()[d];
@@ -123,7 +136,8 @@ template <class T> void slogdet_t(const Array& a, const Array& sign, const Array
     for (int64_t j = 0; j < n; ++j) {
       const T d = w[static_cast<size_t>(j * n + j)];
       const R m = std::abs(d);
-      s *= d / m;
+      if constexpr (is_cplx<T>) s *= d / m;  // NumPy's rule: a unit complex; a real pivot flips the sign when
+      else if (d < 0) s = -s;                // negative, so an infinite or NaN pivot leaves it as it is
       if (ipiv[static_cast<size_t>(j)] != j + 1) s = -s;
       acc += std::log(m);
     }
@@ -197,6 +211,8 @@ template <class T> void eig_t(const char* op, const Array& a, const Array& wout,
   const T* A = static_cast<const T*>(a.data());
   T* W = static_cast<T*>(wout.data());
   for (int64_t i = 0; i < count; ++i) {
+    UMA_CHECK(all_finite(A + i * n * n, n * n), LinAlg, "uma.linalg.", op, ": matrix ", i,
+              " of the stack contains an infinity or NaN");
     to_col_major(A + i * n * n, n, n, w.data(), n);
     lapack::geev(jobvr, N, w.data(), N, W + i * n, vr.data(), v ? N : 1, work.data(),
                  static_cast<lapack_int>(work.size()), rwork.data(), &info);
@@ -241,6 +257,8 @@ void svd_t(const char* op, const Array& a, const Array& s, const Array* u, const
   const T* A = static_cast<const T*>(a.data());
   R* S = static_cast<R*>(s.data());
   for (int64_t i = 0; i < count; ++i) {
+    UMA_CHECK(all_finite(A + i * m * n, m * n), LinAlg, "uma.linalg.", op, ": the SVD of matrix ", i,
+              " of the stack did not converge (it contains an infinity or NaN)");
     to_col_major(A + i * m * n, m, n, w.data(), m);
     lapack::gesdd(jobz, M, N, w.data(), lda, S + i * k, wu.data(), ldu, wvt.data(), ldvt, work.data(),
                   static_cast<lapack_int>(work.size()), rwork.data(), iwork.data(), &info);
