@@ -9,6 +9,7 @@
 
 #include "uma/array.h"
 #include "uma/error.h"
+#include "error_kind.h"
 #include "uma/ops.h"
 
 namespace uma {
@@ -40,17 +41,6 @@ IndexKey none() { return IndexKey{IndexItem{IndexItem::NewAxis, 0, {}, {}, {}}, 
 IndexKey ellipsis() { return IndexKey{IndexItem{IndexItem::Ellipsis, 0, {}, {}, {}}, Array()}; }
 
 double at(const Array& a, std::vector<int64_t> idx) { return *reinterpret_cast<const double*>(a.ptr_at(idx.data())); }
-
-template <class F>
-ErrorKind error_of(F f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.kind();
-  }
-  ADD_FAILURE() << "no error";
-  return ErrorKind::Runtime;
-}
 
 TEST(AdvancedIndex, AdjacentArraysKeepTheirPlaceSeparatedOnesGoFirst) {
   const Array a = iota({2, 5, 3, 4});
@@ -101,12 +91,12 @@ TEST(AdvancedIndex, EveryIntegerDtypeNegativeIndicesAndStridedSources) {
 
 TEST(AdvancedIndex, Errors) {
   const Array a = iota({2, 3});
-  EXPECT_EQ(error_of([&] { ops::index(a, {all(), arr(ints({3}, {1}))}); }), ErrorKind::Index);
-  EXPECT_EQ(error_of([&] { ops::index(a, {arr(ints({0, 1}, {2})), arr(ints({0, 1, 2}, {3}))}); }), ErrorKind::Index);
-  EXPECT_EQ(error_of([&] { ops::index(a, {arr(bools({true}, {1}))}); }), ErrorKind::Index);
-  EXPECT_EQ(error_of([&] { ops::index(a, {arr(ints({0}, {1})), num(5)}); }), ErrorKind::Index);
-  EXPECT_EQ(error_of([&] { ops::index(a, {num(0), num(0), arr(ints({0}, {1}))}); }), ErrorKind::Index);
-  EXPECT_EQ(error_of([&] { ops::index(a, {arr(ops::astype(ints({0}, {1}), DType::Float32))}); }), ErrorKind::Index);
+  EXPECT_EQ(testing::error_kind([&] { ops::index(a, {all(), arr(ints({3}, {1}))}); }), ErrorKind::Index);
+  EXPECT_EQ(testing::error_kind([&] { ops::index(a, {arr(ints({0, 1}, {2})), arr(ints({0, 1, 2}, {3}))}); }), ErrorKind::Index);
+  EXPECT_EQ(testing::error_kind([&] { ops::index(a, {arr(bools({true}, {1}))}); }), ErrorKind::Index);
+  EXPECT_EQ(testing::error_kind([&] { ops::index(a, {arr(ints({0}, {1})), num(5)}); }), ErrorKind::Index);
+  EXPECT_EQ(testing::error_kind([&] { ops::index(a, {num(0), num(0), arr(ints({0}, {1}))}); }), ErrorKind::Index);
+  EXPECT_EQ(testing::error_kind([&] { ops::index(a, {arr(ops::astype(ints({0}, {1}), DType::Float32))}); }), ErrorKind::Index);
   try {
     ops::index(a, {none(), arr(ints({0}, {1})), arr(ints({-4}, {1}))});
     ADD_FAILURE() << "no error";
@@ -140,7 +130,7 @@ TEST(AdvancedIndex, AssignWritesThePicksLastWriteWins) {
   }
   // read-only destinations refuse, and nothing changes
   Array ro = a.as_readonly();
-  EXPECT_EQ(error_of([&] { ops::index_assign(ro, {arr(ints({0}, {1}))}, v); }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([&] { ops::index_assign(ro, {arr(ints({0}, {1}))}, v); }), ErrorKind::Value);
   EXPECT_EQ(at(a, {1, 1}), at(want, {1, 1}));
 }
 

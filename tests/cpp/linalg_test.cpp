@@ -10,6 +10,7 @@
 
 #include "uma/array.h"
 #include "uma/error.h"
+#include "error_kind.h"
 #include "uma/ops.h"
 
 namespace uma {
@@ -27,16 +28,6 @@ template <class T> std::vector<T> values(const Array& a) {
   const Array c = ops::contiguous(a);
   const T* p = c.data_as<T>();
   return std::vector<T>(p, p + c.size());
-}
-
-template <class F> ErrorKind error_kind(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.kind();
-  }
-  ADD_FAILURE() << "no uma::Error thrown";
-  return ErrorKind::Runtime;
 }
 
 TEST(Linalg, InvOfAStack) {
@@ -92,7 +83,7 @@ TEST(Linalg, CholeskyLowerAndUpper) {
   const Array a = make<float>({4, 2, 2, 5}, {2, 2});  // L = [[2, 0], [1, 2]]
   EXPECT_EQ(values<float>(ops::linalg::cholesky(a, false)), (std::vector<float>{2, 0, 1, 2}));
   EXPECT_EQ(values<float>(ops::linalg::cholesky(a, true)), (std::vector<float>{2, 1, 0, 2}));
-  EXPECT_EQ(error_kind([] { ops::linalg::cholesky(make<double>({1, 2, 2, 1}, {2, 2}), false); }), ErrorKind::LinAlg);
+  EXPECT_EQ(testing::error_kind([] { ops::linalg::cholesky(make<double>({1, 2, 2, 1}, {2, 2}), false); }), ErrorKind::LinAlg);
 }
 
 TEST(Linalg, EighSortsAscending) {
@@ -131,16 +122,16 @@ TEST(Linalg, QrOfATallMatrix) {
   auto [qc, rc] = ops::linalg::qr(a, "complete");
   EXPECT_EQ(qc.shape(), (Shape{3, 3}));
   EXPECT_EQ(rc.shape(), (Shape{3, 2}));
-  EXPECT_EQ(error_kind([&] { ops::linalg::qr(a, "full"); }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([&] { ops::linalg::qr(a, "full"); }), ErrorKind::Value);
 }
 
 TEST(Linalg, ShapeDtypeAndSingularErrors) {
-  EXPECT_EQ(error_kind([] { ops::linalg::inv(make<double>({1, 2, 3}, {3})); }), ErrorKind::Value);
-  EXPECT_EQ(error_kind([] { ops::linalg::inv(make<double>({1, 2, 3, 4, 5, 6}, {2, 3})); }), ErrorKind::Value);
-  EXPECT_EQ(error_kind([] { ops::linalg::inv(make<double>({1, 2, 2, 4}, {2, 2})); }), ErrorKind::LinAlg);
-  EXPECT_EQ(error_kind([] { ops::linalg::solve(make<double>({1, 0, 0, 1}, {2, 2}), make<double>({1, 2, 3}, {3})); }),
+  EXPECT_EQ(testing::error_kind([] { ops::linalg::inv(make<double>({1, 2, 3}, {3})); }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([] { ops::linalg::inv(make<double>({1, 2, 3, 4, 5, 6}, {2, 3})); }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([] { ops::linalg::inv(make<double>({1, 2, 2, 4}, {2, 2})); }), ErrorKind::LinAlg);
+  EXPECT_EQ(testing::error_kind([] { ops::linalg::solve(make<double>({1, 0, 0, 1}, {2, 2}), make<double>({1, 2, 3}, {3})); }),
             ErrorKind::Value);
-  EXPECT_EQ(error_kind([] { ops::linalg::det(ops::astype(make<float>({1}, {1, 1}), DType::Float16)); }), ErrorKind::Type);
+  EXPECT_EQ(testing::error_kind([] { ops::linalg::det(ops::astype(make<float>({1}, {1, 1}), DType::Float16)); }), ErrorKind::Type);
   // integers compute in float64 (NumPy's rule)
   EXPECT_EQ(ops::linalg::inv(make<int64_t>({2}, {1, 1})).dtype(), DType::Float64);
   EXPECT_EQ(ops::linalg_dtype(DType::Bool, "inv"), DType::Float64);

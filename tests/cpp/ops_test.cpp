@@ -15,6 +15,7 @@
 
 #include "uma/array.h"
 #include "uma/error.h"
+#include "error_kind.h"
 #include "uma/memory/allocator.h"
 #include "uma/ops.h"
 
@@ -54,17 +55,6 @@ std::vector<T> values(const Array& a) {
 
 void no_delete(void*, void*, std::size_t) noexcept {}
 
-template <class F>
-ErrorKind error_kind(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.kind();
-  }
-  ADD_FAILURE() << "no uma::Error thrown";
-  return ErrorKind::Runtime;
-}
-
 // ---- creation ----------------------------------------------------------------------------
 
 TEST(Creation, ZerosOnesFullArangeEye) {
@@ -77,7 +67,7 @@ TEST(Creation, ZerosOnesFullArangeEye) {
             (std::vector<double>{1, 0.75, 0.5, 0.25}));
   EXPECT_EQ(ops::arange(Scalar::from_int(3), Scalar::from_int(1), Scalar::from_int(1), DType::Int64).size(), 0);
   EXPECT_EQ(values<double>(ops::eye(2, 3, 1, DType::Float64)), (std::vector<double>{0, 1, 0, 0, 0, 1}));
-  EXPECT_EQ(error_kind([] { ops::arange(Scalar::from_int(0), Scalar::from_int(1), Scalar::from_int(0), DType::Float64); }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([] { ops::arange(Scalar::from_int(0), Scalar::from_int(1), Scalar::from_int(0), DType::Float64); }), ErrorKind::Value);
 }
 
 TEST(Creation, ScalarArrayIsZeroDAndRangeChecked) {
@@ -85,7 +75,7 @@ TEST(Creation, ScalarArrayIsZeroDAndRangeChecked) {
   EXPECT_EQ(s.ndim(), 0);
   EXPECT_EQ(*s.data_as<int32_t>(), 7);
   // NumPy 2: np.array(300, dtype=np.int8) raises OverflowError
-  EXPECT_EQ(error_kind([] { ops::scalar_array(Scalar::from_int(300), DType::Int8); }), ErrorKind::Overflow);
+  EXPECT_EQ(testing::error_kind([] { ops::scalar_array(Scalar::from_int(300), DType::Int8); }), ErrorKind::Overflow);
 }
 
 // ---- casts and assignment --------------------------------------------------------------
@@ -105,8 +95,8 @@ TEST(Cast, AssignBroadcastsAndRespectsReadOnly) {
   Array dst = ops::zeros({2, 3}, DType::Float64);
   ops::assign(dst, make<int32_t>({1, 2, 3}, {3}));  // broadcast + cast
   EXPECT_EQ(values<double>(dst), (std::vector<double>{1, 2, 3, 1, 2, 3}));
-  EXPECT_EQ(error_kind([&] { ops::assign(dst.as_readonly(), ops::ones({3}, DType::Float64)); }), ErrorKind::Value);
-  EXPECT_EQ(error_kind([&] { ops::assign(dst, ops::ones({4}, DType::Float64)); }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([&] { ops::assign(dst.as_readonly(), ops::ones({3}, DType::Float64)); }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([&] { ops::assign(dst, ops::ones({4}, DType::Float64)); }), ErrorKind::Value);
   // Overlapping source and destination: dst[:, ::-1] = dst
   Array rev = dst.view(dst.data_as<double>() + 2, {2, 3}, {3, -1});
   ops::assign(rev, dst);
@@ -175,7 +165,7 @@ TEST(Elementwise, OneHot) {
 TEST(Elementwise, ErrorsNameTheProblem) {
   Array a = ops::ones({2}, DType::Float64);
   Array b = ops::ones({3}, DType::Float64);
-  EXPECT_EQ(error_kind([&] { ops::binary(BinaryOp::Add, a, b); }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([&] { ops::binary(BinaryOp::Add, a, b); }), ErrorKind::Value);
   try {
     ops::binary(BinaryOp::Add, a, b);
   } catch (const Error& e) {
@@ -193,11 +183,11 @@ TEST(Elementwise, ErrorsNameTheProblem) {
     EXPECT_NE(std::string(e.what()).find("floor"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("complex64"), std::string::npos) << e.what();
   }
-  EXPECT_EQ(error_kind([&] { ops::unary(UnaryOp::Erf, z); }), ErrorKind::Type);
-  EXPECT_EQ(error_kind([&] { ops::binary(BinaryOp::Arctan2, z, z); }), ErrorKind::Type);
-  EXPECT_EQ(error_kind([&] { ops::binary(BinaryOp::Remainder, z, z); }), ErrorKind::Type);
-  EXPECT_EQ(error_kind([&] { ops::unary(UnaryOp::Negative, ops::ones({1}, DType::Bool)); }), ErrorKind::Type);
-  EXPECT_EQ(error_kind([&] { ops::round(ops::ones({1}, DType::Bool), -1); }), ErrorKind::Type);
+  EXPECT_EQ(testing::error_kind([&] { ops::unary(UnaryOp::Erf, z); }), ErrorKind::Type);
+  EXPECT_EQ(testing::error_kind([&] { ops::binary(BinaryOp::Arctan2, z, z); }), ErrorKind::Type);
+  EXPECT_EQ(testing::error_kind([&] { ops::binary(BinaryOp::Remainder, z, z); }), ErrorKind::Type);
+  EXPECT_EQ(testing::error_kind([&] { ops::unary(UnaryOp::Negative, ops::ones({1}, DType::Bool)); }), ErrorKind::Type);
+  EXPECT_EQ(testing::error_kind([&] { ops::round(ops::ones({1}, DType::Bool), -1); }), ErrorKind::Type);
 }
 
 // ---- every dtype --------------------------------------------------------------------------
@@ -408,7 +398,7 @@ TEST(Elementwise, SmallOperandFastPathMatchesGeneralPath) {
         kind = e.kind();
       }
       if (raised) {
-        EXPECT_EQ(error_kind([&] { ops::binary(op, a, b); }), kind) << ops::op_name(op) << " on " << dtype_name(c.t);
+        EXPECT_EQ(testing::error_kind([&] { ops::binary(op, a, b); }), kind) << ops::op_name(op) << " on " << dtype_name(c.t);
         continue;
       }
       expect_fast_matches_general(op, a, b);
@@ -437,11 +427,11 @@ TEST(Elementwise, SmallOperandFastPathShapesAndFallbacks) {
   EXPECT_EQ(values<int8_t>(ops::binary(BinaryOp::Add, scalar_of(DType::Int8, 127), scalar_of(DType::Int8, 1))),
             (std::vector<int8_t>{-128}));
   // Integer power's negative-exponent check and bool subtract's TypeError on one element.
-  EXPECT_EQ(error_kind([&] { ops::binary(BinaryOp::Power, scalar_of(DType::Int32, 2), scalar_of(DType::Int32, -1)); }),
+  EXPECT_EQ(testing::error_kind([&] { ops::binary(BinaryOp::Power, scalar_of(DType::Int32, 2), scalar_of(DType::Int32, -1)); }),
             ErrorKind::Value);
   EXPECT_EQ(values<uint32_t>(ops::binary(BinaryOp::Power, scalar_of(DType::UInt32, 2), scalar_of(DType::UInt32, 3))),
             (std::vector<uint32_t>{8}));
-  EXPECT_EQ(error_kind([&] { ops::binary(BinaryOp::Subtract, scalar_of(DType::Bool, 1), scalar_of(DType::Bool, 0)); }),
+  EXPECT_EQ(testing::error_kind([&] { ops::binary(BinaryOp::Subtract, scalar_of(DType::Bool, 1), scalar_of(DType::Bool, 0)); }),
             ErrorKind::Type);
 }
 
@@ -525,8 +515,8 @@ TEST(Reduce, StridedAndEmptyInputs) {
   Array empty = ops::zeros({0, 3}, DType::Float64);
   EXPECT_EQ(values<double>(ops::reduce(ReduceOp::Sum, empty, std::vector<int64_t>{0}, false)),
             (std::vector<double>{0, 0, 0}));
-  EXPECT_EQ(error_kind([&] { ops::reduce(ReduceOp::Max, empty, std::vector<int64_t>{0}, false); }), ErrorKind::Value);
-  EXPECT_EQ(error_kind([&] { ops::reduce(ReduceOp::Sum, a, std::vector<int64_t>{2}, false); }), ErrorKind::Axis);  // numpy.exceptions.AxisError in Python
+  EXPECT_EQ(testing::error_kind([&] { ops::reduce(ReduceOp::Max, empty, std::vector<int64_t>{0}, false); }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([&] { ops::reduce(ReduceOp::Sum, a, std::vector<int64_t>{2}, false); }), ErrorKind::Axis);  // numpy.exceptions.AxisError in Python
 }
 
 // ---- matmul --------------------------------------------------------------------------------
@@ -551,7 +541,7 @@ TEST(Matmul, SmallCasesByHand) {
   Array dot = ops::matmul(v, v);
   EXPECT_EQ(dot.ndim(), 0);
   EXPECT_EQ(values<int64_t>(dot), (std::vector<int64_t>{2}));
-  EXPECT_EQ(error_kind([&] { ops::matmul(a, a); }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([&] { ops::matmul(a, a); }), ErrorKind::Value);
 }
 
 TEST(Matmul, BatchedAndEmpty) {
@@ -595,7 +585,7 @@ TEST(ShapeRules, BroadcastFollowsNumPyOnConcreteShapes) {
   EXPECT_EQ(ops::broadcast_shapes(Shape{0, 1}, Shape{1, 7}, "add"), (Shape{0, 7}));
   EXPECT_EQ(error_message([] { ops::broadcast_shapes(Shape{2}, Shape{3}, "add"); }),
             "add: operands could not be broadcast together with shapes (2,) (3,)");
-  EXPECT_EQ(error_kind([] { ops::broadcast_shapes(Shape{0}, Shape{2}, "add"); }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([] { ops::broadcast_shapes(Shape{0}, Shape{2}, "add"); }), ErrorKind::Value);
 }
 
 TEST(ShapeRules, BroadcastKeepsUnknownLengthsUnlessAKnownLengthDecides) {
@@ -616,7 +606,7 @@ TEST(ShapeRules, ReduceShapeRemovesOrKeepsTheAxes) {
   EXPECT_EQ(ops::reduce_shape({2, U, 4}, std::vector<int64_t>{1}, true, "sum"), (Shape{2, 1, 4}));
   EXPECT_EQ(ops::reduce_shape({2, U, 4}, std::nullopt, false, "sum"), (Shape{}));
   EXPECT_EQ(ops::reduce_shape({2, U, 4}, std::nullopt, true, "sum"), (Shape{1, 1, 1}));
-  EXPECT_EQ(error_kind([] { ops::reduce_shape({2, 3}, std::vector<int64_t>{2}, false, "sum"); }), ErrorKind::Axis);
+  EXPECT_EQ(testing::error_kind([] { ops::reduce_shape({2, 3}, std::vector<int64_t>{2}, false, "sum"); }), ErrorKind::Axis);
   EXPECT_EQ(error_message([] { ops::reduce_shape({2, 3}, std::vector<int64_t>{1, -1}, false, "max"); }),
             "max: duplicate value in 'axis'");
   // the eager reduction has the rule's shape
@@ -629,7 +619,7 @@ TEST(ShapeRules, CumulateKeepsTheShapeOrFlattens) {
   EXPECT_EQ(ops::cumulate_shape({2, U}, 1, "cumsum"), (Shape{2, U}));
   EXPECT_EQ(ops::cumulate_shape({2, 3}, std::nullopt, "cumsum"), (Shape{6}));
   EXPECT_EQ(ops::cumulate_shape({2, U}, std::nullopt, "cumsum"), (Shape{U}));
-  EXPECT_EQ(error_kind([] { ops::cumulate_shape({2}, 1, "cumprod"); }), ErrorKind::Axis);
+  EXPECT_EQ(testing::error_kind([] { ops::cumulate_shape({2}, 1, "cumprod"); }), ErrorKind::Axis);
   EXPECT_EQ(ops::cumsum(ops::ones({2, 3}, DType::Int32), std::nullopt).shape(), (Shape{6}));
 }
 
@@ -662,7 +652,7 @@ TEST(ShapeRules, StaticSizeIsKnownWhereTheShapeDecidesIt) {
   EXPECT_EQ(ops::static_size({}, "x"), 1);
   EXPECT_EQ(ops::static_size({2, U}, "x"), U);
   EXPECT_EQ(ops::static_size({0, U}, "x"), 0);  // a known 0 decides it
-  EXPECT_EQ(error_kind([] { ops::static_size({0, int64_t(1) << 62, int64_t(1) << 62}, "x"); }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([] { ops::static_size({0, int64_t(1) << 62, int64_t(1) << 62}, "x"); }), ErrorKind::Value);
 }
 
 TEST(ShapeRules, ReductionRuleRefusesEmptyAxesWithoutIdentity) {
@@ -673,7 +663,7 @@ TEST(ShapeRules, ReductionRuleRefusesEmptyAxesWithoutIdentity) {
             "argmin: attempt to get argmin of an empty sequence");
   EXPECT_EQ(ops::reduce_shape(ReduceOp::Sum, {0, U}, std::nullopt, true), (Shape{1, 1}));  // sum has an identity
   EXPECT_EQ(ops::reduce_shape(ReduceOp::Min, {U, 3}, std::vector<int64_t>{0}, false), (Shape{3}));  // unknown: no error
-  EXPECT_EQ(error_kind([] { ops::reduce_shape(ReduceOp::ArgMax, {2, 3}, std::vector<int64_t>{0, 1}, false); }),
+  EXPECT_EQ(testing::error_kind([] { ops::reduce_shape(ReduceOp::ArgMax, {2, 3}, std::vector<int64_t>{0, 1}, false); }),
             ErrorKind::Type);
   // the eager reduction raises the rule's error
   EXPECT_EQ(error_message([] { ops::reduce(ReduceOp::Min, ops::ones({2, 0}, DType::Float32), std::nullopt, false); }),
@@ -690,7 +680,7 @@ TEST(ShapeRules, ReshapeInfersTheNegativeLengthAndChecksTheSize) {
             "reshape: cannot reshape array of size ? into shape (-1, 0)");
   EXPECT_EQ(error_message([] { ops::reshape_shape({6}, {-1, -1}); }), "reshape: can only specify one unknown dimension");
   EXPECT_EQ(ops::reshape_like_shape({2, U}, {U, 7}), (Shape{U, 7}));
-  EXPECT_EQ(error_kind([] { ops::reshape_like_shape({2, 3}, {5}); }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([] { ops::reshape_like_shape({2, 3}, {5}); }), ErrorKind::Value);
   EXPECT_EQ(ops::reshape(ops::ones({2, 6}, DType::Float32), {-1, 4}).shape(), (Shape{3, 4}));
 }
 
@@ -701,16 +691,16 @@ TEST(ShapeRules, TransposeExpandSqueeze) {
             "transpose: axes don't match array (got 1 axes for an array of dimension 2)");
   EXPECT_EQ(error_message([] { ops::transpose_shape({2, 3}, std::vector<int64_t>{1, -1}); }),
             "transpose: repeated axis in transpose");
-  EXPECT_EQ(error_kind([] { ops::transpose_shape({2, 3}, std::vector<int64_t>{0, 2}); }), ErrorKind::Axis);
+  EXPECT_EQ(testing::error_kind([] { ops::transpose_shape({2, 3}, std::vector<int64_t>{0, 2}); }), ErrorKind::Axis);
   EXPECT_EQ(ops::expand_dims_shape({2, U}, -1), (Shape{2, U, 1}));
   EXPECT_EQ(ops::expand_dims_shape({}, 0), (Shape{1}));
-  EXPECT_EQ(error_kind([] { ops::expand_dims_shape({2}, 2); }), ErrorKind::Axis);
+  EXPECT_EQ(testing::error_kind([] { ops::expand_dims_shape({2}, 2); }), ErrorKind::Axis);
   EXPECT_EQ(ops::squeeze_shape({1, U, 1, 3}, std::nullopt), (Shape{U, 3}));  // unknown lengths are kept
   EXPECT_EQ(ops::squeeze_shape({1, U, 3}, std::vector<int64_t>{1}), (Shape{1, 3}));  // unknown: no error
   EXPECT_EQ(ops::squeeze_shape({1, 2}, std::vector<int64_t>{}), (Shape{1, 2}));  // axis=(): nothing
   EXPECT_EQ(error_message([] { ops::squeeze_shape({1, 2, U}, std::vector<int64_t>{1}); }),
             "squeeze: cannot select an axis to squeeze out which has size not equal to one (axis 1 of shape (1, 2, ?))");
-  EXPECT_EQ(error_kind([] { ops::squeeze_shape({1, 1}, std::vector<int64_t>{0, -2}); }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([] { ops::squeeze_shape({1, 1}, std::vector<int64_t>{0, -2}); }), ErrorKind::Value);
   EXPECT_EQ(ops::squeeze(ops::ones({1, 2}, DType::Float32), std::vector<int64_t>{}).shape(), (Shape{1, 2}));
 }
 
@@ -722,7 +712,7 @@ TEST(ShapeRules, BroadcastToTakesTheTargetAndKnownLengths) {
             "broadcast_to: cannot broadcast an array of shape (3,) to shape (2, 4)");
   EXPECT_EQ(error_message([] { ops::broadcast_to_shape({2, 3}, {3}, "broadcast_to"); }),
             "broadcast_to: cannot broadcast an array of shape (2, 3) to shape (3,)");
-  EXPECT_EQ(error_kind([] { ops::broadcast_to_shape({3}, {1}, "broadcast_like"); }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([] { ops::broadcast_to_shape({3}, {1}, "broadcast_like"); }), ErrorKind::Value);
 }
 
 TEST(ShapeRules, ConcatenateStackSegmentSplit) {
@@ -737,24 +727,24 @@ TEST(ShapeRules, ConcatenateStackSegmentSplit) {
   const Shape z{}, v{3};
   const std::array<const Shape*, 1> zz{&z};
   const std::array<const Shape*, 2> cv{&c, &v};
-  EXPECT_EQ(error_kind([&] { ops::concatenate_shape(zz, 0); }), ErrorKind::Value);
-  EXPECT_EQ(error_kind([&] { ops::concatenate_shape(cv, 0); }), ErrorKind::Value);
-  EXPECT_EQ(error_kind([&] { ops::concatenate_shape(ac, 2); }), ErrorKind::Axis);
-  EXPECT_EQ(error_kind([] { ops::concatenate_shape({}, 0); }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([&] { ops::concatenate_shape(zz, 0); }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([&] { ops::concatenate_shape(cv, 0); }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([&] { ops::concatenate_shape(ac, 2); }), ErrorKind::Axis);
+  EXPECT_EQ(testing::error_kind([] { ops::concatenate_shape({}, 0); }), ErrorKind::Value);
   EXPECT_EQ(ops::stack_shape(ab, 1), (Shape{2, 2, 3}));  // the known lengths of either
   EXPECT_EQ(ops::stack_shape(ab, -1), (Shape{2, 3, 2}));
   EXPECT_EQ(error_message([&] { ops::stack_shape(cd, 0); }),
             "stack: all input arrays must have the same shape, got (4, 3) (2, 4)");
-  EXPECT_EQ(error_kind([&] { ops::stack_shape(ab, 3); }), ErrorKind::Axis);
+  EXPECT_EQ(testing::error_kind([&] { ops::stack_shape(ab, 3); }), ErrorKind::Axis);
   EXPECT_EQ(ops::segment_shape({U, 3}, ac, 0, 1), (Shape{4, 3}));
-  EXPECT_EQ(error_kind([&] { ops::segment_shape({5, 3}, ac, 0, 1); }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([&] { ops::segment_shape({5, 3}, ac, 0, 1); }), ErrorKind::Value);
   EXPECT_EQ(ops::split_points({2, 6}, 3, 1), (std::vector<int64_t>{2, 4}));
-  EXPECT_EQ(error_kind([] { ops::split_points({2, U}, 3, 1); }), ErrorKind::Value);
-  EXPECT_EQ(error_kind([] { ops::split_points({2, 6}, 4, 1); }), ErrorKind::Value);
-  EXPECT_EQ(error_kind([] { ops::split_points({2, 6}, 0, 1); }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([] { ops::split_points({2, U}, 3, 1); }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([] { ops::split_points({2, 6}, 4, 1); }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([] { ops::split_points({2, 6}, 0, 1); }), ErrorKind::Value);
   // the eager ops have the rules' shapes and errors
   EXPECT_EQ(ops::stack({ops::ones({2}, DType::Float32), ops::ones({2}, DType::Float32)}, 1).shape(), (Shape{2, 2}));
-  EXPECT_EQ(error_kind([] { ops::split_sections(ops::ones({5}, DType::Float32), 2, 0); }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([] { ops::split_sections(ops::ones({5}, DType::Float32), 2, 0); }), ErrorKind::Value);
 }
 
 TEST(ShapeRules, BasicIndexTakeAndMask) {
@@ -778,20 +768,20 @@ TEST(ShapeRules, BasicIndexTakeAndMask) {
   EXPECT_EQ(ops::index_shape({U}, {big}, "getitem"), (Shape{}));  // unknown length: no bounds check
   EXPECT_EQ(error_message([&] { ops::index_shape({5}, {big}, "getitem"); }),
             "getitem: index 5 is out of bounds for axis 0 with size 5");
-  EXPECT_EQ(error_kind([&] { ops::index_shape({5}, {big, big}, "getitem"); }), ErrorKind::Index);
-  EXPECT_EQ(error_kind([&] { ops::index_shape({5, 2}, {ell, ell}, "getitem"); }), ErrorKind::Index);
-  EXPECT_EQ(error_kind([&] { ops::index_shape({U}, {sl(std::nullopt, std::nullopt, 0)}, "getitem"); }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([&] { ops::index_shape({5}, {big, big}, "getitem"); }), ErrorKind::Index);
+  EXPECT_EQ(testing::error_kind([&] { ops::index_shape({5, 2}, {ell, ell}, "getitem"); }), ErrorKind::Index);
+  EXPECT_EQ(testing::error_kind([&] { ops::index_shape({U}, {sl(std::nullopt, std::nullopt, 0)}, "getitem"); }), ErrorKind::Value);
   EXPECT_EQ(ops::take_shape({4, U, 3}, {2, 5}, 1, "take"), (Shape{4, 2, 5, 3}));
   EXPECT_EQ(ops::take_shape({4, U, 3}, {2, 5}, std::nullopt, "take"), (Shape{2, 5}));
-  EXPECT_EQ(error_kind([] { ops::take_shape({4}, {2}, 1, "take"); }), ErrorKind::Axis);
+  EXPECT_EQ(testing::error_kind([] { ops::take_shape({4}, {2}, 1, "take"); }), ErrorKind::Axis);
   EXPECT_EQ(ops::mask_select_shape({4, U, 3}, {U, 2}, "getitem"), (Shape{U, 3}));
   EXPECT_EQ(error_message([] { ops::mask_select_shape({4, 3}, {5}, "getitem"); }),
             "getitem: boolean index did not match indexed array along axis 0; size of axis is 4 but size of "
             "corresponding boolean axis is 5");
-  EXPECT_EQ(error_kind([] { ops::mask_select_shape({4}, {}, "getitem"); }), ErrorKind::Index);
-  EXPECT_EQ(error_kind([] { ops::mask_select_shape({4}, {4, 1}, "getitem"); }), ErrorKind::Index);
+  EXPECT_EQ(testing::error_kind([] { ops::mask_select_shape({4}, {}, "getitem"); }), ErrorKind::Index);
+  EXPECT_EQ(testing::error_kind([] { ops::mask_select_shape({4}, {4, 1}, "getitem"); }), ErrorKind::Index);
   EXPECT_EQ(ops::embed_shape({2, U}, {U, 3}, {5, 3}, "getitem_grad"), (Shape{5, 3}));
-  EXPECT_EQ(error_kind([] { ops::embed_shape({2}, {3}, {5, 3}, "getitem_grad"); }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([] { ops::embed_shape({2}, {3}, {5, 3}, "getitem_grad"); }), ErrorKind::Value);
   // the eager getitem has the rule's shape and errors
   Array x = ops::ones({5, 4, 3}, DType::Float32);
   EXPECT_EQ(ops::getitem(x, {sl(1, std::nullopt, 2), i0}).shape(), (Shape{2, 3}));
@@ -813,20 +803,20 @@ TEST(ShapeRules, LinalgAndNnHelpers) {
   EXPECT_EQ(ops::diag_shape({3}, -2), (Shape{5, 5}));
   EXPECT_EQ(ops::diag_shape({U}, 1), (Shape{U, U}));
   EXPECT_EQ(ops::diag_shape({2, 4}, 1), (Shape{2}));
-  EXPECT_EQ(error_kind([] { ops::diag_shape({2, 2, 2}, 0); }), ErrorKind::Value);
-  EXPECT_EQ(error_kind([] { ops::diag_shape({3}, INT64_MAX); }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([] { ops::diag_shape({2, 2, 2}, 0); }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([] { ops::diag_shape({3}, INT64_MAX); }), ErrorKind::Value);
   EXPECT_EQ(ops::softmax_shape({2, U}, -1, "softmax"), (Shape{2, U}));
   EXPECT_EQ(error_message([] { ops::softmax_shape({}, 0, "log_softmax"); }), "log_softmax: needs at least 1 dimension");
-  EXPECT_EQ(error_kind([] { ops::softmax_shape({2}, 1, "softmax"); }), ErrorKind::Axis);
+  EXPECT_EQ(testing::error_kind([] { ops::softmax_shape({2}, 1, "softmax"); }), ErrorKind::Axis);
   EXPECT_EQ(ops::softmax_cross_entropy_shape({U, 5}, {7}, "softmax_cross_entropy"), (Shape{7}));
   EXPECT_EQ(error_message([] { ops::softmax_cross_entropy_shape({3, 5}, {4}, "softmax_cross_entropy"); }),
             "softmax_cross_entropy: labels must have shape (3,) to match logits (3, 5), got (4,)");
-  EXPECT_EQ(error_kind([] { ops::softmax_cross_entropy_shape({3}, {3}, "softmax_cross_entropy"); }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([] { ops::softmax_cross_entropy_shape({3}, {3}, "softmax_cross_entropy"); }), ErrorKind::Value);
   EXPECT_EQ(ops::softmax_cross_entropy_grad_shape({1}, {U, 5}, {7}), (Shape{7, 5}));
   EXPECT_EQ(ops::softmax_cross_entropy_grad_shape({}, {3, 5}, {3}), (Shape{3, 5}));
-  EXPECT_EQ(error_kind([] { ops::softmax_cross_entropy_grad_shape({2}, {3, 5}, {3}); }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([] { ops::softmax_cross_entropy_grad_shape({2}, {3, 5}, {3}); }), ErrorKind::Value);
   EXPECT_EQ(ops::one_hot_shape({2, U}, 4), (Shape{2, U, 4}));
-  EXPECT_EQ(error_kind([] { ops::one_hot_shape({2}, -1); }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([] { ops::one_hot_shape({2}, -1); }), ErrorKind::Value);
   // the eager ops have the rules' shapes
   EXPECT_EQ(ops::diagonal(ops::ones({3, 5, 2}, DType::Float32), 1, 0, 1).shape(), (Shape{2, 3}));
   EXPECT_EQ(ops::diag(ops::ones({3}, DType::Float32), -2).shape(), (Shape{5, 5}));
@@ -848,7 +838,7 @@ TEST(Shape, ReshapeTransposeBroadcastAreViews) {
   // reshape of a non-contiguous view copies, with the right values
   Array rt = ops::reshape(t, {6});
   EXPECT_EQ(values<double>(rt), (std::vector<double>{0, 3, 1, 4, 2, 5}));
-  EXPECT_EQ(error_kind([&] { ops::reshape(a, {4}); }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([&] { ops::reshape(a, {4}); }), ErrorKind::Value);
 }
 
 TEST(Shape, ConcatenateStackExpandSqueeze) {
@@ -886,7 +876,7 @@ TEST(Indexing, BasicIndexIsAView) {
   IndexItem bad;
   bad.kind = IndexItem::Int;
   bad.i = 3;
-  EXPECT_EQ(error_kind([&] { ops::getitem(a, {bad}); }), ErrorKind::Index);
+  EXPECT_EQ(testing::error_kind([&] { ops::getitem(a, {bad}); }), ErrorKind::Index);
 }
 
 TEST(Memory, OpsReturnTheirBytes) {
@@ -917,7 +907,7 @@ TEST(ReduceAllDtypes, ComplexMaxIsLexicographicAndNaNPropagates) {
   EXPECT_EQ(values<int64_t>(ops::reduce(ReduceOp::ArgMin, c, std::nullopt, false))[0], 0);
   Array h = make<float16>({float16(1), float16(NAN), float16(3)}, {3});
   EXPECT_TRUE(std::isnan(static_cast<float>(values<float16>(ops::reduce(ReduceOp::Max, h, std::nullopt, false))[0])));
-  EXPECT_EQ(error_kind([] { ops::reduce(ReduceOp::Max, Array::empty({0}, DType::Int8), std::nullopt, false); }),
+  EXPECT_EQ(testing::error_kind([] { ops::reduce(ReduceOp::Max, Array::empty({0}, DType::Int8), std::nullopt, false); }),
             ErrorKind::Value);
 }
 
@@ -951,7 +941,7 @@ TEST(LinalgAllDtypes, OuterDiagTrace) {
   Array m = make<int16_t>({1, 2, 3, 4, 5, 6}, {2, 3});
   EXPECT_EQ(values<int16_t>(ops::diag(m, 1)), (std::vector<int16_t>{2, 6}));
   EXPECT_EQ(values<int64_t>(ops::trace(m, 0, 0, 1)), (std::vector<int64_t>{6}));
-  EXPECT_EQ(error_kind([&] { ops::diagonal(m, 0, 1, -1); }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([&] { ops::diagonal(m, 0, 1, -1); }), ErrorKind::Value);
 }
 
 TEST(IndexingAllDtypes, TakeMaskAndUpdates) {
@@ -960,17 +950,17 @@ TEST(IndexingAllDtypes, TakeMaskAndUpdates) {
   Array t = ops::take(a, idx, std::nullopt);
   EXPECT_EQ(values<bfloat16>(t)[0].to_float(), 3.0f);
   EXPECT_EQ(values<bfloat16>(t)[1].to_float(), 1.0f);
-  EXPECT_EQ(error_kind([&] { ops::take(a, make<int64_t>({3}, {1}), 0); }), ErrorKind::Index);
+  EXPECT_EQ(testing::error_kind([&] { ops::take(a, make<int64_t>({3}, {1}), 0); }), ErrorKind::Index);
   Array mask = make<bool>({true, false, true}, {3});
   EXPECT_EQ(ops::mask_select(a, mask).shape(), (Shape{2}));
-  EXPECT_EQ(error_kind([&] { ops::mask_select(a, make<bool>({true}, {1})); }), ErrorKind::Index);
+  EXPECT_EQ(testing::error_kind([&] { ops::mask_select(a, make<bool>({true}, {1})); }), ErrorKind::Index);
   Array x = make<int32_t>({0, 0, 0}, {3});
   Array inc = ops::update_take(x, make<int64_t>({1, 1, 2}, {3}), 0, make<int32_t>({5}, {1}), true);
   EXPECT_EQ(values<int32_t>(inc), (std::vector<int32_t>{0, 10, 5}));  // repeated indices accumulate
   EXPECT_EQ(values<int32_t>(x), (std::vector<int32_t>{0, 0, 0}));     // x itself unchanged
   Array set = ops::update_mask(x, mask, make<int32_t>({7}, {1}), false);
   EXPECT_EQ(values<int32_t>(set), (std::vector<int32_t>{7, 0, 7}));
-  EXPECT_EQ(error_kind([&] { ops::update_take(x, idx, 0, make<double>({1.5}, {1}), false); }), ErrorKind::Type);
+  EXPECT_EQ(testing::error_kind([&] { ops::update_take(x, idx, 0, make<double>({1.5}, {1}), false); }), ErrorKind::Type);
 }
 
 // A bool array over a uint8 buffer (adopted memory, as a uint8 view of shared memory gives):
@@ -1022,7 +1012,7 @@ TEST(ShapeAllDtypes, SplitSectionsAndPoints) {
   ASSERT_EQ(pts.size(), 3u);
   EXPECT_EQ(pts[1].size(), 5);
   EXPECT_EQ(pts[2].size(), 0);
-  EXPECT_EQ(error_kind([&] { ops::split_sections(a, 4, 0); }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([&] { ops::split_sections(a, 4, 0); }), ErrorKind::Value);
 }
 
 

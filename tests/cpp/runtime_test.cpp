@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "uma/error.h"
+#include "error_kind.h"
 #include "uma/ops.h"
 #include "uma/runtime/function.h"
 
@@ -37,16 +38,6 @@ std::vector<double> host_values(SharedCell& c) {
   std::lock_guard<SharedCell> g(c);
   return values(c.read_host());
 }
-ErrorKind kind_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.kind();
-  }
-  ADD_FAILURE() << "no uma::Error thrown";
-  return ErrorKind::Runtime;
-}
-
 // c <- c + 1 on a float64 scalar (uma.function([], [], updates={c: c + 1})).
 struct Counter {
   std::shared_ptr<Program> prog = std::make_shared<Program>();
@@ -120,7 +111,7 @@ TEST(Program, RunIntoWrongArityIsATypeError) {
   Program p;
   p.set_outputs({p.add_input()});
   std::vector<Array> in, out;
-  EXPECT_EQ(kind_of([&] { p.run_into(in, out); }), ErrorKind::Type);
+  EXPECT_EQ(testing::error_kind([&] { p.run_into(in, out); }), ErrorKind::Type);
 }
 
 // ---- Note [Scalar programs]: 0-d inputs run on the elements, as the general path would ----
@@ -167,7 +158,7 @@ TEST(Program, ScalarInputsGiveTheGeneralPathsValuesAndDtypes) {
       } catch (const Error& e) {
         general_fails = true;  // the same error from run_into (below)
         std::vector<Array> in{scalar_of(t, 7), scalar_of(t, 2)}, out;
-        EXPECT_EQ(kind_of([&] { p.run_into(in, out); }), e.kind()) << what;
+        EXPECT_EQ(testing::error_kind([&] { p.run_into(in, out); }), e.kind()) << what;
       }
       const std::vector<Array> in{scalar_of(t, 7), scalar_of(t, 2)};
       // The elements path runs exactly where binary()'s small-operand path would.
@@ -210,7 +201,7 @@ TEST(Program, ScalarInputsThroughAFusedChainMatchTheGeneralPath) {
     // An input of another dtype: the general path's TypeError, nothing computed.
     std::vector<Array> in{scalar_of(t, 1), scalar_of(DType::Int8, 2), scalar_of(t, 3)}, out;
     EXPECT_FALSE(p.runs_on_elements(in));
-    EXPECT_EQ(kind_of([&] { p.run_into(in, out); }), ErrorKind::Type) << dtype_name(t);
+    EXPECT_EQ(testing::error_kind([&] { p.run_into(in, out); }), ErrorKind::Type) << dtype_name(t);
     EXPECT_FALSE(p.runs_on_elements({vec({1}), vec({2}), vec({3})}));  // not 0-d
   }
 }
@@ -260,7 +251,7 @@ TEST(SharedCell, AReadConvertsOnceThroughTheHostAndAWriteDropsTheOtherCopies) {
   c.write(list, ListResidency::make({5, 6, 7}));  // the list copy is the only current one
   EXPECT_FALSE(c.host_current());
   EXPECT_EQ(c.current(), std::vector<std::string>{"list"});
-  EXPECT_EQ(kind_of([&] { c.host(); }), ErrorKind::Runtime);
+  EXPECT_EQ(testing::error_kind([&] { c.host(); }), ErrorKind::Runtime);
   EXPECT_EQ(values(c.read_host()), (std::vector<double>{5, 6, 7}));  // one conversion, kept
   EXPECT_EQ(values(c.read_host()), (std::vector<double>{5, 6, 7}));
   EXPECT_EQ(list->to_host_count, 1);
@@ -315,9 +306,9 @@ TEST(SharedCell, AConvertedCopyOfAnotherTypeIsRefusedAndNotKept) {
   auto bad = std::make_shared<BadResidency>();
   SharedCell c(vec({1, 2}), TypeSpec{DType::Float64, {-1}, "'w'", "TensorType(float64, (None,))"});
   std::lock_guard<SharedCell> g(c);
-  EXPECT_EQ(kind_of([&] { c.read(bad); }), ErrorKind::Type);
+  EXPECT_EQ(testing::error_kind([&] { c.read(bad); }), ErrorKind::Type);
   bad->describable = false;
-  EXPECT_EQ(kind_of([&] { c.read(bad); }), ErrorKind::Type);
+  EXPECT_EQ(testing::error_kind([&] { c.read(bad); }), ErrorKind::Type);
   EXPECT_EQ(c.current(), std::vector<std::string>{"cpu"});
 }
 
@@ -346,7 +337,7 @@ TEST(SharedCell, AWriteDuringAConversionIsWhatTheReadSees) {
   EXPECT_EQ(values(c.host()), std::vector<double>{42});
   w->writes_left = 100;  // a filter that always writes: a clear error, not a loop
   c.write_host(vec({1}));
-  EXPECT_EQ(kind_of([&] { c.read(w); }), ErrorKind::Runtime);
+  EXPECT_EQ(testing::error_kind([&] { c.read(w); }), ErrorKind::Runtime);
 }
 
 TEST(SharedCell, AClearedCellHoldsNoValue) {
@@ -356,7 +347,7 @@ TEST(SharedCell, AClearedCellHoldsNoValue) {
   c.write(list, ListResidency::make({3, 4}));
   c.clear();
   EXPECT_TRUE(c.current().empty());
-  EXPECT_EQ(kind_of([&] { c.read_host(); }), ErrorKind::Runtime);
+  EXPECT_EQ(testing::error_kind([&] { c.read_host(); }), ErrorKind::Runtime);
 }
 
 TEST(SharedCell, AConversionThatBreaksTheTypeChangesNothing) {
@@ -366,10 +357,10 @@ TEST(SharedCell, AConversionThatBreaksTheTypeChangesNothing) {
   SharedCell c(vec({1, 2}), t);
   std::lock_guard<SharedCell> g(c);
   c.write(list, ListResidency::make({1, 2, 3}));  // a backend broke the type (not checked here)
-  EXPECT_EQ(kind_of([&] { c.read_host(); }), ErrorKind::Type);
+  EXPECT_EQ(testing::error_kind([&] { c.read_host(); }), ErrorKind::Type);
   EXPECT_FALSE(c.host_current());
   EXPECT_EQ(c.current(), std::vector<std::string>{"list"});
-  EXPECT_EQ(kind_of([&] { SharedCell(vec({1, 2, 3}), t); }), ErrorKind::Type);  // the declared type
+  EXPECT_EQ(testing::error_kind([&] { SharedCell(vec({1, 2, 3}), t); }), ErrorKind::Type);  // the declared type
 }
 
 TEST(SharedCell, SerialsFollowCreationOrder) {
@@ -385,7 +376,7 @@ TEST(SharedCell, LockIsReentrantAndOwned) {
   bool other_got_it = true, other_unlock_failed = false;
   std::thread t([&] {
     other_got_it = c.try_lock();
-    other_unlock_failed = kind_of([&] { c.unlock(); }) == ErrorKind::Runtime;
+    other_unlock_failed = testing::error_kind([&] { c.unlock(); }) == ErrorKind::Runtime;
   });
   t.join();
   EXPECT_FALSE(other_got_it);
@@ -403,7 +394,7 @@ TEST(SharedCell, LockIsReentrantAndOwned) {
 }
 
 TEST(SharedCell, RejectsAnUndefinedValue) {
-  EXPECT_EQ(kind_of([] { SharedCell c{Array()}; }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([] { SharedCell c{Array()}; }), ErrorKind::Value);
 }
 
 // ---- Function ----------------------------------------------------------------------------
@@ -438,7 +429,7 @@ TEST(Function, AFailingCallChangesNoSharedVariable) {
   p->set_outputs({bb, ax});
   auto ca = std::make_shared<SharedCell>(vec({1, 2, 3})), cb = std::make_shared<SharedCell>(f64(7));
   Function f(p, {InputSpec{DType::Float64, {-1}, "input 0 ('x')"}}, {ca, cb}, {1, 0}, 0);
-  EXPECT_EQ(kind_of([&] { f({vec({1, 2})}); }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([&] { f({vec({1, 2})}); }), ErrorKind::Value);
   EXPECT_EQ(host_values(*ca), (std::vector<double>{1, 2, 3}));
   EXPECT_EQ(host_value(*cb), 7.0);
   f({vec({1, 1, 1})});
@@ -719,7 +710,7 @@ TEST(Function, ACallOnBorrowedInputsLeavesThemAsTheyAre) {
       EXPECT_EQ(values(in[i]).at(0), 2.0 + i);
       EXPECT_EQ(in[i].storage().use_count(), 1);  // no reference kept
     }
-    EXPECT_EQ(kind_of([&] { f.call(in, 2, out); }), ErrorKind::Type);
+    EXPECT_EQ(testing::error_kind([&] { f.call(in, 2, out); }), ErrorKind::Type);
   }
 }
 
@@ -734,12 +725,12 @@ TEST(Function, InputsFollowTheCastingRules) {
   EXPECT_EQ(conv.dtype(), DType::Float64);
   EXPECT_EQ(values(conv), (std::vector<double>{1, 2}));
   EXPECT_TRUE(f.accepts(0, vec({1, 2})));
-  EXPECT_EQ(kind_of([&] { f({vec({1, 2, 3})}); }), ErrorKind::Value);  // static length 2
-  EXPECT_EQ(kind_of([&] { f({f64(1)}); }), ErrorKind::Type);           // ndim
-  EXPECT_EQ(kind_of([&] { f({}); }), ErrorKind::Type);                 // arity
+  EXPECT_EQ(testing::error_kind([&] { f({vec({1, 2, 3})}); }), ErrorKind::Value);  // static length 2
+  EXPECT_EQ(testing::error_kind([&] { f({f64(1)}); }), ErrorKind::Type);           // ndim
+  EXPECT_EQ(testing::error_kind([&] { f({}); }), ErrorKind::Type);                 // arity
 
   Function g(p, {InputSpec{DType::Int32, {-1}, "input 0 ('n')"}}, {}, {}, 1);
-  EXPECT_EQ(kind_of([&] { g({vec({1.5})}); }), ErrorKind::Type);  // float64 -> int32 is unsafe
+  EXPECT_EQ(testing::error_kind([&] { g({vec({1.5})}); }), ErrorKind::Type);  // float64 -> int32 is unsafe
   Function h(p, {InputSpec{DType::Int32, {-1}, "input 0 ('n')"}}, {}, {}, 1, /*allow_input_downcast=*/true);
   Array down = h({vec({1.0, 2.0})}).at(0);
   EXPECT_EQ(down.dtype(), DType::Int32);
@@ -759,7 +750,7 @@ TEST(Function, ShapeCheckRunsOncePerShapeCombination) {
   f({vec({3, 4})});
   f({vec({1, 2, 3})});
   EXPECT_EQ(checks, 2);
-  EXPECT_EQ(kind_of([&] { f({vec({1, 2, 3, 4, 5})}); }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([&] { f({vec({1, 2, 3, 4, 5})}); }), ErrorKind::Value);
 }
 
 std::string message_of(const std::function<void()>& f) {
@@ -823,7 +814,7 @@ TEST(Function, UpdatesAreCheckedAgainstTheDeclaredStaticLengths) {
             "function: backend 'cpu' returned float64 of shape (2,) for shared variable 'a' of type "
             "TensorType(float64, (3,)); no shared variable was changed");
   EXPECT_EQ(host_values(*ca), (std::vector<double>{1, 2, 3}));
-  EXPECT_EQ(kind_of([&] { f.set_open_axes({}); }), ErrorKind::Value);  // one list per update
+  EXPECT_EQ(testing::error_kind([&] { f.set_open_axes({}); }), ErrorKind::Value);  // one list per update
   f.set_open_axes({{0}});
   try {
     f({});
@@ -923,10 +914,10 @@ TEST(Function, AThunkBreakingItsContractChangesNothing) {
 TEST(Function, ConstructorChecksThatProgramAndSpecsFit) {
   Counter k;
   auto cell = std::make_shared<SharedCell>(f64(0));
-  EXPECT_EQ(kind_of([&] { Function(k.prog, {}, {}, {}, 0); }), ErrorKind::Value);            // reads 1, gets 0
-  EXPECT_EQ(kind_of([&] { Function(k.prog, {}, {cell}, {}, 0); }), ErrorKind::Value);        // returns 1, 0 used
-  EXPECT_EQ(kind_of([&] { Function(k.prog, {}, {cell}, {3}, 0); }), ErrorKind::Value);       // bad target
-  EXPECT_EQ(kind_of([&] { Function(nullptr, {}, {cell}, {0}, 0); }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([&] { Function(k.prog, {}, {}, {}, 0); }), ErrorKind::Value);            // reads 1, gets 0
+  EXPECT_EQ(testing::error_kind([&] { Function(k.prog, {}, {cell}, {}, 0); }), ErrorKind::Value);        // returns 1, 0 used
+  EXPECT_EQ(testing::error_kind([&] { Function(k.prog, {}, {cell}, {3}, 0); }), ErrorKind::Value);       // bad target
+  EXPECT_EQ(testing::error_kind([&] { Function(nullptr, {}, {cell}, {0}, 0); }), ErrorKind::Value);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "uma/array.h"
 #include "uma/error.h"
+#include "error_kind.h"
 #include "uma/ops.h"
 
 namespace uma {
@@ -29,17 +30,6 @@ std::vector<T> values(const Array& a) {
   EXPECT_EQ(a.dtype(), dtype_of<T>::value);
   EXPECT_TRUE(a.is_c_contiguous());
   return std::vector<T>(a.data_as<T>(), a.data_as<T>() + a.size());
-}
-
-template <class F>
-ErrorKind error_kind(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.kind();
-  }
-  ADD_FAILURE() << "no uma::Error thrown";
-  return ErrorKind::Runtime;
 }
 
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -72,8 +62,8 @@ TEST(Sorting, ComplexLexicographicWithNaNClasses) {
 
 TEST(Sorting, BadAxisAndZeroDAreAxisErrors) {
   Array a = make<float>({1.f, 2.f}, {2});
-  EXPECT_EQ(error_kind([&] { ops::sort(a, 1, false, true); }), ErrorKind::Axis);
-  EXPECT_EQ(error_kind([&] { ops::argsort(make<float>({1.f}, {}), -1, false, true); }), ErrorKind::Axis);
+  EXPECT_EQ(testing::error_kind([&] { ops::sort(a, 1, false, true); }), ErrorKind::Axis);
+  EXPECT_EQ(testing::error_kind([&] { ops::argsort(make<float>({1.f}, {}), -1, false, true); }), ErrorKind::Axis);
 }
 
 TEST(Sets, UniqueAllNaNsDistinctSignedZerosOne) {
@@ -104,7 +94,7 @@ TEST(Searching, NonzeroInCOrder) {
   ASSERT_EQ(nz.size(), 2u);
   EXPECT_EQ(values<int64_t>(nz[0]), (std::vector<int64_t>{0, 1, 1}));
   EXPECT_EQ(values<int64_t>(nz[1]), (std::vector<int64_t>{1, 0, 1}));
-  EXPECT_EQ(error_kind([&] { ops::nonzero(make<float>({1.f}, {})); }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([&] { ops::nonzero(make<float>({1.f}, {})); }), ErrorKind::Value);
 }
 
 TEST(Searching, SearchsortedSidesSorterAndErrors) {
@@ -116,9 +106,9 @@ TEST(Searching, SearchsortedSidesSorterAndErrors) {
   Array sorter = make<int64_t>({1, 2, 0}, {3});
   Array w = make<int32_t>({15, 30}, {2});
   EXPECT_EQ(values<int64_t>(ops::searchsorted(u, w, false, sorter)), (std::vector<int64_t>{1, 2}));
-  EXPECT_EQ(error_kind([&] { ops::searchsorted(make<int32_t>({1, 2}, {1, 2}), w, false, std::nullopt); }),
+  EXPECT_EQ(testing::error_kind([&] { ops::searchsorted(make<int32_t>({1, 2}, {1, 2}), w, false, std::nullopt); }),
             ErrorKind::Value);
-  EXPECT_EQ(error_kind([&] { ops::searchsorted(u, w, false, make<int64_t>({0, 1, 3}, {3})); }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([&] { ops::searchsorted(u, w, false, make<int64_t>({0, 1, 3}, {3})); }), ErrorKind::Value);
 }
 
 }  // namespace
