@@ -61,20 +61,39 @@ def test_other_dtypes_and_ops_run_on_the_numpy_table_with_uma_s_results(rng):
 
 
 def test_a_bad_label_raises_uma_s_error_and_stores_nothing():
+    """Both on a call with new shapes (the numpy table) and on one the compiled run takes (its
+    label flag), and without keeping a reference to the arguments (compiled code never raises:
+    Numba leaks the arguments of a function that raises)."""
+    import sys
     step, params = _mlp("numba")
-    before = [p.get_value() for p in params]
-    with pytest.raises(ValueError, match=r"softmax_cross_entropy: label 3 at position 1 is out of range \[0, 3\)"):
-        step(np.ones((2, 6)), np.array([0, 3]))
-    for p, b in zip(params, before):
-        np.testing.assert_array_equal(p.get_value(), b)
-        assert HOST in p.container.current
+    x, good, bad = np.ones((2, 6)), np.array([0, 2]), np.array([0, 3])
+    for shapes_seen in (False, True):
+        if shapes_seen:
+            step(x, good)
+            step(x, good)  # compiled
+            assert step._thunk.runs[0].compiled() is not None
+        before = [p.get_value() for p in params]
+        refs = sys.getrefcount(x), sys.getrefcount(bad)
+        for _ in range(3):
+            with pytest.raises(ValueError, match=r"softmax_cross_entropy: label 3 at position 1 is out of range \[0, 3\)"):
+                step(x, bad)
+        assert (sys.getrefcount(x), sys.getrefcount(bad)) == refs
+        for p, b in zip(params, before):
+            np.testing.assert_array_equal(p.get_value(), b)
 
 
-def test_shapes_that_do_not_broadcast_raise_uma_s_error():
+def test_shapes_that_do_not_broadcast_raise_uma_s_error_without_a_leak():
+    import sys
     x, y = sym.vector("x"), sym.vector("y")
     f = uma.function([x, y], sym.tanh(x) + y, backend="numba")
-    with pytest.raises(ValueError, match="broadcast"):
-        f(np.ones(3), np.ones(4))
+    a, b = np.ones(3), np.ones(4)
+    np.testing.assert_allclose(f(a, a), np.tanh(a) + a, rtol=1e-15)
+    np.testing.assert_allclose(f(a, a), np.tanh(a) + a, rtol=1e-15)  # compiled
+    refs = sys.getrefcount(a), sys.getrefcount(b)
+    for _ in range(3):
+        with pytest.raises(ValueError, match="broadcast"):
+            f(a, b)
+    assert (sys.getrefcount(a), sys.getrefcount(b)) == refs
 
 
 def test_the_same_graph_is_compiled_once_per_process():

@@ -1,7 +1,8 @@
 """The ``numba`` linker's dispatch table: one line of Numba-compilable Python per op class.
 
 ``numba_code(op, node)`` gives ``code(args) -> str``, the expression that computes the node's
-one output from the names ``args`` of its inputs' values, for a node that Numba computes as
+one output from the names ``args`` of its inputs' values (and, for a node with a domain to
+check, ``code.check(args) -> str``, an expression that is False outside it), for a node that Numba computes as
 uma does: float32 and float64 arithmetic, with each input first converted to the dtype the
 graph computes in (bool for a condition, int64 for labels and indices). The expressions call
 NumPy functions that Numba compiles, and the loop helpers below (softmax, cross-entropy,
@@ -38,12 +39,17 @@ def _numba():
 
 @functools.cache
 def helpers() -> dict:
-    """The njit loop helpers the generated code calls, by name (compiled at their first use)."""
+    """The njit loop helpers the generated code calls, by name (compiled at their first use).
+    None of them raises: an exception raised inside Numba-compiled code leaks references to the
+    arguments (and so the uma memory they view), so a bad label is a flag (``labels_ok``) that
+    the linker turns into uma's error, and a label outside [0, C) is clamped meanwhile."""
     njit = _numba().njit
 
-    @njit(cache=False)
+    @njit(cache=False, error_model="numpy")
     def softmax_rows(z, log):
         out = np.empty(z.shape, z.dtype)
+        if z.shape[1] == 0:
+            return out
         for i in range(z.shape[0]):
             m = z[i, 0]
             for j in range(1, z.shape[1]):
@@ -62,32 +68,34 @@ def helpers() -> dict:
                     out[i, j] = np.exp(out[i, j]) / s
         return out
 
-    @njit(cache=False)
-    def check_labels(y, c):
+    @njit(cache=False, error_model="numpy")
+    def labels_ok(y, c):
         for i in range(y.shape[0]):
             if y[i] < 0 or y[i] >= c:
-                raise ValueError("softmax_cross_entropy: label out of range")
+                return False
+        return True
 
-    @njit(cache=False)
+    @njit(cache=False, error_model="numpy")
     def xent(z, y):
-        check_labels(y, z.shape[1])
         logp = softmax_rows(z, True)
         out = np.empty(z.shape[0], z.dtype)
+        c = z.shape[1]
         for i in range(z.shape[0]):
-            out[i] = -logp[i, y[i]]
+            out[i] = -logp[i, min(max(y[i], 0), c - 1)] if c > 0 else np.nan
         return out
 
-    @njit(cache=False)
+    @njit(cache=False, error_model="numpy")
     def xent_grad(g, z, y):
-        check_labels(y, z.shape[1])
         p = softmax_rows(z, False)
+        c = z.shape[1]
         for i in range(z.shape[0]):
-            p[i, y[i]] -= z.dtype.type(1)
-            for j in range(z.shape[1]):
+            if c > 0:
+                p[i, min(max(y[i], 0), c - 1)] -= z.dtype.type(1)
+            for j in range(c):
                 p[i, j] *= g[i]
         return p
 
-    @njit(cache=False)
+    @njit(cache=False, error_model="numpy")
     def one_hot(idx, depth, like):
         flat = idx.ravel()
         out = np.zeros((flat.shape[0], depth), like.dtype)
@@ -96,7 +104,8 @@ def helpers() -> dict:
                 out[i, flat[i]] = 1
         return out
 
-    return {"softmax_rows": softmax_rows, "xent": xent, "xent_grad": xent_grad, "one_hot": one_hot}
+    return {"softmax_rows": softmax_rows, "labels_ok": labels_ok, "xent": xent, "xent_grad": xent_grad,
+            "one_hot": one_hot}
 
 
 def _floats(node) -> bool:
@@ -249,12 +258,21 @@ def _softmax(node):
     return lambda a: f"softmax_rows(np.ascontiguousarray({a[0]}), {log})"
 
 
+def _checked(code, check):
+    """``code`` with ``code.check(args) -> str``: an expression that is False when the node's
+    inputs are out of its domain (the linker then runs the node's run on the numpy table, which
+    raises uma's error)."""
+    code.check = check
+    return code
+
+
 @_register(o.SoftmaxCrossEntropy, floats=False)
 def _xent(node):
     z, y = node.inputs
     if z.dtype not in FLOATS or not y.dtype.startswith(("int", "uint")):
         return None
-    return lambda a: f"xent(np.ascontiguousarray({a[0]}), {_as(a[1], y, 'int64')})"
+    return _checked(lambda a: f"xent(np.ascontiguousarray({a[0]}), {_as(a[1], y, 'int64')})",
+                    lambda a: f"labels_ok({_as(a[1], y, 'int64')}, {a[0]}.shape[1])")
 
 
 @_register(o.SoftmaxCrossEntropyGrad, floats=False)
@@ -262,7 +280,8 @@ def _xent_grad(node):
     g, z, y = node.inputs
     if z.dtype not in FLOATS or g.dtype != z.dtype or not y.dtype.startswith(("int", "uint")):
         return None
-    return lambda a: f"xent_grad({a[0]}, np.ascontiguousarray({a[1]}), {_as(a[2], y, 'int64')})"
+    return _checked(lambda a: f"xent_grad({a[0]}, np.ascontiguousarray({a[1]}), {_as(a[2], y, 'int64')})",
+                    lambda a: f"labels_ok({_as(a[2], y, 'int64')}, {a[1]}.shape[1])")
 
 
 # ---- linear algebra, shapes ---------------------------------------------------------------------
@@ -277,32 +296,29 @@ def _matmul(node):
                       f"np.ascontiguousarray({_as(a[1], b_, out)}))")
 
 
+def _view_of_floats(node, ok, code):
+    """``code`` for a view op of a float input when ``ok`` holds, else None (the numpy table)."""
+    return code if node.inputs[0].dtype in FLOATS and ok else None
+
+
 @_register(o.Transpose, floats=False)
 def _transpose(node):
     axes = tuple(node.op.axes)
-    if node.inputs[0].dtype not in FLOATS or len(axes) < 2:
-        return None
-    return lambda a: f"np.transpose({a[0]}, {axes!r})"
+    return _view_of_floats(node, len(axes) >= 2, lambda a: f"np.transpose({a[0]}, {axes!r})")
 
 
 @_register(o.Reshape, floats=False)
 def _reshape(node):
     shape = tuple(int(d) for d in node.op.shape)
-    if node.inputs[0].dtype not in FLOATS or not shape:
-        return None
-    return lambda a: f"np.ascontiguousarray({a[0]}).reshape({shape!r})"
+    return _view_of_floats(node, bool(shape), lambda a: f"np.ascontiguousarray({a[0]}).reshape({shape!r})")
 
 
 @_register(o.BroadcastTo, floats=False)
 def _broadcast_to(node):
     shape = tuple(int(d) for d in node.op.shape)
-    if node.inputs[0].dtype not in FLOATS or not shape:
-        return None
-    return lambda a: f"np.broadcast_to({a[0]}, {shape!r})"
+    return _view_of_floats(node, bool(shape), lambda a: f"np.broadcast_to({a[0]}, {shape!r})")
 
 
 @_register(o.BroadcastLike, floats=False)
 def _broadcast_like(node):
-    if node.inputs[0].dtype not in FLOATS or node.outputs[0].ndim == 0:
-        return None
-    return lambda a: f"np.broadcast_to({a[0]}, {a[1]}.shape)"
+    return _view_of_floats(node, node.outputs[0].ndim > 0, lambda a: f"np.broadcast_to({a[0]}, {a[1]}.shape)")

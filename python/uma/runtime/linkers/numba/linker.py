@@ -5,14 +5,15 @@ and float64 arithmetic, reductions, matrix products, softmax and the cross-entro
 are written out as the Python source of one function per maximal run of such nodes in
 execution order, compiled with ``numba.njit`` at its first call: a training step of the usual
 ops is one compiled function. Every other node runs with the ``numpy`` backend's table
-(NumPy where it computes as uma does, uma's eager op elsewhere) between compiled runs.
+(NumPy where it computes as uma does, uma's eager op elsewhere) between compiled runs, and so
+does a run's first call with new input shapes (``_run``: compiled code never raises).
 Compiled runs are cached by their source for the life of the process, so the same graph
 compiled twice is compiled by Numba once per argument types.
 
 Values live in residency ``"numba"`` as ``numpy.ndarray`` s, converted to and from the host
-without copies, as the ``numpy`` backend's. A compiled run that raises (a cross-entropy label
-out of range, shapes that do not broadcast) is run again with the ``numpy`` table, which
-raises uma's own error, before any update is written. Numba computes with its own loops
+without copies, as the ``numpy`` backend's. Shapes that do not fit and cross-entropy labels out
+of range are found on the ``numpy`` table, which raises uma's own error, before any update is
+written. Numba computes with its own loops
 (sums in order, BLAS from SciPy for matrix products), so float results may differ from
 uma's ``cpu`` backend in the last bits. Registered as ``"numba"`` when Numba is installed; it
 is imported when the first function is compiled for it.
@@ -42,7 +43,7 @@ def _compiled(source):
         if fn is None:
             namespace = {"np": np, **helpers()}
             exec(compile(source, "<uma numba run>", "exec"), namespace)
-            fn = _COMPILED[source] = _numba().njit(cache=False)(namespace["run"])
+            fn = _COMPILED[source] = _numba().njit(cache=False, error_model="numpy")(namespace["run"])
         return fn
 
 
@@ -58,39 +59,69 @@ def _read_only(a):
 
 
 def _source(nodes, codes, in_vars, out_vars):
-    """The Python source of ``run(*in_vars) -> tuple(out_vars)`` computing ``nodes``."""
+    """The Python source of ``run(*in_vars) -> (*out_vars, *flags)`` computing ``nodes``: a flag
+    per node with a domain check (False: the node's inputs are outside it)."""
     names = {v: f"a{k}" for k, v in enumerate(in_vars)}
     lines = [f"def run({', '.join(names[v] for v in in_vars)}):"]
+    flags = []
     for k, (node, code) in enumerate(zip(nodes, codes)):
-        out = node.outputs[0]
-        names[out] = f"v{k}"
-        lines.append(f"    v{k} = {code([names[v] for v in node.inputs])}")
-    lines.append(f"    return ({''.join(names[v] + ', ' for v in out_vars)})")
+        args = [names[v] for v in node.inputs]
+        check = getattr(code, "check", None)
+        if check is not None:
+            flags.append(f"f{k}")
+            lines.append(f"    f{k} = {check(args)}")
+        names[node.outputs[0]] = f"v{k}"
+        lines.append(f"    v{k} = {code(args)}")
+    lines.append(f"    return ({''.join(x + ', ' for x in [names[v] for v in out_vars] + flags)})")
     return "\n".join(lines) + "\n"
 
 
+_MAX_SHAPES = 64  # input shapes remembered per compiled run (then forgotten and checked again)
+
+
 def _run(nodes, codes, in_vars, out_vars):
-    """``impl(values of in_vars) -> values of out_vars``: the compiled run, or, where it raises,
-    the same nodes with the ``numpy`` table (uma's errors, uma's results); where Numba cannot
-    compile the run for the values' types, the numpy table for every later call too."""
+    """``impl(values of in_vars) -> values of out_vars`` (module documentation).
+
+    Numba-compiled code must not raise: an exception inside it (a shape mismatch in a NumPy
+    function, an index error) leaks references to the arguments, and so the memory they view.
+    So the run goes to Numba only for input shapes it has already run with: the first call
+    with new shapes runs the nodes on the ``numpy`` table, which raises uma's error for shapes
+    that do not fit (the shapes of everything a run computes follow from its input shapes).
+    Domain checks the nodes carry (cross-entropy labels) are flags the compiled run returns; a
+    false one sends the call to the numpy table, for uma's error. Where Numba cannot compile
+    the run for the values' types, the numpy table runs it from then on."""
     state = [_compiled(_source(nodes, codes, in_vars, out_vars))]
     fallback = [(numpy_impl(n.op, n), n) for n in nodes]
     numba_error = _numba().core.errors.NumbaError
+    n_out = len(out_vars)
+    shapes_seen = set()
 
-    def impl(values):
-        jitted = state[0]
-        if jitted is not None:
-            try:
-                return list(jitted(*map(_read_only, values)))
-            except numba_error:  # Numba cannot compile the run for these types: the numpy table from now on
-                state[0] = None
-            except Exception:  # uma's error (or result) from the numpy table, below
-                pass
+    def on_numpy(values):
         env = dict(zip(in_vars, values))
         with np.errstate(all="ignore"):
             for fn, node in fallback:
                 env.update(zip(node.outputs, fn([env[v] for v in node.inputs])))
         return [env[v] for v in out_vars]
+
+    def impl(values):
+        jitted = state[0]
+        if jitted is None:
+            return on_numpy(values)
+        shapes = tuple(v.shape for v in values)
+        if shapes not in shapes_seen:
+            results = on_numpy(values)  # uma's errors for shapes that do not fit
+            if len(shapes_seen) >= _MAX_SHAPES:
+                shapes_seen.clear()
+            shapes_seen.add(shapes)
+            return results
+        try:
+            results = jitted(*map(_read_only, values))
+        except numba_error:  # Numba cannot compile the run for these types: the numpy table from now on
+            state[0] = None
+            return on_numpy(values)
+        if not all(results[n_out:]):
+            return on_numpy(values)  # a domain check failed: uma's error
+        return list(results[:n_out])
 
     impl.compiled = lambda: state[0]  # the dispatcher in use (None: the numpy table)
     return impl
