@@ -8,8 +8,10 @@ For each estimator of scikit-learn's Array API support list that uma runs (Stand
 with the full SVD, Ridge with the SVD solver, LinearDiscriminantAnalysis) the fit and the
 transform / predict on the same float64 data (default 20000 x 100; a classification target of
 4 classes for LDA), timed by bench_overview.measure (median and best of ``repeat``, ms per
-call). Rows: NumPy arrays (scikit-learn's own path), uma arrays on ``--device`` (cpu, or cuda on a
-GPU machine, where CuPy and torch rows are added when installed). The ratio column is NumPy's
+call). Rows: NumPy arrays (scikit-learn's own path), NumPy arrays with ``array_api_dispatch=True``
+(the Array API code path, through array-api-compat's NumPy namespace: the same code the uma
+rows run), uma arrays on ``--device`` (cpu, or cuda on a GPU machine, where CuPy and torch rows
+are added when installed). The ratio column is NumPy's
 median over the row's (> 1: faster than NumPy). Each result is checked against NumPy's before
 it is timed.
 
@@ -48,7 +50,8 @@ def _estimators():
 def _peers(device):
     """(name, convert(ndarray) -> array, to_numpy(array) -> ndarray) for each array library."""
     import uma
-    peers = [("numpy", lambda a: a, np.asarray)]
+    # scikit-learn's own NumPy path, then its Array API path on NumPy arrays (the code uma's rows run)
+    peers = [("numpy", lambda a: a, np.asarray), ("numpy (api)", lambda a: a, np.asarray)]
     dev = None if device == "cpu" else device
     peers.append((f"uma {device}", lambda a: uma.asarray(a, device=dev),
                   lambda a: np.asarray(a.to_device("cpu") if dev else a)))
@@ -94,7 +97,7 @@ def main(argv=None):
             Xp = conv(X)
             yp = conv(targets[target]) if target else None
             args = (Xp,) if yp is None else (Xp, yp)
-            ctx = config_context(array_api_dispatch=peer != "numpy")
+            ctx = config_context(array_api_dispatch=peer != "numpy")  # "numpy (api)": dispatch on NumPy arrays
             with ctx:
                 model = cls(**kw).fit(*args)
                 out = back(getattr(model, method)(Xp))

@@ -292,7 +292,12 @@ inline auto apply_binary(T a, T b) {
     else if constexpr (OP == BinaryOp::Subtract) return wrap_sub(a, b);
     else if constexpr (OP == BinaryOp::Multiply) return wrap_mul(a, b);
     else if constexpr (OP == BinaryOp::Divide) return a / b;
-    else if constexpr (OP == BinaryOp::Power) { if constexpr (is_real_float_v<T>) return static_cast<T>(std::pow(a, b)); else return ipow(a, b); }
+    else if constexpr (OP == BinaryOp::Power) {
+      // x ** 2 is the correctly rounded x * x, as NumPy's float power loops give it (glibc's pow
+      // is off by an ulp in rare cases there), and a multiply instead of a call of pow.
+      if constexpr (is_real_float_v<T>) return b == T(2) ? a * a : static_cast<T>(std::pow(a, b));
+      else return ipow(a, b);
+    }
     else if constexpr (OP == BinaryOp::Maximum) { if constexpr (is_real_float_v<T>) return (a != a || a > b) ? a : b; else return a > b ? a : b; }
     else if constexpr (OP == BinaryOp::Minimum) { if constexpr (is_real_float_v<T>) return (a != a || a < b) ? a : b; else return a < b ? a : b; }
     else if constexpr (OP == BinaryOp::FloorDivide) { if constexpr (is_real_float_v<T>) return float_floordiv(a, b); else return int_floordiv(a, b); }

@@ -308,7 +308,10 @@ __device__ __forceinline__ BinOut<T, OP> apply_binary(T a, T b) {
     else if constexpr (OP == Subtract) { if constexpr (flt) return a - b; else return wsub(a, b); }
     else if constexpr (OP == Multiply) { if constexpr (flt) return a * b; else return wmul(a, b); }
     else if constexpr (OP == Divide) return a / b;
-    else if constexpr (OP == Power) { if constexpr (flt) return pow(a, b); else return ipow(a, b); }
+    else if constexpr (OP == Power) {  // x ** 2 is x * x, as on the cpu (elementwise_ops.h)
+      if constexpr (flt) return b == T(2) ? a * a : pow(a, b);
+      else return ipow(a, b);
+    }
     else if constexpr (OP == Maximum) { if constexpr (flt) return (a != a || a > b) ? a : b; else return a > b ? a : b; }
     else if constexpr (OP == Minimum) { if constexpr (flt) return (a != a || a < b) ? a : b; else return a < b ? a : b; }
     else if constexpr (OP == FloorDivide) { if constexpr (flt) return ffloordiv(a, b); else return ifloordiv(a, b); }
