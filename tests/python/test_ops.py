@@ -1373,3 +1373,28 @@ def test_power_of_two_is_numpy_s_bit_for_bit(dtype):
     v = uma.sym.vector("v", dtype=dtype)
     got = uma.function([v], v ** 2, backend="cpu")(x)
     assert np.array_equal(np.asarray(got), want, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("mkn", [(7, 5, 1), (1, 5, 7), (1, 5, 1), (3000, 40, 1), (1, 40, 3000)])
+def test_products_with_one_row_or_column_in_every_layout(dtype, mkn):
+    """Matrix-vector products (one row or one column: OpenBLAS's gemv) with either operand
+    transposed, against NumPy; large enough ones split across the thread team give the same
+    bits on one thread."""
+    m, k, n = mkn
+    rng = np.random.default_rng(sum(mkn))
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    for ta in (False, True):
+        for tb in (False, True):
+            A = rng.standard_normal((k, m) if ta else (m, k)).astype(dtype)
+            B = rng.standard_normal((n, k) if tb else (k, n)).astype(dtype)
+            ua, ub = uma.asarray(A), uma.asarray(B)
+            got = uma.matmul(ua.T if ta else ua, ub.T if tb else ub)
+            np.testing.assert_allclose(np.asarray(got), (A.T if ta else A) @ (B.T if tb else B), rtol=tol, atol=tol)
+            before = uma.get_num_threads()
+            uma.set_num_threads(1)
+            try:
+                one = uma.matmul(ua.T if ta else ua, ub.T if tb else ub)
+            finally:
+                uma.set_num_threads(before)
+            assert np.array_equal(np.asarray(one), np.asarray(got))
