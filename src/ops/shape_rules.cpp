@@ -498,6 +498,9 @@ AdvancedIndexLayout advanced_index_layout(const Shape& shape, const std::vector<
     if (!picked[j]) L.shape.push_back(view[j]);
   // (adjacent: no picked axis precedes the first, so its view axis counts the other axes before it)
   L.shape.insert(L.shape.begin() + L.position, L.broadcast.begin(), L.broadcast.end());
+  // Index arrays broadcast together (n, 1) x (1, m) can name more elements than an int64 counts:
+  // ValueError "array is too big", as for any shape, when the lengths are known.
+  if (std::all_of(L.shape.begin(), L.shape.end(), [](int64_t d) { return known(d); })) checked_size(L.shape);
   return L;
 }
 

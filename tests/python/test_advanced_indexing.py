@@ -348,3 +348,19 @@ def test_read_and_write_every_itemsize(dtype):
     assert_matches(u, n, rtol=0, atol=0)
     t = u.T  # a non-contiguous inner block
     assert_matches(t[[1, 2]], n.T[[1, 2]], rtol=0, atol=0)
+
+
+def test_index_arrays_whose_broadcast_is_too_big_are_a_value_error():
+    """Broadcast views (no memory) of shapes (2**32, 1) and (1, 2**32) name 2**64 elements: a
+    ValueError as NumPy's, never an overflowed size."""
+    i = np.broadcast_to(np.zeros(1, np.int64), (2**32, 1))
+    j = np.broadcast_to(np.zeros(1, np.int64), (1, 2**32))
+    a = np.zeros((3, 3))
+    with pytest.raises(ValueError):
+        a[i, j]
+    with pytest.raises(ValueError, match="array is too big"):
+        uma.asarray(a)[i, j]
+    u = uma.asarray(a.copy())
+    with pytest.raises(ValueError, match="array is too big"):
+        u[i, j] = 1.0
+    np.testing.assert_array_equal(np.asarray(u), a)
