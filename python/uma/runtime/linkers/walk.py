@@ -97,6 +97,23 @@ def straight_line(inputs, outputs, steps, copies, *, constant, copy, output=None
     return thunk
 
 
+def table_register(table, applies, otherwise=lambda op, node: None):
+    """The registration decorator of a backend's dispatch table ``table`` (a singledispatch
+    function): ``@register(*classes)`` on ``make(node) -> impl or None`` makes ``table(op,
+    node)`` give ``make(node)`` where ``applies(node)`` (the dtypes the backend computes as uma
+    does), and ``otherwise(op, node)`` where it does not apply or gives None."""
+    def register(*classes):
+        def deco(make):
+            def entry(op, node, make=make):
+                impl = make(node) if applies(node) else None
+                return impl if impl is not None else otherwise(op, node)
+            for cls in classes:
+                table.register(cls)(entry)
+            return make
+        return deco
+    return register
+
+
 def runs(fgraph, impls):
     """The nodes of ``fgraph`` in execution order cut into maximal runs of nodes that have an
     implementation (``impls``: one per node of ``fgraph.toposort()``, None where it has none)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 
 from ....graph import ops as o
+from ..walk import table_register
 
 __all__ = ["jax_impl", "NATIVE_DTYPES", "label_check"]
 
@@ -46,13 +47,8 @@ def jax_impl(op, node):
     return None
 
 
-def _register(*classes):
-    """Register ``make(node) -> fn or None`` for ``classes``, on the native dtypes only."""
-    def deco(make):
-        for cls in classes:
-            jax_impl.register(cls)(lambda op, node, make=make: make(node) if _native(node) else None)
-        return make
-    return deco
+#: ``@_register(*classes)`` on ``make(node) -> fn or None``, on the native dtypes only
+_register = table_register(jax_impl, _native)
 
 
 def _cast_to(name):

@@ -17,7 +17,7 @@ import functools
 import numpy as np
 
 from ....graph import ops as o
-from ..walk import has_perform
+from ..walk import has_perform, table_register
 
 __all__ = ["mlx_impl", "mlx_dtype", "to_mlx", "to_uma", "NATIVE_DTYPES"]
 
@@ -92,16 +92,8 @@ def mlx_impl(op, node):
     return _via_uma(op, node)
 
 
-def _register(*classes):
-    """Register ``make(node) -> impl or None`` for ``classes`` (None: uma's eager op)."""
-    def deco(make):
-        for cls in classes:
-            @mlx_impl.register(cls)
-            def _(op, node, make=make):
-                impl = make(node) if _native(node) else None
-                return impl if impl is not None else _via_uma(op, node)
-        return make
-    return deco
+#: ``@_register(*classes)`` on ``make(node) -> impl or None``: on the native dtypes, else uma's eager op
+_register = table_register(mlx_impl, _native, _via_uma)
 
 
 def _cast_to(name):

@@ -23,6 +23,7 @@ import functools
 import numpy as np
 
 from ....graph import ops as o
+from ..walk import table_register
 
 __all__ = ["numba_code", "helpers", "FLOATS"]
 
@@ -124,14 +125,10 @@ def numba_code(op, node):
     return None
 
 
-def _register(*classes, floats=True):
-    """Register ``make(node) -> code or None`` for ``classes``; ``floats``: only when every
-    input and output is float32/float64."""
-    def deco(make):
-        for cls in classes:
-            numba_code.register(cls)(lambda op, node, make=make: make(node) if not floats or _floats(node) else None)
-        return make
-    return deco
+#: ``@_register(*classes)``: only when every input and output is float32/float64;
+#: ``@_register_any(*classes)``: ``make`` decides on the dtypes itself
+_register = table_register(numba_code, _floats)
+_register_any = table_register(numba_code, lambda node: True)
 
 
 def _wrap0(node, code):
@@ -176,7 +173,7 @@ def _elemwise(op, node):
     return None
 
 
-@_register(o.Where, floats=False)
+@_register_any(o.Where)
 def _where(node):
     out = node.outputs[0].dtype
     if out not in FLOATS or not all(v.dtype in FLOATS for v in node.inputs[1:]):
@@ -193,7 +190,7 @@ def _cast(node):
     return lambda a: f"{a[0]}.astype(np.{dst})" if src.dtype != dst else f"{a[0]}.copy()"
 
 
-@_register(o.FillLike, floats=False)
+@_register_any(o.FillLike)
 def _fill_like(node):
     op = node.op
     if op.dtype not in FLOATS:
@@ -204,7 +201,7 @@ def _fill_like(node):
     return lambda a: f"np.full({a[0]}.shape, {float(value)!r}, np.{op.dtype})"
 
 
-@_register(o.OneHot, floats=False)
+@_register_any(o.OneHot)
 def _one_hot(node):
     op, x = node.op, node.inputs[0]
     if op.dtype not in FLOATS or not x.dtype.startswith("int"):
@@ -266,7 +263,7 @@ def _checked(code, check):
     return code
 
 
-@_register(o.SoftmaxCrossEntropy, floats=False)
+@_register_any(o.SoftmaxCrossEntropy)
 def _xent(node):
     z, y = node.inputs
     if z.dtype not in FLOATS or not y.dtype.startswith(("int", "uint")):
@@ -275,7 +272,7 @@ def _xent(node):
                     lambda a: f"labels_ok({_as(a[1], y, 'int64')}, {a[0]}.shape[1])")
 
 
-@_register(o.SoftmaxCrossEntropyGrad, floats=False)
+@_register_any(o.SoftmaxCrossEntropyGrad)
 def _xent_grad(node):
     g, z, y = node.inputs
     if z.dtype not in FLOATS or g.dtype != z.dtype or not y.dtype.startswith(("int", "uint")):
@@ -301,24 +298,24 @@ def _view_of_floats(node, ok, code):
     return code if node.inputs[0].dtype in FLOATS and ok else None
 
 
-@_register(o.Transpose, floats=False)
+@_register_any(o.Transpose)
 def _transpose(node):
     axes = tuple(node.op.axes)
     return _view_of_floats(node, len(axes) >= 2, lambda a: f"np.transpose({a[0]}, {axes!r})")
 
 
-@_register(o.Reshape, floats=False)
+@_register_any(o.Reshape)
 def _reshape(node):
     shape = tuple(int(d) for d in node.op.shape)
     return _view_of_floats(node, bool(shape), lambda a: f"np.ascontiguousarray({a[0]}).reshape({shape!r})")
 
 
-@_register(o.BroadcastTo, floats=False)
+@_register_any(o.BroadcastTo)
 def _broadcast_to(node):
     shape = tuple(int(d) for d in node.op.shape)
     return _view_of_floats(node, bool(shape), lambda a: f"np.broadcast_to({a[0]}, {shape!r})")
 
 
-@_register(o.BroadcastLike, floats=False)
+@_register_any(o.BroadcastLike)
 def _broadcast_like(node):
     return _view_of_floats(node, node.outputs[0].ndim > 0, lambda a: f"np.broadcast_to({a[0]}, {a[1]}.shape)")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 
 from ....graph import ops as o
-from ..walk import has_perform
+from ..walk import has_perform, table_register
 
 __all__ = ["torch_impl", "torch_dtype", "to_tensor", "NATIVE_DTYPES"]
 
@@ -75,16 +75,8 @@ def torch_impl(op, node):
     return _via_uma(op, node)
 
 
-def _register(*classes):
-    """Register ``make(node) -> impl or None`` for ``classes`` (None: uma's eager op)."""
-    def deco(make):
-        for cls in classes:
-            @torch_impl.register(cls)
-            def _(op, node, make=make):
-                impl = make(node) if _native(node) else None
-                return impl if impl is not None else _via_uma(op, node)
-        return make
-    return deco
+#: ``@_register(*classes)`` on ``make(node) -> impl or None``: on the native dtypes, else uma's eager op
+_register = table_register(torch_impl, _native, _via_uma)
 
 
 def _cast_to(dtype_name):
