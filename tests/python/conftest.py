@@ -362,3 +362,20 @@ def validate_graph_rewrites():
     old = rewrite.set_validation(True)
     yield
     rewrite.set_validation(old)
+
+
+@pytest.fixture(autouse=True)
+def restore_backend_registry():
+    """A backend a test registers with ``uma.register_backend`` is gone after that test: the
+    registry (and whether the entry points were loaded) is as it was before, so no test sees
+    another test's backends in ``uma.backends()``."""
+    try:
+        from uma.runtime import linker
+    except ImportError:  # pragma: no cover - a build without the compiled-function half
+        yield
+        return
+    saved, loaded = dict(linker._BACKENDS), linker._entry_points_loaded
+    yield
+    linker._BACKENDS.clear()
+    linker._BACKENDS.update(saved)
+    linker._entry_points_loaded = loaded
