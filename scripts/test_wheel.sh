@@ -12,6 +12,9 @@
 # `python -m uma.examples.train --epochs 1 --json`, whose run must succeed with the reference
 # backend agreeing. Prints the install time and a verdict per wheel; exits 1 if any failed.
 # EXTRA_PIP: extra requirements installed into each venv (see below).
+# OFFLINE=1 (a machine with no package index, such as the GPU machine): the venv sees the
+# interpreter's own site-packages (NumPy, scikit-learn, matplotlib as installed there) and only
+# the wheel is installed into it, without its dependencies.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PYTHON="${PYTHON:-python3}"
@@ -31,13 +34,18 @@ for whl in "${wheels[@]}"; do
   pipi() { (cd "$work" && run python -m pip install -q --disable-pip-version-check --only-binary=:all: \
     -c "$ROOT/constraints.txt" "$@"); }
   ok=1
-  "$real_py" -m venv "$work/venv" || ok=0
+  if [ "${OFFLINE:-0}" = 1 ]; then
+    "$real_py" -m venv --system-site-packages "$work/venv" || ok=0
+    pipi() { (cd "$work" && run python -m pip install -q --disable-pip-version-check --no-index --no-deps "$@"); }
+  else
+    "$real_py" -m venv "$work/venv" || ok=0
+  fi
   t0=$SECONDS
   [ $ok = 1 ] && pipi "$whl" || ok=0  # uma and its one dependency, NumPy
   secs=$((SECONDS - t0))
   echo "[wheel-test] pip install of the wheel (and numpy): ${secs}s"
   t0=$SECONDS
-  [ $ok = 1 ] && pipi scikit-learn matplotlib || ok=0  # the demo's data and plot
+  [ $ok = 1 ] && [ "${OFFLINE:-0}" != 1 ] && { pipi scikit-learn matplotlib || ok=0; }  # the demo's data and plot
   # EXTRA_PIP: more requirements for the venv, e.g. "nvidia-cublas==13.0.2.14" for the CUDA
   # wheel's GPU matmul check on a GPU machine (not pinned in constraints.txt: not run here).
   if [ $ok = 1 ] && [ -n "${EXTRA_PIP:-}" ]; then

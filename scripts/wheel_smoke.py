@@ -74,6 +74,12 @@ if uma.cuda.is_available():
     g = uma.asarray(A, device="cuda")
     check(np.allclose(np.asarray(uma.matmul(g, uma.asarray(B, device="cuda")).to_device("cpu")), A @ B),
           "cuda matmul (cuBLAS opened at run time) == NumPy's")
+    wc = uma.shared(np.zeros(3), name="wc")
+    cost_c = uma.sum((wc - v) ** 2)
+    step_c = uma.function([v], cost_c, updates={wc: wc - 0.1 * uma.grad(cost_c, wc)}, backend="cuda")
+    for _ in range(100):
+        step_c(np.array([1.0, 2.0, 3.0]))
+    check(np.allclose(wc.get_value(), [1.0, 2.0, 3.0], atol=1e-6), f"compiled SGD on cuda converges: {wc.get_value()}")
 else:
     reason = uma.cuda.unavailable_reason()
     check(bool(reason), f"no usable GPU, and uma.cuda.unavailable_reason() says why: {reason!r}")

@@ -20,6 +20,7 @@
 #include "uma/runtime/function.h"
 #include "uma/runtime/program.h"
 #include "uma/runtime/shared_cell.h"
+#include "uma/transfer.h"
 
 namespace uma::py {
 
@@ -179,35 +180,46 @@ nb::tuple static_tuple(const std::vector<int64_t>& shape) {
 }
 
 // A Python linker's residency: its input_filter and output_filter, as
-// `from_host(host_array, dtype, static_shape)` and `to_host(value, dtype, static_shape)` (Python
-// callables made by uma.runtime.shared; to_host returns a host uma.Array of the dtype).
+// `from_host(array, dtype, static_shape)` and `to_host(value, dtype, static_shape)` (Python
+// callables made by uma.runtime.linker; to_host returns a uma.Array of the dtype). `array` and
+// the uma.Array returned are on the residency's home: the host, or the device where the
+// backend's values live (then conversions to and from the host add one transfer here).
 class PyResidency final : public runtime::Residency {
  public:
-  PyResidency(std::string name, nb::object from_host, nb::object to_host, nb::object describe)
+  PyResidency(std::string name, nb::object from_host, nb::object to_host, nb::object describe, Device home)
       : Residency(std::move(name)),
         from_host_(std::move(from_host)),
         to_host_(std::move(to_host)),
-        describe_(std::move(describe)) {}
+        describe_(std::move(describe)),
+        home_(home) {}
   ~PyResidency() override {
     drop(from_host_);
     drop(to_host_);
     drop(describe_);
   }
-  runtime::Value from_host(const Array& host, const runtime::TypeSpec& t) const override {
+  Device home() const noexcept override { return home_; }
+  runtime::Value from_home(const Array& a, const runtime::TypeSpec& t) const override {
     return with_python([&] {
-      Ref h{nb::cast(host)}, shape{static_tuple(t.shape)};
+      Ref h{nb::cast(a)}, shape{static_tuple(t.shape)};
       Ref v{from_host_(h, dtype_name(t.dtype), shape)};
       return from_python(v, false);
     });
   }
-  Array to_host(const runtime::Value& v, const runtime::TypeSpec& t) const override {
+  Array to_home(const runtime::Value& v, const runtime::TypeSpec& t) const override {
     return with_python([&] {
       Ref value{to_python(v)}, shape{static_tuple(t.shape)};
       Ref h{to_host_(value, dtype_name(t.dtype), shape)};
-      UMA_CHECK(nb::isinstance<Array>(h), Type, "residency ", name(), ": the host form of shared variable ", t.label,
-                " is a ", py_str(nb::type_name(h.type())), ", not a uma.Array");
+      UMA_CHECK(nb::isinstance<Array>(h), Type, "residency ", name(), ": the ", home_.is_cpu() ? "host" : "device",
+                " form of shared variable ", t.label, " is a ", py_str(nb::type_name(h.type())), ", not a uma.Array");
       return nb::cast<Array>(h);
     });
+  }
+  runtime::Value from_host(const Array& host, const runtime::TypeSpec& t) const override {
+    return from_home(home_.is_cpu() ? host : on_device(host, home_), t);
+  }
+  Array to_host(const runtime::Value& v, const runtime::TypeSpec& t) const override {
+    Array a = to_home(v, t);
+    return home_.is_cpu() || !a.defined() ? a : uma::to_host(a);
   }
   std::optional<std::pair<std::string, Shape>> describe(const runtime::Value& v) const override {
     if (v.is_array()) return Residency::describe(v);
@@ -222,6 +234,7 @@ class PyResidency final : public runtime::Residency {
 
  private:
   nb::object from_host_, to_host_, describe_;
+  Device home_;
 };
 
 // A Python linker's thunk: `thunk(values) -> [outputs..., updates...]`, and `describe(value)
@@ -682,19 +695,25 @@ void bind_runtime(nb::module_& m) {
       "('cpu' is the host, 'cuda:0', 'numpy', 'torch', ...). A conversion is counted when a read\n"
       "(a function of another backend, get_value) keeps the value in a residency where it was stale,\n"
       "or when update_policy='eager' keeps the host copy current; bytes are the host copy's size,\n"
-      "whether the conversion copied or shared memory. Every switch of residency goes through the\n"
-      "host, so a torch -> cuda switch counts ('torch', 'cpu') and ('cpu', 'cuda:0'). reset=True\n"
+      "whether the conversion copied or shared memory. A switch between two residencies on one\n"
+      "device counts once: ('jax-cuda:0', 'cuda:0') is a conversion on the GPU; any other switch\n"
+      "goes through the host, so a torch -> cuda switch counts ('torch', 'cpu') and\n"
+      "('cpu', 'cuda:0'). reset=True\n"
       "sets the counts back to zero after reading them.");
   m.def("_array_residency", [](nb::handle device) { return runtime::array_residency(to_device(device)); }, nb::arg("device"),
         "uma's residency of `device` (values are uma.Arrays there; 'cpu' for the host).");
-  m.def("_python_residency", [](std::string name, nb::object from_host, nb::object to_host, nb::object describe) {
+  m.def("_python_residency", [](std::string name, nb::object from_host, nb::object to_host, nb::object describe,
+                                 nb::handle home) {
     UMA_CHECK(name != "cpu", Value, "a Python residency cannot be named 'cpu' (the host residency is uma's)");
     return std::shared_ptr<const runtime::Residency>(std::make_shared<PyResidency>(
-        std::move(name), std::move(from_host), std::move(to_host), std::move(describe)));
-  }, nb::arg("name"), nb::arg("from_host"), nb::arg("to_host"), nb::arg("describe"),
-  "A Python backend's residency: from_host(host_array, dtype, static_shape) -> native value,\n"
-  "to_host(value, dtype, static_shape) -> host uma.Array (its linker's filters), and\n"
-  "describe(value) -> (dtype name, shape) | None (uma.runtime.filters.value_type).");
+        std::move(name), std::move(from_host), std::move(to_host), std::move(describe),
+        home.is_none() ? Device::cpu() : to_device(home)));
+  }, nb::arg("name"), nb::arg("from_host"), nb::arg("to_host"), nb::arg("describe"), nb::arg("home") = nb::none(),
+  "A Python backend's residency: from_host(array, dtype, static_shape) -> native value,\n"
+  "to_host(value, dtype, static_shape) -> uma.Array (its linker's filters), and\n"
+  "describe(value) -> (dtype name, shape) | None (uma.runtime.filters.value_type). `home`: the\n"
+  "device (default the host) of the uma.Arrays the filters take and give; two residencies with\n"
+  "the same device home convert through an array there, never through host memory.");
 
   nb::class_<runtime::SharedCell>(m, "SharedCell",
                                   "A shared variable's declared type, its copies in every residency and its lock\n"

@@ -30,17 +30,27 @@ std::optional<std::pair<std::string, Shape>> Residency::describe(const Value& v)
   return std::make_pair(std::string(dtype_name(v.array.dtype())), v.array.shape());
 }
 
-Array host_form(const Residency& r, const Value& v, const TypeSpec& t) {
-  Array h = r.to_host(v, t);
-  UMA_CHECK(h.defined() && h.device().is_cpu(), Runtime, "residency ", r.name(), ": the host form of shared variable ",
-            t.label, " is not a host array");
+namespace {
+// `h`, the form of `v` (a value of `r`) on device `on`, checked: defined, there, of type `t`.
+Array checked_form(const Residency& r, const Value& v, const TypeSpec& t, Array h, Device on, const char* what) {
+  UMA_CHECK(h.defined() && h.device() == on, Runtime, "residency ", r.name(), ": the ", what, " form of shared variable ",
+            t.label, " is not an array on ", on.str());
   if (auto d = r.describe(v))
     UMA_CHECK(d->second == h.shape(), Type, "residency ", r.name(), ": output_filter gave shape ", shape_str(h.shape()),
               " for a value of shape ", shape_str(d->second), " of shared variable ", t.label);
-  UMA_CHECK(h.dtype() == t.dtype && t.admits(h.dtype(), h.shape()), Type, "residency ", r.name(),
-            ": the host form of shared variable ", t.label, " is ", dtype_name(h.dtype()), " of shape ",
-            shape_str(h.shape()), ", not of type ", t.text);
+  UMA_CHECK(h.dtype() == t.dtype && t.admits(h.dtype(), h.shape()), Type, "residency ", r.name(), ": the ", what,
+            " form of shared variable ", t.label, " is ", dtype_name(h.dtype()), " of shape ", shape_str(h.shape()),
+            ", not of type ", t.text);
   return h;
+}
+}  // namespace
+
+Array host_form(const Residency& r, const Value& v, const TypeSpec& t) {
+  return checked_form(r, v, t, r.to_host(v, t), Device::cpu(), "host");
+}
+
+Array home_form(const Residency& r, const Value& v, const TypeSpec& t) {
+  return checked_form(r, v, t, r.to_home(v, t), r.home(), "device");
 }
 
 namespace {
@@ -78,10 +88,13 @@ class ArrayResidency final : public Residency {
  public:
   explicit ArrayResidency(Device d) : Residency(d.is_cpu() ? "cpu" : d.str()), device_(d) {}
   std::optional<Device> device() const noexcept override { return device_; }
+  Device home() const noexcept override { return device_; }
   Value from_host(const Array& host, const TypeSpec&) const override { return on_device(host, device_); }
-  Array to_host(const Value& v, const TypeSpec& t) const override {
+  Array to_host(const Value& v, const TypeSpec& t) const override { return uma::to_host(to_home(v, t)); }
+  Value from_home(const Array& a, const TypeSpec&) const override { return a; }
+  Array to_home(const Value& v, const TypeSpec& t) const override {
     UMA_CHECK(v.is_array(), Type, "residency ", name(), ": the value of ", t.label, " is not a uma array");
-    return uma::to_host(v.array);
+    return v.array;
   }
 
  private:

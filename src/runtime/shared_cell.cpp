@@ -1,6 +1,7 @@
 #include "uma/runtime/shared_cell.h"
 
 #include <cstring>
+#include <optional>
 
 #include "uma/error.h"
 
@@ -110,9 +111,18 @@ Value SharedCell::read(const std::shared_ptr<const Residency>& r) {
       if (c.residency->name() == r->name()) return c.value;
     UMA_CHECK(attempt < kConversionAttempts, Runtime, "shared variable ", type_.label, ": every conversion to ",
               r->name(), " was overtaken by a write");
-    const Array host = read_host();
-    const uint64_t seen = writes_;
-    Value v = r->from_host(host, type_);
+    // A current copy with the same device home converts through an array there; any other
+    // through the host copy.
+    std::optional<Copy> near;  // a copy, not a reference: a filter may write the cell
+    if (const Device home = r->home(); !home.is_cpu())
+      for (const Copy& c : others_)
+        if (c.residency->home() == home) near = c;
+    const std::string from = near ? near->residency->name() : host_residency()->name();
+    uint64_t seen = writes_;
+    const Array host = near ? home_form(*near->residency, near->value, type_) : read_host();
+    if (writes_ != seen) continue;  // the filter wrote the cell: convert the new value
+    seen = writes_;
+    Value v = near ? r->from_home(host, type_) : r->from_host(host, type_);
     auto d = r->describe(v);
     UMA_CHECK(d.has_value(), Type, "residency ", r->name(), ": input_filter gave a value without dtype and shape for "
               "shared variable ", type_.label, " (nothing was kept)");
@@ -125,7 +135,7 @@ Value SharedCell::read(const std::shared_ptr<const Residency>& r) {
                 ": input_filter gave a value that is not a uma array on ", dev->str(), " for shared variable ",
                 type_.label);
     if (writes_ != seen) continue;  // the filter wrote the cell: read the new value
-    count_conversion(host_residency()->name(), r->name(), host.nbytes());
+    count_conversion(from, r->name(), host.nbytes());
     others_.push_back(Copy{r, v});
     return v;
   }

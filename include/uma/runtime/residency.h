@@ -8,9 +8,12 @@
 // framework's arrays that the binding layer makes and releases (a NativeRef). Two residencies
 // are the same residency when their names are equal.
 //
-// A Residency says how a value gets there from the host and back (a linker's input_filter and
-// output_filter): every conversion between two residencies goes through the host copy, once
-// per switch (SharedCell::read).
+// A Residency says how a value gets there from its home and back (a linker's input_filter and
+// output_filter). Its home is the device whose uma::Arrays its values convert through: the host
+// for most, a device for uma's device residencies and for a backend whose values live on that
+// device (JAX or PyTorch on a GPU). A conversion between two residencies with the same device
+// home goes through a uma::Array on that device, never through host memory; every other one
+// goes through the host copy. Either way once per switch (SharedCell::read).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -68,6 +71,12 @@ class Residency {
   virtual Value from_host(const Array& host, const TypeSpec& t) const = 0;
   /// A CPU array of t.dtype holding `v`, a value of this residency (output_filter).
   virtual Array to_host(const Value& v, const TypeSpec& t) const = 0;
+  /// The device this residency's values convert through (see above): the host by default.
+  virtual Device home() const noexcept { return Device::cpu(); }
+  /// The value in this residency of `a`, an array of type `t` on home(); from_host by default.
+  virtual Value from_home(const Array& a, const TypeSpec& t) const { return from_host(a, t); }
+  /// An array of t.dtype on home() holding `v`, a value of this residency; to_host by default.
+  virtual Array to_home(const Value& v, const TypeSpec& t) const { return to_host(v, t); }
   /// The dtype (its name; a dtype uma lacks by its own text) and shape of `v`, a value of this
   /// residency, read without converting it; nullopt when it has none. An Array's by default.
   virtual std::optional<std::pair<std::string, Shape>> describe(const Value& v) const;
@@ -83,6 +92,9 @@ class Residency {
 /// it) and of type `t`. TypeError (RuntimeError for no host array) naming the residency and
 /// t.label otherwise.
 Array host_form(const Residency& r, const Value& v, const TypeSpec& t);
+
+/// r.to_home(v, t), checked as host_form checks, but on r.home().
+Array home_form(const Residency& r, const Value& v, const TypeSpec& t);
 
 /// uma's residency of device `d` ("cpu" for the host): values are uma::Arrays on `d`; a host
 /// array reaches it with one transfer (the pinned staging path), and comes back with one.

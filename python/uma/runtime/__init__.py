@@ -6,10 +6,12 @@
 - :class:`Linker`, :func:`register_backend`, :func:`backends`: ``reference`` (the oracle),
   ``cpu`` (one ``uma._core.Program`` per function), ``numpy`` (NumPy, written in Python:
   the worked example of a Python-defined backend), ``jax``, ``mlx``, ``numba`` and ``torch`` (where installed)
-  and, where a GPU is usable, ``cuda`` are registered here; their linkers and dispatch tables are in :mod:`uma.runtime.linkers`;
+  and, where a GPU is usable, ``cuda`` (with ``jax-cuda`` and ``torch-cuda`` where their CUDA
+  builds are installed) are registered here; their linkers and dispatch tables are in :mod:`uma.runtime.linkers`;
 - :func:`dprint` (the compiled graph as text) and :func:`verify_grad` (gradients against
   finite differences).
 """
+import importlib.metadata
 import importlib.util
 
 from .filters import HOST, filter_host
@@ -26,6 +28,16 @@ from .linkers.torch import TorchLinker
 from .shared import Container, SharedVariable, shared
 from .verify import verify_grad
 
+
+
+def _cuda_build_of(dist):
+    """False for a CPU-only wheel of ``dist`` (its version says ``+cpu``), True otherwise."""
+    try:
+        return not importlib.metadata.version(dist).endswith("+cpu")
+    except importlib.metadata.PackageNotFoundError:
+        return False
+
+
 register_backend("reference", ReferenceLinker(), replace=True)
 register_backend("cpu", CpuLinker(), replace=True)
 register_backend("numpy", NumpyLinker(), replace=True)
@@ -39,6 +51,12 @@ if importlib.util.find_spec("torch") is not None:  # PyTorch is imported at the 
     register_backend("torch", TorchLinker(), replace=True)
 if CudaLinker.available():  # "cuda" exists only where a GPU is usable (get_linker explains otherwise)
     register_backend("cuda", CudaLinker(), replace=True)
+    # JAX and PyTorch on the GPU, where their CUDA builds are installed (found without importing
+    # them; a build without the GPU uma sees is a RuntimeError at the first compile)
+    if any(importlib.util.find_spec(m) is not None for m in ("jax_cuda13_plugin", "jax_cuda12_plugin")):
+        register_backend("jax-cuda", JaxLinker("cuda:0"), replace=True)
+    if importlib.util.find_spec("torch") is not None and _cuda_build_of("torch"):
+        register_backend("torch-cuda", TorchLinker("cuda:0"), replace=True)
 
 __all__ = [
     "shared", "SharedVariable", "Container", "function", "Function", "Linker",

@@ -36,6 +36,12 @@ class Linker:
       graph walker (:mod:`uma.runtime.linkers.walk`) asks the table once per node at compile
       time. ``op`` has the op's name and attributes (its ``props``); ``op.perform(node,
       values)`` is its reference semantics on ``uma.Array`` s.
+      ``device`` (str or None): where this backend's values live when its residency is its
+      own: None (the default) for host memory, or a device such as ``"cuda:0"`` for a
+      framework's GPU arrays (``jax-cuda``, ``torch-cuda``). Then ``input_filter`` takes, and
+      ``output_filter`` gives, ``uma.Array`` s on that device, and a shared variable switching
+      between two residencies on the same device (this one and uma's ``cuda:0``, or another
+      framework's there) converts through an array on the device, never through host memory.
       ``dtypes`` (frozenset of dtype names, or None): the dtypes this backend's values can
       have; None (the default) means every uma dtype. ``uma.function`` raises ``TypeError``
       at compile time, naming the dtype and the variable, for a graph with any variable
@@ -85,12 +91,14 @@ class Linker:
       once, in execution order. The default: those ``dispatch`` gives None for (none without
       a table). The built-in linkers run an op their table lacks with its reference
       ``perform``, so they list only ops without one.
-      ``input_filter(value, type)``: a host ``uma.Array`` of ``type.dtype`` -> the native value
-      (a transfer when the residency is not the host, or a zero-copy view where memory is
-      shared). Called for arguments and for shared variables whose copy here is stale.
-      ``output_filter(value, type)``: a native value -> a host array (``uma.Array`` or
-      anything ``uma.asarray`` accepts) of ``type.dtype``. Called when another residency or
-      ``get_value`` needs a shared variable this backend wrote last.
+      ``input_filter(value, type)``: a ``uma.Array`` of ``type.dtype`` on ``device`` (host
+      memory when ``device`` is None) -> the native value (a zero-copy view where memory is
+      shared). Called for shared variables whose copy here is stale; for arguments, with
+      what the caller passed turned into a host ``uma.Array`` (or given as is where it is a
+      ``uma.Array`` already).
+      ``output_filter(value, type)``: a native value -> an array of ``type.dtype`` on
+      ``device`` (``uma.Array``; on the host also anything ``uma.asarray`` accepts). Called
+      when another residency or ``get_value`` needs a shared variable this backend wrote last.
       ``is_native(value, type)``: True when ``value`` already lives in this residency and can
       be passed to the thunk as is (no host filtering, no conversion). A value it accepts is
       still checked against ``type`` from its ``dtype`` and ``shape``, with the errors any
@@ -148,6 +156,7 @@ class Linker:
 
     name: str = "linker"
     residency: str = HOST
+    device: str | None = None
     dispatch = None
     dtypes: frozenset | None = None
 
@@ -250,7 +259,7 @@ class Linker:
         if self.residency == HOST:
             return core._array_residency("cpu")
         from .filters import value_type
-        return core._python_residency(self.residency, *_filters(self), value_type)
+        return core._python_residency(self.residency, *_filters(self), value_type, getattr(self, "device", None))
 
     def __repr__(self):
         return f"<{type(self).__name__} backend={self.name!r} residency={self.residency!r}>"

@@ -1,4 +1,5 @@
-"""The ``jax`` linker: compiles graphs with ``jax.jit``; values are ``jax.Array`` s on the CPU.
+"""The ``jax`` linker: compiles graphs with ``jax.jit``; values are ``jax.Array`` s on JAX's CPU
+(backend ``jax``) or on a GPU (``jax-cuda``, where JAX and uma both have one).
 
 The graph's nodes that JAX computes as uma does (its dispatch table) are compiled as one
 ``jax.jit`` function per maximal run of such nodes in execution order: the whole graph when
@@ -7,10 +8,14 @@ one runs uma's eager op on the host between two jitted segments, on zero-copy vi
 JAX values. Every call runs with ``jax.enable_x64(True)``, so float64 stays float64 (never a
 silent float32) without changing the process's JAX configuration.
 
-Values live in residency ``"jax"``: a shared variable that a ``jax`` function updated keeps
-its value as a ``jax.Array`` until another backend, or ``get_value``, reads it. Conversions
-use DLPack: JAX -> host shares memory (uma sees it read-only, as JAX arrays are immutable);
-host -> JAX shares memory where JAX accepts the buffer's alignment and copies otherwise.
+Values live in residency ``"jax"`` (``"jax-cuda:N"`` on a GPU): a shared variable that a
+``jax`` function updated keeps its value as a ``jax.Array`` until another backend, or
+``get_value``, reads it. Conversions use DLPack: JAX -> uma shares memory (uma sees it
+read-only, as JAX arrays are immutable); uma -> JAX shares memory where JAX accepts the
+buffer's alignment and copies otherwise. On a GPU both directions stay on the device: a switch
+between ``jax-cuda`` and uma's ``cuda`` (or ``torch-cuda``) never goes through host memory.
+Every value, constant and computation of a function is placed on the linker's device, whatever
+JAX's default device is.
 Because an argument may share the caller's memory, a call returns only when its computations
 are done (the caller may then change that memory), and an output that is an argument's
 buffer is copied; other outputs are JAX's own immutable arrays.
@@ -40,30 +45,33 @@ def _uma():
     return uma
 
 
-def _to_jax(a):
-    """A ``jax.Array`` of host ``uma.Array`` ``a``: DLPack (shared where JAX takes the buffer),
-    else a copy. Bool memory is made 0/1 bytes first: uma reads any nonzero byte as True (DESIGN.md,
-    "bool memory"), XLA's bool operations use the bytes as they are."""
+def _to_jax(a, device):
+    """A ``jax.Array`` on JAX device ``device`` of ``uma.Array`` ``a``: DLPack (shared where JAX
+    takes the buffer and ``a`` is on that device), else a copy. Bool memory is made 0/1 bytes
+    first: uma reads any nonzero byte as True (DESIGN.md, "bool memory"), XLA's bool operations
+    use the bytes as they are."""
     jax = _jax()
     if a.dtype.name == "bool":
         a = _uma().not_equal(a, False)
     try:
-        return jax.dlpack.from_dlpack(a)
+        x = jax.dlpack.from_dlpack(a)
     except Exception:  # a layout or alignment JAX does not import: one copy
-        return jax.numpy.asarray(np.asarray(a))
+        return jax.device_put(np.asarray(a.to_device("cpu")), device)
+    return x if x.devices() == {device} else jax.device_put(x, device)
 
 
-def _host_step(node):
-    """``node`` by uma's eager op on the host, on zero-copy views of the JAX values."""
+def _host_step(node, device):
+    """``node`` by uma's eager op (on the host, or on the GPU for ``jax-cuda``), on zero-copy
+    views of the JAX values."""
     perform, from_dlpack = node.op.perform, _uma().from_dlpack
 
     def impl(values):
-        return [_to_jax(r) for r in perform(node, [from_dlpack(v) for v in values])]
+        return [_to_jax(r, device) for r in perform(node, [from_dlpack(v) for v in values])]
 
     return impl
 
 
-def _segment(nodes, fns, in_vars, out_vars, constants):
+def _segment(nodes, fns, in_vars, out_vars, constants, device):
     """One jitted function over ``nodes`` (execution order; ``fns`` their traceable
     implementations): ``impl(values of in_vars) -> values of out_vars``, raising uma's
     ValueError for a bad cross-entropy label after the jitted call."""
@@ -90,6 +98,12 @@ def _segment(nodes, fns, in_vars, out_vars, constants):
                 tuple(c for _, c in flags))
 
     jitted = jax.jit(run)
+    if not in_vars:  # nothing to follow: JAX would compute on its default device
+        placed = jitted
+
+        def jitted(*values):
+            with jax.default_device(device):
+                return placed(*values)
     check = uma._core._check_labels
 
     def impl(values):
@@ -98,29 +112,60 @@ def _segment(nodes, fns, in_vars, out_vars, constants):
             known = dict(zip(in_vars, values))
             known.update(zip(outs, results))
             for (node, k, _), c in zip(checks, classes):  # uma's ValueError for the first bad label
-                check(uma.from_dlpack(known[node.inputs[k]]), int(c), "softmax_cross_entropy")
+                check(uma.from_dlpack(known[node.inputs[k]]).to_device("cpu"), int(c), "softmax_cross_entropy")
         return list(results[:len(out_vars)])
 
     return impl
 
 
 class JaxLinker(Linker):
-    """Compiles graphs with ``jax.jit`` on the CPU; values are ``jax.Array`` s in residency
-    ``"jax"`` (module documentation)."""
+    """Compiles graphs with ``jax.jit``; values are ``jax.Array`` s (module documentation).
 
-    name = "jax"
-    residency = "jax"
+    ``JaxLinker()`` is backend ``jax``: JAX's CPU, residency ``"jax"``.
+    ``JaxLinker("cuda:N")`` is backend ``jax-cuda`` (``jax-cuda:N`` for N > 0): JAX's N-th GPU,
+    residency ``"jax-cuda:N"``, whose values convert to and from uma's ``cuda:N`` on the
+    device. ``ValueError`` for another device; ``RuntimeError`` at the first compile when JAX
+    has no such GPU."""
+
     dispatch = jax_impl
+
+    def __init__(self, device=None):
+        if device is not None and str(_uma().Device(device)) != "cpu":
+            d = str(_uma().Device(device))  # "cuda" -> "cuda:0"; ValueError for what is no device
+            self.device = d
+            self.name = "jax-cuda" if d == "cuda:0" else f"jax-{d}"
+            self.residency = f"jax-{d}"
+        else:
+            self.device, self.name, self.residency = None, "jax", "jax"
+        self._jax_device = None
+
+    def jax_device(self):
+        """The ``jax.Device`` this linker's values live on."""
+        if self._jax_device is None:
+            jax = _jax()
+            if self.device is None:
+                self._jax_device = jax.devices("cpu")[0]
+            else:
+                index = int(self.device.split(":")[1])
+                try:
+                    gpus = jax.devices("gpu")
+                except RuntimeError:
+                    gpus = []
+                if index >= len(gpus):
+                    raise RuntimeError(f"backend {self.name!r}: JAX has {len(gpus)} GPU(s), so none for "
+                                       f"{self.device} (a CUDA build of jaxlib is needed, e.g. jax[cuda13])")
+                self._jax_device = gpus[index]
+        return self._jax_device
 
     def is_native(self, value, type):
         jax = _jax()
         return (isinstance(value, jax.Array) and value.dtype == _np_dtype(type.dtype)
                 and type.is_compatible_shape(tuple(value.shape))
-                and all(d.platform == "cpu" for d in value.devices()))
+                and value.devices() == {self.jax_device()})
 
     def input_filter(self, value, type):
         with _jax().enable_x64(True):
-            return _to_jax(value if isinstance(value, _uma().Array) else _uma().asarray(value))
+            return _to_jax(value if isinstance(value, _uma().Array) else _uma().asarray(value), self.jax_device())
 
     def output_filter(self, value, type):
         return _uma().from_dlpack(value)
@@ -136,16 +181,21 @@ class JaxLinker(Linker):
 
     def _compile(self, fgraph):
         steps, segments, host_steps = [], 0, []
+        dev = self.jax_device()
+
+        def constant(c):
+            return _to_jax(_uma().asarray(c.value), dev)
+
         for nodes, fns, in_vars, out_vars, consts in runs(fgraph, [jax_impl(n.op, n) for n in fgraph.toposort()]):
             if fns is None:
-                steps.append((_host_step(nodes[0]), nodes[0], in_vars, out_vars))
+                steps.append((_host_step(nodes[0], dev), nodes[0], in_vars, out_vars))
                 host_steps.append(nodes[0].op)
                 continue
-            constants = {c: _to_jax(_uma().asarray(c.value)) for c in consts}
-            steps.append((_segment(nodes, fns, in_vars, out_vars, constants), nodes[-1], in_vars, out_vars))
+            constants = {c: constant(c) for c in consts}
+            steps.append((_segment(nodes, fns, in_vars, out_vars, constants, dev), nodes[-1], in_vars, out_vars))
             segments += 1
-        run = straight_line(fgraph.inputs, fgraph.outputs, steps, set(),
-                            constant=lambda c: _to_jax(_uma().asarray(c.value)), copy=None, output=_result_check)
+        run = straight_line(fgraph.inputs, fgraph.outputs, steps, set(), constant=constant, copy=None,
+                            output=_result_check)
 
         jax = _jax()
 

@@ -1,10 +1,12 @@
 """The ``torch`` linker: evaluates graphs with PyTorch, eagerly, node by node.
 
-Values are ``torch.Tensor`` s on the CPU, in residency ``"torch"``: a shared variable that a
-``torch`` function updated keeps its value as a tensor until another backend, or
-``get_value``, reads it; then it is converted once. Conversions share memory both ways (DLPack:
-``torch.from_dlpack`` of a host ``uma.Array``, ``uma.from_dlpack`` of a tensor), so a switch of
-backend copies nothing.
+Values are ``torch.Tensor`` s on the CPU, in residency ``"torch"`` (backend ``torch``), or on a
+GPU, in residency ``"torch-cuda:N"`` (backend ``torch-cuda``, where PyTorch and uma both have
+one): a shared variable that a ``torch`` function updated keeps its value as a tensor until
+another backend, or ``get_value``, reads it; then it is converted once. Conversions share
+memory both ways (DLPack: ``torch.from_dlpack`` of a ``uma.Array``, ``uma.from_dlpack`` of a
+tensor), so a switch of backend on one device copies nothing: on a GPU, a switch between
+``torch-cuda`` and uma's ``cuda`` (or ``jax-cuda``) stays on the device.
 
 Calls run under ``torch.no_grad()``; outputs that could alias an input, a constant or another
 output are copied (``Tensor.clone``), so a returned tensor never shares memory with a stored
@@ -52,29 +54,55 @@ def _fresh(value):
 
 
 class TorchLinker(Linker):
-    """Evaluates graphs with PyTorch on the CPU; values are ``torch.Tensor`` s in residency
-    ``"torch"``. Conversions to and from the host residency share memory (DLPack, no copy).
-    Function outputs are tensors (0-d for scalars)."""
+    """Evaluates graphs with PyTorch on the CPU or a GPU; values are ``torch.Tensor`` s in
+    residency ``"torch"`` (``"torch-cuda:N"``). Conversions to and from uma's residency of the
+    same device share memory (DLPack, no copy). Function outputs are tensors (0-d for
+    scalars)."""
 
-    name = "torch"
-    residency = "torch"
     dispatch = torch_impl
+
+    def __init__(self, device=None):
+        """``TorchLinker()``: backend ``torch``, tensors on the CPU. ``TorchLinker("cuda:N")``:
+        backend ``torch-cuda`` (``torch-cuda:N`` for N > 0), tensors on PyTorch's GPU N
+        (``RuntimeError`` at the first compile where PyTorch has none)."""
+        if device is not None and str(_uma().Device(device)) != "cpu":
+            d = str(_uma().Device(device))  # "cuda" -> "cuda:0"; ValueError for what is no device
+            self.device, self.residency = d, f"torch-{d}"
+            self.name = "torch-cuda" if d == "cuda:0" else f"torch-{d}"
+        else:
+            self.device, self.name, self.residency = None, "torch", "torch"
+        self._torch_device = None
+
+    def torch_device(self):
+        """The ``torch.device`` this linker's tensors live on."""
+        if self._torch_device is None:
+            torch = _torch()
+            if self.device is not None:
+                index = int(self.device.split(":")[1])
+                if not torch.cuda.is_available() or index >= torch.cuda.device_count():
+                    raise RuntimeError(f"backend {self.name!r}: PyTorch has no GPU {index} (a CUDA build of "
+                                       f"PyTorch is needed)")
+            self._torch_device = torch.device(self.device or "cpu")
+        return self._torch_device
 
     def is_native(self, value, type):
         torch = _torch()
         # a lazily conjugated or negated tensor (conj/neg bit) has no DLPack form: not native
-        return (isinstance(value, torch.Tensor) and value.device.type == "cpu" and not value.requires_grad
+        return (isinstance(value, torch.Tensor) and value.device == self.torch_device() and not value.requires_grad
                 and not value.is_conj() and not value.is_neg()
                 and value.dtype == torch_dtype(type.dtype) and type.is_compatible_shape(tuple(value.shape)))
 
     def input_filter(self, value, type):
-        return to_tensor(value if isinstance(value, _uma().Array) else _uma().asarray(value))
+        t = to_tensor(value if isinstance(value, _uma().Array) else _uma().asarray(value))
+        dev = self.torch_device()
+        return t if t.device == dev else t.to(dev)
 
     def output_filter(self, value, type):
         return _uma().from_dlpack(value.detach())
 
     def compile(self, fgraph):
         torch = _torch()
+        self.torch_device()  # PyTorch has this device, or RuntimeError now
         run = evaluator(fgraph, torch_impl, constant=lambda c: self.input_filter(_uma().asarray(c.value), c.type),
                         copy=_fresh, output=_tensor_result)
 
