@@ -20,9 +20,10 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 VENV="${VENV:-.venv}"
-PY="$ROOT/$VENV/bin/python"
+case "$VENV" in /*) ;; *) VENV="$ROOT/$VENV" ;; esac
+PY="$VENV/bin/python"
 JOBS="${JOBS:-2}"
-export PATH="$ROOT/$VENV/bin:$PATH" CMAKE_BUILD_PARALLEL_LEVEL="$JOBS"
+export PATH="$VENV/bin:$PATH" CMAKE_BUILD_PARALLEL_LEVEL="$JOBS"
 unset PYTHONPATH
 
 have_nvcc() { command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ] || [ -n "${CUDACXX:-}" ]; }

@@ -35,8 +35,11 @@ for whl in "${wheels[@]}"; do
     -c "$ROOT/constraints.txt" "$@"); }
   ok=1
   if [ "${OFFLINE:-0}" = 1 ]; then
-    "$real_py" -m venv --system-site-packages "$work/venv" || ok=0
-    pipi() { (cd "$work" && run python -m pip install -q --disable-pip-version-check --no-index --no-deps "$@"); }
+    "$real_py" -m venv "$work/venv" || ok=0
+    # the packages of $PYTHON (which may itself be a venv) become visible to the new venv
+    "$PYTHON" -c 'import site; print("\n".join(site.getsitepackages()))' \
+      > "$("$work/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/_offline_site.pth" || ok=0
+    pipi() { (cd "$work" && run python -m pip install -q --disable-pip-version-check --no-index --no-deps --ignore-installed "$@"); }
   else
     "$real_py" -m venv "$work/venv" || ok=0
   fi

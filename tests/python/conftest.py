@@ -76,23 +76,29 @@ def as_uma_output(got, backend):
     """A function output of ``backend`` as a ``uma.Array``, after checking that a backend with
     a native array type returned that type (``numpy`` and ``numba``: ``numpy.ndarray``, ``torch``:
     ``torch.Tensor``, ``jax``: ``jax.Array``, ``mlx``: ``mx.array``); uma's own backends return ``uma.Array`` s already."""
+    from uma.runtime import JaxLinker, TorchLinker
+    linker = uma.runtime.get_linker(backend)
     if backend in ("numpy", "numba"):
         assert type(got) is np.ndarray, type(got)
         return uma.asarray(got)
-    if backend == "torch":
+    if isinstance(linker, TorchLinker):  # torch, torch-cuda: a tensor on the linker's device
         import torch
-        assert isinstance(got, torch.Tensor), type(got)
-        return uma.from_dlpack(got)
-    if backend == "jax":
+        assert isinstance(got, torch.Tensor) and got.device == linker.torch_device(), (type(got), backend)
+        return _on_host(uma.from_dlpack(got))
+    if isinstance(linker, JaxLinker):  # jax, jax-cuda
         import jax
-        assert isinstance(got, jax.Array), type(got)
-        return uma.from_dlpack(got)
+        assert isinstance(got, jax.Array) and got.devices() == {linker.jax_device()}, (type(got), backend)
+        return _on_host(uma.from_dlpack(got))
     if backend == "mlx":
         import mlx.core as mx
         assert isinstance(got, mx.array), type(got)
         from uma.runtime.linkers.mlx.dispatch import to_uma
         return to_uma(got)
     return got
+
+
+def _on_host(a):
+    return a if a.device == uma.Device("cpu") else a.to_device("cpu")
 
 
 def child_env(**overrides):

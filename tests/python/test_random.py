@@ -24,7 +24,8 @@ def host(v):
         return v.array.copy()
     module = type(v).__module__
     if module.startswith(("torch", "jax", "mlx")):  # a framework backend's array, as a uma.Array
-        v = as_uma_output(v, module.split(".")[0].replace("jaxlib", "jax"))
+        v = (as_uma_output(v, "mlx") if module.startswith("mlx")  # NumPy can't read their bfloat16
+             else uma.from_dlpack(v).to_device("cpu"))  # on the host, whatever device it is on
     return np.array(v, copy=True)
 
 

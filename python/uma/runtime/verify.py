@@ -120,7 +120,7 @@ def verify_grad(fun, pt, *, rng=None, eps=None, abs_tol=None, rel_tol=None, back
     if out.ndim == 0 and not cplx_out:
         cost = out
     else:
-        shape = np.asarray(function(inputs, out, backend=backend, mode=mode)(*values)).shape
+        shape = _host(function(inputs, out, backend=backend, mode=mode)(*values), out, backend).shape
         if cplx_out:
             rdt = "float32" if out.dtype == "complex64" else "float64"
             r1, r2 = (Constant(np.asarray(rng.standard_normal(size=shape), dtype=rdt)) for _ in range(2))
@@ -134,12 +134,12 @@ def verify_grad(fun, pt, *, rng=None, eps=None, abs_tol=None, rel_tol=None, back
     f_grad = function(inputs, grads, backend=backend, mode=mode)
 
     def cost_at(vals):
-        return float(np.asarray(f_cost(*vals), dtype=np.float64))
+        return float(np.asarray(_host(f_cost(*vals), cost, backend), dtype=np.float64))
 
     c0 = cost_at(values)
     if not np.isfinite(c0):
         raise ValueError(f"verify_grad: the cost is not finite at pt ({c0})")
-    symbolic = [np.asarray(g) for g in f_grad(*values)]
+    symbolic = [_host(g, var, backend) for g, var in zip(f_grad(*values), grads)]
 
     dtypes = [values[k].dtype.name for k in wrt_idx] + [cost.dtype]
     if abs_tol is None:
@@ -173,6 +173,15 @@ def verify_grad(fun, pt, *, rng=None, eps=None, abs_tol=None, rel_tol=None, back
                 num[i] = (cost_at(plus) - cost_at(minus)) / h
             sym = sym_g.imag if part == "imag" else sym_g.real
             _compare(k, part, np.asarray(sym, dtype=np.float64), num, abs_tol, rel_tol, x)
+
+
+def _host(value, var, backend):
+    """A NumPy array of ``value``, a function output of ``backend`` for variable ``var``: the
+    backend's ``output_filter`` (a GPU backend's values are on the device), then the host."""
+    from .linker import get_linker
+    import uma
+    a = uma.asarray(get_linker(backend).output_filter(value, var.type))
+    return np.asarray(a if a.device == uma.Device("cpu") else a.to_device("cpu"))
 
 
 def _compare(k, part, sym_g, num, abs_tol, rel_tol, x):
