@@ -40,10 +40,13 @@ Array concatenate(const std::vector<Array>& arrays, int64_t axis) {
   axis = normalize_axis(axis, static_cast<int64_t>(shape.size()), "concatenate");
   DType t = arrays[0].dtype();
   for (const Array& x : arrays) t = promote_types(t, x.dtype());
-  Array out = Array::empty(shape, t);
+  std::vector<Array> on(arrays);  // one device for all (RuntimeError otherwise); the result is there
+  std::vector<Array*> refs;
+  for (Array& x : on) refs.push_back(&x);
+  Array out = Array::empty(shape, t, detail::common_device("concatenate", refs));
   int64_t off = 0;
   const int64_t isz = static_cast<int64_t>(out.itemsize());
-  for (const Array& x : arrays) {
+  for (const Array& x : on) {
     Shape s = shape;
     s[axis] = x.shape()[axis];
     Array dst = out.view(static_cast<char*>(out.data()) + off * out.strides()[axis] * isz, s, out.strides());

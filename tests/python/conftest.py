@@ -101,6 +101,17 @@ def _on_host(a):
     return a if a.device == uma.Device("cpu") else a.to_device("cpu")
 
 
+def host_numpy(v):
+    """A NumPy array of a function output of any backend, on any device (a GPU backend's
+    tensors and arrays, and uma cuda arrays, come to the host through DLPack)."""
+    if isinstance(v, np.ndarray):
+        return v
+    module = type(v).__module__
+    if isinstance(v, uma.Array) or module.startswith(("torch", "jax")):
+        return np.asarray(_on_host(uma.from_dlpack(v) if not isinstance(v, uma.Array) else v))
+    return np.asarray(v)
+
+
 def child_env(**overrides):
     """The environment of a child interpreter that imports the uma these tests import (the
     source tree or the installed package: its parent folder first on PYTHONPATH), with

@@ -49,11 +49,11 @@ def test_a_switch_on_the_gpu_converts_once_on_the_device_sharing_the_buffer(writ
     step = uma.function([], [], updates={w: w * 2.0 - 1.0}, backend=writer)
     read = uma.function([], w.sum(), backend=reader)
     step()
-    wrote = w.container.copy_in(uma.get_linker(writer).residency)
+    wrote = w.container.copy_in(uma.runtime.get_linker(writer).residency)
     _counts()
     total = read()
-    assert _counts() == {(uma.get_linker(writer).residency, uma.get_linker(reader).residency): 1}
-    got = w.container.copy_in(uma.get_linker(reader).residency)
+    assert _counts() == {(uma.runtime.get_linker(writer).residency, uma.runtime.get_linker(reader).residency): 1}
+    got = w.container.copy_in(uma.runtime.get_linker(reader).residency)
     assert _ptr(got) == _ptr(wrote)  # the reader's copy is the writer's buffer
     np.testing.assert_allclose(float(np.asarray(uma.asarray(total).to_device("cpu"))), (start * 2 - 1).sum(),
                                rtol=1e-12)

@@ -1967,3 +1967,16 @@ def test_cuda_creation_stays_on_the_device(dtype):
     assert str(h.device) == "cpu"
     _exact(h, np.zeros((3, 5), dt), "cpu")
 
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", ["float64", "int32", "bool", "complex64"])
+def test_concatenate_and_stack_of_cuda_arrays_stay_on_the_device(dtype):
+    a, b = sample(dtype, (2, 3), seed=1), sample(dtype, (2, 3), seed=2)
+    da, db = uma.asarray(a, device="cuda"), uma.asarray(b, device="cuda")
+    for got, want in [(uma.concatenate([da, db], axis=1), np.concatenate([a, b], axis=1)),
+                      (uma.stack([da, db], axis=0), np.stack([a, b], axis=0))]:
+        assert str(got.device) == "cuda:0"
+        np.testing.assert_array_equal(np.asarray(got.to_device("cpu")), want)
+    with pytest.raises(RuntimeError, match="expected all arrays on one device"):
+        uma.concatenate([da, uma.asarray(b)])

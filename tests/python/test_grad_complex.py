@@ -9,7 +9,7 @@ import pytest
 
 import uma
 from uma.graph.basic import ancestors
-from conftest import BACKENDS, held_or_refused, random_data
+from conftest import BACKENDS, held_or_refused, host_numpy, random_data
 from uma import sym
 from uma.runtime.verify import GradientError
 
@@ -198,8 +198,8 @@ def test_complex_gradients_match_torch_autograd(name, backend):
     tz = torch.tensor(zv, requires_grad=True)
     tw = torch.tensor(wv, requires_grad=True)
     tcost(torch, tz, tw).backward()
-    np.testing.assert_allclose(np.asarray(got[0]), tz.grad.resolve_conj().numpy(), rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(np.asarray(got[1]), tw.grad.resolve_conj().numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(host_numpy(got[0]), tz.grad.resolve_conj().numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(host_numpy(got[1]), tw.grad.resolve_conj().numpy(), rtol=1e-10, atol=1e-12)
 
 
 # ---------------------------------------------------------------------------- contract

@@ -97,13 +97,8 @@ def _segment(nodes, fns, in_vars, out_vars, constants, device):
         return (tuple(env[v] for v in outs), jax.numpy.any(jax.numpy.stack([bad for bad, _ in flags])),
                 tuple(c for _, c in flags))
 
-    jitted = jax.jit(run)
-    if not in_vars:  # nothing to follow: JAX would compute on its default device
-        placed = jitted
-
-        def jitted(*values):
-            with jax.default_device(device):
-                return placed(*values)
+    # results on the linker's device, also where no argument says where (JAX's default device)
+    jitted = jax.jit(run, out_shardings=jax.sharding.SingleDeviceSharding(device))
     check = uma._core._check_labels
 
     def impl(values):
