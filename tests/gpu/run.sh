@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The GPU test run, for the GPU machine: builds uma from a clean checkout with the
-# CUDA code, runs the C++ tests (ctest) and the Python tests with the GPU present, then
+# CUDA code, runs the C++ tests (ctest) and the Python tests with the GPU present (the CUDA
+# tests, then every cuda-parametrized test of the suite), then
 # compute-sanitizer memcheck on the C++ CUDA tests.
 #
 #   bash tests/gpu/run.sh [LOGDIR]
 #
 # Needs: nvcc (PATH or /usr/local/cuda/bin), cmake, ninja, g++, GoogleTest, OpenBLAS, and a
-# python3 with numpy, nanobind, scikit-build-core, pytest (torch, cupy, jax optional). No
+# python3 with numpy, nanobind, scikit-build-core, pytest, pytest-xdist, hypothesis (torch, cupy, jax optional). No
 # network: pip installs with --no-build-isolation --no-deps. Exit status 0 only when every
 # phase passed; a summary line per phase at the end (and in LOGDIR/summary.txt).
 set -u
@@ -37,7 +38,10 @@ phase cpp-build bash -c "cmake -S . -B build/gpu -G Ninja -DCMAKE_BUILD_TYPE=Rel
 phase cpp-test build/gpu/uma_tests --gtest_brief=1
 phase python-install "$PY" -m pip install --no-build-isolation --no-deps --force-reinstall \
   -Ccmake.define.UMA_CUDA=ON -Ccmake.define.UMA_BUILD_TESTS=ON -Cbuild-dir=build/gpu .
-phase python-test bash -c "cd /tmp && $PY -m pytest $PWD/tests/python/test_cuda.py -q -ra -p no:cacheprovider"
+phase python-test bash -c "cd /tmp && $PY -m pytest $PWD/tests/python/test_cuda.py $PWD/tests/python/test_backends_gpu.py -q -ra -p no:cacheprovider"
+# Every test of the suite that runs on the GPU (the cuda parametrizations of every file, and the
+# jax-cuda / torch-cuda backends in the backend matrix), spread over the cores.
+phase python-gpu-all bash -c "cd /tmp && $PY -m pytest $PWD/tests/python -k cuda -n $JOBS -q -ra -p no:cacheprovider"
 # The installed module beside torch, JAX and CuPy: its exported symbols, its libstdc++, and fresh
 # interpreters importing uma before and after each peer, exchanging host and cuda arrays.
 phase extension bash -c "cd /tmp && $PY -m pytest $PWD/tests/python/test_extension.py -v -ra -p no:cacheprovider"
