@@ -843,3 +843,25 @@ to an int8 array is int8). Length along ``axis``: M + N1 + N2 - n; dtype of
             break
         y = sub(y[_along(y.ndim, a, slice(1, None))], y[_along(y.ndim, a, slice(None, m - 1))])
     return y
+
+
+def _symbolic_too(fn):
+    """``fn`` (an eager function of this namespace) that builds a graph node when an argument is
+    a symbolic variable and :mod:`uma.graph.ops` has a function of the same name (the rule of
+    ``uma._api``: ``uma.flip(x)`` on a variable is ``uma.sym.flip(x)``)."""
+    import functools
+
+    @functools.wraps(fn)
+    def op(*args, **kwargs):
+        if _api._symbolic_type is not None and _api._has_symbolic(args):
+            sym_fn = getattr(_api._symbolic_ops, fn.__name__, None)
+            if sym_fn is not None:
+                return sym_fn(*args, **kwargs)
+        return fn(*args, **kwargs)
+
+    return op
+
+
+globals().update({_n: _symbolic_too(_f) for _n, _f in list(globals().items())
+                  if _n in __all__ and callable(_f) and getattr(_f, "__module__", None) == __name__
+                  and not isinstance(_f, type)})

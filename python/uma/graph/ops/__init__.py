@@ -39,6 +39,8 @@ The package has one module per concept; this module re-exports their public func
   ``split``; ``indexing``: ``getitem``, ``take``, masks; ``subtensor``: ``set_subtensor``,
   ``inc_subtensor``; ``distributed``: ``all_reduce``, ``all_gather``, ``reduce_scatter``,
   ``all_reduce_bucket`` (collectives across processes, :mod:`uma.distributed`);
+- ``compose``: Array API functions written as graphs of the ops above (``flip``, ``roll``,
+  ``repeat``, ``tile``, ``tril``, ``tensordot``, ``cumulative_sum``, ``diff``, ...);
 - ``_common``: the helpers they share (weak scalars, broadcasting, axes).
 
 The modules call one another's functions only when a graph is built (gradients, lowerings,
@@ -69,6 +71,8 @@ from .shape import (BroadcastLike, BroadcastTo, ExpandDims, Reshape, ReshapeLike
                     Transpose, broadcast_to, expand_dims, reshape, squeeze, transpose)
 from .subtensor import UpdateSubtensor, inc_subtensor, set_subtensor  # noqa: E402
 from .unary import Round, angle, conj, conjugate, imag, real, round  # noqa: E402
+from . import compose as _compose  # noqa: E402
+from .compose import *  # noqa: E402,F401,F403
 
 __all__ = [
     # elementwise: every op of the op table, in its order, and their other names
@@ -92,4 +96,6 @@ __all__ = [
     "getitem", "take", "set_subtensor", "inc_subtensor",
     # collectives across processes (uma.distributed)
     "all_reduce", "all_gather", "reduce_scatter", "all_reduce_bucket",
+    # Array API functions composed of the ops above
+    *_compose.__all__,
 ]

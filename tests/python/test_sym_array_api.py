@@ -1,0 +1,133 @@
+"""The Array API functions composed of graph ops (uma.graph.ops.compose): each compiled on every
+backend gives NumPy's result, on static and run-time lengths (empty axes included), its
+gradient matches finite differences, ``uma.<name>`` on a variable builds the same graph, and
+bad arguments raise the eager functions' errors."""
+import numpy as np
+import pytest
+
+import uma
+from conftest import BACKENDS, held_or_refused, host_numpy
+from uma import sym
+
+A = np.random.default_rng(3).standard_normal((3, 4))
+
+# name: (build from a matrix variable, NumPy on the matrix)
+CASES = {
+    "flip": (lambda x: sym.flip(x, axis=1), lambda a: np.flip(a, 1)),
+    "flip-all": (lambda x: sym.flip(x), lambda a: np.flip(a)),
+    "roll": (lambda x: sym.roll(x, 5, axis=1), lambda a: np.roll(a, 5, 1)),
+    "roll-flat": (lambda x: sym.roll(x, -2), lambda a: np.roll(a, -2)),
+    "roll-axes": (lambda x: sym.roll(x, (1, -1), axis=(0, 1)), lambda a: np.roll(a, (1, -1), (0, 1))),
+    "repeat": (lambda x: sym.repeat(x, 2, axis=0), lambda a: np.repeat(a, 2, 0)),
+    "repeat-flat": (lambda x: sym.repeat(x, 3), lambda a: np.repeat(a, 3)),
+    "tile": (lambda x: sym.tile(x, (2, 1, 3)), lambda a: np.tile(a, (2, 1, 3))),
+    "tril": (lambda x: sym.tril(x, k=1), lambda a: np.tril(a, 1)),
+    "triu": (lambda x: sym.triu(x, k=-1), lambda a: np.triu(a, -1)),
+    "diff": (lambda x: sym.diff(x, n=2, prepend=0.5), lambda a: np.diff(a, 2, prepend=0.5)),
+    "diff-axis0": (lambda x: sym.diff(x, axis=0, append=x[:1]), lambda a: np.diff(a, axis=0, append=a[:1])),
+    "cumulative_sum": (lambda x: sym.cumulative_sum(x, axis=0, include_initial=True),
+                       lambda a: np.concatenate([np.zeros((1, a.shape[1])), np.cumsum(a, 0)])),
+    "cumulative_prod": (lambda x: sym.cumulative_prod(x, axis=1),
+                        lambda a: np.cumprod(a, 1)),
+    "tensordot": (lambda x: sym.tensordot(x, x, axes=([1], [1])), lambda a: np.tensordot(a, a, ([1], [1]))),
+    "tensordot-0": (lambda x: sym.tensordot(x, x, axes=0), lambda a: np.tensordot(a, a, 0)),
+    "vecdot": (lambda x: sym.vecdot(x, x), lambda a: np.sum(a * a, -1)),
+    "matrix_transpose": (lambda x: sym.matrix_transpose(x), lambda a: a.T),
+    "moveaxis": (lambda x: sym.moveaxis(sym.expand_dims(x, 0), 0, 2), lambda a: np.moveaxis(a[None], 0, 2)),
+    "broadcast_arrays": (lambda x: sym.broadcast_arrays(x, sym.sum(x, axis=1, keepdims=True))[1],
+                         lambda a: np.broadcast_arrays(a, a.sum(1, keepdims=True))[1]),
+}
+NONDIFF = {
+    "count_nonzero": (lambda x: sym.count_nonzero(sym.floor(x), axis=1), lambda a: np.count_nonzero(np.floor(a), 1)),
+}
+
+
+@pytest.mark.parametrize("static", [False, True])
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", list(CASES) + list(NONDIFF))
+def test_composed_function_matches_numpy_on_every_backend(name, backend, static):
+    build, ref = {**CASES, **NONDIFF}[name]
+    x = sym.matrix("x", shape=A.shape if static else (None, None))
+    f = uma.function([x], build(x), backend=backend)
+    got = host_numpy(f(A))
+    want = ref(A)
+    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype, want.shape, want.dtype)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("name", ["flip", "roll", "repeat", "tile", "tril", "triu", "diff-axis0", "cumulative_sum",
+                                  "tensordot", "vecdot", "matrix_transpose"])
+def test_composed_function_on_an_empty_axis(name):
+    build, ref = CASES[name]
+    a = np.zeros((0, 4))
+    got = host_numpy(uma.function([x := sym.matrix("x")], build(x))(a))
+    want = ref(a)
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("backend", ["cpu", "reference"])
+@pytest.mark.parametrize("name", list(CASES))
+def test_composed_function_gradient_matches_finite_differences(name, backend):
+    build = CASES[name][0]
+    uma.verify_grad(lambda x: build(x), [A], rng=np.random.default_rng(4), backend=backend, abs_tol=1e-7,
+                    rel_tol=1e-6)
+
+
+def test_meshgrid_and_linspace_match_numpy():
+    a, b = sym.vector("a"), sym.vector("b")
+    for indexing in ("xy", "ij"):
+        got = uma.function([a, b], sym.meshgrid(a, b, indexing=indexing))(np.arange(3.0), np.arange(5.0) * 2)
+        for g, w in zip(got, np.meshgrid(np.arange(3.0), np.arange(5.0) * 2, indexing=indexing)):
+            np.testing.assert_array_equal(np.asarray(g), w)
+    c = uma.function([], sym.linspace(0.0, 1.0, 7) * 2.0)()
+    np.testing.assert_allclose(np.asarray(c), np.linspace(0.0, 1.0, 7) * 2.0, rtol=1e-15)
+
+
+def test_unstack_and_the_dtype_functions():
+    x = sym.matrix("x", shape=(3, None))
+    parts = sym.unstack(x)
+    got = uma.function([x], list(parts))(A)
+    for g, w in zip(got, A):
+        np.testing.assert_array_equal(np.asarray(g), w)
+    assert sym.result_type(x, "float32") == uma.result_type("float64", "float32")
+    assert sym.can_cast(sym.matrix("i", dtype="int32"), "float64") is True
+    assert sym.finfo(x).eps == np.finfo(np.float64).eps and sym.iinfo(sym.vector("i", "int8")).max == 127
+    assert sym.isdtype(x, "real floating") and not sym.isdtype(x, "integral")
+
+
+def test_uma_namespace_builds_the_graph_for_a_variable():
+    x = sym.matrix("x")
+    for fn, args in [(uma.flip, ()), (uma.roll, (1,)), (uma.tril, ()), (uma.matrix_transpose, ()),
+                     (uma.tensordot, (x,)), (uma.vecdot, (x,))]:
+        node = fn(x, *args)
+        assert isinstance(node, uma.graph.Variable)
+        eager = fn(uma.asarray(A), *[uma.asarray(A) if a is x else a for a in args])
+        np.testing.assert_allclose(np.asarray(uma.function([x], node)(A)), np.asarray(eager), rtol=1e-14)
+
+
+def test_bad_arguments_raise_the_eager_errors():
+    x, dyn = sym.matrix("x", shape=(3, 4)), sym.matrix("d")
+    with pytest.raises(ValueError, match="known only at run time"):
+        sym.unstack(dyn)
+    with pytest.raises(TypeError, match="repeats"):
+        sym.repeat(x, np.array([1, 2, 3]), axis=0)
+    with pytest.raises(ValueError, match="non-negative"):
+        sym.repeat(x, -1)
+    with pytest.raises(ValueError, match="non-negative"):
+        sym.diff(x, n=-1)
+    with pytest.raises(ValueError, match="at least 2 axes"):
+        sym.matrix_transpose(sym.vector("v"))
+    with pytest.raises(ValueError, match="axis is required"):
+        sym.cumulative_sum(x)
+    with pytest.raises(ValueError, match="same length"):
+        sym.roll(x, (1, 2), axis=0)
+    with pytest.raises(ValueError, match="indexing"):
+        sym.meshgrid(sym.vector("a"), indexing="yx")
+    with pytest.raises(ValueError, match="out of range"):
+        sym.tensordot(x, x, axes=3)
+    for bad in (1.5, True):
+        with pytest.raises(TypeError):
+            sym.roll(x, bad, axis=0)
+    with pytest.raises(uma.AxisError if hasattr(uma, "AxisError") else (ValueError, IndexError)):
+        sym.flip(x, axis=2)
