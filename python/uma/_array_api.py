@@ -530,15 +530,21 @@ def moveaxis(x, source, destination, /):
     API standard, moveaxis; numpy.moveaxis): ints or tuples of ints of one length (ValueError
     otherwise); the other axes keep their order. AxisError for a bad axis."""
     x = _array(x, "moveaxis")
-    src = _axes(source, x.ndim, "moveaxis")
-    dst = _axes(destination, x.ndim, "moveaxis")
+    return _core.transpose(x, _moveaxis_order(x.ndim, source, destination))
+
+
+def _moveaxis_order(ndim, source, destination):
+    """The permutation of ``ndim`` axes that moves ``source`` to ``destination`` (moveaxis's
+    rule, eager and symbolic)."""
+    src = _axes(source, ndim, "moveaxis")
+    dst = _axes(destination, ndim, "moveaxis")
     if len(src) != len(dst):
         raise ValueError(f"moveaxis: source {source!r} and destination {destination!r} must "
                          f"name the same number of axes")
-    order = [i for i in range(x.ndim) if i not in src]
+    order = [i for i in range(ndim) if i not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
-    return _core.transpose(x, tuple(order))
+    return tuple(order)
 
 
 def repeat(x, repeats, /, *, axis=None):

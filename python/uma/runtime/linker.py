@@ -265,6 +265,17 @@ class Linker:
         return f"<{type(self).__name__} backend={self.name!r} residency={self.residency!r}>"
 
 
+def framework_device(framework: str, device):
+    """``(device, name, residency)`` of backend ``framework`` (``"jax"``, ``"torch"``) on
+    ``device``: None or ``"cpu"`` give ``(None, framework, framework)``; ``"cuda:N"`` (or
+    ``"cuda"``) gives ``("cuda:N", framework + "-cuda", framework + "-cuda:N")`` (the name
+    ``framework-cuda:N`` for N > 0). ``ValueError`` for a string that names no device."""
+    if device is None or str(_uma().Device(device)) == "cpu":
+        return None, framework, framework
+    d = str(_uma().Device(device))
+    return d, (f"{framework}-cuda" if d == "cuda:0" else f"{framework}-{d}"), f"{framework}-{d}"
+
+
 def distinct(ops) -> list:
     """``ops`` without repeats (equal ops once), in their order."""
     return list(dict.fromkeys(ops))

@@ -16,6 +16,7 @@ import builtins
 
 import numpy as np
 
+from ..._array_api import _along, _axes, _moveaxis_order
 from ..basic import Variable, as_variable
 from ..type import dtype_name
 from ._common import _norm_axis
@@ -36,10 +37,6 @@ def _int(v, what, opname):
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
         raise TypeError(f"{opname}: {what} must be an int, got {v!r}")
     return int(v)
-
-
-def _along(ndim, axis, index):
-    return (slice(None),) * axis + (index,) + (slice(None),) * (ndim - axis - 1)
 
 
 def _positions(x, axis):
@@ -134,8 +131,7 @@ def flip(x, /, *, axis=None):
     """``x`` with the order of its elements reversed along ``axis`` (None: every axis; Array API
     standard, flip)."""
     x = as_variable(x)
-    axes = range(x.ndim) if axis is None else [
-        _norm_axis("flip", a, x.ndim) for a in (axis if isinstance(axis, (tuple, list)) else (axis,))]
+    axes = _axes(axis, x.ndim, "flip")
     index = [slice(None)] * x.ndim
     for a in axes:
         index[a] = slice(None, None, -1)
@@ -145,16 +141,7 @@ def flip(x, /, *, axis=None):
 def moveaxis(x, source, destination, /):
     """``x`` with axes ``source`` moved to ``destination`` (Array API standard, moveaxis)."""
     x = as_variable(x)
-    src = [_norm_axis("moveaxis", a, x.ndim) for a in (source if isinstance(source, (tuple, list)) else (source,))]
-    dst = [_norm_axis("moveaxis", a, x.ndim)
-           for a in (destination if isinstance(destination, (tuple, list)) else (destination,))]
-    if len(src) != len(dst):
-        raise ValueError(f"moveaxis: source {source!r} and destination {destination!r} must name the same "
-                         f"number of axes")
-    order = [i for i in range(x.ndim) if i not in src]
-    for d, s in sorted(zip(dst, src)):
-        order.insert(d, s)
-    return permute_dims(x, tuple(order))
+    return permute_dims(x, _moveaxis_order(x.ndim, source, destination))
 
 
 def roll(x, /, shift, *, axis=None):

@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....graph import ops as o
-from ...linker import Linker, distinct
+from ...linker import Linker, distinct, framework_device
 from ..walk import has_perform, runs, straight_line
 from .dispatch import _jax, jax_impl, label_check
 
@@ -125,13 +125,7 @@ class JaxLinker(Linker):
     dispatch = jax_impl
 
     def __init__(self, device=None):
-        if device is not None and str(_uma().Device(device)) != "cpu":
-            d = str(_uma().Device(device))  # "cuda" -> "cuda:0"; ValueError for what is no device
-            self.device = d
-            self.name = "jax-cuda" if d == "cuda:0" else f"jax-{d}"
-            self.residency = f"jax-{d}"
-        else:
-            self.device, self.name, self.residency = None, "jax", "jax"
+        self.device, self.name, self.residency = framework_device("jax", device)
         self._jax_device = None
 
     def jax_device(self):

@@ -20,7 +20,7 @@ PyTorch is imported when the first function is compiled for it::
 """
 from __future__ import annotations
 
-from ...linker import Linker
+from ...linker import Linker, framework_device
 from ..walk import evaluator
 from .dispatch import _torch, to_tensor, torch_dtype, torch_impl
 
@@ -65,12 +65,7 @@ class TorchLinker(Linker):
         """``TorchLinker()``: backend ``torch``, tensors on the CPU. ``TorchLinker("cuda:N")``:
         backend ``torch-cuda`` (``torch-cuda:N`` for N > 0), tensors on PyTorch's GPU N
         (``RuntimeError`` at the first compile where PyTorch has none)."""
-        if device is not None and str(_uma().Device(device)) != "cpu":
-            d = str(_uma().Device(device))  # "cuda" -> "cuda:0"; ValueError for what is no device
-            self.device, self.residency = d, f"torch-{d}"
-            self.name = "torch-cuda" if d == "cuda:0" else f"torch-{d}"
-        else:
-            self.device, self.name, self.residency = None, "torch", "torch"
+        self.device, self.name, self.residency = framework_device("torch", device)
         self._torch_device = None
 
     def torch_device(self):
