@@ -604,14 +604,7 @@ def roll(x, /, shift, *, axis=None):
     x = _array(x, "roll")
     if axis is None:
         return _core.reshape(roll(_core.reshape(x, (x.size,)), _int(shift, "shift", "roll"), axis=0), x.shape)
-    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
-    shifts = shift if isinstance(shift, (tuple, list)) else (shift,) * len(axes)
-    if len(shifts) != len(axes):
-        raise ValueError(f"roll: shift {shift!r} and axis {axis!r} must have the same length")
-    total = {}
-    for s, a in zip(shifts, axes):
-        a = _axis(a, x.ndim, "roll")
-        total[a] = total.get(a, 0) + _int(s, "shift", "roll")
+    total = _roll_shifts(x.ndim, shift, axis)
     out = x
     for a, s in total.items():
         n = x.shape[a]
@@ -620,6 +613,20 @@ def roll(x, /, shift, *, axis=None):
             out = _core.concatenate([out[_along(x.ndim, a, slice(n - s, None))],
                                      out[_along(x.ndim, a, slice(None, n - s))]], a)
     return out.copy() if out is x else out
+
+
+def _roll_shifts(ndim, shift, axis):
+    """``{axis: total shift}`` of roll's ``shift`` and ``axis`` (ints or tuples of one length;
+    an int shift applies to each axis; repeated axes add up), eager and symbolic."""
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    shifts = shift if isinstance(shift, (tuple, list)) else (shift,) * len(axes)
+    if len(shifts) != len(axes):
+        raise ValueError(f"roll: shift {shift!r} and axis {axis!r} must have the same length")
+    total = {}
+    for s, a in zip(shifts, axes):
+        a = _axis(a, ndim, "roll")
+        total[a] = total.get(a, 0) + _int(s, "shift", "roll")
+    return total
 
 
 def tile(x, repetitions, /):

@@ -16,7 +16,7 @@ import builtins
 
 import numpy as np
 
-from ..._array_api import _along, _axes, _moveaxis_order
+from ..._array_api import _along, _axes, _moveaxis_order, _roll_shifts
 from ..basic import Variable, as_variable
 from ..type import dtype_name
 from ._common import _norm_axis
@@ -151,14 +151,7 @@ def roll(x, /, shift, *, axis=None):
     if axis is None:
         flat = reshape(x, (-1,))
         return _reshape_like(roll(flat, _int(shift, "shift", "roll"), axis=0), x)
-    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
-    shifts = shift if isinstance(shift, (tuple, list)) else (shift,) * len(axes)
-    if len(shifts) != len(axes):
-        raise ValueError(f"roll: shift {shift!r} and axis {axis!r} must have the same length")
-    total = {}
-    for s, a in zip(shifts, axes):
-        a = _norm_axis("roll", a, x.ndim)
-        total[a] = total.get(a, 0) + _int(s, "shift", "roll")
+    total = _roll_shifts(x.ndim, shift, axis)
     out = x
     for a, s in total.items():
         n = x.shape[a]
