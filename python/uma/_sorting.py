@@ -158,3 +158,9 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
     if not isinstance(side, str):
         raise TypeError(f"searchsorted: side must be 'left' or 'right', got {type(side).__name__} {side!r}")
     return _core.searchsorted(x1, x2, side=side, sorter=sorter)
+
+
+# A call with a symbolic argument builds the graph op of the same name (uma.graph.ops.sorting).
+from ._array_api import _symbolic_too  # noqa: E402
+
+sort, argsort, searchsorted = _symbolic_too(sort), _symbolic_too(argsort), _symbolic_too(searchsorted)

@@ -131,3 +131,63 @@ def test_bad_arguments_raise_the_eager_errors():
             sym.roll(x, bad, axis=0)
     with pytest.raises(uma.AxisError if hasattr(uma, "AxisError") else (ValueError, IndexError)):
         sym.flip(x, axis=2)
+
+
+# ------------------------------------------------------------------ sorting and searching ops
+
+SORTED = np.random.default_rng(5).standard_normal((4, 6))
+SORTED[1, 2] = SORTED[1, 4]  # a tie: stable order decides
+SORTED[2, 0] = np.nan
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("axis,descending,stable", [(1, False, True), (0, True, True), (-1, True, False)])
+def test_sort_and_argsort_match_numpy_on_every_backend(backend, axis, descending, stable):
+    x = sym.matrix("x")
+    f = uma.function([x], [sym.sort(x, axis=axis, descending=descending, stable=stable),
+                           uma.argsort(x, axis=axis, descending=descending, stable=stable)], backend=backend)
+    s, order = (host_numpy(v) for v in f(SORTED))
+    eager_s = np.asarray(uma.sort(uma.asarray(SORTED), axis=axis, descending=descending, stable=stable))
+    want = np.flip(np.sort(np.flip(SORTED, axis), axis), axis) if descending else np.sort(SORTED, axis)
+    np.testing.assert_array_equal(s, want)
+    np.testing.assert_array_equal(s, eager_s)
+    assert order.dtype == np.int64
+    np.testing.assert_array_equal(np.take_along_axis(SORTED, order, axis), want)  # argsort sorts x
+    if stable:
+        np.testing.assert_array_equal(order, np.asarray(uma.argsort(uma.asarray(SORTED), axis=axis,
+                                                                    descending=descending)))
+
+
+@pytest.mark.parametrize("backend", ["cpu", "reference", "jax"])
+@pytest.mark.parametrize("axis,descending", [(1, False), (0, True)])
+def test_sort_gradient_matches_finite_differences(backend, axis, descending):
+    a = np.random.default_rng(6).standard_normal((3, 5))  # no ties: sort is differentiable there
+    w = np.random.default_rng(7).standard_normal((3, 5))
+    uma.verify_grad(lambda x: sym.sort(x, axis=axis, descending=descending) * w, [a],
+                    rng=np.random.default_rng(8), backend=backend)
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_searchsorted_matches_numpy(side):
+    v, x, s = sym.vector("v"), sym.matrix("x"), sym.vector("s", dtype="int64")
+    base = np.array([3.0, 1.0, 2.0, 2.0, 5.0])
+    f = uma.function([v, x], sym.searchsorted(v, x, side=side))
+    g = uma.function([v, x, s], uma.searchsorted(v, x, side=side, sorter=s))
+    q = np.array([[0.5, 2.0, 2.5], [5.0, 6.0, 1.0]])
+    np.testing.assert_array_equal(np.asarray(f(np.sort(base), q)), np.searchsorted(np.sort(base), q, side=side))
+    np.testing.assert_array_equal(np.asarray(g(base, q, np.argsort(base, kind="stable"))),
+                                  np.searchsorted(base, q, side=side, sorter=np.argsort(base, kind="stable")))
+
+
+def test_sorting_ops_bad_arguments():
+    x = sym.matrix("x")
+    with pytest.raises(TypeError, match="descending"):
+        sym.sort(x, descending=1)
+    with pytest.raises(ValueError, match="1-d"):
+        sym.searchsorted(x, x)
+    with pytest.raises(ValueError, match="side"):
+        sym.searchsorted(sym.vector("v"), x, side="middle")
+    with pytest.raises(uma.graph.gradient.DisconnectedInputError):  # argsort's positions carry no gradient
+        uma.grad(sym.sum(sym.argsort(x) * 1.0), x)
+    g = uma.grad(sym.sum(sym.argsort(x) * 1.0), x, disconnected_inputs="zero")
+    np.testing.assert_array_equal(np.asarray(uma.function([x], g)(SORTED)), np.zeros_like(SORTED))

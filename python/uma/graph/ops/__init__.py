@@ -36,7 +36,8 @@ The package has one module per concept; this module re-exports their public func
   ``cumprod``; ``nn``: ``relu``, softmax and softmax cross-entropy; ``linalg``: ``matmul``,
   ``dot``, ``outer``, diagonals, ``trace``;
 - ``shape``: reshape, transpose, axes and broadcasting; ``join``: ``concatenate``, ``stack``,
-  ``split``; ``indexing``: ``getitem``, ``take``, masks; ``subtensor``: ``set_subtensor``,
+  ``split``; ``indexing``: ``getitem``, ``take``, masks; ``sorting``: ``sort``, ``argsort``
+  (differentiable), ``searchsorted``; ``subtensor``: ``set_subtensor``,
   ``inc_subtensor``; ``distributed``: ``all_reduce``, ``all_gather``, ``reduce_scatter``,
   ``all_reduce_bucket`` (collectives across processes, :mod:`uma.distributed`);
 - ``compose``: Array API functions written as graphs of the ops above (``flip``, ``roll``,
@@ -71,6 +72,7 @@ from .shape import (BroadcastLike, BroadcastTo, ExpandDims, Reshape, ReshapeLike
                     Transpose, broadcast_to, expand_dims, reshape, squeeze, transpose)
 from .subtensor import UpdateSubtensor, inc_subtensor, set_subtensor  # noqa: E402
 from .unary import Round, angle, conj, conjugate, imag, real, round  # noqa: E402
+from .sorting import SearchSorted, Sort, Unpermute, argsort, searchsorted, sort  # noqa: E402
 from . import compose as _compose  # noqa: E402
 from .compose import *  # noqa: E402,F401,F403
 
@@ -94,6 +96,8 @@ __all__ = [
     "split",
     # indexing and functional updates
     "getitem", "take", "set_subtensor", "inc_subtensor",
+    # sorting and searching
+    "sort", "argsort", "searchsorted",
     # collectives across processes (uma.distributed)
     "all_reduce", "all_gather", "reduce_scatter", "all_reduce_bucket",
     # Array API functions composed of the ops above
