@@ -90,14 +90,16 @@ Array transform(const Array& x, const std::optional<Shape>& s, const std::option
   return out;
 }
 
-std::optional<Shape> one_length(std::optional<int64_t> n) {
+/// The s of a one-axis transform of length n (where -1 is an invalid length, not s's "keep").
+std::optional<Shape> one_length(std::optional<int64_t> n, const char* op) {
+  UMA_CHECK(!n || *n >= 1, Value, "uma.fft.", op, ": Invalid number of FFT data points (", *n, ") specified.");
   return n ? std::optional<Shape>(Shape{*n}) : std::nullopt;
 }
 
 Array one_axis(const Array& x, std::optional<int64_t> n, int64_t axis, FftKind kind, bool forward,
                std::string_view norm, const char* op) {
   const Norm nm = norm_of(norm, op);
-  return transform(x, one_length(n), std::vector<int64_t>{axis}, kind, forward, nm, op);
+  return transform(x, one_length(n, op), std::vector<int64_t>{axis}, kind, forward, nm, op);
 }
 
 }  // namespace
@@ -119,12 +121,12 @@ Array hfft(const Array& x, std::optional<int64_t> n, int64_t axis, std::string_v
   const Norm nm = swapped(norm_of(norm, "hfft"));
   fft_dtypes(x.dtype(), FftKind::C2R, "hfft");  // the dtype error before conj's
   const Array c = is_complex(x.dtype()) ? unary(UnaryOp::Conj, x) : x;
-  return transform(c, one_length(n), std::vector<int64_t>{axis}, FftKind::C2R, false, nm, "hfft");
+  return transform(c, one_length(n, "hfft"), std::vector<int64_t>{axis}, FftKind::C2R, false, nm, "hfft");
 }
 
 Array ihfft(const Array& x, std::optional<int64_t> n, int64_t axis, std::string_view norm) {
   const Norm nm = swapped(norm_of(norm, "ihfft"));
-  Array r = transform(x, one_length(n), std::vector<int64_t>{axis}, FftKind::R2C, true, nm, "ihfft");
+  Array r = transform(x, one_length(n, "ihfft"), std::vector<int64_t>{axis}, FftKind::R2C, true, nm, "ihfft");
   return unary(UnaryOp::Conj, r);
 }
 
