@@ -11,7 +11,9 @@
 #include "error_kind.h"
 #include "uma/array.h"
 #include "uma/error.h"
+#include "uma/memory/cuda.h"
 #include "uma/ops.h"
+#include "uma/transfer.h"
 
 namespace uma {
 namespace {
@@ -149,6 +151,56 @@ TEST(Fft, Frequencies) {
             (std::vector<double>{0, 0.4, 0.8, -0.8, -0.4}));
   EXPECT_EQ(values<double>(ops::fft::rfftfreq(4, 1.0, DType::Float64, Device::cpu())),
             (std::vector<double>{0, 0.25, 0.5}));
+}
+
+// cuFFT (kernels/cuda/cufft.cpp) against pocketfft on the same inputs: shapes whose axes take both
+// plan layouts (batched over the elements after the axis, or over the lines before it), a
+// negative-stride input, both precisions, every kind. Skipped without a GPU; the Cuda prefix
+// puts them under tests/gpu/run.sh's compute-sanitizer run.
+TEST(CudaFft, MatchesTheCpu) {
+  if (!cuda::is_available()) GTEST_SKIP() << "no usable CUDA GPU: " << cuda::unavailable_reason();
+  const Device gpu{DeviceType::CUDA, 0};
+  for (const Shape& shape : {Shape{3, 5, 4}, Shape{6, 2, 3}, Shape{1, 16, 2}}) {
+    int64_t size = 1;
+    for (int64_t n : shape) size *= n;
+    for (DType t : {DType::Float64, DType::Float32}) {
+      const Array x = ops::astype(make(ramp(size), shape), t);
+      // the rows in reverse order: a view with a negative stride, on each device
+      auto reversed = [&](const Array& a) {
+        const int64_t last_row = (shape[0] - 1) * a.strides()[0] * static_cast<int64_t>(a.itemsize());
+        return a.view(static_cast<char*>(a.data()) + last_row, shape, {-a.strides()[0], a.strides()[1], a.strides()[2]});
+      };
+      const Array g = to_device(x, gpu);
+      const Array rev = reversed(x), grev = reversed(g);
+      const double tol = t == DType::Float64 ? 1e-11 : 1e-3;
+      auto check = [&](const Array& on_gpu, const Array& on_cpu) {
+        const Array back = to_device(on_gpu, Device::cpu());
+        ASSERT_EQ(back.shape(), on_cpu.shape());
+        ASSERT_EQ(back.dtype(), on_cpu.dtype());
+        const Array d = ops::astype(back, is_complex(back.dtype()) ? DType::Complex128 : DType::Float64);
+        const Array w = ops::astype(on_cpu, d.dtype());
+        if (is_complex(d.dtype())) {
+          const auto a = values<C>(d), b = values<C>(w);
+          for (std::size_t i = 0; i < a.size(); ++i) EXPECT_LT(std::abs(a[i] - b[i]), tol) << i;
+        } else {
+          const auto a = values<double>(d), b = values<double>(w);
+          for (std::size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], tol) << i;
+        }
+      };
+      const std::optional<Shape> all;
+      const std::optional<std::vector<int64_t>> axes_all;
+      check(ops::fft::fftn(g, all, axes_all, "backward"), ops::fft::fftn(x, all, axes_all, "backward"));
+      check(ops::fft::ifftn(grev, all, axes_all, "ortho"), ops::fft::ifftn(rev, all, axes_all, "ortho"));
+      check(ops::fft::fft(g, 7, 1, "forward"), ops::fft::fft(x, 7, 1, "forward"));
+      check(ops::fft::rfftn(g, all, axes_all, "backward"), ops::fft::rfftn(x, all, axes_all, "backward"));
+      check(ops::fft::rfft(g, std::nullopt, 1, "ortho"), ops::fft::rfft(x, std::nullopt, 1, "ortho"));
+      const Array spec = ops::fft::rfftn(x, all, axes_all, "backward");
+      check(ops::fft::irfftn(to_device(spec, gpu), all, axes_all, "backward"), ops::fft::irfftn(spec, all, axes_all, "backward"));
+      check(ops::fft::irfft(to_device(spec, gpu), 5, 0, "forward"), ops::fft::irfft(spec, 5, 0, "forward"));
+      check(ops::fft::hfft(to_device(spec, gpu), std::nullopt, -1, "backward"), ops::fft::hfft(spec, std::nullopt, -1, "backward"));
+      check(ops::fft::ihfft(g, std::nullopt, -1, "backward"), ops::fft::ihfft(x, std::nullopt, -1, "backward"));
+    }
+  }
 }
 
 }  // namespace

@@ -37,7 +37,7 @@ phase cpp-build bash -c "cmake -S . -B build/gpu -G Ninja -DCMAKE_BUILD_TYPE=Rel
 phase cpp-test build/gpu/uma_tests --gtest_brief=1
 phase python-install "$PY" -m pip install --no-build-isolation --no-deps --force-reinstall \
   -Ccmake.define.UMA_CUDA=ON -Ccmake.define.UMA_BUILD_TESTS=ON -Cbuild-dir=build/gpu .
-phase python-test bash -c "cd /tmp && $PY -m pytest $PWD/tests/python/test_cuda.py -q -ra -p no:cacheprovider"
+phase python-test bash -c "cd /tmp && $PY -m pytest $PWD/tests/python/test_cuda.py $PWD/tests/python/test_fft.py -q -ra -p no:cacheprovider"
 # The installed module beside torch, JAX and CuPy: its exported symbols, its libstdc++, and fresh
 # interpreters importing uma before and after each peer, exchanging host and cuda arrays.
 phase extension bash -c "cd /tmp && $PY -m pytest $PWD/tests/python/test_extension.py -v -ra -p no:cacheprovider"
