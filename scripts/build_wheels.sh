@@ -5,11 +5,13 @@
 #   cpu    dist/cpu/uma-VERSION-cpXY-cpXY-manylinux_2_N_x86_64.whl   (-DUMA_CUDA=OFF)
 #   cuda   dist/cuda/uma-VERSION-cpXY-cpXY-manylinux_2_N_x86_64.whl  (-DUMA_CUDA=ON; needs nvcc)
 #
-# Both bundle OpenBLAS and what it needs (libgfortran, libquadmath) and libgomp in uma.libs/
+# Both ship pocketfft's licence in uma-VERSION.dist-info/licenses/pocketfft/ (checked below) and
+# bundle OpenBLAS and what it needs (libgfortran, libquadmath) and libgomp in uma.libs/
 # (auditwheel repair copies them from the build machine and rewrites the RPATHs). The CUDA
 # wheel links the CUDA runtime statically and needs no CUDA library to import: the runtime
 # opens the driver (libcuda.so.1) when a GPU is first asked for, and uma opens cuBLAS
-# (libcublas.so.13; the nvidia-cublas wheel is found too) at the first GPU matmul; what is
+# (libcublas.so.13; the nvidia-cublas wheel is found too) at the first GPU matmul and cuFFT
+# (libcufft.so.12; the nvidia-cufft wheel too) at the first GPU transform; what is
 # missing is named in uma.cuda.unavailable_reason() and in the RuntimeError. Same distribution
 # name and version for both: the folder says the flavour.
 #
@@ -54,9 +56,12 @@ for f in "${flavours[@]}"; do
   "$PY" -m zipfile -e "$out" "$tmp"
   so="$(ls "$tmp"/uma/_core*.so)"
   needed="$(readelf -d "$so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')"
+  # pocketfft's BSD licence (CMakeLists.txt installs it into the dist-info's licenses/) must ship.
+  lic="$(ls "$tmp"/uma-*.dist-info/licenses/pocketfft/LICENSE.md 2>/dev/null || true)"
   rm -rf "$tmp"
+  [ -n "$lic" ] || { echo "[wheel] $f: the wheel lacks pocketfft's LICENSE.md (dist-info/licenses/pocketfft)"; exit 1; }
   echo "[wheel] $f: _core NEEDED: $needed"
-  case " $needed " in *libcuda*|*libcudart*|*libcublas*)
+  case " $needed " in *libcuda*|*libcudart*|*libcublas*|*libcufft*)
     echo "[wheel] $f: the extension links a CUDA library: it would not import without CUDA"; exit 1 ;;
   esac
   echo "[wheel] $f: $out ($(du -h "$out" | cut -f1))"

@@ -268,6 +268,26 @@ std::pair<Shape, Shape> qr_shapes(const Shape& x, bool complete);
 /// float64. TypeError "uma.linalg.<op>: array type <t> is unsupported in linalg" for float16
 /// and bfloat16 (LAPACK has no such routines).
 DType linalg_dtype(DType t, const char* op);
+/// The kinds of transform of uma.fft: complex to complex (fft, ifft, fftn, ifftn), real to
+/// half-spectrum complex (rfft, rfftn, ihfft) and back (irfft, irfftn, hfft).
+enum class FftKind { C2C, R2C, C2R };
+/// The shapes of an FFT over `axes` with lengths `s` (Array API standard 2025.12, fft extension;
+/// NumPy's numpy.fft where it is silent): `axes` nullopt transforms the last len(s) axes (NumPy)
+/// or, with `s` nullopt too, every axis; an `s` entry of -1 keeps that axis's length. `lens`
+/// are the transform lengths (the result's lengths along the axes; for C2R the last one
+/// defaults to 2 * (m - 1) from the input's m), `input` the shape the input is trimmed or
+/// zero-padded to (C2R: lens.back() / 2 + 1 along the last axis), `result` the result's shape
+/// (R2C: lens.back() / 2 + 1 along the last axis). AxisError for an axis out of range;
+/// ValueError "uma.fft.<op>: repeated axis <a> in axes <axes>", "uma.fft.<op>: s and axes must
+/// have the same length, got s=<s> and axes=<axes>", "uma.fft.<op>: s has <k> entries but x has
+/// only <d> dimensions", "uma.fft.<op>: Invalid number of FFT data points (<n>) specified."
+/// (NumPy's words, for a length < 1), "uma.fft.<op>: needs at least one axis" (R2C and C2R).
+struct FftShapes {
+  std::vector<int64_t> axes;  // normalised, in the order given
+  Shape lens, input, result;
+};
+FftShapes fft_shapes(const Shape& x, const std::optional<Shape>& s, const std::optional<std::vector<int64_t>>& axes,
+                     FftKind kind, const char* op);
 /// softmax / log_softmax along `axis` (`op` names which): `shape`. ValueError "<op>: needs at least
 /// 1 dimension"; AxisError.
 Shape softmax_shape(const Shape& shape, int64_t axis, const char* op);
@@ -522,6 +542,41 @@ Array svdvals(const Array& x);
 /// Q, R with x = Q R (shapes: qr_shapes). `mode`: "reduced" or "complete" (ValueError otherwise).
 std::pair<Array, Array> qr(const Array& x, std::string_view mode);
 }  // namespace linalg
+
+// uma.fft: the fft extension of the Array API standard 2025.12 (NumPy 2's numpy.fft for what it
+// leaves open). Shapes: fft_shapes. Dtypes: float32 (float16, bfloat16 computed as float32) gives
+// complex64, float64 complex128, complex stays; c2r transforms (irfft, irfftn, hfft) give the real
+// dtype of that precision. TypeError for bool and integer inputs (the standard requires floating
+// ones) and for complex input to rfft, rfftn and ihfft; ValueError for a `norm` other than
+// "backward", "ortho" and "forward". `norm` scales the forward transform by 1 ("backward"),
+// 1/sqrt(N) ("ortho") or 1/N ("forward"), N the product of the transform lengths, and the inverse
+// by the reciprocal choice. cpu: pocketfft; cuda: cuFFT (kernels/cuda/cufft.cpp).
+namespace fft {
+/// The one-dimensional transforms along `axis`; `n` the transform length (nullopt: the axis's
+/// length, 2 * (m - 1) for irfft and hfft), the input trimmed or zero-padded to it.
+Array fft(const Array& x, std::optional<int64_t> n, int64_t axis, std::string_view norm);
+Array ifft(const Array& x, std::optional<int64_t> n, int64_t axis, std::string_view norm);
+Array rfft(const Array& x, std::optional<int64_t> n, int64_t axis, std::string_view norm);
+Array irfft(const Array& x, std::optional<int64_t> n, int64_t axis, std::string_view norm);
+/// The transform of a Hermitian-symmetric signal given by its first half (a real result).
+Array hfft(const Array& x, std::optional<int64_t> n, int64_t axis, std::string_view norm);
+/// hfft's inverse: the half spectrum of a real signal, conj(rfft) with the inverse's scale.
+Array ihfft(const Array& x, std::optional<int64_t> n, int64_t axis, std::string_view norm);
+/// The n-dimensional transforms over `axes` with lengths `s` (fft_shapes).
+Array fftn(const Array& x, const std::optional<Shape>& s, const std::optional<std::vector<int64_t>>& axes,
+           std::string_view norm);
+Array ifftn(const Array& x, const std::optional<Shape>& s, const std::optional<std::vector<int64_t>>& axes,
+            std::string_view norm);
+Array rfftn(const Array& x, const std::optional<Shape>& s, const std::optional<std::vector<int64_t>>& axes,
+            std::string_view norm);
+Array irfftn(const Array& x, const std::optional<Shape>& s, const std::optional<std::vector<int64_t>>& axes,
+             std::string_view norm);
+/// The sample frequencies (n,) of fft: [0, 1, ..., (n - 1) // 2, -(n // 2), ..., -1] / (d * n),
+/// and (n // 2 + 1,) of rfft: [0, 1, ..., n // 2] / (d * n), computed in float64 and converted to
+/// `dtype` (a real floating dtype: TypeError otherwise) on `device`. ValueError for n < 1.
+Array fftfreq(int64_t n, double d, DType dtype, Device device);
+Array rfftfreq(int64_t n, double d, DType dtype, Device device);
+}  // namespace fft
 
 /// np.split with split points `indices` (clamped like slices): views of `a` along `axis`.
 std::vector<Array> split_at(const Array& a, const std::vector<int64_t>& indices, int64_t axis);

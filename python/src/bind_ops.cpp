@@ -278,13 +278,16 @@ std::pair<Array, Array> operands(nb::handle a, nb::handle b, const char* op) {
   return {A, operand(b, &A, op)};
 }
 
-// The device a creation function was asked for; RuntimeError naming why for an unusable cuda device.
+}  // namespace
+
 Device target_device(nb::handle device, const char* op) {
   if (device.is_none()) return Device::cpu();
   Device d = to_device(device);
   if (!d.is_cpu()) cuda::require(d, op);
   return d;
 }
+
+namespace {
 
 // The default dtype of a fill value: bool, int64, float64, complex128, or an array's own.
 DType fill_dtype(nb::handle v) {

@@ -97,6 +97,9 @@ void check_arg_axis(ReduceOp op, nb::handle axis);
 // A shape argument: an int or a tuple/list of ints (TypeError otherwise; ValueError for a
 // dimension beyond int64, as NumPy's "Maximum allowed dimension exceeded").
 Shape shape_of(nb::handle h);
+/// The device a creation function was asked for (None: cpu); RuntimeError naming why for an
+/// unusable cuda device (bind_ops.cpp).
+Device target_device(nb::handle device, const char* op);
 // A static shape: a sequence of lengths (integers) and Nones (a length known only at run
 // time), as ops::kUnknownLength; and back, as a tuple.
 Shape static_shape_of(nb::handle h);
@@ -146,6 +149,7 @@ void bind_arrow(nb::module_& m);
 void bind_interop(nb::module_& m);
 void bind_ops(nb::module_& m);
 void bind_linalg(nb::module_& m);
+void bind_fft(nb::module_& m);
 void bind_runtime(nb::module_& m);
 void bind_files(nb::module_& m);
 void bind_cuda(nb::module_& m);

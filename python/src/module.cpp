@@ -249,6 +249,7 @@ NB_MODULE(_core, m) {
   bind_interop(m);
   bind_ops(m);
   bind_linalg(m);
+  bind_fft(m);
   bind_runtime(m);
   bind_files(m);
   bind_cuda(m);

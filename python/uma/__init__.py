@@ -27,6 +27,7 @@ from . import _array_api
 from ._array_api import *  # noqa: F401,F403  (the Array API standard's namespace: DESIGN.md)
 from ._array_api import __array_api_version__, __array_namespace_info__
 from . import linalg  # the standard's linear algebra extension (xp.linalg)
+from . import fft  # the standard's fft extension (xp.fft)
 from . import _sorting
 from ._sorting import *  # noqa: F401,F403  (the standard's sorting, set and searching functions)
 

@@ -34,6 +34,22 @@ def _use_pip_cublas() -> None:
 _use_pip_cublas()
 
 
+def _use_pip_cufft() -> None:
+    """The same for cuFFT (uma.fft on cuda arrays): ``UMA_CUFFT`` is set to the library of the
+    PyPI wheel ``nvidia-cufft`` (CUDA 13: ``site-packages/nvidia/cu13/lib/libcufft.so.12``) when
+    that is installed and ``UMA_CUFFT`` is unset; nothing is loaded at import."""
+    if os.environ.get("UMA_CUFFT") or not _c.built_with_cuda():
+        return
+    for d in sys.path:
+        p = os.path.join(d or ".", "nvidia", "cu13", "lib", "libcufft.so.12")
+        if os.path.isfile(p):
+            os.environ["UMA_CUFFT"] = p
+            return
+
+
+_use_pip_cufft()
+
+
 def is_available() -> bool:
     """True when at least one CUDA GPU is usable by uma."""
     return _c.is_available()

@@ -51,6 +51,14 @@ void softmax_xent(const char* op, const Array& logits, const Array& labels, cons
 /// waits for the stream (reads a 4-byte status word).
 void check_labels(const char* op, const Array& labels, int64_t nclasses);
 
+/// The FFT kernels of kernels::cpu (fft_c2c, fft_r2c, fft_c2r: the same contracts) with cuFFT,
+/// loaded with dlopen at the first call (RuntimeError naming the library when it cannot be
+/// loaded; kernels/cuda/cufft.cpp). Operands of other layouts are packed first; waits for
+/// nothing.
+void fft_c2c(const Array& in, const Array& out, const std::vector<int64_t>& axes, bool forward, double fct);
+void fft_r2c(const Array& in, const Array& out, const std::vector<int64_t>& axes, bool forward, double fct);
+void fft_c2r(const Array& in, const Array& out, const std::vector<int64_t>& axes, bool forward, double fct);
+
 // ---- indexing, one_hot, assignment into views ----------------------------------------------
 /// Checks the C-contiguous int64 indices `idx` (converted from `src_dtype`) against axis
 /// `axis` of length n and wraps negative ones in place (+ n): IndexError naming the first

@@ -116,6 +116,20 @@ void svd(const char* op, const Array& a, const Array& s, const Array* u, const A
 /// r (count, m, n) when complete, else (count, m, k) and (count, k, n), k = min(m, n).
 void qr(const Array& a, const Array& q, const Array& r, bool complete);
 
+// ---- FFTs (pocketfft, kernels/cpu/fft.cpp) ------------------------------------------------
+// out = the transform over `axes` (distinct, in [0, ndim)) of `in`, every element times `fct`;
+// `forward` picks the sign of the exponent (-1 forward, +1 backward). Operands have any strides
+// (in may be a broadcast view; out must not overlap in) and one precision: float32 with
+// complex64, float64 with complex128. Lengths along the axes are >= 1.
+/// Complex to complex: in and out of one complex dtype and one shape.
+void fft_c2c(const Array& in, const Array& out, const std::vector<int64_t>& axes, bool forward, double fct);
+/// Real to half-spectrum complex: out has in's shape but n / 2 + 1 along axes.back() (the
+/// transform of the last axis); the others are complex transforms.
+void fft_r2c(const Array& in, const Array& out, const std::vector<int64_t>& axes, bool forward, double fct);
+/// Half-spectrum complex to real, r2c's inverse: in has out's shape but n / 2 + 1 along
+/// axes.back(), whose imaginary parts at frequency 0 (and n / 2 for even n) are ignored.
+void fft_c2r(const Array& in, const Array& out, const std::vector<int64_t>& axes, bool forward, double fct);
+
 // ---- sorting, sets and searching (kernels/cpu/sort.cpp, Note [Sort order]) ----
 /// out (C-contiguous, a's shape) = `a` (C-contiguous) sorted along `axis`, row by row: the values
 /// (a's dtype; bool written as 0 or 1) or, with `indices`, the int64 positions along the axis
@@ -183,6 +197,15 @@ using cpu::lu_solve;
 using cpu::qr;
 using cpu::slogdet;
 using cpu::svd;
+inline void fft_c2c(const Array& in, const Array& out, const std::vector<int64_t>& axes, bool forward, double fct) {
+  if (out.device().is_cpu()) cpu::fft_c2c(in, out, axes, forward, fct); else cuda::fft_c2c(in, out, axes, forward, fct);
+}
+inline void fft_r2c(const Array& in, const Array& out, const std::vector<int64_t>& axes, bool forward, double fct) {
+  if (out.device().is_cpu()) cpu::fft_r2c(in, out, axes, forward, fct); else cuda::fft_r2c(in, out, axes, forward, fct);
+}
+inline void fft_c2r(const Array& in, const Array& out, const std::vector<int64_t>& axes, bool forward, double fct) {
+  if (out.device().is_cpu()) cpu::fft_c2r(in, out, axes, forward, fct); else cuda::fft_c2r(in, out, axes, forward, fct);
+}
 inline void take(const Array& a, const Array& idx, int64_t axis, const Array& out) {
   if (out.device().is_cpu()) cpu::take(a, idx, axis, out); else cuda::take(a, idx, axis, out);
 }

@@ -534,6 +534,47 @@ Shape embed_shape(const Shape& g, const Shape& region, const Shape& x, const cha
 
 // ---- linear algebra and nn helpers --------------------------------------------------------
 
+FftShapes fft_shapes(const Shape& x, const std::optional<Shape>& s, const std::optional<std::vector<int64_t>>& axes,
+                     FftKind kind, const char* op) {
+  const auto nd = static_cast<int64_t>(x.size());
+  FftShapes r;
+  if (axes) {
+    for (int64_t a : *axes) {
+      const int64_t d = normalize_axis(a, nd, op);
+      UMA_CHECK(std::find(r.axes.begin(), r.axes.end(), d) == r.axes.end(), Value, "uma.fft.", op, ": repeated axis ",
+                a, " in axes ", shape_str(*axes));
+      r.axes.push_back(d);
+    }
+    UMA_CHECK(!s || s->size() == axes->size(), Value, "uma.fft.", op, ": s and axes must have the same length, got s=",
+              shape_str(*s), " and axes=", shape_str(*axes));
+  } else {
+    const int64_t k = s ? static_cast<int64_t>(s->size()) : nd;
+    UMA_CHECK(k <= nd, Value, "uma.fft.", op, ": s has ", k, " entries but x has only ", nd, " dimensions");
+    for (int64_t d = nd - k; d < nd; ++d) r.axes.push_back(d);
+  }
+  UMA_CHECK(kind == FftKind::C2C || !r.axes.empty(), Value, "uma.fft.", op, ": needs at least one axis");
+  for (std::size_t i = 0; i < r.axes.size(); ++i) {
+    const int64_t m = x[static_cast<std::size_t>(r.axes[i])];
+    const bool last_c2r = kind == FftKind::C2R && i + 1 == r.axes.size();
+    const bool given = s && (*s)[i] != -1;
+    const int64_t n = given ? (*s)[i] : !known(m) ? kUnknownLength : last_c2r ? 2 * (m - 1) : m;
+    UMA_CHECK(n >= 1 || (!given && !known(m)), Value, "uma.fft.", op, ": Invalid number of FFT data points (", n,
+              ") specified.");
+    r.lens.push_back(n);
+  }
+  r.input = x;
+  r.result = x;
+  for (std::size_t i = 0; i < r.axes.size(); ++i) {
+    const auto d = static_cast<std::size_t>(r.axes[i]);
+    const int64_t n = r.lens[i];
+    const int64_t half = known(n) ? n / 2 + 1 : kUnknownLength;
+    const bool last = i + 1 == r.axes.size();
+    r.input[d] = kind == FftKind::C2R && last ? half : n;
+    r.result[d] = kind == FftKind::R2C && last ? half : n;
+  }
+  return r;
+}
+
 Shape linalg_batch_shape(const Shape& x, bool square, const char* op) {
   const std::size_t nd = x.size();
   UMA_CHECK(nd >= 2, Value, "uma.linalg.", op, ": x must have at least 2 dimensions (a stack of matrices), got shape ",

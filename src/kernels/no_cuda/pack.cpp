@@ -25,6 +25,9 @@ void clip(const Array&, const Array&, const Array&, const Array& out) { unavaila
 void reduce(ReduceOp op, const Array&, const std::vector<bool>&, const Array& out) { unavailable(name_of(op), out); }
 void cumulate(const Array&, int64_t, bool product, const Array& out) { unavailable(product ? "cumprod" : "cumsum", out); }
 void matmul(const Array&, const Array&, const Array& out) { unavailable("matmul", out); }
+void fft_c2c(const Array&, const Array& out, const std::vector<int64_t>&, bool, double) { unavailable("fft", out); }
+void fft_r2c(const Array&, const Array& out, const std::vector<int64_t>&, bool, double) { unavailable("rfft", out); }
+void fft_c2r(const Array&, const Array& out, const std::vector<int64_t>&, bool, double) { unavailable("irfft", out); }
 void softmax_xent(const char* op, const Array&, const Array&, const Array*, int64_t, const Array& out, bool) {
   unavailable(op, out);
 }
