@@ -65,6 +65,12 @@ void take(const Array& a, const Array& idx, int64_t axis, const Array& out);
 /// (a stable sort groups them; no atomics). `sorted_unique`: idx is strictly increasing (mask
 /// positions), so the sort is skipped.
 void scatter(const Array& dst, const Array& idx, int64_t axis, const Array& src, bool accumulate, bool sorted_unique);
+/// kernels::cpu::gather's contract on the device (NumPy's advanced-indexing read by element
+/// offsets): rest any strided view, offsets and out C-contiguous, all on one cuda device.
+void gather(const Array& rest, const Array& offsets, int64_t position, const Array& out);
+/// kernels::cpu::scatter_at's contract on the device: where offsets repeat, the last write in
+/// src's C order wins (a stable sort by offset marks it; no two threads write one element).
+void scatter_at(const Array& rest, const Array& offsets, int64_t position, const Array& src);
 /// Flat C-order positions (int64 (count,), on the mask's device) of the true entries of the
 /// C-contiguous bool `mask`. Waits for the stream once (the count decides the result's shape).
 Array mask_positions(const Array& mask);

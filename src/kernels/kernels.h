@@ -192,14 +192,13 @@ inline void scatter(const Array& dst, const Array& idx, int64_t axis, const Arra
   if (dst.device().is_cpu()) cpu::scatter(dst, idx, axis, src, accumulate);
   else cuda::scatter(dst, idx, axis, src, accumulate, sorted_unique);
 }
-/// gather and scatter_at have a cpu kernel only (ops::index refuses the other devices first).
+/// NumPy's advanced-indexing gather and scatter on the output's (rest's) device.
 inline void gather(const Array& rest, const Array& offsets, int64_t position, const Array& out) {
-  UMA_ASSERT(out.device().is_cpu() && rest.device().is_cpu() && offsets.device().is_cpu());
-  cpu::gather(rest, offsets, position, out);
+  if (out.device().is_cpu()) cpu::gather(rest, offsets, position, out); else cuda::gather(rest, offsets, position, out);
 }
 inline void scatter_at(const Array& rest, const Array& offsets, int64_t position, const Array& src) {
-  UMA_ASSERT(src.device().is_cpu() && rest.device().is_cpu() && offsets.device().is_cpu());
-  cpu::scatter_at(rest, offsets, position, src);
+  if (rest.device().is_cpu()) cpu::scatter_at(rest, offsets, position, src);
+  else cuda::scatter_at(rest, offsets, position, src);
 }
 /// The indices checked and wrapped in place, on idx's device (IndexError as cpu's).
 inline void normalize_indices(const char* op, const Array& idx, int64_t n, int64_t axis, DType src_dtype) {
