@@ -9,6 +9,16 @@
 #include "uma/array.h"
 #include "uma/ops/table.h"
 
+namespace uma::kernels {
+
+/// The unique values of a 1-d array with, when asked for, the int64 first indices, inverse and
+/// counts (kernels::cpu::unique, kernels::cuda::unique).
+struct UniqueParts {
+  Array values, indices, inverse, counts;
+};
+
+}  // namespace uma::kernels
+
 namespace uma::kernels::cuda {
 
 /// Whether a CUDA kernel exists for the op computed in dtype `t` (the ops layer's compute
@@ -82,5 +92,18 @@ void one_hot(const Array& idx, int64_t depth, const Array& out);
 void fill(const Array& dst, const void* value);
 /// dst (any non-overlapping view) = src (C-contiguous, same shape and dtype): pack's inverse.
 void unpack(const Array& src, const Array& dst);
+
+// ---- sorting, sets and searching (kernels/cuda/sort.cpp, Note [Radix keys]) ----------------
+/// kernels::cpu::sort's contract along the last axis only (axis == a.ndim() - 1; the ops layer
+/// moves another axis there): always stable (CUB's segmented radix sort, one segment per row).
+void sort(const Array& a, int64_t axis, bool descending, bool stable, bool indices, const Array& out);
+/// kernels::cpu::unique's contract on the device; waits for the stream once (the count of
+/// values decides the results' length).
+UniqueParts unique(const Array& a, bool want_indices, bool want_inverse, bool want_counts);
+/// kernels::cpu::searchsorted's contract on the device (all operands on it).
+void searchsorted(const Array& sorted, const Array* sorter, const Array& v, bool right, const Array& out);
+/// The first position of the C-contiguous int64 `idx` whose value lies outside [0, n), its
+/// value in *value; -1 when none. Waits for the stream.
+int64_t first_out_of_range(const Array& idx, int64_t n, int64_t* value);
 
 }  // namespace uma::kernels::cuda

@@ -125,9 +125,7 @@ void sort(const Array& a, int64_t axis, bool descending, bool stable, bool indic
 /// The unique values of a C-contiguous 1-d array (ascending, Note [Sort order]): `values` (a's
 /// dtype), and when asked for, the int64 `indices` of their first occurrences, `inverse` (a's
 /// length: the position in `values` of each element) and `counts`.
-struct UniqueParts {
-  Array values, indices, inverse, counts;
-};
+using kernels::UniqueParts;
 UniqueParts unique(const Array& a, bool want_indices, bool want_inverse, bool want_counts);
 /// out (int64, C-contiguous, v's size) = the insertion points of the C-contiguous `v` into the
 /// C-contiguous 1-d `sorted` (of v's dtype; ascending when read through the in-range int64
@@ -222,18 +220,31 @@ inline void softmax_xent(const char* op, const Array& logits, const Array& label
 inline void check_labels(const char* op, const Array& labels, int64_t nclasses) {
   if (labels.device().is_cpu()) cpu::check_labels(op, labels, nclasses); else cuda::check_labels(op, labels, nclasses);
 }
-// Sorting, unique and searchsorted have cpu kernels only; the ops refuse other devices first.
+/// Sorting, unique and searchsorted on the output's device; the cuda sort takes the last axis only.
 inline void sort(const Array& a, int64_t axis, bool descending, bool stable, bool indices, const Array& out) {
-  UMA_ASSERT(out.device().is_cpu());
-  cpu::sort(a, axis, descending, stable, indices, out);
+  if (out.device().is_cpu()) cpu::sort(a, axis, descending, stable, indices, out);
+  else cuda::sort(a, axis, descending, stable, indices, out);
 }
-inline cpu::UniqueParts unique(const Array& a, bool want_indices, bool want_inverse, bool want_counts) {
-  UMA_ASSERT(a.device().is_cpu());
-  return cpu::unique(a, want_indices, want_inverse, want_counts);
+inline UniqueParts unique(const Array& a, bool want_indices, bool want_inverse, bool want_counts) {
+  return a.device().is_cpu() ? cpu::unique(a, want_indices, want_inverse, want_counts)
+                             : cuda::unique(a, want_indices, want_inverse, want_counts);
 }
 inline void searchsorted(const Array& sorted, const Array* sorter, const Array& v, bool right, const Array& out) {
-  UMA_ASSERT(out.device().is_cpu());
-  cpu::searchsorted(sorted, sorter, v, right, out);
+  if (out.device().is_cpu()) cpu::searchsorted(sorted, sorter, v, right, out);
+  else cuda::searchsorted(sorted, sorter, v, right, out);
+}
+/// The first position of the C-contiguous int64 `idx` whose value lies outside [0, n) (its value
+/// in *value), or -1; on idx's device (a cuda device waits for the stream).
+inline int64_t first_out_of_range(const Array& idx, int64_t n, int64_t* value) {
+  if (!idx.device().is_cpu()) return cuda::first_out_of_range(idx, n, value);
+  UMA_ASSERT(idx.is_c_contiguous() && idx.dtype() == DType::Int64);
+  const int64_t* p = idx.data_as<int64_t>();
+  for (int64_t i = 0; i < idx.size(); ++i)
+    if (p[i] < 0 || p[i] >= n) {
+      *value = p[i];
+      return i;
+    }
+  return -1;
 }
 /// dst (any writable view on one device) = src converted; on a cuda device a strided dst is
 /// written through a contiguous temporary.

@@ -41,4 +41,11 @@ void one_hot(const Array&, int64_t, const Array& out) { unavailable("one_hot", o
 void unpack(const Array&, const Array& dst) { unavailable("assign", dst); }
 void fill(const Array& dst, const void*) { unavailable("full", dst); }
 
+void sort(const Array&, int64_t, bool, bool, bool indices, const Array& out) {
+  unavailable(indices ? "argsort" : "sort", out);
+}
+UniqueParts unique(const Array& a, bool, bool, bool) { unavailable("unique", a); }
+void searchsorted(const Array&, const Array*, const Array&, bool, const Array& out) { unavailable("searchsorted", out); }
+int64_t first_out_of_range(const Array& idx, int64_t, int64_t*) { unavailable("searchsorted", idx); }
+
 }  // namespace uma::kernels::cuda
