@@ -34,6 +34,22 @@ def _use_pip_cublas() -> None:
 _use_pip_cublas()
 
 
+def _use_pip_cusolver() -> None:
+    """As ``_use_pip_cublas`` for cuSOLVER, which uma.linalg opens at its first GPU factorisation
+    (``$UMA_CUSOLVER``, then ``libcusolver.so.12``): the ``nvidia-cusolver`` wheel's library
+    (``site-packages/nvidia/cu13/lib``) when it is installed and ``UMA_CUSOLVER`` is unset."""
+    if os.environ.get("UMA_CUSOLVER") or not _c.built_with_cuda():
+        return
+    for d in sys.path:
+        p = os.path.join(d or ".", "nvidia", "cu13", "lib", "libcusolver.so.12")
+        if os.path.isfile(p):
+            os.environ["UMA_CUSOLVER"] = p
+            return
+
+
+_use_pip_cusolver()
+
+
 def is_available() -> bool:
     """True when at least one CUDA GPU is usable by uma."""
     return _c.is_available()

@@ -106,4 +106,17 @@ void searchsorted(const Array& sorted, const Array* sorter, const Array& v, bool
 /// value in *value; -1 when none. Waits for the stream.
 int64_t first_out_of_range(const Array& idx, int64_t n, int64_t* value);
 
+// ---- uma.linalg through cuSOLVER (kernels/cuda/cusolver.cpp, Note [cuSOLVER by dlopen]) ----
+// kernels::cpu's LAPACK contracts (kernels/kernels.h) on the device: the same operands, results
+// and LinAlgError messages (each waits for the stream once to read the matrices' info words;
+// slogdet does not wait). RuntimeError naming the function when cuSOLVER cannot be loaded.
+void lu_solve(const char* op, const Array& a, const Array& b, const Array& out);
+void slogdet(const Array& a, const Array& sign, const Array& logabs);
+void cholesky(const char* op, const Array& a, bool upper, const Array& out);
+void eigh(const char* op, const Array& a, const Array& w, const Array* v);
+/// RuntimeError naming `op`: no general eigensolver on cuda devices.
+void eig(const char* op, const Array& a, const Array& w, const Array* v);
+void svd(const char* op, const Array& a, const Array& s, const Array* u, const Array* vh, bool full_matrices);
+void qr(const Array& a, const Array& q, const Array& r, bool complete);
+
 }  // namespace uma::kernels::cuda

@@ -168,19 +168,29 @@ inline void cumulate(const Array& a, int64_t axis, bool product, const Array& ou
 inline void matmul(const Array& a, const Array& b, const Array& out) {
   if (out.device().is_cpu()) cpu::matmul(a, b, out); else cuda::matmul(a, b, out);
 }
-/// The LAPACK kernels run on the host only (no cuSOLVER yet): RuntimeError naming the
-/// uma.linalg function `op` for an array on another device. The ops call it before any work.
-inline void lapack_device(const char* op, const Array& a) {
-  UMA_CHECK(a.device().is_cpu(), Runtime, "uma.linalg.", op, " runs on the cpu device only for now (got an array on ",
-            a.device().str(), "); move the array with to_device('cpu')");
+/// The LAPACK kernels of the operand's device: OpenBLAS's LAPACK on the host, cuSOLVER on cuda.
+inline void lu_solve(const char* op, const Array& a, const Array& b, const Array& out) {
+  if (a.device().is_cpu()) cpu::lu_solve(op, a, b, out); else cuda::lu_solve(op, a, b, out);
 }
-using cpu::cholesky;
-using cpu::eig;
-using cpu::eigh;
-using cpu::lu_solve;
-using cpu::qr;
-using cpu::slogdet;
-using cpu::svd;
+inline void slogdet(const Array& a, const Array& sign, const Array& logabs) {
+  if (a.device().is_cpu()) cpu::slogdet(a, sign, logabs); else cuda::slogdet(a, sign, logabs);
+}
+inline void cholesky(const char* op, const Array& a, bool upper, const Array& out) {
+  if (a.device().is_cpu()) cpu::cholesky(op, a, upper, out); else cuda::cholesky(op, a, upper, out);
+}
+inline void eigh(const char* op, const Array& a, const Array& w, const Array* v) {
+  if (a.device().is_cpu()) cpu::eigh(op, a, w, v); else cuda::eigh(op, a, w, v);
+}
+inline void eig(const char* op, const Array& a, const Array& w, const Array* v) {
+  if (a.device().is_cpu()) cpu::eig(op, a, w, v); else cuda::eig(op, a, w, v);
+}
+inline void svd(const char* op, const Array& a, const Array& s, const Array* u, const Array* vh, bool full_matrices) {
+  if (a.device().is_cpu()) cpu::svd(op, a, s, u, vh, full_matrices);
+  else cuda::svd(op, a, s, u, vh, full_matrices);
+}
+inline void qr(const Array& a, const Array& q, const Array& r, bool complete) {
+  if (a.device().is_cpu()) cpu::qr(a, q, r, complete); else cuda::qr(a, q, r, complete);
+}
 inline void take(const Array& a, const Array& idx, int64_t axis, const Array& out) {
   if (out.device().is_cpu()) cpu::take(a, idx, axis, out); else cuda::take(a, idx, axis, out);
 }

@@ -48,4 +48,12 @@ UniqueParts unique(const Array& a, bool, bool, bool) { unavailable("unique", a);
 void searchsorted(const Array&, const Array*, const Array&, bool, const Array& out) { unavailable("searchsorted", out); }
 int64_t first_out_of_range(const Array& idx, int64_t, int64_t*) { unavailable("searchsorted", idx); }
 
+void lu_solve(const char* op, const Array& a, const Array&, const Array&) { unavailable(op, a); }
+void slogdet(const Array& a, const Array&, const Array&) { unavailable("slogdet", a); }
+void cholesky(const char* op, const Array& a, bool, const Array&) { unavailable(op, a); }
+void eigh(const char* op, const Array& a, const Array&, const Array*) { unavailable(op, a); }
+void eig(const char* op, const Array& a, const Array&, const Array*) { unavailable(op, a); }
+void svd(const char* op, const Array& a, const Array&, const Array*, const Array*, bool) { unavailable(op, a); }
+void qr(const Array& a, const Array&, const Array&, bool) { unavailable("qr", a); }
+
 }  // namespace uma::kernels::cuda
