@@ -400,6 +400,10 @@ void qr(const Array& a, const Array& q, const Array& r, bool complete) {
   if (count == 0 || m == 0) return;  // Q and R hold no element
   const int M = dim(m, "qr"), N = dim(n, "qr"), K = static_cast<int>(k), QC = static_cast<int>(qcols);
   Ctx c("qr", a);
+  if (k == 0) {  // no column (n == 0): R is empty, Q the identity (complete) or empty (reduced)
+    if (qcols == m) c.launched(L::identity_batched(c.dt, q.data(), count, m, c.stream), "identity<<<...>>>");
+    return;
+  }
   // The workspace holds max(n, qcols) columns per matrix: geqrf factorises A's n columns in
   // place, then orgqr turns the first qcols of them (zero columns beyond n) into Q.
   const int64_t wcols = std::max(n, qcols);
@@ -407,19 +411,17 @@ void qr(const Array& a, const Array& q, const Array& r, bool complete) {
   {
     Array wa = c.elems(count * m * n);
     c.transpose(a.data(), wa.data(), count, m, n);
-    if (n > 0)
-      UMA_CUDA_CHECK(cudaMemcpy2DAsync(w.data(), static_cast<std::size_t>(m * wcols * c.isz), wa.data(),
+    UMA_CUDA_CHECK(cudaMemcpy2DAsync(w.data(), static_cast<std::size_t>(m * wcols * c.isz), wa.data(),
                                        static_cast<std::size_t>(m * n * c.isz), static_cast<std::size_t>(m * n * c.isz),
                                        static_cast<std::size_t>(count), cudaMemcpyDeviceToDevice, c.st()));
   }
   int l1 = 0, l2 = 0;
-  c.ok(c.f.geqrf_buf(c.h, M, std::max(N, 1), w.data(), M, &l1), "geqrf_bufferSize");
+  c.ok(c.f.geqrf_buf(c.h, M, N, w.data(), M, &l1), "geqrf_bufferSize");
   c.ok(c.f.orgqr_buf(c.h, M, QC, K, w.data(), M, tau.data(), &l2), "orgqr_bufferSize");
   const int lwork = std::max(l1, l2);
   Array work = c.elems(lwork), info = c.ints(count);
-  if (n > 0)
-    for (int64_t i = 0; i < count; ++i)
-      c.ok(c.f.geqrf(c.h, M, N, at(w, i * m * wcols, c.isz), M, at(tau, i * std::max<int64_t>(k, 1), c.isz),
+  for (int64_t i = 0; i < count; ++i)
+    c.ok(c.f.geqrf(c.h, M, N, at(w, i * m * wcols, c.isz), M, at(tau, i * std::max<int64_t>(k, 1), c.isz),
                      work.data(), lwork, at_int(info, i)),
            "geqrf");
   // R: the upper triangle of the factorised columns; then the columns past A's are cleared
