@@ -80,7 +80,8 @@ void scatter(const Array& dst, const Array& idx, int64_t axis, const Array& src,
 void gather(const Array& rest, const Array& offsets, int64_t position, const Array& out);
 /// kernels::cpu::scatter_at's contract on the device: where offsets repeat, the last write in
 /// src's C order wins (a stable sort by offset marks it; no two threads write one element).
-void scatter_at(const Array& rest, const Array& offsets, int64_t position, const Array& src);
+/// `distinct`: the offsets are known to be distinct, so the sort is skipped.
+void scatter_at(const Array& rest, const Array& offsets, int64_t position, const Array& src, bool distinct);
 /// Flat C-order positions (int64 (count,), on the mask's device) of the true entries of the
 /// C-contiguous bool `mask`. Waits for the stream once (the count decides the result's shape).
 Array mask_positions(const Array& mask);

@@ -204,9 +204,11 @@ inline void scatter(const Array& dst, const Array& idx, int64_t axis, const Arra
 inline void gather(const Array& rest, const Array& offsets, int64_t position, const Array& out) {
   if (out.device().is_cpu()) cpu::gather(rest, offsets, position, out); else cuda::gather(rest, offsets, position, out);
 }
-inline void scatter_at(const Array& rest, const Array& offsets, int64_t position, const Array& src) {
+/// `distinct`: the offsets are known to be distinct (no repeated target), which the cuda kernel
+/// uses to skip its sort.
+inline void scatter_at(const Array& rest, const Array& offsets, int64_t position, const Array& src, bool distinct) {
   if (rest.device().is_cpu()) cpu::scatter_at(rest, offsets, position, src);
-  else cuda::scatter_at(rest, offsets, position, src);
+  else cuda::scatter_at(rest, offsets, position, src, distinct);
 }
 /// The indices checked and wrapped in place, on idx's device (IndexError as cpu's).
 inline void normalize_indices(const char* op, const Array& idx, int64_t n, int64_t axis, DType src_dtype) {

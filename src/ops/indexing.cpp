@@ -193,7 +193,17 @@ void index_assign(const Array& a, const std::vector<IndexKey>& key, const Array&
   Picks p = resolve("setitem", a, key);
   Array src = Array::empty(p.layout.shape, a.dtype(), a.device());
   assign(src, value);  // NumPy's assignment rule: broadcasting, unsafe casting
-  kernels::scatter_at(p.rest, p.offsets, p.layout.position, src);
+  // The picks address distinct elements when the only index arrays of rank >= 1 are the
+  // coordinates of one bool array (its true positions are distinct; integers are constants).
+  bool distinct = true;
+  int64_t bool_item = -1;
+  for (const auto& e : p.layout.entries) {
+    const Array& arr = key[static_cast<std::size_t>(e.item)].array;
+    if (!arr.defined() || arr.ndim() == 0) continue;
+    if (arr.dtype() != DType::Bool || (bool_item >= 0 && bool_item != e.item)) distinct = false;
+    bool_item = e.item;
+  }
+  kernels::scatter_at(p.rest, p.offsets, p.layout.position, src, distinct);
 }
 
 Array take(const Array& a0, const Array& indices, std::optional<int64_t> axis0) {

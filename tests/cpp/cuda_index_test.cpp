@@ -167,6 +167,27 @@ TEST(CudaAdvancedIndex, WritesEqualTheHostAndRepeatsTakeTheLastValue) {
   }
 }
 
+TEST(CudaAdvancedIndex, MaskWritesEqualTheHost) {
+  NEED_GPU();
+  // one bool array (distinct targets: no sort on the device), with an integer and a slice
+  Array x = host(ramp(3 * 4 * 5, 1.0f), {3, 4, 5}, DType::Float32);
+  Array gx = to_device(x, kGpu);
+  std::vector<uint8_t> m(20);
+  for (std::size_t k = 0; k < m.size(); ++k) m[k] = (k * 7) % 3 == 0;
+  Array mask = host(m, {4, 5}, DType::Bool);
+  Array v = host(ramp(3, -1.0f), {3, 1}, DType::Float32);
+  ops::index_assign(x, {all(), arr(mask)}, v);
+  ops::index_assign(gx, {all(), arr(to_device(mask, kGpu))}, to_device(v, kGpu));
+  expect_same_bytes(gx, x);
+  std::vector<uint8_t> m1(5);
+  for (std::size_t k = 0; k < m1.size(); ++k) m1[k] = k % 2;
+  Array mask1 = host(m1, {5}, DType::Bool);
+  Array w = host(ramp(2, 5.0f), {2, 1}, DType::Float32);  // the region is (2, 4)
+  ops::index_assign(x, {num(2), rev(), arr(mask1)}, w);
+  ops::index_assign(gx, {num(2), rev(), arr(mask1)}, w);
+  expect_same_bytes(gx, x);
+}
+
 TEST(CudaAdvancedIndex, OutOfBoundsWriteIsIndexErrorAndChangesNothing) {
   NEED_GPU();
   Array x = host(ramp(12, 1.0f), {3, 4}, DType::Float32);

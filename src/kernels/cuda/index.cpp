@@ -159,7 +159,7 @@ void gather(const Array& rest, const Array& offsets, int64_t position, const Arr
         "gather_picks<<<...>>>");
 }
 
-void scatter_at(const Array& rest, const Array& offsets, int64_t position, const Array& src) {
+void scatter_at(const Array& rest, const Array& offsets, int64_t position, const Array& src, bool distinct) {
   UMA_ASSERT(src.is_c_contiguous() && offsets.is_c_contiguous() && offsets.dtype() == DType::Int64 &&
              src.dtype() == rest.dtype() && src.device() == rest.device() && offsets.device() == rest.device());
   if (src.size() == 0) return;
@@ -169,7 +169,7 @@ void scatter_at(const Array& rest, const Array& offsets, int64_t position, const
   const auto* off = static_cast<const int64_t*>(offsets.data());
   Launch l(src);
   Array keep;
-  if (m > 1) {
+  if (m > 1 && !distinct) {
     // Repeated offsets: a stable sort by offset groups them with their positions in order, and
     // only the last of each group writes (the cpu kernel's last write wins, no racing writes).
     Array keys = Array::empty({m}, DType::UInt64, dev), sorted_keys = Array::empty({m}, DType::UInt64, dev);

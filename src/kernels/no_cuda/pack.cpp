@@ -35,7 +35,7 @@ void scatter(const Array& dst, const Array&, int64_t, const Array&, bool accumul
   unavailable(accumulate ? "inc_subtensor" : "set_subtensor", dst);
 }
 void gather(const Array&, const Array&, int64_t, const Array& out) { unavailable("getitem", out); }
-void scatter_at(const Array& rest, const Array&, int64_t, const Array&) { unavailable("setitem", rest); }
+void scatter_at(const Array& rest, const Array&, int64_t, const Array&, bool) { unavailable("setitem", rest); }
 Array mask_positions(const Array& mask) { unavailable("getitem", mask); }
 void one_hot(const Array&, int64_t, const Array& out) { unavailable("one_hot", out); }
 void unpack(const Array&, const Array& dst) { unavailable("assign", dst); }
