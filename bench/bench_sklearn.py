@@ -11,7 +11,8 @@ transform / predict on the same float64 data (default 20000 x 100; a classificat
 call). Rows: NumPy arrays (scikit-learn's own path), NumPy arrays with ``array_api_dispatch=True``
 (the Array API code path, through array-api-compat's NumPy namespace: the same code the uma
 rows run), uma arrays on ``--device`` (cpu, or cuda on a GPU machine, where CuPy and torch rows
-are added when installed). The ratio column is NumPy's
+are added when installed; every GPU row waits for its device at the end of each timed call, so
+the times include the queued kernels). The ratio column is NumPy's
 median over the row's (> 1: faster than NumPy). Each result is checked against NumPy's before
 it is timed.
 
@@ -47,23 +48,30 @@ def _estimators():
     }
 
 
+def _nothing():
+    pass
+
+
 def _peers(device):
-    """(name, convert(ndarray) -> array, to_numpy(array) -> ndarray) for each array library."""
+    """(name, convert(ndarray) -> array, to_numpy(array) -> ndarray, wait for the device) for each
+    array library."""
     import uma
     # scikit-learn's own NumPy path, then its Array API path on NumPy arrays (the code uma's rows run)
-    peers = [("numpy", lambda a: a, np.asarray), ("numpy (api)", lambda a: a, np.asarray)]
+    peers = [("numpy", lambda a: a, np.asarray, _nothing), ("numpy (api)", lambda a: a, np.asarray, _nothing)]
     dev = None if device == "cpu" else device
     peers.append((f"uma {device}", lambda a: uma.asarray(a, device=dev),
-                  lambda a: np.asarray(a.to_device("cpu") if dev else a)))
+                  lambda a: np.asarray(a.to_device("cpu") if dev else a),
+                  uma.cuda.synchronize if dev else _nothing))
     if device != "cpu":
         try:
             import cupy
-            peers.append(("cupy", cupy.asarray, cupy.asnumpy))
+            peers.append(("cupy", cupy.asarray, cupy.asnumpy, cupy.cuda.Device().synchronize))
         except Exception:  # noqa: BLE001 - not on this machine
             pass
         try:
             import torch
-            peers.append(("torch cuda", lambda a: torch.asarray(a, device="cuda"), lambda a: a.cpu().numpy()))
+            peers.append(("torch cuda", lambda a: torch.asarray(a, device="cuda"), lambda a: a.cpu().numpy(),
+                          torch.cuda.synchronize))
         except Exception:  # noqa: BLE001
             pass
     return peers
@@ -93,7 +101,7 @@ def main(argv=None):
     for name, (cls, kw, target, method) in _estimators().items():
         ref = None
         base = None
-        for peer, conv, back in _peers(a.device):
+        for peer, conv, back, wait in _peers(a.device):
             Xp = conv(X)
             yp = conv(targets[target]) if target else None
             args = (Xp,) if yp is None else (Xp, yp)
@@ -105,8 +113,8 @@ def main(argv=None):
                     ref = out
                 else:  # the same results as NumPy's before timing (PCA: sign-fixed by svd_flip)
                     np.testing.assert_allclose(out, ref, rtol=1e-6, atol=1e-8, err_msg=f"{name} {peer}")
-                fit = measure(lambda: cls(**kw).fit(*args), repeat=a.repeat)
-                apply = measure(lambda: getattr(model, method)(Xp), repeat=a.repeat)
+                fit = measure(lambda: (cls(**kw).fit(*args), wait()), repeat=a.repeat)
+                apply = measure(lambda: (getattr(model, method)(Xp), wait()), repeat=a.repeat)
             fit_ms, fit_best, apply_ms, apply_best = fit[0] / 1e3, fit[1] / 1e3, apply[0] / 1e3, apply[1] / 1e3
             if base is None:
                 base = (fit_ms, apply_ms)

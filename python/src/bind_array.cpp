@@ -458,8 +458,8 @@ void bind_array(nb::module_& m) {
            "mixed with the others, give a copy (a's dtype) whose shape is the arrays' broadcast shape in\n"
            "place of the advanced indices when they are adjacent, else first. IndexError for an index out\n"
            "of range (naming it and the axis), arrays that do not broadcast, a bool array whose shape does\n"
-           "not match, too many indices, non-integer arrays. On a cuda array only one integer array among\n"
-           "full slices and one bool mask over the leading axes (RuntimeError for other index arrays).")
+           "not match, too many indices, non-integer arrays. The same on a cuda array (index arrays on its\n"
+           "device or on the host; the bounds check waits for the device once).")
       .def("__setitem__", [](Array& a, nb::handle key, nb::handle value) {
         std::vector<IndexKey> k = parse_key(key);
         Array src = is_python_scalar(value) ? ops::scalar_array(to_scalar(value), a.dtype())
@@ -469,8 +469,8 @@ void bind_array(nb::module_& m) {
       "a[key] = value in place, for every key a[key] reads (NumPy's indexing): value broadcasts to the\n"
       "region's shape (ValueError otherwise) and is converted to a's dtype as NumPy's assignment does\n"
       "(unsafe casting; OverflowError for a Python int out of range); repeated indices: the last write\n"
-      "wins. ValueError for a read-only array. Assignment through index arrays is cpu-only\n"
-      "(RuntimeError on a cuda array; uma.set_subtensor works there).")
+      "wins. ValueError for a read-only array. Every device: on a cuda array the indices are checked\n"
+      "before anything is written, so a failed assignment leaves a unchanged.")
       .def("__dlpack__", &dlpack_export, nb::kw_only(), nb::arg("stream").none() = nb::none(),
            nb::arg("max_version").none() = nb::none(), nb::arg("dl_device").none() = nb::none(), nb::arg("copy").none() = nb::none(),
            "Exports a DLPack capsule (Array API standard, __dlpack__): 'dltensor_versioned' when max_version >= (1, 0),\n"

@@ -3,14 +3,14 @@
 ``nonzero`` and ``searchsorted``.
 
 Each is one C++ op (``src/ops/sorting.cpp``, ``src/ops/set.cpp``; host kernels in
-``src/kernels/cpu/sort.cpp``); this module gives them the standard's signatures, result types
+``src/kernels/cpu/sort.cpp``, cuda kernels in ``src/kernels/cuda/sort.cu`` on CUB's segmented
+radix sort); this module gives them the standard's signatures, result types
 and docstrings. The order is NumPy's (Note [Sort order] in ``sort.cpp``): bool false before
 true, integers and floats by value, ``-0.0`` and ``0.0`` equal, NaN after every number (first
 when descending), complex numbers lexicographically (real part, then imaginary part) with
-NumPy's NaN classes ``[R + Rj, R + nanj, nan + Rj, nan + nanj]``. They run eagerly on host
-arrays; ``sort``, ``argsort``, ``unique_*`` and ``searchsorted`` on a cuda array raise
-RuntimeError saying to move it to the cpu (no CUDA kernel yet); ``nonzero`` runs on every
-device.
+NumPy's NaN classes ``[R + Rj, R + nanj, nan + Rj, nan + nanj]``. They run eagerly on the
+array's device, cpu or cuda, with the same order and results (on cuda every sort is stable;
+``unique_*`` and ``nonzero`` wait once for their count).
 """
 from __future__ import annotations
 
@@ -73,8 +73,8 @@ def sort(x, /, *, axis=-1, descending=False, stable=True):
     equal elements (``-0.0`` and ``0.0`` among them) in their original order, in both
     directions; ``stable=False`` may not (a faster unstable sort). AxisError (an IndexError and
     a ValueError, numpy.exceptions.AxisError) for ``axis`` outside [-ndim, ndim), a 0-d ``x``
-    included; TypeError for a non-integer axis or a non-bool flag; RuntimeError for a cuda
-    array."""
+    included; TypeError for a non-integer axis or a non-bool flag. On a cuda array: the same
+    result, always stable (CUB's segmented radix sort)."""
     return _core.sort(_array(x, "sort"), axis=_axis(axis, "sort"), descending=_flag(descending, "descending", "sort"),
                       stable=_flag(stable, "stable", "sort"))
 
@@ -103,7 +103,8 @@ def unique_all(x, /):
     ``values[inverse_indices]`` equals ``x``; ``counts``: int64. Equality is ``==``: ``-0.0`` and
     ``0.0`` are one value (the one occurring first is kept), each NaN and each complex with a
     NaN part is its own value with a count of 1 (the standard; NumPy 2's
-    ``equal_nan=False``). A 0-d ``x`` is one element. RuntimeError for a cuda array."""
+    ``equal_nan=False``). A 0-d ``x`` is one element. Runs on the array's device (one wait
+    for the number of values on a cuda device)."""
     v, i, inv, c = _unique(x, "unique_all", True, True, True)
     return UniqueAllResult(v, i, inv, c)
 
@@ -149,7 +150,7 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
     mixing of scalars and arrays); the two are compared in their promoted dtype. ValueError
     for a ``x1`` that is not 1-d, a ``side`` other than "left"/"right", a ``sorter`` of another
     shape or with an index outside [0, len(x1)); TypeError for a non-integer ``sorter``;
-    RuntimeError for cuda arrays."""
+    RuntimeError for arrays on two devices (a Python scalar ``x2`` joins either)."""
     x1 = _array(x1, "searchsorted")
     if not isinstance(x2, (bool, int, float, complex)):  # Python scalars stay weak (NEP 50)
         x2 = _array(x2, "searchsorted")

@@ -16,38 +16,26 @@ __all__ = ["is_available", "device_count", "synchronize", "built_with_cuda", "un
 _c = _core.cuda
 
 
-def _use_pip_cublas() -> None:
-    """A CUDA build opens cuBLAS at its first GPU matmul (dlopen of ``$UMA_CUBLAS``, then
-    ``libcublas.so.13`` on the loader's path, then /usr/local/cuda). When the PyPI wheel
-    ``nvidia-cublas`` (CUDA 13: ``site-packages/nvidia/cu13/lib``) is installed and
-    ``UMA_CUBLAS`` is unset, ``UMA_CUBLAS`` is set to its library here, so the CUDA wheel of uma
-    needs no CUDA toolkit; nothing is loaded at import."""
-    if os.environ.get("UMA_CUBLAS") or not _c.built_with_cuda():
+def _use_pip_library(variable: str, soname: str) -> None:
+    """A CUDA build opens cuBLAS at its first GPU matmul, cuFFT at its first GPU transform and
+    cuSOLVER at its first GPU factorisation (dlopen of ``$UMA_CUBLAS`` / ``$UMA_CUFFT`` /
+    ``$UMA_CUSOLVER``, then the library on the loader's path, then /usr/local/cuda). When the
+    PyPI wheel holding ``soname`` (``nvidia-cublas``, ``nvidia-cufft``, ``nvidia-cusolver``;
+    CUDA 13: ``site-packages/nvidia/cu13/lib``) is installed and ``variable`` is unset, it is set
+    to that library here, so the CUDA wheel of uma needs no CUDA toolkit; nothing is loaded at
+    import."""
+    if os.environ.get(variable) or not _c.built_with_cuda():
         return
     for d in sys.path:
-        p = os.path.join(d or ".", "nvidia", "cu13", "lib", "libcublas.so.13")
+        p = os.path.join(d or ".", "nvidia", "cu13", "lib", soname)
         if os.path.isfile(p):
-            os.environ["UMA_CUBLAS"] = p
+            os.environ[variable] = p
             return
 
 
-_use_pip_cublas()
-
-
-def _use_pip_cufft() -> None:
-    """The same for cuFFT (uma.fft on cuda arrays): ``UMA_CUFFT`` is set to the library of the
-    PyPI wheel ``nvidia-cufft`` (CUDA 13: ``site-packages/nvidia/cu13/lib/libcufft.so.12``) when
-    that is installed and ``UMA_CUFFT`` is unset; nothing is loaded at import."""
-    if os.environ.get("UMA_CUFFT") or not _c.built_with_cuda():
-        return
-    for d in sys.path:
-        p = os.path.join(d or ".", "nvidia", "cu13", "lib", "libcufft.so.12")
-        if os.path.isfile(p):
-            os.environ["UMA_CUFFT"] = p
-            return
-
-
-_use_pip_cufft()
+for _variable, _soname in (("UMA_CUBLAS", "libcublas.so.13"), ("UMA_CUFFT", "libcufft.so.12"),
+                           ("UMA_CUSOLVER", "libcusolver.so.12")):
+    _use_pip_library(_variable, _soname)
 
 
 def is_available() -> bool:

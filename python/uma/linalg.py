@@ -4,11 +4,15 @@ https://data-apis.org/array-api/2025.12/extensions/linear_algebra_functions.html
 Every function takes a stack of matrices ``(..., M, N)`` (vectors for ``vector_norm``,
 ``cross``, ``vecdot``) and works on each matrix of the stack. The factorisations
 (``cholesky``, ``det``, ``eig``, ``eigvals``, ``eigh``, ``eigvalsh``, ``inv``, ``qr``,
-``slogdet``, ``solve``, ``svd``, ``svdvals``) run LAPACK from OpenBLAS on the cpu device (``uma._core.linalg_*``, C++ ``uma::ops::linalg``):
+``slogdet``, ``solve``, ``svd``, ``svdvals``) run LAPACK from OpenBLAS on the cpu device and cuSOLVER
+on a cuda device (``uma._core.linalg_*``, C++ ``uma::ops::linalg``; cuSOLVER is loaded at the first
+GPU factorisation, from the ``nvidia-cusolver`` wheel or the CUDA toolkit, a ``RuntimeError``
+naming what is missing otherwise):
 float32, float64, complex64 and complex128 are computed in their own precision; bool and
 integer inputs are converted to float64 first (NumPy's rule; the standard says inputs "should"
-be floating-point); float16 and bfloat16 are a ``TypeError`` (LAPACK has no such routines). An
-array on a cuda device is a ``RuntimeError`` (move it with ``to_device('cpu')``). The other
+be floating-point); float16 and bfloat16 are a ``TypeError`` (LAPACK has no such routines).
+``eig`` and ``eigvals`` run on the cpu only: on a cuda array they are a ``RuntimeError`` (move it
+with ``to_device('cpu')``). The other
 functions are compositions of uma ops (through the factorisations where they need one:
 ``matrix_norm`` with ord 2, -2 or 'nuc', ``matrix_rank``, ``pinv``, ``matrix_power`` with n < 0),
 and the aliases of main-namespace functions (``matmul``, ``matrix_transpose``, ``outer``,

@@ -9,6 +9,16 @@
 #include "uma/array.h"
 #include "uma/ops/table.h"
 
+namespace uma::kernels {
+
+/// The unique values of a 1-d array with, when asked for, the int64 first indices, inverse and
+/// counts (kernels::cpu::unique, kernels::cuda::unique).
+struct UniqueParts {
+  Array values, indices, inverse, counts;
+};
+
+}  // namespace uma::kernels
+
 namespace uma::kernels::cuda {
 
 /// Whether a CUDA kernel exists for the op computed in dtype `t` (the ops layer's compute
@@ -73,6 +83,13 @@ void take(const Array& a, const Array& idx, int64_t axis, const Array& out);
 /// (a stable sort groups them; no atomics). `sorted_unique`: idx is strictly increasing (mask
 /// positions), so the sort is skipped.
 void scatter(const Array& dst, const Array& idx, int64_t axis, const Array& src, bool accumulate, bool sorted_unique);
+/// kernels::cpu::gather's contract on the device (NumPy's advanced-indexing read by element
+/// offsets): rest any strided view, offsets and out C-contiguous, all on one cuda device.
+void gather(const Array& rest, const Array& offsets, int64_t position, const Array& out);
+/// kernels::cpu::scatter_at's contract on the device: where offsets repeat, the last write in
+/// src's C order wins (a stable sort by offset marks it; no two threads write one element).
+/// `distinct`: the offsets are known to be distinct, so the sort is skipped.
+void scatter_at(const Array& rest, const Array& offsets, int64_t position, const Array& src, bool distinct);
 /// Flat C-order positions (int64 (count,), on the mask's device) of the true entries of the
 /// C-contiguous bool `mask`. Waits for the stream once (the count decides the result's shape).
 Array mask_positions(const Array& mask);
@@ -84,5 +101,31 @@ void one_hot(const Array& idx, int64_t depth, const Array& out);
 void fill(const Array& dst, const void* value);
 /// dst (any non-overlapping view) = src (C-contiguous, same shape and dtype): pack's inverse.
 void unpack(const Array& src, const Array& dst);
+
+// ---- sorting, sets and searching (kernels/cuda/sort.cpp, Note [Radix keys]) ----------------
+/// kernels::cpu::sort's contract along the last axis only (axis == a.ndim() - 1; the ops layer
+/// moves another axis there): always stable (CUB's segmented radix sort, one segment per row).
+void sort(const Array& a, int64_t axis, bool descending, bool stable, bool indices, const Array& out);
+/// kernels::cpu::unique's contract on the device; waits for the stream once (the count of
+/// values decides the results' length).
+UniqueParts unique(const Array& a, bool want_indices, bool want_inverse, bool want_counts);
+/// kernels::cpu::searchsorted's contract on the device (all operands on it).
+void searchsorted(const Array& sorted, const Array* sorter, const Array& v, bool right, const Array& out);
+/// The first position of the C-contiguous int64 `idx` whose value lies outside [0, n), its
+/// value in *value; -1 when none. Waits for the stream.
+int64_t first_out_of_range(const Array& idx, int64_t n, int64_t* value);
+
+// ---- uma.linalg through cuSOLVER (kernels/cuda/cusolver.cpp, Note [cuSOLVER by dlopen]) ----
+// kernels::cpu's LAPACK contracts (kernels/kernels.h) on the device: the same operands, results
+// and LinAlgError messages (each waits for the stream once to read the matrices' info words;
+// slogdet does not wait). RuntimeError naming the function when cuSOLVER cannot be loaded.
+void lu_solve(const char* op, const Array& a, const Array& b, const Array& out);
+void slogdet(const Array& a, const Array& sign, const Array& logabs);
+void cholesky(const char* op, const Array& a, bool upper, const Array& out);
+void eigh(const char* op, const Array& a, const Array& w, const Array* v);
+/// RuntimeError naming `op`: no general eigensolver on cuda devices.
+void eig(const char* op, const Array& a, const Array& w, const Array* v);
+void svd(const char* op, const Array& a, const Array& s, const Array* u, const Array* vh, bool full_matrices);
+void qr(const Array& a, const Array& q, const Array& r, bool complete);
 
 }  // namespace uma::kernels::cuda

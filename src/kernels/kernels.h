@@ -139,9 +139,7 @@ void sort(const Array& a, int64_t axis, bool descending, bool stable, bool indic
 /// The unique values of a C-contiguous 1-d array (ascending, Note [Sort order]): `values` (a's
 /// dtype), and when asked for, the int64 `indices` of their first occurrences, `inverse` (a's
 /// length: the position in `values` of each element) and `counts`.
-struct UniqueParts {
-  Array values, indices, inverse, counts;
-};
+using kernels::UniqueParts;
 UniqueParts unique(const Array& a, bool want_indices, bool want_inverse, bool want_counts);
 /// out (int64, C-contiguous, v's size) = the insertion points of the C-contiguous `v` into the
 /// C-contiguous 1-d `sorted` (of v's dtype; ascending when read through the in-range int64
@@ -184,19 +182,29 @@ inline void cumulate(const Array& a, int64_t axis, bool product, const Array& ou
 inline void matmul(const Array& a, const Array& b, const Array& out) {
   if (out.device().is_cpu()) cpu::matmul(a, b, out); else cuda::matmul(a, b, out);
 }
-/// The LAPACK kernels run on the host only (no cuSOLVER yet): RuntimeError naming the
-/// uma.linalg function `op` for an array on another device. The ops call it before any work.
-inline void lapack_device(const char* op, const Array& a) {
-  UMA_CHECK(a.device().is_cpu(), Runtime, "uma.linalg.", op, " runs on the cpu device only for now (got an array on ",
-            a.device().str(), "); move the array with to_device('cpu')");
+/// The LAPACK kernels of the operand's device: OpenBLAS's LAPACK on the host, cuSOLVER on cuda.
+inline void lu_solve(const char* op, const Array& a, const Array& b, const Array& out) {
+  if (a.device().is_cpu()) cpu::lu_solve(op, a, b, out); else cuda::lu_solve(op, a, b, out);
 }
-using cpu::cholesky;
-using cpu::eig;
-using cpu::eigh;
-using cpu::lu_solve;
-using cpu::qr;
-using cpu::slogdet;
-using cpu::svd;
+inline void slogdet(const Array& a, const Array& sign, const Array& logabs) {
+  if (a.device().is_cpu()) cpu::slogdet(a, sign, logabs); else cuda::slogdet(a, sign, logabs);
+}
+inline void cholesky(const char* op, const Array& a, bool upper, const Array& out) {
+  if (a.device().is_cpu()) cpu::cholesky(op, a, upper, out); else cuda::cholesky(op, a, upper, out);
+}
+inline void eigh(const char* op, const Array& a, const Array& w, const Array* v) {
+  if (a.device().is_cpu()) cpu::eigh(op, a, w, v); else cuda::eigh(op, a, w, v);
+}
+inline void eig(const char* op, const Array& a, const Array& w, const Array* v) {
+  if (a.device().is_cpu()) cpu::eig(op, a, w, v); else cuda::eig(op, a, w, v);
+}
+inline void svd(const char* op, const Array& a, const Array& s, const Array* u, const Array* vh, bool full_matrices) {
+  if (a.device().is_cpu()) cpu::svd(op, a, s, u, vh, full_matrices);
+  else cuda::svd(op, a, s, u, vh, full_matrices);
+}
+inline void qr(const Array& a, const Array& q, const Array& r, bool complete) {
+  if (a.device().is_cpu()) cpu::qr(a, q, r, complete); else cuda::qr(a, q, r, complete);
+}
 inline void fft_c2c(const Array& in, const Array& out, const std::vector<int64_t>& axes, bool forward, double fct) {
   if (out.device().is_cpu()) cpu::fft_c2c(in, out, axes, forward, fct); else cuda::fft_c2c(in, out, axes, forward, fct);
 }
@@ -215,14 +223,15 @@ inline void scatter(const Array& dst, const Array& idx, int64_t axis, const Arra
   if (dst.device().is_cpu()) cpu::scatter(dst, idx, axis, src, accumulate);
   else cuda::scatter(dst, idx, axis, src, accumulate, sorted_unique);
 }
-/// gather and scatter_at have a cpu kernel only (ops::index refuses the other devices first).
+/// NumPy's advanced-indexing gather and scatter on the output's (rest's) device.
 inline void gather(const Array& rest, const Array& offsets, int64_t position, const Array& out) {
-  UMA_ASSERT(out.device().is_cpu() && rest.device().is_cpu() && offsets.device().is_cpu());
-  cpu::gather(rest, offsets, position, out);
+  if (out.device().is_cpu()) cpu::gather(rest, offsets, position, out); else cuda::gather(rest, offsets, position, out);
 }
-inline void scatter_at(const Array& rest, const Array& offsets, int64_t position, const Array& src) {
-  UMA_ASSERT(src.device().is_cpu() && rest.device().is_cpu() && offsets.device().is_cpu());
-  cpu::scatter_at(rest, offsets, position, src);
+/// `distinct`: the offsets are known to be distinct (no repeated target), which the cuda kernel
+/// uses to skip its sort.
+inline void scatter_at(const Array& rest, const Array& offsets, int64_t position, const Array& src, bool distinct) {
+  if (rest.device().is_cpu()) cpu::scatter_at(rest, offsets, position, src);
+  else cuda::scatter_at(rest, offsets, position, src, distinct);
 }
 /// The indices checked and wrapped in place, on idx's device (IndexError as cpu's).
 inline void normalize_indices(const char* op, const Array& idx, int64_t n, int64_t axis, DType src_dtype) {
@@ -246,18 +255,31 @@ inline void softmax_xent(const char* op, const Array& logits, const Array& label
 inline void check_labels(const char* op, const Array& labels, int64_t nclasses) {
   if (labels.device().is_cpu()) cpu::check_labels(op, labels, nclasses); else cuda::check_labels(op, labels, nclasses);
 }
-// Sorting, unique and searchsorted have cpu kernels only; the ops refuse other devices first.
+/// Sorting, unique and searchsorted on the output's device; the cuda sort takes the last axis only.
 inline void sort(const Array& a, int64_t axis, bool descending, bool stable, bool indices, const Array& out) {
-  UMA_ASSERT(out.device().is_cpu());
-  cpu::sort(a, axis, descending, stable, indices, out);
+  if (out.device().is_cpu()) cpu::sort(a, axis, descending, stable, indices, out);
+  else cuda::sort(a, axis, descending, stable, indices, out);
 }
-inline cpu::UniqueParts unique(const Array& a, bool want_indices, bool want_inverse, bool want_counts) {
-  UMA_ASSERT(a.device().is_cpu());
-  return cpu::unique(a, want_indices, want_inverse, want_counts);
+inline UniqueParts unique(const Array& a, bool want_indices, bool want_inverse, bool want_counts) {
+  return a.device().is_cpu() ? cpu::unique(a, want_indices, want_inverse, want_counts)
+                             : cuda::unique(a, want_indices, want_inverse, want_counts);
 }
 inline void searchsorted(const Array& sorted, const Array* sorter, const Array& v, bool right, const Array& out) {
-  UMA_ASSERT(out.device().is_cpu());
-  cpu::searchsorted(sorted, sorter, v, right, out);
+  if (out.device().is_cpu()) cpu::searchsorted(sorted, sorter, v, right, out);
+  else cuda::searchsorted(sorted, sorter, v, right, out);
+}
+/// The first position of the C-contiguous int64 `idx` whose value lies outside [0, n) (its value
+/// in *value), or -1; on idx's device (a cuda device waits for the stream).
+inline int64_t first_out_of_range(const Array& idx, int64_t n, int64_t* value) {
+  if (!idx.device().is_cpu()) return cuda::first_out_of_range(idx, n, value);
+  UMA_ASSERT(idx.is_c_contiguous() && idx.dtype() == DType::Int64);
+  const int64_t* p = idx.data_as<int64_t>();
+  for (int64_t i = 0; i < idx.size(); ++i)
+    if (p[i] < 0 || p[i] >= n) {
+      *value = p[i];
+      return i;
+    }
+  return -1;
 }
 /// dst (any writable view on one device) = src converted; on a cuda device a strided dst is
 /// written through a contiguous temporary.

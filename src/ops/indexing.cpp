@@ -1,6 +1,6 @@
 // Advanced indexing op definitions (NumPy semantics): a[key] and a[key] = v for every NumPy index
 // (index, index_assign: the layout from advanced_index_layout, the picks as element offsets, one
-// gather and one scatter kernel; cpu only beyond take and mask reads), integer-array take,
+// gather and one scatter kernel per device), integer-array take,
 // boolean-mask reads, and the functional updates set/inc (PyTensor's set_subtensor /
 // inc_subtensor), on every dtype and device. Integer-array and mask indexing gather and scatter whole contiguous runs
 // (kernels/cpu/index.cpp, kernels/cuda/index.cu); the updates work on a fresh copy of x, never
@@ -155,13 +155,14 @@ Picks resolve(const char* op, const Array& a, const std::vector<IndexKey>& key) 
     if (!k.array.defined()) idx = int64_scalar(k.item.i < 0 ? k.item.i + n : k.item.i);  // checked by the layout
     else if (k.array.dtype() != DType::Bool) idx = normalized_indices(op, k.array, n, e.source_axis, a.device());
     else if (k.array.ndim() == 0) idx = zeros({positions[static_cast<std::size_t>(e.item)].size()}, DType::Int64);
-    else idx = coordinate(positions[static_cast<std::size_t>(e.item)], k.array.shape(), e.dim);
+    else idx = on_device(coordinate(positions[static_cast<std::size_t>(e.item)], k.array.shape(), e.dim), a.device());
     if (size == 0) continue;  // the values are still checked, as NumPy does
     const int64_t stride = p.view.strides()[static_cast<std::size_t>(e.view_axis)];
     Array term = stride == 1 ? idx : binary(BinaryOp::Multiply, idx, int64_scalar(stride));
     off = off.defined() ? binary(BinaryOp::Add, off, term) : term;
   }
-  p.offsets = size == 0 ? Array::empty(p.layout.broadcast, DType::Int64) : contiguous(off);
+  // (0-d host terms join a device array; offsets of 0-d index arrays alone move once)
+  p.offsets = size == 0 ? Array::empty(p.layout.broadcast, DType::Int64, a.device()) : on_device(contiguous(off), a.device());
   UMA_ASSERT(p.offsets.shape() == p.layout.broadcast);
   std::vector<bool> picked(static_cast<std::size_t>(p.view.ndim()), false);
   for (const auto& e : p.layout.entries) picked[static_cast<std::size_t>(e.view_axis)] = true;
@@ -176,75 +177,33 @@ Picks resolve(const char* op, const Array& a, const std::vector<IndexKey>& key) 
   return p;
 }
 
-// a[key] on a cuda array: the advanced keys the device's take and mask kernels compute (one
-// integer array among full slices, one bool mask over the leading axes), else RuntimeError.
-Array index_on_device(const Array& a, const std::vector<IndexKey>& key) {
-  // Only 0-d integer arrays: they are integers (NumPy), the result a copy.
-  if (std::all_of(key.begin(), key.end(), [](const IndexKey& k) {
-        return !k.array.defined() || (k.array.ndim() == 0 && is_integer(k.array.dtype()));
-      })) {
-    std::vector<IndexItem> items;
-    for (const auto& k : key) {
-      IndexItem it = k.item;
-      if (k.array.defined()) {
-        const Array v = astype(on_device(k.array, Device::cpu()), DType::Int64);
-        it.kind = IndexItem::Int;
-        it.i = *v.data_as<int64_t>();
-        UMA_CHECK(k.array.dtype() != DType::UInt64 || it.i >= 0, Index, "getitem: index ",
-                  static_cast<uint64_t>(it.i), " is out of bounds");  // beyond int64
-      }
-      items.push_back(it);
-    }
-    return copy(getitem(a, items));
-  }
-  std::size_t pos = 0, arrays = 0;
-  bool full = true;
-  for (std::size_t k = 0; k < key.size(); ++k) {
-    if (key[k].array.defined()) {
-      pos = k;
-      ++arrays;
-    } else {
-      const IndexItem& it = key[k].item;
-      full = full && it.kind == IndexItem::Slice && !it.start && !it.stop && !it.step;
-    }
-  }
-  const Array& arr = key[pos].array;
-  if (arrays == 1 && full && arr.ndim() > 0) {
-    if (arr.dtype() == DType::Bool && pos == 0) return mask_select(a, arr);
-    if (arr.dtype() != DType::Bool) {
-      UMA_CHECK(static_cast<int64_t>(pos) < a.ndim(), Index, "getitem: too many indices for array: array is ", a.ndim(),
-                "-dimensional, but ", pos + 1, " were indexed");
-      UMA_CHECK(is_integer(arr.dtype()), Index, "getitem: arrays used as indices must be of integer (or boolean) type, got ",
-                dtype_name(arr.dtype()));
-      return take(a, arr, static_cast<int64_t>(pos));
-    }
-  }
-  UMA_FAIL(Runtime, "getitem: on a ", a.device().str(), " array only one integer array among full slices (a[idx], "
-           "a[:, idx]) or one boolean mask over the leading axes (a[mask]) is supported; the other advanced indices "
-           "are supported on the cpu (move the array with .to_device('cpu'))");
-}
-
 }  // namespace
 
 Array index(const Array& a, const std::vector<IndexKey>& key) {
   if (!has_array(key)) return getitem(a, basic_items(key));
-  if (!a.device().is_cpu()) return index_on_device(a, key);
   Picks p = resolve("getitem", a, key);
-  Array out = Array::empty(p.layout.shape, a.dtype());
+  Array out = Array::empty(p.layout.shape, a.dtype(), a.device());
   kernels::gather(p.rest, p.offsets, p.layout.position, out);
   return out;
 }
 
 void index_assign(const Array& a, const std::vector<IndexKey>& key, const Array& value) {
   if (!has_array(key)) return assign(getitem(a, basic_items(key)), value);
-  UMA_CHECK(a.device().is_cpu(), Runtime, "setitem: assignment through an integer-array or boolean index is supported "
-            "on the cpu only, the array is on ", a.device().str(), " (uma.set_subtensor(a, idx, v) returns the "
-            "updated array on every device)");
   UMA_CHECK(a.writable(), Value, "assignment destination is read-only");
   Picks p = resolve("setitem", a, key);
-  Array src = Array::empty(p.layout.shape, a.dtype());
+  Array src = Array::empty(p.layout.shape, a.dtype(), a.device());
   assign(src, value);  // NumPy's assignment rule: broadcasting, unsafe casting
-  kernels::scatter_at(p.rest, p.offsets, p.layout.position, src);
+  // The picks address distinct elements when the only index arrays of rank >= 1 are the
+  // coordinates of one bool array (its true positions are distinct; integers are constants).
+  bool distinct = true;
+  int64_t bool_item = -1;
+  for (const auto& e : p.layout.entries) {
+    const Array& arr = key[static_cast<std::size_t>(e.item)].array;
+    if (!arr.defined() || arr.ndim() == 0) continue;
+    if (arr.dtype() != DType::Bool || (bool_item >= 0 && bool_item != e.item)) distinct = false;
+    bool_item = e.item;
+  }
+  kernels::scatter_at(p.rest, p.offsets, p.layout.position, src, distinct);
 }
 
 Array take(const Array& a0, const Array& indices, std::optional<int64_t> axis0) {

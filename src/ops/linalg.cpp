@@ -6,7 +6,8 @@
 //
 // The factorisations of uma.linalg (namespace linalg below) take stacks of matrices: each checks
 // its shape rule (shape_rules.cpp), converts the operand to its LAPACK dtype (linalg_dtype) as a
-// C-contiguous stack of equal batch, and runs the LAPACK kernel on it (host only).
+// C-contiguous stack of equal batch, and runs the LAPACK kernel of its device on it (OpenBLAS on
+// the host, cuSOLVER on cuda; eig and eigvals are host only).
 #include <algorithm>
 
 #include "kernels/kernels.h"
@@ -61,7 +62,7 @@ Array diag(const Array& a, int64_t k) {
   const Shape s = diag_shape(a.shape(), k);
   if (a.ndim() == 2) return copy(diagonal(a, k, 0, 1));
   const int64_t n = a.shape()[0], m = s[0];
-  Array out = zeros(s, a.dtype());
+  Array out = zeros(s, a.dtype(), a.device());
   if (n > 0)
     assign(out.view(static_cast<char*>(out.data()) + (k >= 0 ? k : -k * m) * static_cast<int64_t>(out.itemsize()), {n},
                     {m + 1}),
@@ -85,10 +86,9 @@ DType real_dtype(DType t) { return t == DType::Complex64 ? DType::Float32 : t ==
 // is one, else a copy.
 Array stack_of(const Array& x, DType t) { return x.dtype() == t ? contiguous(x) : astype(x, t); }
 
-// The checks every factorisation starts with, in the order a user meets them: the device, the
-// shape, the dtype. Returns the operand as a LAPACK stack.
+// The checks every factorisation starts with, in the order a user meets them: the shape, the
+// dtype. Returns the operand as a LAPACK stack on x's device.
 Array lapack_operand(const Array& x, bool square, const char* op) {
-  kernels::lapack_device(op, x);
   linalg_batch_shape(x.shape(), square, op);
   return stack_of(x, linalg_dtype(x.dtype(), op));
 }
@@ -100,15 +100,15 @@ Shape with_tail(Shape batch, std::initializer_list<int64_t> tail) {
 
 }  // namespace
 
-Array solve(const Array& a0, const Array& b0) {
-  kernels::lapack_device("solve", a0);
-  kernels::lapack_device("solve", b0);
+Array solve(const Array& a00, const Array& b00) {
+  Array a0 = a00, b0 = b00;
+  const Device dev = detail::common_device("solve", {&a0, &b0});
   const SolveShapes s = solve_shapes(a0.shape(), b0.shape());
   const DType t = linalg_dtype(promote_types(a0.dtype(), b0.dtype()), "solve");
   const Array a = stack_of(a0.broadcast_view(with_tail(s.batch, {s.m, s.m})), t);
   const Shape bshape = with_tail(s.batch, {s.m, s.k});
   const Array b = stack_of(s.vector ? reshape(b0, {s.m, 1}).broadcast_view(bshape) : b0.broadcast_view(bshape), t);
-  Array out = Array::empty(bshape, t);
+  Array out = Array::empty(bshape, t, dev);
   kernels::lu_solve("solve", a, b, out);
   return s.vector ? reshape(out, s.result) : out;
 }
@@ -116,8 +116,8 @@ Array solve(const Array& a0, const Array& b0) {
 Array inv(const Array& x) {
   const Array a = lapack_operand(x, true, "inv");
   const int64_t n = a.shape().back();
-  const Array b = contiguous(eye(n, n, 0, a.dtype()).broadcast_view(a.shape()));
-  Array out = Array::empty(a.shape(), a.dtype());
+  const Array b = contiguous(on_device(eye(n, n, 0, a.dtype()), a.device()).broadcast_view(a.shape()));
+  Array out = Array::empty(a.shape(), a.dtype(), a.device());
   kernels::lu_solve("inv", a, b, out);
   return out;
 }
@@ -127,7 +127,8 @@ namespace {
 std::pair<Array, Array> sign_logdet(const Array& x, const char* op) {
   const Array a = lapack_operand(x, true, op);
   const Shape batch = linalg_batch_shape(a.shape(), true, op);
-  Array sign = Array::empty(batch, a.dtype()), logabs = Array::empty(batch, real_dtype(a.dtype()));
+  Array sign = Array::empty(batch, a.dtype(), a.device());
+  Array logabs = Array::empty(batch, real_dtype(a.dtype()), a.device());
   kernels::slogdet(a, sign, logabs);
   return {sign, logabs};
 }
@@ -142,7 +143,7 @@ Array det(const Array& x) {
 
 Array cholesky(const Array& x, bool upper) {
   const Array a = lapack_operand(x, true, "cholesky");
-  Array out = zeros(a.shape(), a.dtype());
+  Array out = zeros(a.shape(), a.dtype(), a.device());
   kernels::cholesky("cholesky", a, upper, out);
   return out;
 }
@@ -150,8 +151,8 @@ Array cholesky(const Array& x, bool upper) {
 std::pair<Array, Array> eigh(const Array& x) {
   const Array a = lapack_operand(x, true, "eigh");
   const int64_t n = a.shape().back();
-  Array w = Array::empty(with_tail(linalg_batch_shape(a.shape(), true, "eigh"), {n}), real_dtype(a.dtype()));
-  Array v = Array::empty(a.shape(), a.dtype());
+  Array w = Array::empty(with_tail(linalg_batch_shape(a.shape(), true, "eigh"), {n}), real_dtype(a.dtype()), a.device());
+  Array v = Array::empty(a.shape(), a.dtype(), a.device());
   kernels::eigh("eigh", a, w, &v);
   return {w, v};
 }
@@ -159,7 +160,8 @@ std::pair<Array, Array> eigh(const Array& x) {
 Array eigvalsh(const Array& x) {
   const Array a = lapack_operand(x, true, "eigvalsh");
   const int64_t n = a.shape().back();
-  Array w = Array::empty(with_tail(linalg_batch_shape(a.shape(), true, "eigvalsh"), {n}), real_dtype(a.dtype()));
+  Array w = Array::empty(with_tail(linalg_batch_shape(a.shape(), true, "eigvalsh"), {n}), real_dtype(a.dtype()),
+                         a.device());
   kernels::eigh("eigvalsh", a, w, nullptr);
   return w;
 }
@@ -167,6 +169,8 @@ Array eigvalsh(const Array& x) {
 namespace {
 // eig's operand: the stack in the complex dtype of its LAPACK dtype's precision.
 Array complex_operand(const Array& x, const char* op) {
+  UMA_CHECK(x.device().is_cpu(), Runtime, "uma.linalg.", op, " runs on the cpu device only (no general eigensolver "
+            "on cuda; got an array on ", x.device().str(), "); move the array with to_device('cpu')");
   const Array a = lapack_operand(x, true, op);
   const DType c = is_complex(a.dtype()) ? a.dtype() : a.dtype() == DType::Float32 ? DType::Complex64 : DType::Complex128;
   return stack_of(a, c);
@@ -193,14 +197,15 @@ Array eigvals(const Array& x) {
 std::tuple<Array, Array, Array> svd(const Array& x, bool full_matrices) {
   const Array a = lapack_operand(x, false, "svd");
   const SvdShapes s = svd_shapes(a.shape(), full_matrices);
-  Array u = Array::empty(s.u, a.dtype()), sv = Array::empty(s.s, real_dtype(a.dtype())), vh = Array::empty(s.vh, a.dtype());
+  Array u = Array::empty(s.u, a.dtype(), a.device()), vh = Array::empty(s.vh, a.dtype(), a.device());
+  Array sv = Array::empty(s.s, real_dtype(a.dtype()), a.device());
   kernels::svd("svd", a, sv, &u, &vh, full_matrices);
   return {u, sv, vh};
 }
 
 Array svdvals(const Array& x) {
   const Array a = lapack_operand(x, false, "svdvals");
-  Array sv = Array::empty(svd_shapes(a.shape(), false).s, real_dtype(a.dtype()));
+  Array sv = Array::empty(svd_shapes(a.shape(), false).s, real_dtype(a.dtype()), a.device());
   kernels::svd("svdvals", a, sv, nullptr, nullptr, false);
   return sv;
 }
@@ -211,7 +216,7 @@ std::pair<Array, Array> qr(const Array& x, std::string_view mode) {
   const bool complete = mode == "complete";
   const Array a = lapack_operand(x, false, "qr");
   auto [qs, rs] = qr_shapes(a.shape(), complete);
-  Array q = Array::empty(qs, a.dtype()), r = Array::empty(rs, a.dtype());
+  Array q = Array::empty(qs, a.dtype(), a.device()), r = Array::empty(rs, a.dtype(), a.device());
   kernels::qr(a, q, r, complete);
   return {q, r};
 }

@@ -114,5 +114,99 @@ TEST(CudaIndex, OneHotAssignAndIntegerMatmulEqualTheHost) {
   expect_same_bytes(ops::matmul(to_device(a, kGpu), to_device(b, kGpu)), ops::matmul(a, b));
 }
 
+// ---- NumPy advanced indexing (ops::index, ops::index_assign: the device's gather and scatter) ----
+
+IndexKey arr(Array a) { return IndexKey{IndexItem{}, std::move(a)}; }
+IndexKey num(int64_t i) { return IndexKey{IndexItem{IndexItem::Int, i, {}, {}, {}}, Array()}; }
+IndexKey all() { return IndexKey{IndexItem{IndexItem::Slice, 0, {}, {}, {}}, Array()}; }
+IndexKey rev() { return IndexKey{IndexItem{IndexItem::Slice, 0, {}, {}, -1}, Array()}; }
+
+// The key with its index arrays moved to the device.
+std::vector<IndexKey> on_gpu(std::vector<IndexKey> key) {
+  for (auto& k : key)
+    if (k.array.defined()) k.array = to_device(k.array, kGpu);
+  return key;
+}
+
+TEST(CudaAdvancedIndex, ReadsEqualTheHostOnStridedViews) {
+  NEED_GPU();
+  Array x = host(ramp(2 * 5 * 3 * 4, 0.25f), {2, 5, 3, 4}, DType::Float32);
+  Array gx = to_device(x, kGpu);
+  Array i = host<int64_t>({0, -2, 1}, {3}, DType::Int64), j = host<int64_t>({1, 0}, {2, 1}, DType::Int64);
+  std::vector<uint8_t> m(15);
+  for (std::size_t k = 0; k < m.size(); ++k) m[k] = k % 3 != 1;
+  Array mask = host(m, {5, 3}, DType::Bool);
+  const std::vector<std::vector<IndexKey>> keys = {
+      {all(), arr(i), arr(j)}, {num(1), all(), arr(i)}, {arr(j), rev(), arr(i)}, {all(), arr(mask), rev()},
+      {arr(i.view(i.data(), {1}, {1})), all(), num(-1), arr(j)}};
+  for (const auto& key : keys) {
+    expect_same_bytes(ops::index(gx, key), ops::index(x, key));          // host indices
+    expect_same_bytes(ops::index(gx, on_gpu(key)), ops::index(x, key));  // device indices
+    // a transposed (non-contiguous) device view
+    const Array gt = ops::transpose(gx, {3, 1, 2, 0}), t = ops::transpose(x, {3, 1, 2, 0});
+    expect_same_bytes(ops::index(gt, key), ops::index(t, key));
+  }
+}
+
+TEST(CudaAdvancedIndex, WritesEqualTheHostAndRepeatsTakeTheLastValue) {
+  NEED_GPU();
+  for (DType t : {DType::Bool, DType::Int8, DType::Float16, DType::Int32, DType::Float64, DType::Complex128}) {
+    Array x = ops::astype(host(ramp(4 * 6, 1.0f), {4, 6}, DType::Float32), t);
+    Array gx = to_device(x, kGpu);
+    Array i = host<int64_t>({3, 0, 3, -1, 0}, {5}, DType::Int64), j = host<int64_t>({5, 1, 5, 5, 2}, {5}, DType::Int64);
+    Array v = ops::astype(host(ramp(5, 3.0f), {5}, DType::Float32), t);
+    const std::vector<IndexKey> key = {arr(i), arr(j)};
+    ops::index_assign(x, key, v);
+    ops::index_assign(gx, on_gpu(key), to_device(v, kGpu));
+    expect_same_bytes(gx, x);
+    // through a reversed view, the value broadcast along the kept axis
+    Array w = ops::astype(host(ramp(6, -2.0f), {6}, DType::Float32), t);
+    ops::index_assign(ops::getitem(x, {IndexItem{IndexItem::Slice, 0, {}, {}, -1}}), {arr(i)}, w);
+    ops::index_assign(ops::getitem(gx, {IndexItem{IndexItem::Slice, 0, {}, {}, -1}}), {arr(i)}, w);
+    expect_same_bytes(gx, x);
+  }
+}
+
+TEST(CudaAdvancedIndex, MaskWritesEqualTheHost) {
+  NEED_GPU();
+  // one bool array (distinct targets: no sort on the device), with an integer and a slice
+  Array x = host(ramp(3 * 4 * 5, 1.0f), {3, 4, 5}, DType::Float32);
+  Array gx = to_device(x, kGpu);
+  std::vector<uint8_t> m(20);
+  for (std::size_t k = 0; k < m.size(); ++k) m[k] = (k * 7) % 3 == 0;
+  Array mask = host(m, {4, 5}, DType::Bool);
+  Array v = host(ramp(3, -1.0f), {3, 1}, DType::Float32);
+  ops::index_assign(x, {all(), arr(mask)}, v);
+  ops::index_assign(gx, {all(), arr(to_device(mask, kGpu))}, to_device(v, kGpu));
+  expect_same_bytes(gx, x);
+  std::vector<uint8_t> m1(5);
+  for (std::size_t k = 0; k < m1.size(); ++k) m1[k] = k % 2;
+  Array mask1 = host(m1, {5}, DType::Bool);
+  Array w = host(ramp(2, 5.0f), {2, 1}, DType::Float32);  // the region is (2, 4)
+  ops::index_assign(x, {num(2), rev(), arr(mask1)}, w);
+  ops::index_assign(gx, {num(2), rev(), arr(mask1)}, w);
+  expect_same_bytes(gx, x);
+}
+
+TEST(CudaAdvancedIndex, OutOfBoundsWriteIsIndexErrorAndChangesNothing) {
+  NEED_GPU();
+  Array x = host(ramp(12, 1.0f), {3, 4}, DType::Float32);
+  Array gx = to_device(x, kGpu);
+  Array i = to_device(host<int64_t>({0, 2, 1}, {3}, DType::Int64), kGpu);
+  Array j = to_device(host<int64_t>({1, 4, -9}, {3}, DType::Int64), kGpu);
+  for (int read = 0; read < 2; ++read) {
+    try {
+      if (read) ops::index(gx, {arr(i), arr(j)});
+      else ops::index_assign(gx, {arr(i), arr(j)}, to_device(host(ramp(3, 1.0f), {3}, DType::Float32), kGpu));
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::Index);
+      EXPECT_NE(std::string(e.what()).find("index 4 is out of bounds for axis 1 with size 4"), std::string::npos)
+          << e.what();
+    }
+  }
+  expect_same_bytes(gx, x);
+}
+
 }  // namespace
 }  // namespace uma

@@ -2,13 +2,19 @@
 NumPy 2 as the oracle: random index tuples of ints, slices (negative steps too), None, Ellipsis,
 integer arrays of every integer dtype and several broadcasting shapes, bool arrays of any rank
 and 0-d bools, as NumPy arrays, uma arrays and Python lists; and the errors, compared with
-NumPy's exception types. The rule: numpy.org, "Indexing on ndarrays" (advanced indexing)."""
+NumPy's exception types. The rule: numpy.org, "Indexing on ndarrays" (advanced indexing).
+
+The tests with a ``device`` parameter also run on cuda arrays (with host index arrays and with
+index arrays on the device) where a GPU is usable: the same layout rule, the device's gather and
+scatter kernels."""
 import numpy as np
 import pytest
 
 import uma
 from conftest import assert_matches, check_like_numpy, numpy_error_type, numpy_quiet
 
+GPU = uma.cuda.is_available()
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not GPU, reason="no usable CUDA GPU"))]
 INT_DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
 N_SEEDS = 300
 
@@ -91,9 +97,9 @@ def draw_index(rng, shape, bounds_ok=True):
     return tuple(items)
 
 
-def _as_uma_key(idx):
-    """The same index with its NumPy arrays as uma arrays."""
-    conv = lambda x: uma.asarray(x) if isinstance(x, np.ndarray) else x
+def _as_uma_key(idx, device="cpu"):
+    """The same index with its NumPy arrays as uma arrays on `device`."""
+    conv = lambda x: uma.asarray(x, device=device) if isinstance(x, np.ndarray) else x
     return tuple(conv(x) for x in idx) if isinstance(idx, tuple) else conv(idx)
 
 
@@ -112,33 +118,49 @@ def _layout(rng, n):
     return n
 
 
+def _on(n, device):
+    """n as a uma array on `device` with n's strides (a strided view of a fresh copy on cuda)."""
+    u = uma.asarray(n)
+    if device == "cpu":
+        return u
+    if n.ndim >= 2 and not n.flags.c_contiguous and n.flags.f_contiguous:
+        return uma.asarray(n.T.copy(), device=device).T
+    if n.ndim >= 1 and n.size > 1 and n.strides[0] < 0:
+        return uma.asarray(n[::-1].copy(), device=device)[::-1]
+    return uma.asarray(np.ascontiguousarray(n), device=device)
+
+
 def _random_shape(rng):
     return tuple(int(x) for x in rng.integers(0, 5, size=int(rng.integers(0, 5))))
 
 
 # --------------------------------------------------------------------------- reads
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("seed", range(N_SEEDS))
-def test_random_index_reads_like_numpy(seed):
+def test_random_index_reads_like_numpy(seed, device):
     rng = np.random.default_rng(seed)
     shape = _random_shape(rng)
     n = _layout(rng, _data(rng, shape, rng.choice(["float64", "int32", "bool", "complex64", "uint8"])))
-    u = uma.asarray(n)
+    u = _on(n, device)
     for _ in range(6):
         idx = draw_index(rng, shape)
         check_like_numpy(lambda: n[idx], lambda: u[idx])
-        check_like_numpy(lambda: n[idx], lambda: u[_as_uma_key(idx)])
+        check_like_numpy(lambda: n[idx], lambda: u[_as_uma_key(idx, device)])
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("seed", range(N_SEEDS // 3))
-def test_random_out_of_bounds_index_arrays_raise_like_numpy(seed):
+def test_random_out_of_bounds_index_arrays_raise_like_numpy(seed, device):
     rng = np.random.default_rng(10_000 + seed)
     shape = tuple(int(x) for x in rng.integers(1, 5, size=int(rng.integers(1, 4))))
     n = _data(rng, shape)
-    u = uma.asarray(n)
+    u = _on(n, device)
     for _ in range(4):
         idx = draw_index(rng, shape, bounds_ok=False)
         check_like_numpy(lambda: n[idx], lambda: u[idx])
+        check_like_numpy(lambda: n[idx], lambda: u[_as_uma_key(idx, device)])
+        _check_set_like_numpy(n, None, idx, 1.0, device)
 
 
 def test_advanced_result_is_a_copy_basic_a_view():
@@ -153,21 +175,23 @@ def test_advanced_result_is_a_copy_basic_a_view():
     assert u[True].shape == (1, 3, 4) and u[..., False].shape == (3, 4, 0)
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", INT_DTYPES)
-def test_every_integer_index_dtype(dtype):
+def test_every_integer_index_dtype(dtype, device):
     n = np.arange(24.0).reshape(2, 3, 4)
-    u = uma.asarray(n)
+    u = uma.asarray(n, device=device)
     i = np.array([[2, 0], [1, 1]], dtype)
     for key in [i, (slice(None), i), (i, 1, i % 2), (0, slice(None, None, -1), i), (Ellipsis, i)]:
         check_like_numpy(lambda: n[key], lambda: u[key])
-        check_like_numpy(lambda: n[key], lambda: u[_as_uma_key(key)])
+        check_like_numpy(lambda: n[key], lambda: u[_as_uma_key(key, device)])
 
 
-def test_placement_of_the_advanced_axes():
+@pytest.mark.parametrize("device", DEVICES)
+def test_placement_of_the_advanced_axes(device):
     """Adjacent advanced indices keep their place; separated ones (by a slice, None or an
     Ellipsis, even one that expands to no axis) go first; integers count as advanced."""
     n = np.arange(2 * 5 * 3 * 4.0).reshape(2, 5, 3, 4)
-    u = uma.asarray(n)
+    u = uma.asarray(n, device=device)
     keys = [(slice(None), [0, 1], [2, 0]), (slice(None), [0, 1], slice(None), [2, 0]), (0, slice(None), [1, 2]),
             (slice(None), 0, [1, 2]), ([0], None, [0]), (slice(None), [0], None, [0]),
             (slice(None), [0], Ellipsis, [0]), (slice(None), slice(None), [0], Ellipsis, [1]),
@@ -177,9 +201,10 @@ def test_placement_of_the_advanced_axes():
         check_like_numpy(lambda: n[key], lambda: u[key])
 
 
-def test_lists_and_zero_d_indices():
+@pytest.mark.parametrize("device", DEVICES)
+def test_lists_and_zero_d_indices(device):
     n = np.arange(6.0).reshape(2, 3)
-    u = uma.asarray(n)
+    u = uma.asarray(n, device=device)
     for key in [np.zeros((2, 0), bool), np.zeros(0, bool), (np.zeros(0, bool), [0]), (slice(None), np.zeros(0, bool)),
                 [True, False], [[True, False, True], [False, False, True]], [0, True], ([0, 1], [True, False, True]),
                 (0, [2, 2, 0]), ((0, 1),), [], ([], []), np.array(1), (np.array(1), [0, 2]), np.True_, np.int64(1),
@@ -187,7 +212,7 @@ def test_lists_and_zero_d_indices():
         check_like_numpy(lambda: n[key], lambda: u[key])
     z = np.array(5.0)
     for key in [True, False, (None, True), np.array(True), (Ellipsis, False)]:
-        check_like_numpy(lambda: z[key], lambda: uma.asarray(z)[key])
+        check_like_numpy(lambda: z[key], lambda: uma.asarray(z, device=device)[key])
 
 
 BAD_KEYS = [
@@ -198,16 +223,18 @@ BAD_KEYS = [
 ]
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("key", BAD_KEYS, ids=[repr(k) for k in BAD_KEYS])
-def test_bad_indices_raise_like_numpy(key):
+def test_bad_indices_raise_like_numpy(key, device):
     n = np.arange(6.0).reshape(2, 3)
-    u = uma.asarray(n)
+    u = uma.asarray(n, device=device)
     check_like_numpy(lambda: n[key], lambda: u[key])
-    _check_set_like_numpy(n, u, key, 1.0)
+    _check_set_like_numpy(n, u, key, 1.0, device)
 
 
-def test_error_messages_name_the_index_and_the_axis():
-    u = uma.asarray(np.zeros((2, 3)))
+@pytest.mark.parametrize("device", DEVICES)
+def test_error_messages_name_the_index_and_the_axis(device):
+    u = uma.asarray(np.zeros((2, 3)), device=device)
     with pytest.raises(IndexError, match="index 7 is out of bounds for axis 1 with size 3"):
         u[None, [0], [7]]
     with pytest.raises(IndexError, match="index -4 is out of bounds for axis 1 with size 3"):
@@ -224,10 +251,11 @@ def test_error_messages_name_the_index_and_the_axis():
 
 # --------------------------------------------------------------------------- writes
 
-def _check_set_like_numpy(n0, u0, key, value):
-    """n0.copy()[key] = value and the same on a uma copy: the same error type, or the same array."""
+def _check_set_like_numpy(n0, u0, key, value, device="cpu"):
+    """n0.copy()[key] = value and the same on a uma copy on `device`: the same error type (and
+    the uma array unchanged), or the same array."""
     n = n0.copy()
-    u = uma.asarray(n0.copy())
+    u = _on(n0.copy(), device)
     try:
         numpy_quiet(lambda: n.__setitem__(key, value))
     except Exception as e:
@@ -259,8 +287,9 @@ def _value_for(rng, shape, dtype, leading_one=True):
     return v
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("seed", range(N_SEEDS))
-def test_random_index_writes_like_numpy(seed):
+def test_random_index_writes_like_numpy(seed, device):
     rng = np.random.default_rng(20_000 + seed)
     shape = _random_shape(rng)
     dtype = rng.choice(["float64", "int32", "uint8", "complex128", "bool"])
@@ -276,12 +305,16 @@ def test_random_index_writes_like_numpy(seed):
         value = _value_for(rng, region, dtype, leading_one=not single_mask)
         if isinstance(value, uma.Array) and value.dtype != uma.bool_ and dtype == "bool":
             value = uma.asarray(np.asarray(value) > 50)
-        _check_set_like_numpy(n, None, idx, value)
+        _check_set_like_numpy(n, None, idx, value, device)
+        if device != "cpu":
+            _check_set_like_numpy(n, None, _as_uma_key(idx, device) if not isinstance(idx, list) else idx, value,
+                                  device)
 
 
-def test_repeated_indices_last_write_wins():
+@pytest.mark.parametrize("device", DEVICES)
+def test_repeated_indices_last_write_wins(device):
     n = np.zeros((3, 4))
-    u = uma.asarray(n.copy())
+    u = uma.asarray(n.copy(), device=device)
     for key, v in [([0, 2, 0, 0], [1.0, 2.0, 3.0, 4.0]), ((slice(None), [1, 1, 3]), np.arange(9.0).reshape(3, 3)),
                    (([1, 1], [2, 2]), [5.0, 6.0]), (([[0, 0], [0, 0]], 1), [[7.0, 8.0], [9.0, 10.0]])]:
         n[key] = v
@@ -289,17 +322,19 @@ def test_repeated_indices_last_write_wins():
         np.testing.assert_array_equal(np.asarray(u), n)
 
 
-def test_write_through_a_view_lands_in_the_base():
+@pytest.mark.parametrize("device", DEVICES)
+def test_write_through_a_view_lands_in_the_base(device):
     n = np.arange(24.0).reshape(4, 6)
-    u = uma.asarray(n.copy())
+    u = uma.asarray(n.copy(), device=device)
     n[1:, ::-2][[0, 2], [True, False, True]] = -1.0
     u[1:, ::-2][[0, 2], [True, False, True]] = -1.0
     np.testing.assert_array_equal(np.asarray(u), n)
 
 
-def test_write_value_is_the_array_itself():
+@pytest.mark.parametrize("device", DEVICES)
+def test_write_value_is_the_array_itself(device):
     n = np.arange(6.0)
-    u = uma.asarray(n.copy())
+    u = uma.asarray(n.copy(), device=device)
     n[[5, 4, 3, 2, 1, 0]] = n
     u[[5, 4, 3, 2, 1, 0]] = u  # the source is read before anything is written
     np.testing.assert_array_equal(np.asarray(u), n)
@@ -334,12 +369,13 @@ def test_write_to_read_only_array_value_error():
     np.testing.assert_array_equal(np.asarray(u), np.arange(4.0))
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "int64", "float16", "bfloat16", "float64", "complex64",
                                    "complex128"])
-def test_read_and_write_every_itemsize(dtype):
+def test_read_and_write_every_itemsize(dtype, device):
     from conftest import np_dtype
     n = np.arange(20).reshape(4, 5).astype(np_dtype(dtype))
-    u = uma.asarray(n.copy())
+    u = uma.asarray(n.copy(), device=device)
     key = ([3, 0, 3], slice(None, None, -2))
     assert_matches(u[key], n[key], rtol=0, atol=0)
     v = np.ones((3, 3), np_dtype(dtype))

@@ -19,6 +19,17 @@ BATCHES = [(), (3,), (2, 3), (0,)]
 
 GPU = uma.cuda.is_available()
 needs_gpu = pytest.mark.skipif(not GPU, reason=f"no usable CUDA GPU: {uma.cuda.unavailable_reason()}")
+# Tests with a `device` parameter also run on cuda arrays where a GPU is usable (cuSOLVER,
+# src/kernels/cuda/cusolver.cpp), with NumPy as the oracle as on the cpu.
+DEVICES = ["cpu", pytest.param("cuda", marks=needs_gpu)]
+
+
+def on(x, device):
+    """x (a NumPy array) as the operand of a test on `device`: itself on the cpu (uma converts
+    it), a uma array on the device otherwise."""
+    if device == "cpu":
+        return x
+    return x.to_device(device) if isinstance(x, uma.Array) else uma.asarray(np.asarray(x), device=device)
 
 
 def rand(rng, shape, dtype):
@@ -67,17 +78,19 @@ def test_namespace_has_linalg_with_every_function():
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("batch", BATCHES)
-def test_inv(dtype, batch, rng):
+@pytest.mark.parametrize("device", DEVICES)
+def test_inv(dtype, batch, rng, device):
     a = well_conditioned(rng, batch, 4, dtype)
-    close(uma.linalg.inv(a), np.linalg.inv(a), dtype)
+    close(uma.linalg.inv(on(a, device)), np.linalg.inv(a), dtype)
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("batch", BATCHES)
-def test_det_and_slogdet(dtype, batch, rng):
+@pytest.mark.parametrize("device", DEVICES)
+def test_det_and_slogdet(dtype, batch, rng, device):
     a = well_conditioned(rng, batch, 3, dtype) / 4
-    close(uma.linalg.det(a), np.linalg.det(a), dtype, scale=10)
-    r = uma.linalg.slogdet(a)
+    close(uma.linalg.det(on(a, device)), np.linalg.det(a), dtype, scale=10)
+    r = uma.linalg.slogdet(on(a, device))
     want = np.linalg.slogdet(a)
     assert isinstance(r, uma.linalg.SlogdetResult) and r._fields == ("sign", "logabsdet")
     close(r.sign, want.sign, dtype)
@@ -85,34 +98,37 @@ def test_det_and_slogdet(dtype, batch, rng):
 
 
 @pytest.mark.parametrize("dtype", ["float64", "complex128"])
-def test_singular_det_and_slogdet(dtype):
+@pytest.mark.parametrize("device", DEVICES)
+def test_singular_det_and_slogdet(dtype, device):
     a = np.array([[1, 2], [2, 4]], dtype=dtype)
     a[1] = 2 * a[0]
-    s, l = uma.linalg.slogdet(a)
+    s, l = uma.linalg.slogdet(on(a, device))
     assert to_numpy(s) == 0 and to_numpy(l) == -np.inf
-    assert to_numpy(uma.linalg.det(a)) == 0
+    assert to_numpy(uma.linalg.det(on(a, device))) == 0
 
 
-def test_zero_by_zero_matrices():
+@pytest.mark.parametrize("device", DEVICES)
+def test_zero_by_zero_matrices(device):
     a = np.zeros((2, 0, 0))
-    close(uma.linalg.det(a), np.linalg.det(a), "float64")
-    s, l = uma.linalg.slogdet(a)
+    close(uma.linalg.det(on(a, device)), np.linalg.det(a), "float64")
+    s, l = uma.linalg.slogdet(on(a, device))
     ws, wl = np.linalg.slogdet(a)
     close(s, ws, "float64")
     close(l, wl, "float64")
-    close(uma.linalg.inv(a), np.linalg.inv(a), "float64")
-    close(uma.linalg.cholesky(a), np.linalg.cholesky(a), "float64")
-    close(uma.linalg.eigvalsh(a), np.linalg.eigvalsh(a), "float64")
-    close(uma.linalg.svdvals(a), np.linalg.svdvals(a), "float64")
+    close(uma.linalg.inv(on(a, device)), np.linalg.inv(a), "float64")
+    close(uma.linalg.cholesky(on(a, device)), np.linalg.cholesky(a), "float64")
+    close(uma.linalg.eigvalsh(on(a, device)), np.linalg.eigvalsh(a), "float64")
+    close(uma.linalg.svdvals(on(a, device)), np.linalg.svdvals(a), "float64")
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("abatch,bshape", [((), (4,)), ((), (4, 2)), ((3,), (4,)), ((3,), (3, 4, 2)),
                                             ((2, 1), (3, 4, 1)), ((3,), (4, 5)), ((0,), (4,)), ((0,), (0, 4, 2))])
-def test_solve_shapes_as_the_standard(dtype, abatch, bshape, rng):
+@pytest.mark.parametrize("device", DEVICES)
+def test_solve_shapes_as_the_standard(dtype, abatch, bshape, rng, device):
     a = well_conditioned(rng, abatch, 4, dtype)
     b = rand(rng, bshape, dtype)
-    got = uma.linalg.solve(a, b)
+    got = uma.linalg.solve(on(a, device), on(b, device))
     # the standard: a 1-d b is one vector for every matrix; otherwise batches broadcast
     want = np.linalg.solve(a, b)
     close(got, want, dtype)
@@ -128,23 +144,25 @@ def test_solve_promotes_like_numpy(rng):
 
 
 @pytest.mark.parametrize("fn", ["inv", "solve"])
-def test_singular_matrix_is_linalg_error(fn):
+@pytest.mark.parametrize("device", DEVICES)
+def test_singular_matrix_is_linalg_error(fn, device):
     a = np.array([[[1.0, 0], [0, 1]], [[1.0, 2.0], [2.0, 4.0]]])
     with pytest.raises(np.linalg.LinAlgError):
         np.linalg.inv(a)
     with pytest.raises(uma.linalg.LinAlgError, match="singular") as e:
-        uma.linalg.inv(a) if fn == "inv" else uma.linalg.solve(a, np.ones(2))
+        uma.linalg.inv(on(a, device)) if fn == "inv" else uma.linalg.solve(on(a, device), on(np.ones(2), device))
     assert isinstance(e.value, ValueError)
     assert "matrix 1" in str(e.value)
 
 
 @pytest.mark.parametrize("dtype", ["int64", "int32", "bool", "uint8"])
-def test_integers_compute_in_float64_like_numpy(dtype, rng):
+@pytest.mark.parametrize("device", DEVICES)
+def test_integers_compute_in_float64_like_numpy(dtype, rng, device):
     a = (rng.integers(-3, 4, (2, 3, 3)) + 9 * np.eye(3, dtype="int64")).astype(dtype)
     if dtype == "bool":
         a = np.eye(3, dtype=bool) | (rng.random((2, 3, 3)) < 0.2) & np.triu(np.ones((3, 3), bool))
     for name in ["inv", "det", "eigvalsh", "svdvals"]:
-        got, want = getattr(uma.linalg, name)(a), getattr(np.linalg, name)(a)
+        got, want = getattr(uma.linalg, name)(on(a, device)), getattr(np.linalg, name)(a)
         assert to_numpy(got).dtype == want.dtype == np.float64, name
         np.testing.assert_allclose(to_numpy(got), want, rtol=1e-10, atol=1e-10)
 
@@ -190,27 +208,30 @@ def test_solve_refuses_mismatched_shapes():
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("batch", BATCHES)
 @pytest.mark.parametrize("upper", [False, True])
-def test_cholesky(dtype, batch, upper, rng):
+@pytest.mark.parametrize("device", DEVICES)
+def test_cholesky(dtype, batch, upper, rng, device):
     a = hermitian_pd(rng, batch, 4, dtype)
-    close(uma.linalg.cholesky(a, upper=upper), np.linalg.cholesky(a, upper=upper), dtype, scale=10)
+    close(uma.linalg.cholesky(on(a, device), upper=upper), np.linalg.cholesky(a, upper=upper), dtype, scale=10)
 
 
-def test_cholesky_not_positive_definite_is_linalg_error():
+@pytest.mark.parametrize("device", DEVICES)
+def test_cholesky_not_positive_definite_is_linalg_error(device):
     a = np.array([[1.0, 2.0], [2.0, 1.0]])
     with pytest.raises(np.linalg.LinAlgError):
         np.linalg.cholesky(a)
     with pytest.raises(uma.linalg.LinAlgError, match="not positive definite"):
-        uma.linalg.cholesky(a)
+        uma.linalg.cholesky(on(a, device))
 
 
 # ---- eigh, eigvalsh ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("batch", BATCHES)
-def test_eigh_invariants(dtype, batch, rng):
+@pytest.mark.parametrize("device", DEVICES)
+def test_eigh_invariants(dtype, batch, rng, device):
     a = rand(rng, batch + (5, 5), dtype)
     a = ((a + np.conj(np.swapaxes(a, -1, -2))) / 2).astype(dtype)
-    r = uma.linalg.eigh(a)
+    r = uma.linalg.eigh(on(a, device))
     assert isinstance(r, uma.linalg.EighResult) and r._fields == ("eigenvalues", "eigenvectors")
     w, q = to_numpy(r.eigenvalues), to_numpy(r.eigenvectors)
     assert w.dtype == np.dtype(REAL[dtype]) and q.dtype == np.dtype(dtype)
@@ -220,12 +241,13 @@ def test_eigh_invariants(dtype, batch, rng):
     qh = np.conj(np.swapaxes(q, -1, -2))
     np.testing.assert_allclose(q @ (w[..., None] * qh), a, rtol=0, atol=TOL[dtype] * 20)
     np.testing.assert_allclose(qh @ q, np.broadcast_to(np.eye(5), q.shape), rtol=0, atol=TOL[dtype] * 20)
-    close(uma.linalg.eigvalsh(a), np.linalg.eigvalsh(a), dtype, scale=10)
+    close(uma.linalg.eigvalsh(on(a, device)), np.linalg.eigvalsh(a), dtype, scale=10)
 
 
-def test_eigh_reads_the_lower_triangle_like_numpy(rng):
+@pytest.mark.parametrize("device", DEVICES)
+def test_eigh_reads_the_lower_triangle_like_numpy(rng, device):
     a = rng.standard_normal((4, 4))  # not symmetric: the lower triangle decides
-    close(uma.linalg.eigvalsh(a), np.linalg.eigvalsh(a), "float64")
+    close(uma.linalg.eigvalsh(on(a, device)), np.linalg.eigvalsh(a), "float64")
 
 
 # ---- svd, svdvals ---------------------------------------------------------------------------
@@ -234,9 +256,10 @@ def test_eigh_reads_the_lower_triangle_like_numpy(rng):
 @pytest.mark.parametrize("batch", [(), (3,), (0,)])
 @pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5), (1, 4)])
 @pytest.mark.parametrize("full", [True, False])
-def test_svd_invariants(dtype, batch, shape, full, rng):
+@pytest.mark.parametrize("device", DEVICES)
+def test_svd_invariants(dtype, batch, shape, full, rng, device):
     a = rand(rng, batch + shape, dtype)
-    r = uma.linalg.svd(a, full_matrices=full)
+    r = uma.linalg.svd(on(a, device), full_matrices=full)
     assert isinstance(r, uma.linalg.SVDResult) and r._fields == ("U", "S", "Vh")
     u, s, vh = (to_numpy(t) for t in r)
     wu, ws, wvh = np.linalg.svd(a, full_matrices=full)
@@ -250,14 +273,15 @@ def test_svd_invariants(dtype, batch, shape, full, rng):
     for m in (u, np.conj(np.swapaxes(vh, -1, -2))):  # orthonormal columns
         g = np.conj(np.swapaxes(m, -1, -2)) @ m
         np.testing.assert_allclose(g, np.broadcast_to(np.eye(m.shape[-1]), g.shape), rtol=0, atol=TOL[dtype] * 20)
-    close(uma.linalg.svdvals(a), np.linalg.svdvals(a), dtype, scale=10)
+    close(uma.linalg.svdvals(on(a, device)), np.linalg.svdvals(a), dtype, scale=10)
 
 
 @pytest.mark.parametrize("shape", [(3, 0), (0, 3), (0, 0)])
 @pytest.mark.parametrize("full", [True, False])
-def test_svd_of_empty_matrices_like_numpy(shape, full):
+@pytest.mark.parametrize("device", DEVICES)
+def test_svd_of_empty_matrices_like_numpy(shape, full, device):
     a = np.zeros(shape)
-    for got, want in zip(uma.linalg.svd(a, full_matrices=full), np.linalg.svd(a, full_matrices=full)):
+    for got, want in zip(uma.linalg.svd(on(a, device), full_matrices=full), np.linalg.svd(a, full_matrices=full)):
         close(got, want, "float64")
 
 
@@ -267,9 +291,10 @@ def test_svd_of_empty_matrices_like_numpy(shape, full):
 @pytest.mark.parametrize("batch", [(), (3,), (0,)])
 @pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5), (3, 0), (0, 3)])
 @pytest.mark.parametrize("mode", ["reduced", "complete"])
-def test_qr_invariants(dtype, batch, shape, mode, rng):
+@pytest.mark.parametrize("device", DEVICES)
+def test_qr_invariants(dtype, batch, shape, mode, rng, device):
     a = rand(rng, batch + shape, dtype)
-    r = uma.linalg.qr(a, mode=mode)
+    r = uma.linalg.qr(on(a, device), mode=mode)
     assert isinstance(r, uma.linalg.QRResult) and r._fields == ("Q", "R")
     q, rr = to_numpy(r.Q), to_numpy(r.R)
     wq, wr = np.linalg.qr(a, mode=mode)
@@ -333,17 +358,18 @@ def test_matrix_power(dtype, n, rng):
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("rtol", [None, 1e-3, "array"])
-def test_matrix_rank_and_pinv(dtype, rtol, rng):
+@pytest.mark.parametrize("device", DEVICES)
+def test_matrix_rank_and_pinv(dtype, rtol, rng, device):
     a = rand(rng, (3, 5, 4), dtype)
     a[1, :, 3] = a[1, :, 0]  # rank 3
     a[2] = 0  # rank 0
     r = np.full(3, 1e-3, dtype=REAL[dtype]) if rtol == "array" else rtol
-    got = uma.linalg.matrix_rank(a, rtol=uma.asarray(r) if rtol == "array" else r)
+    got = uma.linalg.matrix_rank(on(a, device), rtol=on(uma.asarray(r), device) if rtol == "array" else r)
     want = np.linalg.matrix_rank(a, rtol=r)
     np.testing.assert_array_equal(to_numpy(got), want)
     assert to_numpy(got).dtype == np.int64
     if dtype.endswith("64") and dtype != "complex64" or dtype == "complex128":
-        p = uma.linalg.pinv(a, rtol=uma.asarray(r) if rtol == "array" else r)
+        p = uma.linalg.pinv(on(a, device), rtol=on(uma.asarray(r), device) if rtol == "array" else r)
         close(p, np.linalg.pinv(a, rtol=r), dtype, scale=100)
 
 
@@ -382,17 +408,26 @@ def test_aliases_of_the_main_namespace(rng):
 
 # ---- devices ---------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=needs_gpu)])
+@pytest.mark.parametrize("device", DEVICES)
 def test_lapack_functions_on_a_device(device, rng):
-    a = uma.asarray(well_conditioned(rng, (2,), 3, "float64"), device=device)
+    """Every factorisation runs on the operand's device and leaves its results there; eig and
+    eigvals have no cuda kernel (RuntimeError naming the function); operands on two devices are
+    a RuntimeError as for every op."""
+    x = well_conditioned(rng, (2,), 3, "float64")
+    a = uma.asarray(x, device=device)
+    for fn in ["inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh", "svd", "svdvals", "qr", "matrix_rank", "pinv"]:
+        res = getattr(uma.linalg, fn)(a)
+        for r in (res if isinstance(res, tuple) else (res,)):
+            assert str(r.device).startswith(device), (fn, r.device)
+    close(uma.linalg.solve(a, uma.asarray(x[:, :, :1], device=device)), np.linalg.solve(x, x[:, :, :1]), "float64")
+    close(uma.linalg.vector_norm(a), np.linalg.vector_norm(x), "float64")
     if device == "cpu":
-        close(uma.linalg.inv(a), np.linalg.inv(to_numpy(a)), "float64")
         return
-    for fn in ["inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh", "svd", "svdvals", "qr"]:
+    for fn in ["eig", "eigvals"]:
         with pytest.raises(RuntimeError, match=f"uma.linalg.{fn} runs on the cpu device only"):
             getattr(uma.linalg, fn)(a)
-    # compositions of ops that run on cuda work there
-    close(uma.linalg.vector_norm(a).to_device("cpu"), np.linalg.vector_norm(to_numpy(a.to_device("cpu"))), "float64")
+    with pytest.raises(RuntimeError, match="device"):
+        uma.linalg.solve(a, uma.asarray(x[:, :, :1]))
 
 
 # ---- eig, eigvals (general matrices; 2025.12) ---------------------------------------------------
@@ -433,34 +468,40 @@ NONFINITE = {"nan": [[np.nan, 1.0], [1.0, 2.0]], "inf": [[np.inf, 1.0], [1.0, 2.
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("kind", list(NONFINITE))
 @pytest.mark.parametrize("name", ["svd", "svdvals", "eig", "eigvals", "matrix_rank", "pinv"])
-def test_an_infinity_or_nan_is_a_linalg_error(name, kind, dtype):
+@pytest.mark.parametrize("device", DEVICES)
+def test_an_infinity_or_nan_is_a_linalg_error(name, kind, dtype, device):
     """LAPACK's SVD and general eigensolver stop the process on a NaN ("illegal value") and
     return garbage for an infinity. NumPy raises LinAlgError for both in eig/eigvals and for a
     NaN in the SVD, but returns NaN singular values (and a rank of 0, a zero pseudo-inverse) for
     an infinity; uma raises LinAlgError for every one of these, before calling LAPACK (the issue's
     rule: never garbage silently)."""
     a = np.array(NONFINITE[kind], dtype)
+    if device != "cpu" and name in ("eig", "eigvals"):  # no general eigensolver on cuda
+        with pytest.raises(RuntimeError, match=f"uma.linalg.{name} runs on the cpu device only"):
+            getattr(uma.linalg, name)(on(a, device))
+        return
     np_fn = {"svdvals": lambda v: np.linalg.svd(v, compute_uv=False)}.get(name, getattr(np.linalg, name))
     if kind == "nan" or name in ("eig", "eigvals"):
         with pytest.raises(np.linalg.LinAlgError):
             np_fn(a)
     with pytest.raises(uma.linalg.LinAlgError, match="infinity or NaN"):
-        getattr(uma.linalg, name)(uma.asarray(a))
+        getattr(uma.linalg, name)(on(a, device))
     stack = np.stack([np.eye(2, dtype=dtype), a])  # the message names the matrix of the stack
     with pytest.raises(uma.linalg.LinAlgError, match="matrix 1 of the stack"):
-        getattr(uma.linalg, name)(uma.asarray(stack))
+        getattr(uma.linalg, name)(on(stack, device))
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("a", [[[np.inf, 0.0], [0.0, 1.0]], [[-np.inf, 0.0], [0.0, 2.0]],
                                [[np.nan, 1.0], [1.0, 2.0]], [[0.0, 1.0], [1.0, 0.0]]])
-def test_det_and_slogdet_of_non_finite_matrices_are_numpy_s(a, dtype):
+@pytest.mark.parametrize("device", DEVICES)
+def test_det_and_slogdet_of_non_finite_matrices_are_numpy_s(a, dtype, device):
     a = np.array(a, dtype)
-    s, l = uma.linalg.slogdet(uma.asarray(a))
+    s, l = uma.linalg.slogdet(on(a, device))
     ws, wl = np.linalg.slogdet(a)
     np.testing.assert_array_equal(to_numpy(s), ws)
     np.testing.assert_array_equal(to_numpy(l), wl)
-    np.testing.assert_array_equal(to_numpy(uma.linalg.det(uma.asarray(a))), np.linalg.det(a))
+    np.testing.assert_array_equal(to_numpy(uma.linalg.det(on(a, device))), np.linalg.det(a))
 
 
 @pytest.mark.parametrize("shape", [(0, 0), (3, 0), (0, 3), (2, 0, 4)])

@@ -48,8 +48,8 @@ def test_cuda_build_uses_the_pip_cublas_library(tmp_path, monkeypatch):
     monkeypatch.setattr(uma.cuda, "_c", Built)
     monkeypatch.setattr("sys.path", ["/nonexistent", str(tmp_path)])
     monkeypatch.setenv("UMA_CUBLAS", "")
-    uma.cuda._use_pip_cublas()
+    uma.cuda._use_pip_library("UMA_CUBLAS", "libcublas.so.13")
     assert os.environ["UMA_CUBLAS"] == str(lib / "libcublas.so.13")
     monkeypatch.setenv("UMA_CUBLAS", "/chosen/libcublas.so")  # a user's choice is kept
-    uma.cuda._use_pip_cublas()
+    uma.cuda._use_pip_library("UMA_CUBLAS", "libcublas.so.13")
     assert os.environ["UMA_CUBLAS"] == "/chosen/libcublas.so"

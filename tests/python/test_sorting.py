@@ -15,6 +15,16 @@ from conftest import ALL_DTYPES, np_dtype
 
 GPU = uma.cuda.is_available()
 needs_gpu = pytest.mark.skipif(not GPU, reason=f"no usable CUDA GPU: {uma.cuda.unavailable_reason()}")
+# The tests with a `device` parameter run on cuda arrays too where a GPU is usable (the cuda
+# kernels of src/kernels/cuda/sort.cu), with the same oracle.
+DEVICES = ["cpu", pytest.param("cuda", marks=needs_gpu)]
+
+
+def ua(x, device):
+    """x as a uma array on `device` (a uma array moves there)."""
+    if isinstance(x, uma.Array):
+        return x.to_device(device)
+    return uma.asarray(x, device=device)
 
 SHAPES = [(0,), (1,), (7,), (40,), (3, 0), (0, 4), (4, 9), (2, 3, 5), (1, 1, 1), (3, 1, 6)]
 FLOATS = ["float16", "bfloat16", "float32", "float64"]
@@ -68,7 +78,8 @@ def bits(a):
 
 
 def as_np(u):
-    return np.asarray(u)
+    """A uma result as a NumPy array (moved to the host first; its device is the input's)."""
+    return np.asarray(u.to_device("cpu"))
 
 
 def test_complex_helper_builds_exact_values(rng):
@@ -81,9 +92,10 @@ def test_complex_helper_builds_exact_values(rng):
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 @pytest.mark.parametrize("descending", [False, True])
-def test_stable_argsort_and_sort_every_axis(dtype, shape, descending, rng):
+@pytest.mark.parametrize("device", DEVICES)
+def test_stable_argsort_and_sort_every_axis(dtype, shape, descending, rng, device):
     x = data(dtype, shape, rng)
-    u = uma.asarray(x)
+    u = ua(x, device)
     for axis in range(-len(shape), len(shape)):
         idx = uma.argsort(u, axis=axis, descending=descending)
         expected = np_argsort(x, axis, descending)
@@ -97,9 +109,10 @@ def test_stable_argsort_and_sort_every_axis(dtype, shape, descending, rng):
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 @pytest.mark.parametrize("descending", [False, True])
-def test_unstable_sort_orders_values(dtype, descending, rng):
+@pytest.mark.parametrize("device", DEVICES)
+def test_unstable_sort_orders_values(dtype, descending, rng, device):
     x = data(dtype, (6, 33), rng)
-    u = uma.asarray(x)
+    u = ua(x, device)
     for axis in (0, 1):
         want = np.take_along_axis(x, np_argsort(x, axis, descending), axis=axis)
         s = as_np(uma.sort(u, axis=axis, descending=descending, stable=False))
@@ -110,63 +123,70 @@ def test_unstable_sort_orders_values(dtype, descending, rng):
 
 
 @pytest.mark.parametrize("dtype", ["int8", "uint16", "int64", "float32", "float64", "complex64"])
-def test_many_ties_keep_their_order(dtype, rng):
+@pytest.mark.parametrize("device", DEVICES)
+def test_many_ties_keep_their_order(dtype, rng, device):
     # Runs long enough that the sorts leave insertion sort: ties across merge passes.
     x = (rng.integers(0, 3, size=(3, 2000))).astype(np_dtype(dtype))
     for descending in (False, True):
-        got = as_np(uma.argsort(uma.asarray(x), descending=descending))
+        got = as_np(uma.argsort(ua(x, device), descending=descending))
         np.testing.assert_array_equal(got, np_argsort(x, -1, descending))
 
 
 @pytest.mark.parametrize("dtype", ["int32", "uint64", "float64", "complex128"])
-def test_large_arrays_rows_across_threads(dtype, rng):
+@pytest.mark.parametrize("device", DEVICES)
+def test_large_arrays_rows_across_threads(dtype, rng, device):
     x = data(dtype, (300, 700), rng, ties=False)
-    u = uma.asarray(x)
+    u = ua(x, device)
     for axis in (0, 1):
         np.testing.assert_array_equal(as_np(uma.argsort(u, axis=axis)), np_argsort(x, axis, False))
 
 
-def test_special_float_placement():
+@pytest.mark.parametrize("device", DEVICES)
+def test_special_float_placement(device):
     x = np.array([np.nan, 1.0, -np.inf, -0.0, 0.0, np.inf, -np.nan, -1.0])
-    s = as_np(uma.sort(uma.asarray(x)))
+    s = as_np(uma.sort(ua(x, device)))
     np.testing.assert_array_equal(s, np.sort(x))
     assert np.signbit(s[2]) and not np.signbit(s[3])  # stable: -0.0 came first
-    d = as_np(uma.sort(uma.asarray(x), descending=True))
+    d = as_np(uma.sort(ua(x, device), descending=True))
     assert np.isnan(d[:2]).all() and d[2] == np.inf and d[-1] == -np.inf
     assert np.signbit(d[4]) and not np.signbit(d[5]) and d[4] == 0 and d[5] == 0  # ties in input order
 
 
-def test_complex_order_is_numpys():
+@pytest.mark.parametrize("device", DEVICES)
+def test_complex_order_is_numpys(device):
     v = [complex(np.nan, 0), complex(1, np.nan), complex(1, 2), complex(0, 5), complex(np.nan, np.nan),
          complex(1, 1), complex(np.nan, -1), complex(-1, np.nan)]
     x = np.array(v, dtype=np.complex128)
-    np.testing.assert_array_equal(as_np(uma.argsort(uma.asarray(x))), np.argsort(x, kind="stable"))
+    np.testing.assert_array_equal(as_np(uma.argsort(ua(x, device))), np.argsort(x, kind="stable"))
 
 
 @pytest.mark.parametrize("layout", ["transposed", "negative_stride", "broadcast"])
-def test_strided_inputs(layout, rng):
+@pytest.mark.parametrize("device", DEVICES)
+def test_strided_inputs(layout, rng, device):
     base = data("float64", (6, 10), rng)
     if layout == "transposed":
-        x, u = base.T, uma.asarray(base).T
+        x, u = base.T, ua(base, device).T
     elif layout == "negative_stride":
-        x, u = base[::-1, ::-2], uma.asarray(base)[::-1, ::-2]
+        x, u = base[::-1, ::-2], ua(base, device)[::-1, ::-2]
     else:
-        x, u = np.broadcast_to(base[:1], (4, 10)), uma.broadcast_to(uma.asarray(base[:1]), (4, 10))
+        x, u = np.broadcast_to(base[:1], (4, 10)), uma.broadcast_to(ua(base[:1], device), (4, 10))
     for axis in (0, 1):
         np.testing.assert_array_equal(as_np(uma.argsort(u, axis=axis)), np_argsort(x, axis, False))
         np.testing.assert_array_equal(as_np(uma.sort(u, axis=axis)), np.sort(x, axis=axis, kind="stable"))
 
 
-def test_sort_reads_bool_bytes_and_writes_0_or_1():
+@pytest.mark.parametrize("device", DEVICES)
+def test_sort_reads_bool_bytes_and_writes_0_or_1(device):
     raw = np.array([0, 7, 0, 255, 1], dtype=np.uint8)
-    u = uma.asarray(raw.view(np.bool_))
+    u = ua(raw.view(np.bool_), device)
     s = as_np(uma.sort(u))
     np.testing.assert_array_equal(s.view(np.uint8), [0, 0, 1, 1, 1])
     np.testing.assert_array_equal(as_np(uma.argsort(u)), [0, 2, 1, 3, 4])
 
 
-def test_sort_is_a_copy():
-    x = uma.asarray(np.array([3.0, 1.0, 2.0]))
+@pytest.mark.parametrize("device", DEVICES)
+def test_sort_is_a_copy(device):
+    x = ua(np.array([3.0, 1.0, 2.0]), device)
     s = uma.sort(x)
     s[0] = 10.0
     np.testing.assert_array_equal(as_np(x), [3.0, 1.0, 2.0])
@@ -216,13 +236,14 @@ def np_unique(x):
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 @pytest.mark.parametrize("shape", UNIQUE_SHAPES, ids=str)
-def test_unique_all(dtype, shape, rng):
+@pytest.mark.parametrize("device", DEVICES)
+def test_unique_all(dtype, shape, rng, device):
     x = data(dtype, shape, rng)
-    r = uma.unique_all(uma.asarray(x))
+    r = uma.unique_all(ua(x, device))
     assert type(r).__name__ == "UniqueAllResult"
     assert r._fields == ("values", "indices", "inverse_indices", "counts")
     values, index, inverse, counts = np_unique(x)
-    assert r.values.dtype == uma.asarray(x).dtype and r.values.ndim == 1
+    assert r.values.dtype == ua(x, device).dtype and r.values.ndim == 1
     for a in (r.indices, r.inverse_indices, r.counts):
         assert a.dtype == uma.int64
     assert tuple(r.inverse_indices.shape) == shape
@@ -235,9 +256,10 @@ def test_unique_all(dtype, shape, rng):
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
-def test_unique_counts_inverse_values(dtype, rng):
+@pytest.mark.parametrize("device", DEVICES)
+def test_unique_counts_inverse_values(dtype, rng, device):
     x = data(dtype, (6, 11), rng)
-    u = uma.asarray(x)
+    u = ua(x, device)
     values, _, inverse, counts = np_unique(x)
     c = uma.unique_counts(u)
     assert c._fields == ("values", "counts") and type(c).__name__ == "UniqueCountsResult"
@@ -252,20 +274,22 @@ def test_unique_counts_inverse_values(dtype, rng):
     np.testing.assert_array_equal(oracle_view(as_np(v)), values)
 
 
-def test_unique_nans_distinct_and_signed_zeros_one():
+@pytest.mark.parametrize("device", DEVICES)
+def test_unique_nans_distinct_and_signed_zeros_one(device):
     x = np.array([np.nan, 0.0, -0.0, np.nan, 1.0, 0.0])
-    r = uma.unique_all(uma.asarray(x))
+    r = uma.unique_all(ua(x, device))
     np.testing.assert_array_equal(as_np(r.values), [0.0, 1.0, np.nan, np.nan])
     np.testing.assert_array_equal(as_np(r.counts), [3, 1, 1, 1])
     np.testing.assert_array_equal(as_np(r.indices), [1, 4, 0, 3])
     c = np.array([complex(1, np.nan), complex(1, np.nan), complex(0, 0)])
-    r = uma.unique_counts(uma.asarray(c))
+    r = uma.unique_counts(ua(c, device))
     assert r.values.shape == (3,) and as_np(r.counts).tolist() == [1, 1, 1]
 
 
-def test_unique_strided_input(rng):
+@pytest.mark.parametrize("device", DEVICES)
+def test_unique_strided_input(rng, device):
     base = data("int32", (8, 6), rng)
-    x, u = base[::-2, 1::2].T, uma.asarray(base)[::-2, 1::2].T
+    x, u = base[::-2, 1::2].T, ua(base, device)[::-2, 1::2].T
     values, index, inverse, counts = np_unique(x)
     r = uma.unique_all(u)
     np.testing.assert_array_equal(as_np(r.values), values)
@@ -277,28 +301,31 @@ def test_unique_strided_input(rng):
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 @pytest.mark.parametrize("shape", [(0,), (1,), (13,), (4, 0), (5, 7), (2, 3, 4)], ids=str)
-def test_nonzero(dtype, shape, rng):
+@pytest.mark.parametrize("device", DEVICES)
+def test_nonzero(dtype, shape, rng, device):
     x = data(dtype, shape, rng)
-    got = uma.nonzero(uma.asarray(x))
+    got = uma.nonzero(ua(x, device))
     assert isinstance(got, tuple) and len(got) == len(shape)
     for g, e in zip(got, np.nonzero(oracle_view(x))):
         assert isinstance(g, uma.Array) and g.dtype == uma.int64
         np.testing.assert_array_equal(as_np(g), e)
 
 
-def test_nonzero_special_values():
+@pytest.mark.parametrize("device", DEVICES)
+def test_nonzero_special_values(device):
     x = np.array([[0.0, -0.0, np.nan], [np.inf, 0.0, 1e-300]])
-    for g, e in zip(uma.nonzero(uma.asarray(x)), np.nonzero(x)):
+    for g, e in zip(uma.nonzero(ua(x, device)), np.nonzero(x)):
         np.testing.assert_array_equal(as_np(g), e)
     c = np.array([0j, complex(0, 1), complex(0, -0.0), complex(np.nan, 0)])
-    np.testing.assert_array_equal(as_np(uma.nonzero(uma.asarray(c))[0]), [1, 3])
+    np.testing.assert_array_equal(as_np(uma.nonzero(ua(c, device))[0]), [1, 3])
     raw = np.array([0, 3, 0, 200], dtype=np.uint8).view(np.bool_)
-    np.testing.assert_array_equal(as_np(uma.nonzero(uma.asarray(raw))[0]), [1, 3])
+    np.testing.assert_array_equal(as_np(uma.nonzero(ua(raw, device))[0]), [1, 3])
 
 
-def test_nonzero_strided_input(rng):
+@pytest.mark.parametrize("device", DEVICES)
+def test_nonzero_strided_input(rng, device):
     base = data("float32", (6, 8), rng)
-    x, u = base[::-1, ::3].T, uma.asarray(base)[::-1, ::3].T
+    x, u = base[::-1, ::3].T, ua(base, device)[::-1, ::3].T
     for g, e in zip(uma.nonzero(u), np.nonzero(x)):
         np.testing.assert_array_equal(as_np(g), e)
 
@@ -312,63 +339,67 @@ def test_nonzero_0d_is_a_value_error():
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 @pytest.mark.parametrize("side", ["left", "right"])
-def test_searchsorted(dtype, side, rng):
+@pytest.mark.parametrize("device", DEVICES)
+def test_searchsorted(dtype, side, rng, device):
     raw = data(dtype, (25,), rng)
     x1 = np.take(raw, np_argsort(raw, 0, False))
     x2 = data(dtype, (3, 8), rng)
-    got = uma.searchsorted(uma.asarray(x1), uma.asarray(x2), side=side)
+    got = uma.searchsorted(ua(x1, device), ua(x2, device), side=side)
     assert got.dtype == uma.int64 and tuple(got.shape) == x2.shape
     np.testing.assert_array_equal(as_np(got), np.searchsorted(oracle_view(x1), oracle_view(x2), side=side))
     # with a sorter on the unsorted x1
     sorter = np_argsort(raw, 0, False)
-    got = uma.searchsorted(uma.asarray(raw), uma.asarray(x2), side=side, sorter=uma.asarray(sorter))
+    got = uma.searchsorted(ua(raw, device), ua(x2, device), side=side, sorter=ua(sorter, device))
     np.testing.assert_array_equal(
         as_np(got), np.searchsorted(oracle_view(raw), oracle_view(x2), side=side, sorter=sorter))
 
 
 @pytest.mark.parametrize("side", ["left", "right"])
-def test_searchsorted_is_consistent_with_sort(side, rng):
+@pytest.mark.parametrize("device", DEVICES)
+def test_searchsorted_is_consistent_with_sort(side, rng, device):
     # The standard: inserting x2[j] at out[j] and sorting again gives the same array.
     x1 = np.sort(data("float64", (30,), rng))
     for v in (np.nan, -0.0, 0.0, np.inf, -np.inf, 1.0):
-        i = int(as_np(uma.searchsorted(uma.asarray(x1), uma.asarray(np.array([v])), side=side))[0])
+        i = int(as_np(uma.searchsorted(ua(x1, device), ua(np.array([v]), device), side=side))[0])
         ins = np.insert(x1, i, v)
-        np.testing.assert_array_equal(as_np(uma.sort(uma.asarray(ins))), ins)
+        np.testing.assert_array_equal(as_np(uma.sort(ua(ins, device))), ins)
 
 
-def test_searchsorted_scalars_empty_and_promotion():
+@pytest.mark.parametrize("device", DEVICES)
+def test_searchsorted_scalars_empty_and_promotion(device):
     x1 = np.array([1, 3, 5, 7], dtype=np.int32)
-    u = uma.asarray(x1)
+    u = ua(x1, device)
     for v in (0, 3, 4.5, 8, True):
         got = uma.searchsorted(u, v, side="right")
         assert got.shape == () and got.dtype == uma.int64
-        assert int(got) == np.searchsorted(x1, v, side="right")
+        assert int(as_np(got)) == np.searchsorted(x1, v, side="right")
     x2 = np.array([2.5, 3.0, np.nan])
-    np.testing.assert_array_equal(as_np(uma.searchsorted(u, uma.asarray(x2))), np.searchsorted(x1, x2))
+    np.testing.assert_array_equal(as_np(uma.searchsorted(u, ua(x2, device))), np.searchsorted(x1, x2))
     e = np.array([], dtype=np.float32)
-    np.testing.assert_array_equal(as_np(uma.searchsorted(uma.asarray(e), uma.asarray(x2))), [0, 0, 0])
-    got = uma.searchsorted(u, uma.asarray(np.zeros((2, 0))))
+    np.testing.assert_array_equal(as_np(uma.searchsorted(ua(e, device), ua(x2, device))), [0, 0, 0])
+    got = uma.searchsorted(u, ua(np.zeros((2, 0)), device))
     assert got.shape == (2, 0)
 
 
-def test_searchsorted_errors():
-    x1 = uma.asarray(np.array([1.0, 2.0, 3.0]))
+@pytest.mark.parametrize("device", DEVICES)
+def test_searchsorted_errors(device):
+    x1 = ua(np.array([1.0, 2.0, 3.0]), device)
     with pytest.raises(ValueError, match="1-d"):
-        uma.searchsorted(uma.asarray(np.ones((2, 2))), 1.0)
+        uma.searchsorted(ua(np.ones((2, 2)), device), 1.0)
     with pytest.raises(ValueError, match="1-d"):
-        uma.searchsorted(uma.asarray(np.float64(1.0)), 1.0)
+        uma.searchsorted(ua(np.float64(1.0), device), 1.0)
     with pytest.raises(ValueError, match="side"):
         uma.searchsorted(x1, 1.0, side="middle")
     with pytest.raises(ValueError):
         np.searchsorted(np.array([1.0]), 1.0, side="middle")
     with pytest.raises(ValueError, match="sorter"):
-        uma.searchsorted(x1, 1.0, sorter=uma.asarray(np.array([0, 1])))
+        uma.searchsorted(x1, 1.0, sorter=ua(np.array([0, 1]), device))
     with pytest.raises(ValueError, match="sorter"):
-        uma.searchsorted(x1, 1.0, sorter=uma.asarray(np.array([0, 1, 3])))
+        uma.searchsorted(x1, 1.0, sorter=ua(np.array([0, 1, 3]), device))
     with pytest.raises(ValueError, match="sorter"):  # NumPy checks only the indices its search reads
-        uma.searchsorted(x1, 1.0, sorter=uma.asarray(np.array([-1, 1, 2])))
+        uma.searchsorted(x1, 1.0, sorter=ua(np.array([-1, 1, 2]), device))
     with pytest.raises(TypeError, match="sorter"):
-        uma.searchsorted(x1, 1.0, sorter=uma.asarray(np.array([0.0, 1.0, 2.0])))
+        uma.searchsorted(x1, 1.0, sorter=ua(np.array([0.0, 1.0, 2.0]), device))
 
 
 # ---- the namespace and devices ----------------------------------------------------------------
@@ -381,13 +412,15 @@ def test_namespace_exports():
 
 
 @needs_gpu
-@pytest.mark.parametrize("fn", [
-    lambda x: uma.sort(x), lambda x: uma.argsort(x), lambda x: uma.unique_values(x),
-    lambda x: uma.searchsorted(x, x)], ids=["sort", "argsort", "unique_values", "searchsorted"])
-def test_cuda_arrays_say_to_move_to_the_cpu(fn):
-    x = uma.asarray(np.array([3.0, 1.0]), device="cuda")
-    with pytest.raises(RuntimeError, match="cpu"):
-        fn(x)
+def test_results_stay_on_the_cuda_device_and_mixed_devices_are_a_runtime_error():
+    x = uma.asarray(np.array([3.0, 1.0, 2.0]), device="cuda")
+    for r in (uma.sort(x), uma.argsort(x), uma.unique_values(x), uma.searchsorted(uma.sort(x), x),
+              uma.unique_all(x).inverse_indices):
+        assert str(r.device).startswith("cuda")
+    with pytest.raises(RuntimeError, match="device"):
+        uma.searchsorted(x, uma.asarray(np.array([1.0, 2.0])))
+    with pytest.raises(ValueError, match="sorter index 5 at position 1"):
+        uma.searchsorted(x, 1.0, sorter=uma.asarray(np.array([0, 5, 1]), device="cuda"))
 
 
 @needs_gpu

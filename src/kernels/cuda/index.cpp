@@ -43,6 +43,37 @@ Array workspace(std::size_t bytes, Device dev) {
   return Array::empty({static_cast<int64_t>(bytes < 16 ? 16 : bytes)}, DType::UInt8, dev);
 }
 
+// The geometry of a strided view for the kernels: size-1 axes dropped, axes contiguous with
+// the next one merged (the flat C-order position of an element is unchanged).
+L::StridedGeometry geometry_of(const Array& v, const char* what) {
+  L::StridedGeometry g{};
+  const auto isz = static_cast<int64_t>(v.itemsize());
+  int nd = 0;
+  for (int64_t d = 0; d < v.ndim(); ++d) {
+    const int64_t n = v.shape()[d], st = v.strides()[d] * isz;
+    if (n == 1) continue;
+    if (nd > 0 && g.byte_strides[nd - 1] == st * n) {
+      g.shape[nd - 1] *= n;
+      g.byte_strides[nd - 1] = st;
+      continue;
+    }
+    UMA_CHECK(nd < L::kMaxDims, Runtime, what, ": views of more than ", L::kMaxDims,
+              " non-mergeable dimensions are not supported on cuda");
+    g.shape[nd] = n;
+    g.byte_strides[nd] = st;
+    ++nd;
+  }
+  g.ndim = nd;
+  return g;
+}
+
+// Elements of rest's axes from `position` on (the inner block of gather and scatter_at).
+int64_t inner_size(const Array& rest, int64_t position) {
+  int64_t n = 1;
+  for (auto d = static_cast<std::size_t>(position); d < rest.shape().size(); ++d) n *= rest.shape()[d];
+  return n;
+}
+
 }  // namespace
 
 void normalize_indices(const char* op, const Array& idx, int64_t n, int64_t axis, DType src_dtype) {
@@ -114,6 +145,52 @@ void scatter(const Array& dst, const Array& idx, int64_t axis, const Array& src,
   check(L::scatter_segments(dst.data(), src.data(), keys, vals, b.outer, n, m, b.inner, static_cast<int>(dst.dtype()),
                             static_cast<int>(dst.itemsize()), accumulate, l.stream),
         accumulate ? "inc_subtensor<<<...>>>" : "set_subtensor<<<...>>>");
+  // The temporaries return to the stream-ordered cache here: later work on the stream may reuse them.
+}
+
+void gather(const Array& rest, const Array& offsets, int64_t position, const Array& out) {
+  UMA_ASSERT(out.is_c_contiguous() && offsets.is_c_contiguous() && offsets.dtype() == DType::Int64 &&
+             out.dtype() == rest.dtype() && out.device() == rest.device() && offsets.device() == rest.device());
+  if (out.size() == 0) return;
+  const L::StridedGeometry g = geometry_of(rest, "getitem");
+  Launch l(out);
+  check(L::gather_picks(rest.data(), static_cast<const int64_t*>(offsets.data()), out.data(), g,
+                        inner_size(rest, position), offsets.size(), static_cast<int>(rest.itemsize()), l.stream),
+        "gather_picks<<<...>>>");
+}
+
+void scatter_at(const Array& rest, const Array& offsets, int64_t position, const Array& src, bool distinct) {
+  UMA_ASSERT(src.is_c_contiguous() && offsets.is_c_contiguous() && offsets.dtype() == DType::Int64 &&
+             src.dtype() == rest.dtype() && src.device() == rest.device() && offsets.device() == rest.device());
+  if (src.size() == 0) return;
+  const L::StridedGeometry g = geometry_of(rest, "setitem");
+  const Device dev = rest.device();
+  const int64_t m = offsets.size();
+  const auto* off = static_cast<const int64_t*>(offsets.data());
+  Launch l(src);
+  Array keep;
+  if (m > 1 && !distinct) {
+    // Repeated offsets: a stable sort by offset groups them with their positions in order, and
+    // only the last of each group writes (the cpu kernel's last write wins, no racing writes).
+    Array keys = Array::empty({m}, DType::UInt64, dev), sorted_keys = Array::empty({m}, DType::UInt64, dev);
+    Array iota = Array::empty({m}, DType::Int64, dev), sorted_vals = Array::empty({m}, DType::Int64, dev);
+    auto* kp = static_cast<uint64_t*>(keys.data());
+    auto* skp = static_cast<uint64_t*>(sorted_keys.data());
+    auto* ip = static_cast<int64_t*>(iota.data());
+    auto* svp = static_cast<int64_t*>(sorted_vals.data());
+    check(L::order_keys(off, kp, m, l.stream), "order_keys<<<...>>>");
+    check(L::iota(ip, m, l.stream), "iota<<<...>>>");
+    std::size_t bytes = 0;
+    check(L::sort_pairs(nullptr, &bytes, kp, skp, ip, svp, m, 64, l.stream),
+          "cub::DeviceRadixSort::SortPairs (size query)");
+    Array ws = workspace(bytes, dev);
+    check(L::sort_pairs(ws.data(), &bytes, kp, skp, ip, svp, m, 64, l.stream), "cub::DeviceRadixSort::SortPairs");
+    keep = Array::empty({m}, DType::Bool, dev);
+    check(L::mark_last(skp, svp, static_cast<bool8*>(keep.data()), m, l.stream), "mark_last<<<...>>>");
+  }
+  check(L::scatter_picks(rest.data(), off, keep.defined() ? static_cast<const bool8*>(keep.data()) : nullptr,
+                         src.data(), g, inner_size(rest, position), m, static_cast<int>(rest.itemsize()), l.stream),
+        "scatter_picks<<<...>>>");
   // The temporaries return to the stream-ordered cache here: later work on the stream may reuse them.
 }
 

@@ -83,6 +83,52 @@ int gather_t(const void* src, const int64_t* idx, void* out, int64_t total, int6
   return last_error();
 }
 
+// ---- NumPy's advanced-indexing gather and scatter by element offsets -----------------
+
+// Byte offset of element r (C order over g.shape) in the strided view g.
+__device__ __forceinline__ int64_t view_offset(int64_t r, const StridedGeometry& g) {
+  int64_t off = 0;
+  for (int d = g.ndim - 1; d >= 0; --d) {
+    const int64_t q = r / g.shape[d];
+    off += (r - q * g.shape[d]) * g.byte_strides[d];
+    r = q;
+  }
+  return off;
+}
+
+// e = (i * m + j) * n_inner + k over the flat (outer, m, inner) block; rest element i * n_inner
+// + k moved by offsets[j] elements.
+template <class T, bool Scatter>
+__global__ void picks_kernel(char* rest, const int64_t* __restrict__ offsets, const bool8* __restrict__ keep,
+                             T* flat, StridedGeometry g, int64_t total, int64_t n_inner, int64_t m) {
+  for (int64_t e = global_index(); e < total; e += grid_step()) {
+    const int64_t t = e / n_inner, k = e - t * n_inner;
+    const int64_t i = t / m, j = t - i * m;
+    if (Scatter && keep != nullptr && !keep[j]) continue;
+    T* p = reinterpret_cast<T*>(rest + view_offset(i * n_inner + k, g) + offsets[j] * static_cast<int64_t>(sizeof(T)));
+    if constexpr (Scatter) *p = flat[e];
+    else flat[e] = *p;
+  }
+}
+
+template <class T, bool Scatter>
+int picks_t(void* rest, const int64_t* offsets, const bool8* keep, void* flat, const StridedGeometry& g,
+            int64_t total, int64_t n_inner, int64_t m, void* stream) {
+  picks_kernel<T, Scatter><<<grid_for(total), kThreads, 0, as_stream(stream)>>>(
+      static_cast<char*>(rest), offsets, keep, static_cast<T*>(flat), g, total, n_inner, m);
+  return last_error();
+}
+
+__global__ void order_keys_kernel(const int64_t* __restrict__ offsets, uint64_t* __restrict__ keys, int64_t m) {
+  for (int64_t i = global_index(); i < m; i += grid_step())
+    keys[i] = static_cast<uint64_t>(offsets[i]) ^ (uint64_t{1} << 63);
+}
+
+__global__ void mark_last_kernel(const uint64_t* __restrict__ keys, const int64_t* __restrict__ vals,
+                                 bool8* __restrict__ keep, int64_t m) {
+  for (int64_t p = global_index(); p < m; p += grid_step()) keep[vals[p]] = p + 1 == m || keys[p + 1] != keys[p];
+}
+
 // ---- scatter -------------------------------------------------------------------------
 
 // NumPy's add in the dtype, as kernels/cpu/index.cpp's add_run.
@@ -191,6 +237,42 @@ int scatter_segments(void* dst, const void* src, const uint64_t* keys, const int
     default: return static_cast<int>(cudaErrorInvalidValue);
   }
 #undef UMA_SCATTER_ADD
+}
+
+int gather_picks(const void* rest, const int64_t* offsets, void* out, const StridedGeometry& g, int64_t n_inner,
+                 int64_t m, int itemsize, void* stream) {
+  int64_t outer_inner = 1;
+  for (int d = 0; d < g.ndim; ++d) outer_inner *= g.shape[d];
+  const int64_t total = outer_inner * m;
+  if (total == 0) return 0;
+  return by_itemsize(itemsize, [&](auto t) {
+    return picks_t<typename decltype(t)::type, false>(const_cast<void*>(rest), offsets, nullptr, out, g, total,
+                                                       n_inner, m, stream);
+  });
+}
+
+int scatter_picks(void* rest, const int64_t* offsets, const bool8* keep, const void* src, const StridedGeometry& g,
+                  int64_t n_inner, int64_t m, int itemsize, void* stream) {
+  int64_t outer_inner = 1;
+  for (int d = 0; d < g.ndim; ++d) outer_inner *= g.shape[d];
+  const int64_t total = outer_inner * m;
+  if (total == 0) return 0;
+  return by_itemsize(itemsize, [&](auto t) {
+    return picks_t<typename decltype(t)::type, true>(rest, offsets, keep, const_cast<void*>(src), g, total, n_inner,
+                                                      m, stream);
+  });
+}
+
+int order_keys(const int64_t* offsets, uint64_t* keys, int64_t m, void* stream) {
+  if (m == 0) return 0;
+  order_keys_kernel<<<grid_for(m), kThreads, 0, as_stream(stream)>>>(offsets, keys, m);
+  return last_error();
+}
+
+int mark_last(const uint64_t* keys, const int64_t* vals, bool8* keep, int64_t m, void* stream) {
+  if (m == 0) return 0;
+  mark_last_kernel<<<grid_for(m), kThreads, 0, as_stream(stream)>>>(keys, vals, keep, m);
+  return last_error();
 }
 
 int iota(int64_t* values, int64_t m, void* stream) {

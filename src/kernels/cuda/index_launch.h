@@ -27,6 +27,25 @@ int normalize_indices(int64_t* idx, int64_t m, int64_t n, bool from_uint64, unsi
 int gather(const void* src, const int64_t* idx, void* out, int64_t outer, int64_t n, int64_t m, int64_t inner,
            int itemsize, void* stream);
 
+/// NumPy's advanced-indexing gather (kernels::cpu::gather's contract): `rest` is a strided view
+/// (g: its shape, merged where contiguous, and byte strides), seen as (outer, inner) with
+/// n_inner elements per outer row in C order; out (outer, m, inner), C-contiguous, at (i, j, k)
+/// = the element of rest at flat position i * n_inner + k moved by offsets[j] elements.
+int gather_picks(const void* rest, const int64_t* offsets, void* out, const StridedGeometry& g, int64_t n_inner,
+                 int64_t m, int itemsize, void* stream);
+/// The inverse: the element of rest gather_picks reads at (i, j, k) = src[i, j, k], for the j
+/// with keep[j] true (keep nullptr: every j). keep marks the last j of each run of equal
+/// offsets, so the write order of the cpu kernel (src's C order: the last write wins) is kept
+/// without two threads writing one element.
+int scatter_picks(void* rest, const int64_t* offsets, const bool8* keep, const void* src, const StridedGeometry& g,
+                  int64_t n_inner, int64_t m, int itemsize, void* stream);
+/// keys[j] = offsets[j] as a uint64 whose unsigned order is the signed order of the int64 (the
+/// sign bit flipped), for j < m.
+int order_keys(const int64_t* offsets, uint64_t* keys, int64_t m, void* stream);
+/// keep[vals[p]] = whether sorted position p is the last of its run of equal keys (keys
+/// ascending, vals the source positions of a stable sort), for p < m.
+int mark_last(const uint64_t* keys, const int64_t* vals, bool8* keep, int64_t m, void* stream);
+
 /// The segments of a scatter: `keys` (m entries, ascending) are destination rows in [0, n),
 /// `vals[p]` the source row written or added at keys[p] (nullptr: vals[p] = p); equal keys are
 /// adjacent with their source rows in increasing order. For every (o, segment, k):

@@ -37,9 +37,26 @@ void take(const Array&, const Array&, int64_t, const Array& out) { unavailable("
 void scatter(const Array& dst, const Array&, int64_t, const Array&, bool accumulate, bool) {
   unavailable(accumulate ? "inc_subtensor" : "set_subtensor", dst);
 }
+void gather(const Array&, const Array&, int64_t, const Array& out) { unavailable("getitem", out); }
+void scatter_at(const Array& rest, const Array&, int64_t, const Array&, bool) { unavailable("setitem", rest); }
 Array mask_positions(const Array& mask) { unavailable("getitem", mask); }
 void one_hot(const Array&, int64_t, const Array& out) { unavailable("one_hot", out); }
 void unpack(const Array&, const Array& dst) { unavailable("assign", dst); }
 void fill(const Array& dst, const void*) { unavailable("full", dst); }
+
+void sort(const Array&, int64_t, bool, bool, bool indices, const Array& out) {
+  unavailable(indices ? "argsort" : "sort", out);
+}
+UniqueParts unique(const Array& a, bool, bool, bool) { unavailable("unique", a); }
+void searchsorted(const Array&, const Array*, const Array&, bool, const Array& out) { unavailable("searchsorted", out); }
+int64_t first_out_of_range(const Array& idx, int64_t, int64_t*) { unavailable("searchsorted", idx); }
+
+void lu_solve(const char* op, const Array& a, const Array&, const Array&) { unavailable(op, a); }
+void slogdet(const Array& a, const Array&, const Array&) { unavailable("slogdet", a); }
+void cholesky(const char* op, const Array& a, bool, const Array&) { unavailable(op, a); }
+void eigh(const char* op, const Array& a, const Array&, const Array*) { unavailable(op, a); }
+void eig(const char* op, const Array& a, const Array&, const Array*) { unavailable(op, a); }
+void svd(const char* op, const Array& a, const Array&, const Array*, const Array*, bool) { unavailable(op, a); }
+void qr(const Array& a, const Array&, const Array&, bool) { unavailable("qr", a); }
 
 }  // namespace uma::kernels::cuda
