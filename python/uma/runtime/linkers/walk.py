@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import operator
 
-__all__ = ["walk", "evaluator", "straight_line", "straight_code", "by_signature", "has_perform", "perform_impl"]
+__all__ = ["walk", "evaluator", "node_steps", "straight_line", "straight_code", "by_signature", "has_perform", "perform_impl"]
 
 
 def walk(fgraph, table):
@@ -44,6 +44,15 @@ def evaluator(fgraph, table, *, constant, copy, output=None, after=()):
     after the nodes. ``NotImplementedError`` naming the op for a node the table has no
     implementation for (``uma.function`` reports those before compiling: ``Linker.unsupported``).
     """
+    steps = node_steps(fgraph, table)
+    steps.extend(after)
+    return straight_line(fgraph.inputs, fgraph.outputs, steps, fgraph.outputs_needing_copy(),
+                         constant=constant, copy=copy, output=output)
+
+
+def node_steps(fgraph, table):
+    """The steps ``(impl, node, node.inputs, node.outputs)`` of :func:`evaluator`, one per node of
+    ``fgraph`` in execution order (the same errors)."""
     steps = []
     for node, impl in walk(fgraph, table):
         if impl is None:
@@ -53,9 +62,7 @@ def evaluator(fgraph, table, *, constant, copy, output=None, after=()):
             raise TypeError(f"{node.op}: the dispatch table {getattr(table, '__qualname__', table)!s} gave "
                             f"{impl!r:.80}, not a function of the node's input values")
         steps.append((impl, node, node.inputs, node.outputs))
-    steps.extend(after)
-    return straight_line(fgraph.inputs, fgraph.outputs, steps, fgraph.outputs_needing_copy(),
-                         constant=constant, copy=copy, output=output)
+    return steps
 
 
 def straight_line(inputs, outputs, steps, copies, *, constant, copy, output=None):
@@ -131,7 +138,8 @@ def straight_code(inputs, outputs, steps, copies, *, constant, copy):
 _SIGNATURES = 64  # input signatures remembered per thunk (then forgotten and checked again)
 
 
-def by_signature(fgraph, checked, fast, *, shape=operator.attrgetter("shape"), native_args=None):
+def by_signature(fgraph, checked, fast, *, shape=operator.attrgetter("shape"), native_args=None,
+                 settled=None):
     """The thunk that runs ``checked`` (every result checked) for the first call with each
     combination of value shapes, and ``fast`` (no checks: :func:`straight_code`) for the next
     ones. Before ``checked`` runs, the values' shapes are checked against the inputs' types and
@@ -142,7 +150,9 @@ def by_signature(fgraph, checked, fast, *, shape=operator.attrgetter("shape"), n
     call's own check raises the error). Dtypes need no check per signature: the inputs' dtypes
     are the graph's, and the backend's results have the same dtypes whatever the shapes.
     ``shape(value)``: the value's shape (hashable); ``native_args``: the thunk's
-    ``native_args`` (see uma.Function), or None."""
+    ``native_args`` (see uma.Function), or None; ``settled()``: None, or False after a checked
+    run that did what ``fast`` does not (a result converted to the backend's type): that
+    signature is then not remembered."""
     inputs = list(fgraph.inputs)
     types = [v.type for v in inputs]
     updates = [(oi, fgraph.inputs[ii].type) for oi, ii in sorted(fgraph.update_mapping.items())]
@@ -166,6 +176,8 @@ def by_signature(fgraph, checked, fast, *, shape=operator.attrgetter("shape"), n
             if not t.is_compatible_shape(tuple(shape(outs[oi]))):
                 thunk.checks_updates = False  # the call's own check names the problem
                 return outs
+        if settled is not None and not settled():
+            return outs
         if len(seen) >= _SIGNATURES:
             seen.clear()
         seen.add(key)

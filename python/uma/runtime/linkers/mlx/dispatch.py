@@ -96,7 +96,16 @@ def mlx_impl(op, node):
 _register = table_register(mlx_impl, _native, _via_uma)
 
 
-def _cast_to(name):
+def _same(vs):
+    return vs
+
+
+def _cast_to(name, inputs=None):
+    """Converts every input to ``name`` (no-op where it has it already); where every variable of
+    ``inputs`` (the node's) has that dtype, the identity, decided here once (a call's values
+    have the graph's dtypes)."""
+    if inputs is not None and all(v.dtype == name for v in inputs):
+        return _same
     dt = mlx_dtype(name)
     return lambda vs: [v if v.dtype == dt else v.astype(dt) for v in vs]
 
@@ -121,7 +130,7 @@ def _elemwise(node):
         return None
     if name in _ARITH or (name in _FLOAT and out == "float32"):
         fn = getattr(mx, _ARITH.get(name) or _FLOAT[name])
-        cast = _cast_to(out)
+        cast = _cast_to(out, node.inputs)
         return lambda vs: [fn(*cast(vs))]
     return None
 
@@ -129,7 +138,7 @@ def _elemwise(node):
 @_register(o.Where)
 def _where(node):
     mx = _mx()
-    cast = _cast_to(node.outputs[0].dtype)
+    cast = _cast_to(node.outputs[0].dtype, node.inputs)
     return lambda vs: [mx.where(vs[0].astype(mx.bool_), *cast(vs[1:]))]
 
 
@@ -149,7 +158,7 @@ def _matmul(node):
     mx = _mx()
     if node.outputs[0].dtype != "float32" or any(v.ndim < 2 for v in node.inputs):
         return None
-    cast = _cast_to("float32")
+    cast = _cast_to("float32", node.inputs)
     return lambda vs: [mx.matmul(*cast(vs))]
 
 

@@ -26,8 +26,8 @@ import numpy as np
 
 from ..numpy import NumpyLinker
 from ..numpy.linker import _fresh, _ndarray_result
-from ..numpy.dispatch import numpy_impl
-from ..walk import runs, straight_line
+from ..numpy.dispatch import numpy_dtype, numpy_impl
+from ..walk import by_signature, runs, straight_code, straight_line
 from .dispatch import _numba, helpers, numba_code
 
 __all__ = ["NumbaLinker"]
@@ -147,12 +147,33 @@ class NumbaLinker(NumpyLinker):
             impl = _run(run_nodes, codes, args, out_vars)
             steps.append((impl, run_nodes[-1], args, out_vars))
             compiled.append(impl)
-        run = straight_line(fgraph.inputs, fgraph.outputs, steps, fgraph.outputs_needing_copy(),
-                            constant=lambda c: c.value, copy=_fresh, output=_ndarray_result)
+        copies = fgraph.outputs_needing_copy()
+        converted = []
+        run = straight_line(fgraph.inputs, fgraph.outputs, steps, copies, constant=lambda c: c.value, copy=_fresh,
+                            output=lambda v: _ndarray_result(v, converted))
+        code = straight_code(fgraph.inputs, fgraph.outputs, steps, copies, constant=lambda c: c.value, copy=_fresh)
 
-        def thunk(values):
+        def checked(values):
+            converted.clear()
             with np.errstate(all="ignore"):
                 return run(values)
+
+        if numpy_steps:  # NumPy's warnings are uma's silent IEEE results
+            def fast(values):
+                with np.errstate(all="ignore"):
+                    return code(values)
+        else:  # compiled runs only (each takes its first shapes to NumPy under errstate itself)
+            fast = code
+        ndarray, dtypes = np.ndarray, [numpy_dtype(v.type.dtype) for v in fgraph.inputs]
+
+        def native_args(args):
+            """``numpy.ndarray`` s of the inputs' dtypes (shapes: checked once per signature)."""
+            for a, dt in zip(args, dtypes):
+                if type(a) is not ndarray or a.dtype != dt:
+                    return False
+            return True
+
+        thunk = by_signature(fgraph, checked, fast, native_args=native_args, settled=lambda: not converted)
 
         thunk.compiled_runs = len(compiled)
         thunk.runs = compiled  # each run's impl; run.compiled() is its Numba dispatcher or None

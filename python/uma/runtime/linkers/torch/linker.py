@@ -19,7 +19,7 @@ PyTorch is imported when the first function is compiled for it::
 from __future__ import annotations
 
 from ...linker import Linker
-from ..walk import evaluator
+from ..walk import by_signature, node_steps, straight_code, straight_line
 from .dispatch import _torch, to_tensor, torch_dtype, torch_impl
 
 __all__ = ["TorchLinker"]
@@ -30,14 +30,16 @@ def _uma():
     return uma
 
 
-def _tensor_result(var):
-    """The check of a value computed for ``var``: a tensor of the graph's dtype."""
+def _tensor_result(var, converted):
+    """The check of a value computed for ``var``: a tensor of the graph's dtype (a value of
+    another type is converted, and ``converted`` gets an entry)."""
     name = var.type.dtype
     torch = _torch()
     want = torch_dtype(name)  # once per output, not per call
 
     def result(r, node):
         if not isinstance(r, torch.Tensor):
+            converted.append(node)
             r = to_tensor(_uma().asarray(r))
         if r.dtype != want:
             raise RuntimeError(f"{node.op}: PyTorch returned dtype {r.dtype}, but the graph inferred "
@@ -74,12 +76,49 @@ class TorchLinker(Linker):
         return _uma().from_dlpack(value.detach())
 
     def compile(self, fgraph):
+        """The graph node by node (:func:`~..walk.node_steps`): the first call with each
+        combination of value shapes runs with every result checked, the next ones run
+        generated straight-line code without checks (:func:`~..walk.by_signature`). No value a
+        call sees requires grad (arguments that do are not native; filtered and stored values
+        are DLPack views), so autograd records nothing."""
         torch = _torch()
-        run = evaluator(fgraph, torch_impl, constant=lambda c: self.input_filter(_uma().asarray(c.value), c.type),
-                        copy=_fresh, output=_tensor_result)
+        steps = node_steps(fgraph, torch_impl)
+        copies = fgraph.outputs_needing_copy()
+        constants = {}
 
-        def thunk(values):
+        def constant(c):
+            v = constants.get(c)
+            if v is None:
+                v = constants[c] = self.input_filter(_uma().asarray(c.value), c.type)
+            return v
+
+        converted = []
+        run = straight_line(fgraph.inputs, fgraph.outputs, steps, copies, constant=constant, copy=_fresh,
+                            output=lambda v: _tensor_result(v, converted))
+
+        def checked(values):
+            converted.clear()
             with torch.no_grad():
                 return run(values)
 
-        return thunk
+        fast = straight_code(fgraph.inputs, fgraph.outputs, steps, copies, constant=constant, copy=_fresh)
+        return by_signature(fgraph, checked, fast, native_args=_native_args(fgraph),
+                            settled=lambda: not converted)
+
+
+def _native_args(fgraph):
+    """Whether a call's arguments go to the thunk as they are (uma.Function): CPU tensors of the
+    inputs' dtypes that do not require grad and have no lazy conjugate or negative bit (what
+    ``is_native`` accepts; their shapes are checked by the thunk, once per signature)."""
+    torch = _torch()
+    tensor = torch.Tensor
+    dtypes = [torch_dtype(v.type.dtype) for v in fgraph.inputs]
+
+    def native_args(args):
+        for a, dt in zip(args, dtypes):
+            if (type(a) is not tensor or a.dtype is not dt or a.requires_grad or not a.is_cpu or a.is_conj()
+                    or a.is_neg()):
+                return False
+        return True
+
+    return native_args
