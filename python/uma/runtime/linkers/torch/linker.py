@@ -62,6 +62,19 @@ class TorchLinker(Linker):
     residency = "torch"
     dispatch = torch_impl
 
+    def __init__(self, compile=False, **compile_options):
+        """``compile=True``: calls after the first with each input signature run the graph's
+        straight-line code through ``torch.compile(code, **compile_options)`` (TorchDynamo and,
+        by default, Inductor: on the CPU it needs a C++ compiler; uma's eager ops between
+        PyTorch ops, such as the label check of a cross-entropy, are graph breaks). The first
+        call with each signature runs eagerly with every result checked, as without the flag.
+        Pass the linker itself as the backend: ``uma.function(..., backend=TorchLinker(compile=True))``
+        (its values are the ``torch`` backend's: same residency)."""
+        self.torch_compile = bool(compile)
+        self.compile_options = dict(compile_options)
+        if compile_options and not compile:
+            raise TypeError(f"TorchLinker: options {sorted(compile_options)} are torch.compile's; pass compile=True")
+
     def is_native(self, value, type):
         torch = _torch()
         # a lazily conjugated or negated tensor (conj/neg bit) has no DLPack form: not native
@@ -102,6 +115,8 @@ class TorchLinker(Linker):
                 return run(values)
 
         fast = straight_code(fgraph.inputs, fgraph.outputs, steps, copies, constant=constant, copy=_fresh)
+        if getattr(self, "torch_compile", False):
+            fast = torch.compile(fast, **self.compile_options)
         return by_signature(fgraph, checked, fast, native_args=_native_args(fgraph),
                             settled=lambda: not converted)
 
