@@ -293,8 +293,8 @@ def thunk_direct(f, args):
 
 def _bare_counter(backend):
     """The framework's own ``c = c + 1`` on a float64 scalar, state threaded through the calls
-    (JAX: ``jit`` with the old value donated; PyTorch: ``torch.add`` under ``no_grad``; MLX:
-    ``c + 1`` and ``mx.eval``; Numba: an ``njit`` function of a 0-d array)."""
+    (JAX: ``jit`` with the old value donated; PyTorch: ``torch.add`` of a 1.0 tensor; MLX:
+    ``mx.add`` of a 1.0 array and ``mx.eval``, in float32; Numba: an ``njit`` function of a 0-d array)."""
     if backend == "jax":
         import jax
         jax.config.update("jax_enable_x64", True)
@@ -307,19 +307,18 @@ def _bare_counter(backend):
     if backend == "torch":
         import torch
         st = [torch.tensor(0.0, dtype=torch.float64)]
-        add = torch.add
+        add, one = torch.add, torch.tensor(1.0, dtype=torch.float64)
 
-        def f():
-            with torch.no_grad():
-                st[0] = add(st[0], 1.0)
+        def f():  # the value does not require grad: autograd records nothing, as in uma's call
+            st[0] = add(st[0], one)
         return f, lambda: float(st[0])
     if backend == "mlx":
         import mlx.core as mx
-        st = [mx.array(0.0, dtype=mx.float64)]
-        ev = mx.eval
+        st = [mx.array(0.0, dtype=mx.float32)]  # float32: MLX's CPU arithmetic (uma's mlx runs float64 itself)
+        ev, one = mx.eval, mx.array(1.0, dtype=mx.float32)
 
         def f():
-            c = st[0] + 1.0
+            c = mx.add(st[0], one)
             ev(c)
             st[0] = c
         return f, lambda: float(np.array(st[0]))
@@ -365,7 +364,8 @@ def bench_frameworks(uma, repeat, only=("scalar", "mlp")):
         for backend, mode in present:
             bare, get = _bare_counter(backend)
             base = timed(f"[scalar] {backend}: bare c = c + 1", bare)
-            c = uma.shared(np.array(0.0), "c")
+            dt = np.float32 if backend == "mlx" else np.float64
+            c = uma.shared(np.array(0.0, dt), "c")
             f = uma.function([], [], updates={c: c + 1}, backend=backend)
             before = float(c.get_value())
             f()
@@ -374,7 +374,7 @@ def bench_frameworks(uma, repeat, only=("scalar", "mlp")):
             timed(f"[scalar] {backend}: uma backend={backend}", f, base)
             if not isinstance(pytensor, Exception):
                 try:
-                    pc = pytensor.shared(np.array(0.0), name="c")
+                    pc = pytensor.shared(np.array(0.0, dt), name="c")
                     pf = pytensor.function([], [], updates={pc: pc + 1}, mode=mode)
                     timed(f"[scalar] {backend}: PyTensor mode={mode}", pf, base)
                 except Exception as e:  # noqa: BLE001 - a peer that fails is reported, not fatal

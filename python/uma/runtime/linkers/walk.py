@@ -108,7 +108,9 @@ def straight_line(inputs, outputs, steps, copies, *, constant, copy, output=None
 def straight_code(inputs, outputs, steps, copies, *, constant, copy):
     """What :func:`straight_line` computes, as one generated Python function: a local name per
     value, one line per step, no per-call loop and no result checks (``output`` is not
-    applied). For a thunk whose checks ran once per input signature (:func:`by_signature`)."""
+    applied; a step whose ``impl`` has ``direct``, a function with ``impl(values) ==
+    [direct(*values)]``, calls that instead). For a thunk whose checks ran once per input
+    signature (:func:`by_signature`)."""
     names = {v: f"a{k}" for k, v in enumerate(inputs)}
     namespace = {"copy": copy}
     lines = ["def run(values):"]
@@ -123,8 +125,14 @@ def straight_code(inputs, outputs, steps, copies, *, constant, copy):
         return n
 
     for j, (impl, _node, ins, outs) in enumerate(steps):
-        namespace[f"f{j}"] = impl
         args = ", ".join(name(v) for v in ins)
+        direct = getattr(impl, "direct", None)  # impl(values) is [direct(*values)]
+        if direct is not None and len(outs) == 1:
+            namespace[f"f{j}"] = direct
+            names[outs[0]] = f"t{j}_0"
+            lines.append(f"    t{j}_0 = f{j}({args})")
+            continue
+        namespace[f"f{j}"] = impl
         lines.append(f"    r = f{j}([{args}])")
         for k, v in enumerate(outs):
             names[v] = f"t{j}_{k}"

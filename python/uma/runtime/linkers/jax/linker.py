@@ -94,7 +94,7 @@ def _segment(nodes, fns, in_vars, out_vars, constants):
 
     def impl(values):
         results, any_bad, classes = jitted(*values)
-        if any_bad is not None and bool(any_bad):
+        if any_bad is not None and np.asarray(any_bad):
             known = dict(zip(in_vars, values))
             known.update(zip(outs, results))
             for (node, k, _), c in zip(checks, classes):  # uma's ValueError for the first bad label
@@ -266,7 +266,7 @@ def _whole_graph(fgraph, nodes, fns, in_vars, out_vars, consts):
     else:
         def thunk(values):
             results, any_bad, classes = call(values)
-            if bool(any_bad):
+            if np.asarray(any_bad):  # cheaper than bool() of a jax.Array
                 known = dict(zip(inputs, values))
                 known.update(zip(outputs, results))
                 for (node, k, _), c in zip(checks, classes):  # uma's ValueError for the first bad label

@@ -100,6 +100,16 @@ def _same(vs):
     return vs
 
 
+def _apply(fn, cast):
+    """``impl(values) -> [fn(*cast(values))]``, without the call of ``cast`` where it is the
+    identity; then ``impl.direct`` is ``fn`` (generated code calls it directly: walk.straight_code)."""
+    if cast is _same:
+        impl = lambda vs: [fn(*vs)]  # noqa: E731
+        impl.direct = fn
+        return impl
+    return lambda vs: [fn(*cast(vs))]
+
+
 def _cast_to(name, inputs=None):
     """Converts every input to ``name`` (no-op where it has it already); where every variable of
     ``inputs`` (the node's) has that dtype, the identity, decided here once (a call's values
@@ -125,13 +135,13 @@ def _elemwise(node):
     if name in _COMPARE:
         fn = getattr(mx, _COMPARE[name])
         cast = _cast_to(_uma().result_type(*[v.dtype for v in node.inputs]).name)
-        return lambda vs: [fn(*cast(vs))]
+        return _apply(fn, cast)
     if out == "bool":
         return None
     if name in _ARITH or (name in _FLOAT and out == "float32"):
         fn = getattr(mx, _ARITH.get(name) or _FLOAT[name])
         cast = _cast_to(out, node.inputs)
-        return lambda vs: [fn(*cast(vs))]
+        return _apply(fn, cast)
     return None
 
 
@@ -159,7 +169,7 @@ def _matmul(node):
     if node.outputs[0].dtype != "float32" or any(v.ndim < 2 for v in node.inputs):
         return None
     cast = _cast_to("float32", node.inputs)
-    return lambda vs: [mx.matmul(*cast(vs))]
+    return _apply(mx.matmul, cast)
 
 
 @_register(o.Softmax)

@@ -123,7 +123,23 @@ def _run(nodes, codes, in_vars, out_vars):
             return on_numpy(values)  # a domain check failed: uma's error
         return list(results[:n_out])
 
+    def fast(values):
+        """``impl`` for input shapes it has run with (by_signature's calls after the first):
+        no shape check."""
+        jitted = state[0]
+        if jitted is None:
+            return on_numpy(values)
+        try:
+            results = jitted(*map(_read_only, values))
+        except numba_error:
+            state[0] = None
+            return on_numpy(values)
+        if not all(results[n_out:]):
+            return on_numpy(values)
+        return list(results[:n_out])
+
     impl.compiled = lambda: state[0]  # the dispatcher in use (None: the numpy table)
+    impl.fast = fast
     return impl
 
 
@@ -149,9 +165,13 @@ class NumbaLinker(NumpyLinker):
             compiled.append(impl)
         copies = fgraph.outputs_needing_copy()
         converted = []
-        run = straight_line(fgraph.inputs, fgraph.outputs, steps, copies, constant=lambda c: c.value, copy=_fresh,
+        run = straight_line(fgraph.inputs, fgraph.outputs, steps, copies, constant=lambda c: _read_only(c.value), copy=_fresh,
                             output=lambda v: _ndarray_result(v, converted))
-        code = straight_code(fgraph.inputs, fgraph.outputs, steps, copies, constant=lambda c: c.value, copy=_fresh)
+        # after a signature's checked call, every compiled run has seen its input shapes: its
+        # shape check is skipped
+        fast_steps = [(getattr(impl, "fast", impl), node, ins, outs) for impl, node, ins, outs in steps]
+        code = straight_code(fgraph.inputs, fgraph.outputs, fast_steps, copies, constant=lambda c: _read_only(c.value),
+                             copy=_fresh)
 
         def checked(values):
             converted.clear()

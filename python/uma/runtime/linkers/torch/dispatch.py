@@ -83,6 +83,16 @@ def _same(vs):
     return vs
 
 
+def _apply(fn, cast):
+    """``impl(values) -> [fn(*cast(values))]``, without the call of ``cast`` where it is the
+    identity; then ``impl.direct`` is ``fn`` (generated code calls it directly: walk.straight_code)."""
+    if cast is _same:
+        impl = lambda vs: [fn(*vs)]  # noqa: E731
+        impl.direct = fn
+        return impl
+    return lambda vs: [fn(*cast(vs))]
+
+
 def _cast_to(dtype_name, inputs=None):
     """Converts every input to ``dtype_name`` (no-op where it has it already); where every
     variable of ``inputs`` (the node's) has that dtype, the identity, decided here once (a call's
@@ -117,12 +127,12 @@ def _elemwise(node):
         if name in ("sigmoid", "exp", "log", "log1p", "expm1", "sqrt", "tanh", "sin", "cos") and \
                 node.outputs[0].dtype not in ("float32", "float64"):
             return None
-        return lambda vs: [fn(*cast(vs))]
+        return _apply(fn, cast)
     if name in _COMPARE:
         fn = getattr(torch, _COMPARE[name])
         common = _uma().result_type(*[v.dtype for v in node.inputs]).name
         cast = _cast_to(common, node.inputs)
-        return lambda vs: [fn(*cast(vs))]
+        return _apply(fn, cast)
     return None
 
 
@@ -220,7 +230,7 @@ def _matmul(node):
     if node.outputs[0].dtype not in ("float32", "float64"):
         return None  # integer products wrap in uma; PyTorch has no integer BLAS semantics to match
     cast = _cast_to(node.outputs[0].dtype, node.inputs)
-    return lambda vs: [torch.matmul(*cast(vs))]
+    return _apply(torch.matmul, cast)
 
 
 # ---- shape, joining -----------------------------------------------------------------------------
