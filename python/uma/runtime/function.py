@@ -18,8 +18,13 @@ raises writes nothing. What the linker compiled decides how much Python a call r
   if every lock it needs is free at once and no shared value needs a conversion (otherwise it
   releases the GIL and waits);
 - a thunk (a Python linker's, or a Program split by ops that run in Python): the arguments are
-  filtered in Python (``is_native``, the host filter, ``input_filter``), and C++ calls the
-  thunk with the GIL held, as it does the residencies' filters.
+  filtered in Python (``is_native``, the host filter, ``argument_filter``), and C++ calls the
+  thunk with the GIL held, as it does the residencies' filters. A thunk with ``native_args``
+  (the framework backends') is called from C++ without that Python step when
+  ``native_args(args)`` is true (every argument the framework's own array of the input's
+  dtype); a call that fails there wrote nothing and runs again on the filtered path, which
+  raises the error. A thunk with ``checks_shapes`` runs uma's shape rules itself, one with
+  ``checks_updates`` true checked its update values itself (walk.by_signature).
 
 Keyword arguments are bound in Python first. :attr:`Function.fast_path` says whether calls
 run a Program; :meth:`Function.call_counts` counts them.

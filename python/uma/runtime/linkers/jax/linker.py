@@ -11,9 +11,13 @@ Values live in residency ``"jax"``: a shared variable that a ``jax`` function up
 its value as a ``jax.Array`` until another backend, or ``get_value``, reads it. Conversions
 use DLPack: JAX -> host shares memory (uma sees it read-only, as JAX arrays are immutable);
 host -> JAX shares memory where JAX accepts the buffer's alignment and copies otherwise.
-Because an argument may share the caller's memory, a call returns only when its computations
-are done (the caller may then change that memory), and an output that is an argument's
-buffer is copied; other outputs are JAX's own immutable arrays.
+A graph that is one run is one jitted function of the arguments and the shared values,
+checked when JAX traces (once per input signature), with the updated shared values donated
+where safe and no wait for the computation (``_whole_graph``); arguments filtered from the
+host are copies (``argument_filter``). For a graph of several runs an argument may share the
+caller's memory, so that call returns only when its computations are done (the caller may then
+change that memory), and an output that is an argument's buffer is copied; other outputs are
+JAX's own immutable arrays.
 
 XLA on the CPU flushes subnormal floats to zero, so results that would be subnormal are 0 on
 this backend (uma's other backends keep them); everything else is computed as uma does. The

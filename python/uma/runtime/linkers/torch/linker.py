@@ -6,7 +6,10 @@ Values are ``torch.Tensor`` s on the CPU, in residency ``"torch"``: a shared var
 ``torch.from_dlpack`` of a host ``uma.Array``, ``uma.from_dlpack`` of a tensor), so a switch of
 backend copies nothing.
 
-Calls run under ``torch.no_grad()``; outputs that could alias an input, a constant or another
+No value a call sees requires grad, so autograd records nothing (the first call with each
+input signature runs under ``torch.no_grad()`` and checks every result; the next ones run
+generated straight-line code: ``walk.by_signature``). ``TorchLinker(compile=True)`` runs that
+code through ``torch.compile``. Outputs that could alias an input, a constant or another
 output are copied (``Tensor.clone``), so a returned tensor never shares memory with a stored
 one. Every result is checked against the dtype the graph inferred (a mismatch is a bug and
 raises ``RuntimeError`` naming the op). Registered as ``"torch"`` when PyTorch is installed;
