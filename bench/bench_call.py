@@ -354,6 +354,8 @@ def bench_frameworks(uma, repeat, only=("scalar", "mlp")):
         jax.config.update("jax_enable_x64", True)
 
     def timed(name, fn, overhead_of=None, note=""):
+        for _ in range(3):  # compiles (a second signature, Numba's first compiled call) before timing
+            fn()
         med, best, number = measure(fn, repeat=repeat)
         extra = "" if overhead_of is None else f"{med - overhead_of:+.2f} µs over the bare step" if "uma" not in name \
             else f"uma adds {med - overhead_of:+.2f} µs"
