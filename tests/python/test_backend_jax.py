@@ -255,3 +255,21 @@ def test_native_arguments_get_the_checked_path_s_errors():
     f(jax.numpy.ones(3, dtype=jax.numpy.float32))
     np.testing.assert_array_equal(w.get_value(), 2 * np.ones(3))
     assert str(w.container.copy_in("jax").dtype) == "float64"
+
+
+def test_constant_updates_and_updates_from_other_shared_values_under_donation():
+    a, b = uma.shared(np.ones(3), "a"), uma.shared(np.ones(3), "b")
+    f = uma.function([], [], updates={a: a + 1, b: np.zeros(3)}, backend="jax")
+    for _ in range(3):
+        f()
+    np.testing.assert_array_equal(a.get_value(), 4 * np.ones(3))
+    np.testing.assert_array_equal(b.get_value(), np.zeros(3))
+    x = sym.vector("x")
+    g = uma.function([x], [x, x * 2], updates={a: a + x, b: a}, backend="jax")
+    assert g._thunk.donated == (1, 2)
+    xa = _x64(np.arange(3.0))
+    for _ in range(3):
+        r = g(xa)
+    assert not xa.is_deleted() and r[0].unsafe_buffer_pointer() != xa.unsafe_buffer_pointer()
+    np.testing.assert_array_equal(a.get_value(), 4 + 3 * np.arange(3.0))
+    np.testing.assert_array_equal(b.get_value(), 4 + 2 * np.arange(3.0))

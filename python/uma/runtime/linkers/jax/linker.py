@@ -32,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....graph import ops as o
+from ....graph.basic import Constant
 from ...linker import Linker, distinct
 from ..walk import has_perform, runs, straight_line
 from .dispatch import _jax, jax_impl, label_check
@@ -212,6 +213,9 @@ def _whole_graph(fgraph, nodes, fns, in_vars, out_vars, consts):
     jnp = jax.numpy
     inputs, outputs = list(fgraph.inputs), list(fgraph.outputs)
     constants = {c: _to_jax(uma.asarray(c.value)) for c in consts}
+    for v in fgraph.outputs:  # a constant that is an output (and no node's input)
+        if isinstance(v, Constant) and v not in constants:
+            constants[v] = _to_jax(uma.asarray(v.value))
     checks = [(node, *label_check(node)) for node in nodes
               if isinstance(node.op, (o.SoftmaxCrossEntropy, o.SoftmaxCrossEntropyGrad))]
     update_of = dict(fgraph.update_mapping)  # output index -> input index
@@ -236,13 +240,13 @@ def _whole_graph(fgraph, nodes, fns, in_vars, out_vars, consts):
                 if n is node:
                     flags.append(flag(ins))
             env.update(zip(node.outputs, fn(ins)))
-        results, seen = [], {id(x) for x in vals}
+        results, seen = [], {id(x) for x in vals} | {id(c) for c in constants.values()}
         for k, v in enumerate(outputs):
             r = env[v]
             if r.dtype != wants[k]:
                 raise RuntimeError(f"{v.owner.op if v.owner else v}: JAX returned dtype {r.dtype}, but the graph "
                                    f"inferred {v.type.dtype} (a bug in uma's jax linker)")
-            if id(r) in seen:  # an input or another result: a buffer of its own
+            if id(r) in seen:  # an input, a constant or another result: a buffer of its own
                 r = jnp.array(r, copy=True)
             seen.add(id(r))
             ii = update_of.get(k)
