@@ -230,7 +230,6 @@ class Function:
         self._fast = self._make_call(upd)
         # the thunk's check of arguments it takes as they are (see _bound_call), or None
         self._native_args = getattr(self._thunk, "native_args", None)
-        self._n_in = len(inputs)
 
     def _make_call(self, upd):
         """The C++ call (``uma._core.Function``): of the whole-graph Program when the thunk
