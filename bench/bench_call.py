@@ -266,16 +266,170 @@ def bench_mlp(uma, repeat, batch=64, hidden=64, lr=0.1, seed=0):
     return rows, notes, results
 
 
+# ----------------------------------------------------------------------------- framework backends
+
+#: (uma backend, PyTensor mode) per framework
+FRAMEWORKS = (("jax", "JAX"), ("torch", "PYTORCH"), ("mlx", "MLX"), ("numba", "NUMBA"))
+
+
+def thunk_direct(f, args):
+    """uma's compiled graph of ``f`` called directly (its linker's thunk, on the values a call
+    hands it: the arguments, then the shared values in the backend's residency), the stored
+    values threaded through the calls as the updates would be. What ``f(*args)`` costs beyond
+    this is uma's call: locks, shared reads and writes, argument checks."""
+    n_in, n_out = len(f.inputs), len(f.outputs)
+    upd = [ii - n_in for _, ii in sorted(f.fgraph.update_mapping.items())]
+    vals = list(args) + [s.container.read(f.linker) for s in f.shared_variables]
+    thunk = f._thunk
+
+    def call():
+        r = thunk(vals)
+        for k, i in enumerate(upd):
+            vals[n_in + i] = r[n_out + k]
+        return r
+
+    return call
+
+
+def _bare_counter(backend):
+    """The framework's own ``c = c + 1`` on a float64 scalar, state threaded through the calls
+    (JAX: ``jit`` with the old value donated; PyTorch: ``torch.add`` of a 1.0 tensor; MLX:
+    ``mx.add`` of a 1.0 array and ``mx.eval``, in float32; Numba: an ``njit`` function of a 0-d array)."""
+    if backend == "jax":
+        import jax
+        jax.config.update("jax_enable_x64", True)
+        step = jax.jit(lambda c: c + 1.0, donate_argnums=0)
+        st = [jax.numpy.asarray(np.array(0.0))]
+
+        def f():
+            st[0] = step(st[0])
+        return f, lambda: float(st[0])
+    if backend == "torch":
+        import torch
+        st = [torch.tensor(0.0, dtype=torch.float64)]
+        add, one = torch.add, torch.tensor(1.0, dtype=torch.float64)
+
+        def f():  # the value does not require grad: autograd records nothing, as in uma's call
+            st[0] = add(st[0], one)
+        return f, lambda: float(st[0])
+    if backend == "mlx":
+        import mlx.core as mx
+        st = [mx.array(0.0, dtype=mx.float32)]  # float32: MLX's CPU arithmetic (uma's mlx runs float64 itself)
+        ev, one = mx.eval, mx.array(1.0, dtype=mx.float32)
+
+        def f():
+            c = mx.add(st[0], one)
+            ev(c)
+            st[0] = c
+        return f, lambda: float(np.array(st[0]))
+    if backend == "numba":
+        import numba
+        inc = numba.njit(lambda c: c + 1.0)
+        st = [np.array(0.0)]
+
+        def f():
+            st[0] = np.asarray(inc(st[0]))
+        return f, lambda: float(st[0])
+    raise ValueError(backend)
+
+
+def bench_frameworks(uma, repeat, only=("scalar", "mlp")):
+    """Per framework: the bare framework step, uma's backend, PyTensor's mode; the overhead
+    column is uma's time minus the bare step's (scalar) or minus its own compiled graph called
+    directly (``thunk_direct``, MLP, whose graph is not the hand-written peer's)."""
+    rows, notes = [], []
+    pytensor = try_import("pytensor")
+    if isinstance(pytensor, Exception):
+        notes.append(f"pytensor not available ({pytensor}): its rows are skipped")
+    present = [(b, m) for b, m in FRAMEWORKS if b in uma.backends()]
+    for b, _ in FRAMEWORKS:
+        if b not in uma.backends():
+            notes.append(f"uma backend {b!r} not registered here (its framework is not installed)")
+    torch = try_import("torch")
+    if not isinstance(torch, Exception):
+        torch.set_num_threads(1)  # a batch this small: one thread is PyTorch's better setting
+        notes.append("PyTorch rows run with torch.set_num_threads(1)")
+    jax = try_import("jax")
+    if not isinstance(jax, Exception):
+        jax.config.update("jax_enable_x64", True)
+
+    def timed(name, fn, overhead_of=None, note=""):
+        for _ in range(3):  # compiles (a second signature, Numba's first compiled call) before timing
+            fn()
+        med, best, number = measure(fn, repeat=repeat)
+        extra = "" if overhead_of is None else f"{med - overhead_of:+.2f} µs over the bare step" if "uma" not in name \
+            else f"uma adds {med - overhead_of:+.2f} µs"
+        rows.append((name, med, best, number, "; ".join(x for x in (extra, note) if x)))
+        return med
+
+    if "scalar" in only:
+        for backend, mode in present:
+            bare, get = _bare_counter(backend)
+            base = timed(f"[scalar] {backend}: bare c = c + 1", bare)
+            dt = np.float32 if backend == "mlx" else np.float64
+            c = uma.shared(np.array(0.0, dt), "c")
+            f = uma.function([], [], updates={c: c + 1}, backend=backend)
+            before = float(c.get_value())
+            f()
+            if float(c.get_value()) != before + 1:
+                notes.append(f"uma {backend}: one call moved the counter from {before} to {c.get_value()}")
+            timed(f"[scalar] {backend}: uma backend={backend}", f, base)
+            if not isinstance(pytensor, Exception):
+                try:
+                    pc = pytensor.shared(np.array(0.0, dt), name="c")
+                    pf = pytensor.function([], [], updates={pc: pc + 1}, mode=mode)
+                    timed(f"[scalar] {backend}: PyTensor mode={mode}", pf, base)
+                except Exception as e:  # noqa: BLE001 - a peer that fails is reported, not fatal
+                    notes.append(f"PyTensor mode={mode} (scalar) failed: {type(e).__name__}: {str(e)[:120]}")
+    if "mlp" in only:
+        batch, hidden, lr, seed, n_out = 64, 64, 0.1, 0, 10
+        X, y = load_digits()
+        params = init_params(X.shape[1], hidden, n_out, seed)
+        Xb, yb = np.ascontiguousarray(X[:batch]), np.ascontiguousarray(y[:batch])
+        for backend, mode in present:
+            if backend == "jax":
+                cpu = jax.devices("cpu")[0]
+                args = (jax.device_put(Xb, cpu), jax.device_put(yb, cpu))
+                bare, bare_name = JaxStep(jax, params, lr), "JAX jit (hand-written)"
+            elif backend == "torch":
+                args = (torch.from_numpy(Xb), torch.from_numpy(yb))
+                bare, bare_name = TorchStep(torch, params, lr, 1), "PyTorch eager (hand-written)"
+            elif backend == "mlx":
+                import mlx.core as mx
+                args = (mx.array(Xb, dtype=mx.float64), mx.array(yb))
+                bare, bare_name = None, None
+                notes.append("mlx: no hand-written MLX step (MLX's CPU matmul is float32 only; uma runs the "
+                             "float64 nodes with its own ops between MLX nodes)")
+            else:
+                args = (Xb, yb)
+                bare, bare_name = NumpyStep(params, lr, n_out), "NumPy (hand-written; Numba has no MLP of its own)"
+            if bare is not None:
+                timed(f"[mlp] {backend}: {bare_name}", lambda bare=bare, args=args: bare(*args))
+            f = uma_step(uma, params, lr, n_out, backend, seed)
+            g = uma_step(uma, params, lr, n_out, backend, seed)
+            direct = timed(f"[mlp] {backend}: uma's compiled graph, called directly", thunk_direct(g, args))
+            timed(f"[mlp] {backend}: uma backend={backend}", lambda f=f, args=args: f(*args), direct)
+            if not isinstance(pytensor, Exception):
+                try:
+                    pf = pytensor_step(pytensor, params, lr, n_out, mode)
+                    host = (Xb, yb)
+                    timed(f"[mlp] {backend}: PyTensor mode={mode}", lambda pf=pf: pf(*host))
+                except Exception as e:  # noqa: BLE001
+                    notes.append(f"PyTensor mode={mode} (mlp) failed: {type(e).__name__}: {str(e)[:120]}")
+    return rows, notes
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeat", type=int, default=7, help="timeit repeats (default 7)")
     ap.add_argument("--quick", action="store_true", help="3 repeats (a smoke run)")
-    ap.add_argument("--only", default="counter,three,mlp", help="comma-separated tables to run")
+    ap.add_argument("--only", default="counter,three,mlp,frameworks",
+                    help="comma-separated tables to run (counter, three, mlp, frameworks, frameworks-scalar)")
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     args = ap.parse_args(argv)
     repeat = 3 if args.quick else args.repeat
     only = set(args.only.split(","))
-    unknown = only - {"counter", "three", "mlp"}
+    unknown = only - {"counter", "three", "mlp", "frameworks", "frameworks-scalar"}
     if unknown:
         ap.error(f"--only: unknown table(s) {sorted(unknown)}")
 
@@ -303,6 +457,12 @@ def main(argv=None):
         rows, notes, res = bench_mlp(uma, repeat)
         print_table("Digits MLP training step, batch 64, 64 hidden, float64 (µs per step)", rows, notes)
         out["mlp"] = {"rows": rows, "notes": notes}
+    if "frameworks" in only or "frameworks-scalar" in only:
+        parts = ("scalar", "mlp") if "frameworks" in only else ("scalar",)
+        rows, notes = bench_frameworks(uma, repeat, parts)
+        print_table("Framework backends: bare framework step, uma's backend, PyTensor's mode (µs per call)",
+                    rows, notes)
+        out["frameworks"] = {"rows": rows, "notes": notes}
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1)

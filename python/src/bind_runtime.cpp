@@ -258,6 +258,13 @@ class PyThunk final : public runtime::Thunk {
     drop(describe_);
   }
   void run(const std::vector<runtime::Value>& values, std::vector<runtime::Value>& outputs) const override {
+    run_checked(values, outputs);
+  }
+  // The thunk's attribute `checks_updates` (read after each run, with the GIL): true when the
+  // thunk checked its update values against their shared variables' types itself.
+  bool run_checked(const std::vector<runtime::Value>& values, std::vector<runtime::Value>& outputs) const override {
+    static PyObject* const checks_name = PyUnicode_InternFromString("checks_updates");  // leaked: outlives Python
+    bool checked = false;
     with_python([&] {
       UMA_CHECK(thunk_.is_valid(), Runtime, "function: backend '", backend_, "': the thunk was released");
       Ref in{nb::steal(PyList_New(static_cast<Py_ssize_t>(values.size())))};
@@ -275,7 +282,17 @@ class PyThunk final : public runtime::Thunk {
       outputs.reserve(n_);
       PyObject** items = PySequence_Fast_ITEMS(out.ptr());
       for (std::size_t i = 0; i < n; ++i) outputs.push_back(from_python(items[i], arrays_));
+      PyObject* flag = nullptr;  // no AttributeError made for a thunk without it
+#if PY_VERSION_HEX >= 0x030D0000
+      const int found = PyObject_GetOptionalAttr(thunk_.ptr(), checks_name, &flag);
+#else
+      const int found = _PyObject_LookupAttr(thunk_.ptr(), checks_name, &flag);
+#endif
+      if (found < 0) throw nb::python_error();
+      checked = found > 0 && flag == Py_True;
+      Py_XDECREF(flag);
     });
+    return checked;
   }
   std::optional<std::pair<std::string, Shape>> describe(const runtime::Value& v) const override {
     return with_python([&]() -> std::optional<std::pair<std::string, Shape>> {
@@ -555,19 +572,53 @@ PyObject* c_api(F&& body) {
 // forced unwind must pass through (catching it without rethrowing aborts the process).
 PyObject* function_call(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   static PyObject* const fast_name = PyUnicode_InternFromString("_fast");  // leaked: outlives Python
+  static PyObject* const native_name = PyUnicode_InternFromString("_native_args");
   return c_api([&]() -> PyObject* {
     const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    nb::object t;  // the argument tuple, made once
     if (nkw == 0) {
       nb::object fast = nb::steal(PyObject_GetAttr(self, fast_name));
       if (!fast.is_valid()) return nullptr;
       if (!fast.is_none() && nb::cast<PyFunction&>(fast).fn.program()) {
         if (auto r = fast_call(nb::cast<PyFunction&>(fast), args, static_cast<std::size_t>(nargs)))
           return r->release().ptr();
+      } else if (!fast.is_none()) {
+        // A thunk that takes the backend's own values as they are (`Function._native_args(args)`
+        // true): called here, without the Python frame of _bound_call. A call that fails wrote
+        // nothing; _bound_call then runs it again on the checked path, which raises the error.
+        nb::object native = nb::steal(PyObject_GetAttr(self, native_name));
+        if (!native.is_valid()) return nullptr;
+        if (!native.is_none() && static_cast<std::size_t>(nargs) == nb::cast<PyFunction&>(fast).fn.num_inputs()) {
+          t = nb::steal(PyTuple_New(nargs));
+          if (!t.is_valid()) return nullptr;
+          for (Py_ssize_t i = 0; i < nargs; ++i) PyTuple_SET_ITEM(t.ptr(), i, nb::borrow(args[i]).release().ptr());
+          bool yes = nargs == 0;  // no argument to check
+          if (!yes) {
+            PyObject* ok = PyObject_CallOneArg(native.ptr(), t.ptr());
+            if (ok == nullptr) return nullptr;
+            yes = ok == Py_True;
+            Py_DECREF(ok);
+          }
+          if (yes) {
+            try {
+              return thunk_call(nb::cast<PyFunction&>(fast), t).release().ptr();
+#if defined(__GLIBCXX__)
+            } catch (abi::__forced_unwind&) {
+              throw;
+#endif
+            } catch (const nb::python_error& e) {
+              if (!e.matches(PyExc_Exception)) throw;
+            } catch (...) {
+            }
+          }
+        }
       }
     }
-    nb::tuple t = nb::steal<nb::tuple>(PyTuple_New(nargs));
-    if (!t.is_valid()) return nullptr;
-    for (Py_ssize_t i = 0; i < nargs; ++i) PyTuple_SET_ITEM(t.ptr(), i, nb::borrow(args[i]).release().ptr());
+    if (!t.is_valid()) {
+      t = nb::steal(PyTuple_New(nargs));
+      if (!t.is_valid()) return nullptr;
+      for (Py_ssize_t i = 0; i < nargs; ++i) PyTuple_SET_ITEM(t.ptr(), i, nb::borrow(args[i]).release().ptr());
+    }
     nb::dict kw;
     for (Py_ssize_t i = 0; i < nkw; ++i) kw[nb::handle(PyTuple_GET_ITEM(kwnames, i))] = nb::handle(args[nargs + i]);
     return nb::handle(self).attr("_bound_call")(t, kw).release().ptr();

@@ -273,13 +273,14 @@ void Function::run_program(std::vector<Array>& values, std::vector<Array>& outpu
   program_->run_into(values, outputs);
 }
 
-void Function::run_thunk(std::vector<Value>& values, std::vector<Value>& outputs) const {
+bool Function::run_thunk(std::vector<Value>& values, std::vector<Value>& outputs) const {
   if (value_shape_check_) value_shape_check_(values);
   outputs.clear();
-  thunk_->run(values, outputs);
+  const bool checked = thunk_->run_checked(values, outputs);
   UMA_CHECK(outputs.size() == n_outputs_ + updates_.size(), Type, "function: backend '", options_.backend,
             "''s thunk returned ", outputs.size(), " values, expected ", n_outputs_ + updates_.size(),
             " (one per output and update); no shared variable was changed");
+  return checked;
 }
 
 Value Function::stage(std::size_t k, Array&& v) const {
@@ -287,10 +288,10 @@ Value Function::stage(std::size_t k, Array&& v) const {
   return Value(std::move(v));
 }
 
-Value Function::stage(std::size_t k, Value&& v) const {
+Value Function::stage(std::size_t k, Value&& v, bool checked) const {
   if (v.is_array()) {
     check_update(k, v.array.dtype(), v.array.shape());
-  } else {
+  } else if (!checked || host_) {
     auto got = thunk_->describe(v);
     const TypeSpec& t = shared_[updates_[k]]->type();
     UMA_CHECK(got.has_value(), Type, "function: backend '", options_.backend, "' returned a ", thunk_->kind(v),
@@ -349,10 +350,11 @@ bool Function::run_call(const V* in, std::size_t n_in, std::vector<V>* owned, st
   }
   for (std::size_t i = 0; i < lock_order_.size(); ++i)  // read: their values are immutable
     if (!lock_written_[i]) locks.unlock(i);
+  bool checked = false;  // the thunk checked its update values itself
   if constexpr (kArrays)
     run_program(values, outputs);
   else
-    run_thunk(values, outputs);
+    checked = run_thunk(values, outputs);
   // Every output is computed: check and stage every update (the host copies too under the
   // eager policy), then write them all at once (they read the old values).
   const std::size_t n_up = updates_.size();
@@ -370,7 +372,12 @@ bool Function::run_call(const V* in, std::size_t n_in, std::vector<V>* owned, st
   }
   std::vector<Value> staged;
   staged.reserve(n_up);
-  for (std::size_t k = 0; k < n_up; ++k) staged.push_back(stage(k, std::move(outputs[n_outputs_ + k])));
+  for (std::size_t k = 0; k < n_up; ++k) {
+    if constexpr (kArrays)
+      staged.push_back(stage(k, std::move(outputs[n_outputs_ + k])));
+    else
+      staged.push_back(stage(k, std::move(outputs[n_outputs_ + k]), checked));
+  }
   std::vector<Array> hosts;
   if (options_.eager && !host_) {
     hosts.reserve(n_up);

@@ -155,3 +155,121 @@ def test_outputs_and_updates_never_share_the_callers_memory():
     np.testing.assert_array_equal(w.get_value(), np.ones(4))
     for o in outs:
         np.testing.assert_array_equal(np.asarray(o), np.ones(4))
+
+
+# ---- the whole-graph call: native arguments, checks per input signature, donation ------------
+
+
+def _x64(values):
+    with jax.enable_x64(True):
+        return jax.numpy.asarray(values)
+
+
+def test_a_whole_graph_is_one_jitted_call_that_returns_without_waiting():
+    w = uma.shared(np.arange(4.0), "w")
+    x = sym.vector("x")
+    f = uma.function([x], sym.sum(x * w), updates={w: w + x}, backend="jax")
+    assert f._thunk.segments == 1 and not f._thunk.host_steps
+    assert f._thunk.checks_updates and f._thunk.checks_shapes
+    xs = _x64(np.ones(4))
+    assert f._native_args((xs,)) and not f._native_args((np.ones(4),))
+    calls = f.call_counts()["general"]
+    got = [float(f(xs)) for _ in range(3)]
+    np.testing.assert_allclose(got, [np.sum(np.arange(4.0) + k) for k in range(3)])
+    np.testing.assert_array_equal(w.get_value(), np.arange(4.0) + 3)
+    assert f.call_counts()["general"] == calls + 3
+
+
+def test_updated_shared_values_are_donated_and_never_read_again():
+    w = uma.shared(np.arange(4.0), "w")
+    f = uma.function([], [], updates={w: w * 2}, backend="jax")
+    assert f._thunk.donated == (0,)
+    f()  # the first value is a DLPack view of host memory, which JAX does not donate
+    old = w.container.copy_in("jax")
+    f()
+    assert old.is_deleted()  # donated: its buffer may hold the new value
+    new = w.container.copy_in("jax")
+    assert not new.is_deleted()
+    np.testing.assert_array_equal(w.get_value(), np.arange(4.0) * 4)
+    f()
+    np.testing.assert_array_equal(w.get_value(), np.arange(4.0) * 8)
+
+
+def test_a_value_the_user_borrowed_is_not_donated():
+    w = uma.shared(np.arange(4.0), "w")
+    f = uma.function([], [], updates={w: w + 1}, backend="jax")
+    f()
+    f()
+    held = w.get_value(borrow=True)  # a host view of the JAX buffer (DLPack)
+    before = held.copy()
+    jax_value = w.container.copy_in("jax")
+    f()
+    f()
+    assert not jax_value.is_deleted()
+    np.testing.assert_array_equal(held, before)
+    np.testing.assert_array_equal(w.get_value(), np.arange(4.0) + 4)
+
+
+def test_returned_values_never_alias_stored_ones_under_donation():
+    w = uma.shared(np.arange(3.0), "w")
+    new = w + 1
+    f = uma.function([], [new, w], updates={w: new}, backend="jax")
+    out, old = f()
+    stored = w.container.copy_in("jax")
+    assert out.unsafe_buffer_pointer() != stored.unsafe_buffer_pointer()
+    f()  # donates the stored value, not the returned ones
+    assert not out.is_deleted() and not old.is_deleted()
+    np.testing.assert_array_equal(np.asarray(out), np.arange(3.0) + 1)
+    np.testing.assert_array_equal(np.asarray(old), np.arange(3.0))
+
+
+def test_a_graph_with_a_label_check_donates_nothing_and_a_bad_label_changes_nothing():
+    W = uma.shared(np.ones((3, 2)), "W")
+    x, y = sym.matrix("x"), sym.vector("y", dtype="int64")
+    loss = sym.mean(sym.softmax_cross_entropy(x @ W, y))
+    step = uma.function([x, y], loss, updates={W: W - uma.grad(loss, W)}, backend="jax")
+    assert step._thunk.donated == ()
+    xs = _x64(np.ones((2, 3)))
+    step(xs, _x64(np.array([0, 1])))
+    before = W.get_value()
+    stored = W.container.copy_in("jax")
+    with pytest.raises(ValueError, match="softmax_cross_entropy"):
+        step(xs, _x64(np.array([0, 2])))  # native arguments: the thunk's own call
+    assert W.container.copy_in("jax") is stored and not stored.is_deleted()
+    np.testing.assert_array_equal(W.get_value(), before)
+
+
+def test_native_arguments_get_the_checked_path_s_errors():
+    x = sym.vector("x", shape=(3,))
+    w = uma.shared(np.zeros(3), "w")
+    f = uma.function([x], [], updates={w: w + x}, backend="jax")
+    f(_x64(np.ones(3)))
+    with pytest.raises(ValueError, match=r"expected shape \(3,\)"):
+        f(_x64(np.ones(4)))
+    m = sym.matrix("m")
+    g = uma.function([m, x], m @ x, backend="jax")
+    with pytest.raises(ValueError, match="matmul"):
+        g(_x64(np.ones((2, 4))), _x64(np.ones(3)))  # uma's shape rule, when JAX traces
+    np.testing.assert_array_equal(w.get_value(), np.ones(3))
+    # a float32 jax.Array for a float64 input: not native, cast safely on the checked path
+    f(jax.numpy.ones(3, dtype=jax.numpy.float32))
+    np.testing.assert_array_equal(w.get_value(), 2 * np.ones(3))
+    assert str(w.container.copy_in("jax").dtype) == "float64"
+
+
+def test_constant_updates_and_updates_from_other_shared_values_under_donation():
+    a, b = uma.shared(np.ones(3), "a"), uma.shared(np.ones(3), "b")
+    f = uma.function([], [], updates={a: a + 1, b: np.zeros(3)}, backend="jax")
+    for _ in range(3):
+        f()
+    np.testing.assert_array_equal(a.get_value(), 4 * np.ones(3))
+    np.testing.assert_array_equal(b.get_value(), np.zeros(3))
+    x = sym.vector("x")
+    g = uma.function([x], [x, x * 2], updates={a: a + x, b: a}, backend="jax")
+    assert g._thunk.donated == (1, 2)
+    xa = _x64(np.arange(3.0))
+    for _ in range(3):
+        r = g(xa)
+    assert not xa.is_deleted() and r[0].unsafe_buffer_pointer() != xa.unsafe_buffer_pointer()
+    np.testing.assert_array_equal(a.get_value(), 4 + 3 * np.arange(3.0))
+    np.testing.assert_array_equal(b.get_value(), 4 + 2 * np.arange(3.0))

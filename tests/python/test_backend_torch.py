@@ -176,3 +176,69 @@ def test_negative_strides_do_not_reach_torch():
             "print('ok')\n")
     r = subprocess.run([sys.executable, "-c", code], env=child_env(), capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
+
+
+# ---- checks once per input signature, native arguments, torch.compile -----------------------
+
+
+def test_checks_run_once_per_signature_and_a_new_signature_is_checked_again():
+    x, y = sym.vector("x"), sym.vector("y")
+    acc = uma.shared(np.zeros(3), "acc")
+    f = uma.function([x, y], x * y, updates={acc: acc + x}, backend="torch")
+    assert f._thunk.checks_updates and f._thunk.checks_shapes
+    a, b = torch.arange(3.0, dtype=torch.float64), torch.ones(3, dtype=torch.float64)
+    assert f._native_args((a, b)) and not f._native_args((a, b.float()))
+    for _ in range(3):  # the first call checks, the next run the generated code
+        np.testing.assert_array_equal(f(a, b).numpy(), np.arange(3.0))
+    with pytest.raises(ValueError, match="multiply"):
+        f(a, torch.ones(4, dtype=torch.float64))
+    with pytest.raises(TypeError):
+        f(a, torch.ones((3, 1), dtype=torch.float64))
+    np.testing.assert_array_equal(acc.get_value(), 3 * np.arange(3.0))
+    # a tensor that requires grad is not native: the checked path refuses it, as before
+    assert not f._native_args((a.clone().requires_grad_(True), b))
+    with pytest.raises(TypeError, match="gradient"):
+        f(a.clone().requires_grad_(True), b)
+    np.testing.assert_array_equal(acc.get_value(), 3 * np.arange(3.0))
+
+
+def test_a_bad_label_raises_before_any_update_after_the_signature_is_cached():
+    W = uma.shared(np.ones((3, 2)), "W")
+    x, y = sym.matrix("x"), sym.vector("y", dtype="int64")
+    loss = sym.mean(sym.softmax_cross_entropy(x @ W, y))
+    step = uma.function([x, y], loss, updates={W: W - uma.grad(loss, W)}, backend="torch")
+    xs = torch.ones((2, 3), dtype=torch.float64)
+    for _ in range(2):
+        step(xs, torch.tensor([0, 1]))
+    before = W.get_value()
+    with pytest.raises(ValueError, match="softmax_cross_entropy"):
+        step(xs, torch.tensor([0, 2]))
+    np.testing.assert_array_equal(W.get_value(), before)
+
+
+def _compile_works():
+    try:
+        torch.compile(lambda t: t + 1)(torch.ones(2))
+        return True
+    except Exception:  # noqa: BLE001 - no C++ compiler, or no Inductor here
+        return False
+
+
+def test_torch_compile_flag_runs_the_graph_through_torch_compile():
+    from uma.runtime.linkers.torch import TorchLinker
+    with pytest.raises(TypeError, match="compile=True"):
+        TorchLinker(mode="reduce-overhead")
+    if not _compile_works():
+        pytest.skip("torch.compile cannot run here (Inductor needs a C++ compiler)")
+    rng = np.random.default_rng(0)
+    w0, xs = rng.normal(size=3), rng.normal(size=(4, 3))
+    x = sym.vector("x")
+    runs = {}
+    for name, backend in (("compiled", TorchLinker(compile=True)), ("cpu", "cpu")):
+        w = uma.shared(w0.copy(), "w")
+        y = sym.sum(sym.tanh(x * w))
+        f = uma.function([x], y, updates={w: w - 0.1 * uma.grad(y, w)}, backend=backend)
+        arg = (lambda v: torch.from_numpy(v)) if name == "compiled" else (lambda v: v)
+        runs[name] = ([float(f(arg(v))) for v in xs], w.get_value())
+    np.testing.assert_allclose(runs["compiled"][0], runs["cpu"][0], rtol=1e-12)
+    np.testing.assert_allclose(runs["compiled"][1], runs["cpu"][1], rtol=1e-12)

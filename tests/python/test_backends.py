@@ -1164,3 +1164,89 @@ def test_a_fresh_process_unpickles_a_function_of_a_framework_backend(backend):
     total, module = _child(code, stdin=pickle.dumps(f)).split()
     assert float(total) == float(np.sum(np.arange(3.0) + 1))  # the pickled value of w, one step on
     assert module == ("torch" if backend == "torch" else "jaxlib")
+
+
+class _SignatureLiar(uma.Linker):
+    """Values are NumPy arrays in residency "test-sig"; the thunk (walk.by_signature) returns
+    ``lie(update)`` for the update, checked against the variable once per signature."""
+
+    name = "test-sig"
+    residency = "test-sig"
+
+    def __init__(self, lie):
+        self.lie = lie
+
+    def input_filter(self, value, type):
+        return np.asarray(value)
+
+    def output_filter(self, value, type):
+        return uma.asarray(value)
+
+    def compile(self, fgraph):
+        from uma.runtime.linkers.walk import by_signature
+        runs = []
+
+        def run(values):
+            runs.append(1)
+            return [self.lie(np.asarray(values[0]) * 2)]
+
+        thunk = by_signature(fgraph, run, run)
+        thunk.runs = runs
+        return thunk
+
+
+@pytest.mark.parametrize("lie,ok", [(lambda o: o, True), (lambda o: o.ravel(), False)], ids=["fits", "ravel"])
+def test_a_thunk_checking_its_updates_per_signature(lie, ok):
+    w = uma.shared(np.ones((2, 3)), "w", shape=(2, 3))
+    f = uma.function([], [], updates={w: w * 2}, backend=_SignatureLiar(lie))
+    assert f._thunk.checks_updates is True
+    if ok:
+        f()
+        f()
+        np.testing.assert_array_equal(w.get_value(), 4 * np.ones((2, 3)))
+        assert f._thunk.checks_updates is True and len(f._thunk.runs) == 2
+        return
+    for _ in range(2):  # the call's own check names the problem, every time
+        with pytest.raises(TypeError, match=r"returned float64 of shape \(6,\) for shared variable 'w'"):
+            f()
+        assert f._thunk.checks_updates is False
+    np.testing.assert_array_equal(w.get_value(), np.ones((2, 3)))
+
+
+def _native_of(backend):
+    """A float64 vector in ``backend``'s own form (the framework's array type)."""
+    if backend == "jax":
+        jax = pytest.importorskip("jax")
+
+        def make(v):
+            with jax.enable_x64(True):
+                return jax.numpy.asarray(v)
+        return make
+    if backend == "torch":
+        torch = pytest.importorskip("torch")
+        return lambda v: torch.from_numpy(np.array(v))
+    if backend == "mlx":
+        mx = pytest.importorskip("mlx.core")
+        return lambda v: mx.array(np.array(v), dtype=mx.float64)
+    return lambda v: np.array(v)  # numba: NumPy arrays
+
+
+@pytest.mark.parametrize("backend", ["jax", "torch", "mlx", "numba"])
+def test_native_arguments_take_the_short_path_with_the_same_checks(backend):
+    if backend not in uma.backends():
+        pytest.skip(f"{backend} is not installed here")
+    native = _native_of(backend)
+    x, y = sym.vector("x"), sym.vector("y")
+    acc = uma.shared(np.zeros(3), "acc")
+    f = uma.function([x, y], x * y, updates={acc: acc + x * y}, backend=backend)
+    assert f._native_args is not None
+    a, b = native(np.arange(3.0)), native(np.full(3, 2.0))
+    assert f._native_args((a, b))
+    for _ in range(3):
+        np.testing.assert_array_equal(np.asarray(f(a, b)), 2 * np.arange(3.0))
+    with pytest.raises(ValueError, match="multiply"):
+        f(a, native(np.ones(4)))
+    np.testing.assert_array_equal(acc.get_value(), 6 * np.arange(3.0))
+    # NumPy arguments still work (the checked path), and agree
+    np.testing.assert_array_equal(np.asarray(f(np.arange(3.0), np.full(3, 2.0))), 2 * np.arange(3.0))
+    np.testing.assert_array_equal(acc.get_value(), 8 * np.arange(3.0))

@@ -58,6 +58,13 @@ class Thunk {
   /// One value per output, then one per update, computed from `values` (the explicit inputs,
   /// then the shared values); the thunk must not write into `values`.
   virtual void run(const std::vector<Value>& values, std::vector<Value>& outputs) const = 0;
+  /// run(), and whether the update values it returned are known to have their shared
+  /// variables' dtypes and static shapes (a thunk that checks them itself, e.g. once per input
+  /// signature): the call then does not describe them again. The default: run(), false.
+  virtual bool run_checked(const std::vector<Value>& values, std::vector<Value>& outputs) const {
+    run(values, outputs);
+    return false;
+  }
   /// The dtype (its name; a dtype uma lacks by its own text) and shape of a value `run`
   /// returned, read without converting it; nullopt when it has none.
   virtual std::optional<std::pair<std::string, Shape>> describe(const Value& v) const = 0;
@@ -169,10 +176,10 @@ class Function {
                 int64_t max_elements) const;
   Array read_array(SharedCell& c) const;
   void run_program(std::vector<Array>& values, std::vector<Array>& outputs) const;
-  void run_thunk(std::vector<Value>& values, std::vector<Value>& outputs) const;
+  bool run_thunk(std::vector<Value>& values, std::vector<Value>& outputs) const;
   // An update's value checked against its variable and made ready to store (phase 1).
   Value stage(std::size_t k, Array&& v) const;
-  Value stage(std::size_t k, Value&& v) const;
+  Value stage(std::size_t k, Value&& v, bool checked = false) const;
   // The call on elements (Note [Scalar programs]) of the inputs `in` (num_inputs() of them),
   // with every cell locked and its host copy current; false, having changed nothing, when
   // they do not qualify.

@@ -18,8 +18,13 @@ raises writes nothing. What the linker compiled decides how much Python a call r
   if every lock it needs is free at once and no shared value needs a conversion (otherwise it
   releases the GIL and waits);
 - a thunk (a Python linker's, or a Program split by ops that run in Python): the arguments are
-  filtered in Python (``is_native``, the host filter, ``input_filter``), and C++ calls the
-  thunk with the GIL held, as it does the residencies' filters.
+  filtered in Python (``is_native``, the host filter, ``argument_filter``), and C++ calls the
+  thunk with the GIL held, as it does the residencies' filters. A thunk with ``native_args``
+  (the framework backends') is called from C++ without that Python step when
+  ``native_args(args)`` is true (every argument the framework's own array of the input's
+  dtype); a call that fails there wrote nothing and runs again on the filtered path, which
+  raises the error. A thunk with ``checks_shapes`` runs uma's shape rules itself, one with
+  ``checks_updates`` true checked its update values itself (walk.by_signature).
 
 Keyword arguments are bound in Python first. :attr:`Function.fast_path` says whether calls
 run a Program; :meth:`Function.call_counts` counts them.
@@ -223,6 +228,8 @@ class Function:
             raise TypeError(f"function: backend {self.backend!r}: Linker.compile must return a thunk "
                             f"(values -> outputs), got {self._thunk!r:.200}")
         self._fast = self._make_call(upd)
+        # the thunk's check of arguments it takes as they are (see _bound_call), or None
+        self._native_args = getattr(self._thunk, "native_args", None)
 
     def _make_call(self, upd):
         """The C++ call (``uma._core.Function``): of the whole-graph Program when the thunk
@@ -240,9 +247,10 @@ class Function:
 
         def filter_arg(k, value):
             h = filter_host(value, in_types[k], allow_downcast=downcast, what=what[k], hint=_DOWNCAST_HINT)
-            return h if on_host else linker.input_filter(h, in_types[k])
+            return h if on_host else linker.argument_filter(h, in_types[k])
 
         fgraph, shapes_ok = self.fgraph, set()
+        checks_shapes = getattr(self._thunk, "checks_shapes", False) is True  # the thunk runs uma's shape rules
 
         def check_shapes(values):
             _check_shapes(fgraph, shapes_ok, values)
@@ -252,7 +260,8 @@ class Function:
         updates = [ii - n_in for _, ii in sorted(self.fgraph.update_mapping.items())]
         fast = core.Function(program if runs_program else self._thunk, specs,
                              [c.cell for c in self._containers], updates, self._n_out, downcast,
-                             filter_arg if runs_program else None, check_shapes, self._single,
+                             filter_arg if runs_program else None, None if checks_shapes else check_shapes,
+                             self._single,
                              self.backend, residency, self.update_policy == "eager", value_type)
         # Per update, the static axes of its variable that the update expression leaves open
         # (None): a wrong length there is the graph's value (ValueError), elsewhere the backend
@@ -336,7 +345,7 @@ class Function:
             else:
                 h = filter_host(a, t, allow_downcast=self.allow_input_downcast, what=what,
                                 hint=_DOWNCAST_HINT)
-                values.append(self._filtered(linker.input_filter(h, t), h, what))
+                values.append(self._filtered(linker.argument_filter(h, t), h, what))
         return _call_thunk(self._fast, tuple(values))
 
     def _filtered(self, value, host, what):

@@ -242,6 +242,13 @@ class Linker:
     def output_filter(self, value, type):
         return value
 
+    def argument_filter(self, value, type):
+        """A call's argument (a host ``uma.Array`` of ``type``) in this backend's form; the
+        default is ``input_filter``. A backend whose calls return before their computations
+        end copies here what may be the caller's memory, which the caller may change once the
+        call returns (``jax``)."""
+        return self.input_filter(value, type)
+
     def is_native(self, value, type):
         return False
 

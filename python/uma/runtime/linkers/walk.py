@@ -11,8 +11,9 @@ compile time; :func:`evaluator` turns the answers into the thunk that runs them
 from __future__ import annotations
 
 import functools
+import operator
 
-__all__ = ["walk", "evaluator", "straight_line", "has_perform", "perform_impl"]
+__all__ = ["walk", "evaluator", "node_steps", "straight_line", "straight_code", "by_signature", "has_perform", "perform_impl"]
 
 
 def walk(fgraph, table):
@@ -43,6 +44,15 @@ def evaluator(fgraph, table, *, constant, copy, output=None, after=()):
     after the nodes. ``NotImplementedError`` naming the op for a node the table has no
     implementation for (``uma.function`` reports those before compiling: ``Linker.unsupported``).
     """
+    steps = node_steps(fgraph, table)
+    steps.extend(after)
+    return straight_line(fgraph.inputs, fgraph.outputs, steps, fgraph.outputs_needing_copy(),
+                         constant=constant, copy=copy, output=output)
+
+
+def node_steps(fgraph, table):
+    """The steps ``(impl, node, node.inputs, node.outputs)`` of :func:`evaluator`, one per node of
+    ``fgraph`` in execution order (the same errors)."""
     steps = []
     for node, impl in walk(fgraph, table):
         if impl is None:
@@ -52,9 +62,7 @@ def evaluator(fgraph, table, *, constant, copy, output=None, after=()):
             raise TypeError(f"{node.op}: the dispatch table {getattr(table, '__qualname__', table)!s} gave "
                             f"{impl!r:.80}, not a function of the node's input values")
         steps.append((impl, node, node.inputs, node.outputs))
-    steps.extend(after)
-    return straight_line(fgraph.inputs, fgraph.outputs, steps, fgraph.outputs_needing_copy(),
-                         constant=constant, copy=copy, output=output)
+    return steps
 
 
 def straight_line(inputs, outputs, steps, copies, *, constant, copy, output=None):
@@ -94,6 +102,105 @@ def straight_line(inputs, outputs, steps, copies, *, constant, copy, output=None
                 env[s] = r if check is None else check(r, node)
         return [copy(env[s]) if c else env[s] for s, c in out_slots]
 
+    return thunk
+
+
+def straight_code(inputs, outputs, steps, copies, *, constant, copy):
+    """What :func:`straight_line` computes, as one generated Python function: a local name per
+    value, one line per step, no per-call loop and no result checks (``output`` is not
+    applied; a step whose ``impl`` has ``direct``, a function with ``impl(values) ==
+    [direct(*values)]``, calls that instead). For a thunk whose checks ran once per input
+    signature (:func:`by_signature`)."""
+    names = {v: f"a{k}" for k, v in enumerate(inputs)}
+    namespace = {"copy": copy}
+    lines = ["def run(values):"]
+    if inputs:
+        lines.append(f"    {', '.join(names[v] for v in inputs)}, = values")
+
+    def name(v):
+        n = names.get(v)
+        if n is None:  # the only roots besides the inputs are constants
+            n = names[v] = f"c{len(namespace)}"
+            namespace[n] = constant(v)
+        return n
+
+    for j, (impl, _node, ins, outs) in enumerate(steps):
+        args = ", ".join(name(v) for v in ins)
+        direct = getattr(impl, "direct", None)  # impl(values) is [direct(*values)]
+        if direct is not None and len(outs) == 1:
+            namespace[f"f{j}"] = direct
+            names[outs[0]] = f"t{j}_0"
+            lines.append(f"    t{j}_0 = f{j}({args})")
+            continue
+        namespace[f"f{j}"] = impl
+        lines.append(f"    r = f{j}([{args}])")
+        for k, v in enumerate(outs):
+            names[v] = f"t{j}_{k}"
+            lines.append(f"    t{j}_{k} = r[{k}]")
+    results = [f"copy({name(o)})" if k in copies else name(o) for k, o in enumerate(outputs)]
+    lines.append(f"    return [{', '.join(results)}]")
+    exec(compile("\n".join(lines) + "\n", "<uma straight_code>", "exec"), namespace)
+    return namespace["run"]
+
+
+_SIGNATURES = 64  # input signatures remembered per thunk (then forgotten and checked again)
+
+
+def by_signature(fgraph, checked, fast, *, shape=operator.attrgetter("shape"), native_args=None,
+                 settled=None):
+    """The thunk that runs ``checked`` (every result checked) for the first call with each
+    combination of value shapes, and ``fast`` (no checks: :func:`straight_code`) for the next
+    ones. Before ``checked`` runs, the values' shapes are checked against the inputs' types and
+    uma's shape rule of every node runs (its ``ValueError`` names the op), so the thunk has
+    ``checks_shapes`` (uma.Function leaves that check to it); after, every update's shape is
+    checked against its shared variable's type, so it has ``checks_updates`` (the C++ call does
+    not describe the updates again; an update that does not fit turns it off for good, and the
+    call's own check raises the error). Dtypes need no check per signature: the inputs' dtypes
+    are the graph's, and the backend's results have the same dtypes whatever the shapes.
+    ``shape(value)``: the value's shape (hashable); ``native_args``: the thunk's
+    ``native_args`` (see uma.Function), or None; ``settled()``: None, or False after a checked
+    run that did what ``fast`` does not (a result converted to the backend's type): that
+    signature is then not remembered."""
+    inputs = list(fgraph.inputs)
+    types = [v.type for v in inputs]
+    updates = [(oi, fgraph.inputs[ii].type) for oi, ii in sorted(fgraph.update_mapping.items())]
+    seen = set()
+    constant_shapes = {c: tuple(c.value.shape) for c in fgraph.constants()}
+    nodes = fgraph.toposort()
+
+    def first(values, key):
+        for v, t, s in zip(inputs, types, key):
+            if not t.is_compatible_shape(tuple(s)):
+                raise TypeError(f"a value of shape {tuple(s)} for {v} of type {t}")
+        env = dict(zip(inputs, (tuple(s) for s in key)))
+        env.update(constant_shapes)
+        for node in nodes:
+            try:
+                env.update(zip(node.outputs, node.op.infer_shape(node, [env[i] for i in node.inputs])))
+            except NotImplementedError:
+                break
+        outs = checked(values)
+        for oi, t in updates:
+            if not t.is_compatible_shape(tuple(shape(outs[oi]))):
+                thunk.checks_updates = False  # the call's own check names the problem
+                return outs
+        if settled is not None and not settled():
+            return outs
+        if len(seen) >= _SIGNATURES:
+            seen.clear()
+        seen.add(key)
+        return outs
+
+    def thunk(values):
+        key = tuple(map(shape, values))
+        if key in seen:
+            return fast(values)
+        return first(values, key)
+
+    thunk.checks_updates = True
+    thunk.checks_shapes = True
+    if native_args is not None:
+        thunk.native_args = native_args
     return thunk
 
 

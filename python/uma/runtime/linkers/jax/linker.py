@@ -16,9 +16,13 @@ buffer's alignment and copies otherwise. On a GPU both directions stay on the de
 between ``jax-cuda`` and uma's ``cuda`` (or ``torch-cuda``) never goes through host memory.
 Every value, constant and computation of a function is placed on the linker's device, whatever
 JAX's default device is.
-Because an argument may share the caller's memory, a call returns only when its computations
-are done (the caller may then change that memory), and an output that is an argument's
-buffer is copied; other outputs are JAX's own immutable arrays.
+A graph that is one run is one jitted function of the arguments and the shared values,
+checked when JAX traces (once per input signature), with the updated shared values donated
+where safe and no wait for the computation (``_whole_graph``); arguments filtered from the
+host are copies (``argument_filter``). For a graph of several runs an argument may share the
+caller's memory, so that call returns only when its computations are done (the caller may then
+change that memory), and an output that is an argument's buffer is copied; other outputs are
+JAX's own immutable arrays.
 
 XLA on the CPU flushes subnormal floats to zero, so results that would be subnormal are 0 on
 this backend (uma's other backends keep them); everything else is computed as uma does. The
@@ -33,6 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....graph import ops as o
+from ....graph.basic import Constant
 from ...linker import Linker, distinct, framework_device
 from ..walk import has_perform, runs, straight_line
 from .dispatch import _jax, jax_impl, label_check
@@ -103,7 +108,7 @@ def _segment(nodes, fns, in_vars, out_vars, constants, device):
 
     def impl(values):
         results, any_bad, classes = jitted(*values)
-        if any_bad is not None and bool(any_bad):
+        if any_bad is not None and np.asarray(any_bad):
             known = dict(zip(in_vars, values))
             known.update(zip(outs, results))
             for (node, k, _), c in zip(checks, classes):  # uma's ValueError for the first bad label
@@ -156,6 +161,14 @@ class JaxLinker(Linker):
         with _jax().enable_x64(True):
             return _to_jax(value if isinstance(value, _uma().Array) else _uma().asarray(value), self.jax_device())
 
+    def argument_filter(self, value, type):
+        """A JAX-owned copy of a call's argument (never a view of the caller's memory, which
+        the caller may change once the call returns): calls need not wait for their
+        computations."""
+        with _jax().enable_x64(True):
+            return _to_jax_copy(value if isinstance(value, _uma().Array) else _uma().asarray(value),
+                                self.jax_device())
+
     def output_filter(self, value, type):
         return _uma().from_dlpack(value)
 
@@ -169,13 +182,16 @@ class JaxLinker(Linker):
             return self._compile(fgraph)
 
     def _compile(self, fgraph):
-        steps, segments, host_steps = [], 0, []
         dev = self.jax_device()
+        groups = runs(fgraph, [jax_impl(n.op, n) for n in fgraph.toposort()])
+        if len(groups) == 1 and groups[0][1] is not None:
+            return _whole_graph(fgraph, *groups[0], dev)
 
         def constant(c):
             return _to_jax(_uma().asarray(c.value), dev)
 
-        for nodes, fns, in_vars, out_vars, consts in runs(fgraph, [jax_impl(n.op, n) for n in fgraph.toposort()]):
+        steps, segments, host_steps = [], 0, []
+        for nodes, fns, in_vars, out_vars, consts in groups:
             if fns is None:
                 steps.append((_host_step(nodes[0], dev), nodes[0], in_vars, out_vars))
                 host_steps.append(nodes[0].op)
@@ -202,6 +218,134 @@ class JaxLinker(Linker):
         thunk.segments = segments
         thunk.host_steps = host_steps
         return thunk
+
+
+def _to_jax_copy(a, device):
+    """A ``jax.Array`` on ``device`` holding a copy of ``uma.Array`` ``a`` in memory JAX owns."""
+    jax = _jax()
+    if a.dtype.name == "bool":
+        a = _uma().not_equal(a, False)
+    if a.device == _uma().Device("cpu"):
+        return jax.device_put(np.array(a, copy=True), device)
+    return jax.numpy.array(_to_jax(a, device), copy=True)
+
+
+def _whole_graph(fgraph, nodes, fns, in_vars, out_vars, consts, device):
+    """The thunk of a graph whose every node JAX computes: one ``jax.jit`` function of all the
+    graph's inputs (the explicit inputs, then the shared values) returning every output and
+    update (and, where the graph has cross-entropy nodes, the label flag).
+
+    What uma checks per call on the other paths is checked here when JAX traces, which it does
+    once per input signature (dtypes, shapes, placement): the inputs' shapes against their
+    types, uma's shape inference of every node (``ValueError`` naming the op), the dtype of every
+    result, and the type of every update (``checks_updates``: the C++ call then does not
+    describe the updates again; a signature whose updates do not fit turns it off for good, and
+    the call's own checks raise the error). Results that would be an input's buffer or another
+    result's are copies, so no returned or stored value aliases another.
+
+    The shared values that are updated are donated to XLA (``donate_argnums``: the old value
+    is dead once the update is written) unless the graph has a label check, which can fail
+    after the computation while the old values must stay; JAX itself keeps a buffer that is
+    also exported (a host view of it through DLPack, as ``get_value(borrow=True)`` returns).
+    A call does not wait for its computations, as a jitted JAX call does not: the arguments are
+    the caller's ``jax.Array`` s or copies (``argument_filter``), and a shared value's host
+    memory that a JAX copy views is never written in place while that view exists (the DLPack
+    capsule holds a reference to it: Note [Updates in place])."""
+    jax, uma = _jax(), _uma()
+    jnp = jax.numpy
+    inputs, outputs = list(fgraph.inputs), list(fgraph.outputs)
+    constants = {c: _to_jax(uma.asarray(c.value), device) for c in consts}
+    for v in fgraph.outputs:  # a constant that is an output (and no node's input)
+        if isinstance(v, Constant) and v not in constants:
+            constants[v] = _to_jax(uma.asarray(v.value), device)
+    checks = [(node, *label_check(node)) for node in nodes
+              if isinstance(node.op, (o.SoftmaxCrossEntropy, o.SoftmaxCrossEntropyGrad))]
+    update_of = dict(fgraph.update_mapping)  # output index -> input index
+    wants = [_np_dtype(v.type.dtype) for v in outputs]
+
+    def run(*vals):
+        for v, x in zip(inputs, vals):
+            if not v.type.is_compatible_shape(tuple(x.shape)) or x.dtype != _np_dtype(v.type.dtype):
+                raise TypeError(f"jax: a value of {x.dtype}{tuple(x.shape)} for {v.type}")
+        shapes = dict(zip(inputs, (tuple(x.shape) for x in vals)))
+        shapes.update((c, tuple(c.value.shape)) for c in consts)
+        env = dict(zip(inputs, vals))
+        env.update(constants)
+        flags = []
+        for node, fn in zip(nodes, fns):
+            try:  # uma's shape rule: a mismatch is its ValueError naming the op
+                shapes.update(zip(node.outputs, node.op.infer_shape(node, [shapes[i] for i in node.inputs])))
+            except NotImplementedError:
+                pass
+            ins = [env[v] for v in node.inputs]
+            for n, k, flag in checks:
+                if n is node:
+                    flags.append(flag(ins))
+            env.update(zip(node.outputs, fn(ins)))
+        results, seen = [], {id(x) for x in vals} | {id(c) for c in constants.values()}
+        for k, v in enumerate(outputs):
+            r = env[v]
+            if r.dtype != wants[k]:
+                raise RuntimeError(f"{v.owner.op if v.owner else v}: JAX returned dtype {r.dtype}, but the graph "
+                                   f"inferred {v.type.dtype} (a bug in uma's jax linker)")
+            if id(r) in seen:  # an input, a constant or another result: a buffer of its own
+                r = jnp.array(r, copy=True)
+            seen.add(id(r))
+            ii = update_of.get(k)
+            if ii is not None and not inputs[ii].type.is_compatible_shape(tuple(r.shape)):
+                thunk.checks_updates = False  # the call's own checks name the problem
+            results.append(r)
+        if not flags:
+            return tuple(results)
+        # one flag for the graph: one device-to-host read per call
+        return (tuple(results), jnp.any(jnp.stack([bad for bad, _ in flags])), tuple(c for _, c in flags))
+
+    donate = () if checks else tuple(sorted(set(update_of.values())))
+    # results on the linker's device, also where no argument says where (JAX's default device)
+    jitted = jax.jit(run, donate_argnums=donate, out_shardings=jax.sharding.SingleDeviceSharding(device))
+    x64 = jax.config
+    check = uma._core._check_labels
+
+    def call(values):
+        if x64.jax_enable_x64:
+            return jitted(*values)
+        with jax.enable_x64(True):
+            return jitted(*values)
+
+    if not checks:
+        thunk = call
+    else:
+        def thunk(values):
+            results, any_bad, classes = call(values)
+            if np.asarray(any_bad):  # cheaper than bool() of a jax.Array
+                known = dict(zip(inputs, values))
+                known.update(zip(outputs, results))
+                for (node, k, _), c in zip(checks, classes):  # uma's ValueError for the first bad label
+                    v = known.get(node.inputs[k])
+                    if v is not None:
+                        check(uma.from_dlpack(v).to_device("cpu"), int(c), "softmax_cross_entropy")
+                raise ValueError("softmax_cross_entropy: a label is outside [0, C)")
+            return results
+
+    types = [_np_dtype(v.type.dtype) for v in inputs]
+    impl_type = type(jnp.zeros(()))
+    # where JAX has devices of one platform (a CPU-only jaxlib), an array's device is the linker's
+    one_place = {d.platform for d in jax.devices()} == {device.platform} and len(jax.devices()) == 1
+    here = {device}
+
+    def native_args(args):
+        """Whether ``args`` (the explicit inputs) go to the thunk as they are: ``jax.Array`` s of
+        the inputs' dtypes on the linker's device (their shapes are checked when JAX traces)."""
+        for a, dt in zip(args, types):
+            if type(a) is not impl_type or a.dtype != dt or not (one_place or a.devices() == here):
+                return False
+        return True
+
+    thunk.native_args = native_args
+    thunk.checks_updates = True
+    thunk.checks_shapes = True
+    thunk.segments, thunk.host_steps, thunk.donated = 1, [], donate
+    return thunk
 
 
 def _np_dtype(name):

@@ -96,7 +96,26 @@ def mlx_impl(op, node):
 _register = table_register(mlx_impl, _native, _via_uma)
 
 
-def _cast_to(name):
+def _same(vs):
+    return vs
+
+
+def _apply(fn, cast):
+    """``impl(values) -> [fn(*cast(values))]``, without the call of ``cast`` where it is the
+    identity; then ``impl.direct`` is ``fn`` (generated code calls it directly: walk.straight_code)."""
+    if cast is _same:
+        impl = lambda vs: [fn(*vs)]  # noqa: E731
+        impl.direct = fn
+        return impl
+    return lambda vs: [fn(*cast(vs))]
+
+
+def _cast_to(name, inputs=None):
+    """Converts every input to ``name`` (no-op where it has it already); where every variable of
+    ``inputs`` (the node's) has that dtype, the identity, decided here once (a call's values
+    have the graph's dtypes)."""
+    if inputs is not None and all(v.dtype == name for v in inputs):
+        return _same
     dt = mlx_dtype(name)
     return lambda vs: [v if v.dtype == dt else v.astype(dt) for v in vs]
 
@@ -116,20 +135,20 @@ def _elemwise(node):
     if name in _COMPARE:
         fn = getattr(mx, _COMPARE[name])
         cast = _cast_to(_uma().result_type(*[v.dtype for v in node.inputs]).name)
-        return lambda vs: [fn(*cast(vs))]
+        return _apply(fn, cast)
     if out == "bool":
         return None
     if name in _ARITH or (name in _FLOAT and out == "float32"):
         fn = getattr(mx, _ARITH.get(name) or _FLOAT[name])
-        cast = _cast_to(out)
-        return lambda vs: [fn(*cast(vs))]
+        cast = _cast_to(out, node.inputs)
+        return _apply(fn, cast)
     return None
 
 
 @_register(o.Where)
 def _where(node):
     mx = _mx()
-    cast = _cast_to(node.outputs[0].dtype)
+    cast = _cast_to(node.outputs[0].dtype, node.inputs)
     return lambda vs: [mx.where(vs[0].astype(mx.bool_), *cast(vs[1:]))]
 
 
@@ -149,8 +168,8 @@ def _matmul(node):
     mx = _mx()
     if node.outputs[0].dtype != "float32" or any(v.ndim < 2 for v in node.inputs):
         return None
-    cast = _cast_to("float32")
-    return lambda vs: [mx.matmul(*cast(vs))]
+    cast = _cast_to("float32", node.inputs)
+    return _apply(mx.matmul, cast)
 
 
 @_register(o.Softmax)

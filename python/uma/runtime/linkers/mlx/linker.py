@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ...linker import Linker
 from ....graph.type import _ALL_DTYPES
-from ..walk import evaluator
+from ..walk import by_signature, node_steps, straight_code, straight_line
 from .dispatch import _mx, mlx_dtype, mlx_impl, to_mlx, to_uma
 
 __all__ = ["MlxLinker"]
@@ -61,13 +61,39 @@ class MlxLinker(Linker):
         return to_uma(value)
 
     def compile(self, fgraph):
+        """The graph node by node: the first call with each combination of value shapes with
+        every result checked, the next ones as generated straight-line code without checks
+        (:func:`~..walk.by_signature`); one ``mx.eval`` per call."""
         mx = _mx()
-        run = evaluator(fgraph, mlx_impl, constant=lambda c: to_mlx(_uma().asarray(c.value)), copy=lambda v: v,
-                        output=_result_check)
+        steps = node_steps(fgraph, mlx_impl)
+        constants = {}
 
-        def thunk(values):
+        def constant(c):
+            v = constants.get(c)
+            if v is None:
+                v = constants[c] = to_mlx(_uma().asarray(c.value))
+            return v
+
+        run = straight_line(fgraph.inputs, fgraph.outputs, steps, set(), constant=constant, copy=None,
+                            output=_result_check)
+        code = straight_code(fgraph.inputs, fgraph.outputs, steps, set(), constant=constant, copy=None)
+        def checked(values):
             outs = run(values)
             mx.eval(outs)
             return outs
 
-        return thunk
+        def fast(values):
+            outs = code(values)
+            mx.eval(outs)
+            return outs
+
+        array, dtypes = mx.array, [mlx_dtype(v.type.dtype) for v in fgraph.inputs]
+
+        def native_args(args):
+            """``mx.array`` s of the inputs' dtypes (shapes: checked once per signature)."""
+            for a, dt in zip(args, dtypes):
+                if type(a) is not array or a.dtype != dt:
+                    return False
+            return True
+
+        return by_signature(fgraph, checked, fast, native_args=native_args)

@@ -26,8 +26,8 @@ import numpy as np
 
 from ..numpy import NumpyLinker
 from ..numpy.linker import _fresh, _ndarray_result
-from ..numpy.dispatch import numpy_impl
-from ..walk import runs, straight_line
+from ..numpy.dispatch import numpy_dtype, numpy_impl
+from ..walk import by_signature, runs, straight_code, straight_line
 from .dispatch import _numba, helpers, numba_code
 
 __all__ = ["NumbaLinker"]
@@ -123,7 +123,23 @@ def _run(nodes, codes, in_vars, out_vars):
             return on_numpy(values)  # a domain check failed: uma's error
         return list(results[:n_out])
 
+    def fast(values):
+        """``impl`` for input shapes it has run with (by_signature's calls after the first):
+        no shape check."""
+        jitted = state[0]
+        if jitted is None:
+            return on_numpy(values)
+        try:
+            results = jitted(*map(_read_only, values))
+        except numba_error:
+            state[0] = None
+            return on_numpy(values)
+        if not all(results[n_out:]):
+            return on_numpy(values)
+        return list(results[:n_out])
+
     impl.compiled = lambda: state[0]  # the dispatcher in use (None: the numpy table)
+    impl.fast = fast
     return impl
 
 
@@ -147,12 +163,37 @@ class NumbaLinker(NumpyLinker):
             impl = _run(run_nodes, codes, args, out_vars)
             steps.append((impl, run_nodes[-1], args, out_vars))
             compiled.append(impl)
-        run = straight_line(fgraph.inputs, fgraph.outputs, steps, fgraph.outputs_needing_copy(),
-                            constant=lambda c: c.value, copy=_fresh, output=_ndarray_result)
+        copies = fgraph.outputs_needing_copy()
+        converted = []
+        run = straight_line(fgraph.inputs, fgraph.outputs, steps, copies, constant=lambda c: _read_only(c.value), copy=_fresh,
+                            output=lambda v: _ndarray_result(v, converted))
+        # after a signature's checked call, every compiled run has seen its input shapes: its
+        # shape check is skipped
+        fast_steps = [(getattr(impl, "fast", impl), node, ins, outs) for impl, node, ins, outs in steps]
+        code = straight_code(fgraph.inputs, fgraph.outputs, fast_steps, copies, constant=lambda c: _read_only(c.value),
+                             copy=_fresh)
 
-        def thunk(values):
+        def checked(values):
+            converted.clear()
             with np.errstate(all="ignore"):
                 return run(values)
+
+        if numpy_steps:  # NumPy's warnings are uma's silent IEEE results
+            def fast(values):
+                with np.errstate(all="ignore"):
+                    return code(values)
+        else:  # compiled runs only (each takes its first shapes to NumPy under errstate itself)
+            fast = code
+        ndarray, dtypes = np.ndarray, [numpy_dtype(v.type.dtype) for v in fgraph.inputs]
+
+        def native_args(args):
+            """``numpy.ndarray`` s of the inputs' dtypes (shapes: checked once per signature)."""
+            for a, dt in zip(args, dtypes):
+                if type(a) is not ndarray or a.dtype != dt:
+                    return False
+            return True
+
+        thunk = by_signature(fgraph, checked, fast, native_args=native_args, settled=lambda: not converted)
 
         thunk.compiled_runs = len(compiled)
         thunk.runs = compiled  # each run's impl; run.compiled() is its Numba dispatcher or None

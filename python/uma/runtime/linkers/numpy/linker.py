@@ -44,19 +44,25 @@ def _uma():
     return uma
 
 
-def _ndarray_result(var):
-    """The check of a value computed for ``var``: an ndarray of the graph's dtype."""
+def _ndarray_result(var, converted=None):
+    """The check of a value computed for ``var``: an ndarray of the graph's dtype (a value of
+    another type, or of another dtype object of that name, is converted, and ``converted``, a
+    list, gets an entry)."""
     name = var.type.dtype
     dt = numpy_dtype(name)
 
     def result(r, node):
         if type(r) is not np.ndarray:
             r = np.asarray(r)
+            if converted is not None:
+                converted.append(node)
         if r.dtype != dt:
             if dtype_name(r.dtype) != name:
                 raise RuntimeError(f"{node.op}: NumPy returned dtype {r.dtype}, but the graph "
                                    f"inferred {name} (a bug in uma's numpy linker)")
             r = r.astype(dt)
+            if converted is not None:
+                converted.append(node)
         return r
 
     return result

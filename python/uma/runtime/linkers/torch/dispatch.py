@@ -79,8 +79,26 @@ def torch_impl(op, node):
 _register = table_register(torch_impl, _native, _via_uma)
 
 
-def _cast_to(dtype_name):
-    """Converts every input to ``dtype_name`` (no-op where it has it already)."""
+def _same(vs):
+    return vs
+
+
+def _apply(fn, cast):
+    """``impl(values) -> [fn(*cast(values))]``, without the call of ``cast`` where it is the
+    identity; then ``impl.direct`` is ``fn`` (generated code calls it directly: walk.straight_code)."""
+    if cast is _same:
+        impl = lambda vs: [fn(*vs)]  # noqa: E731
+        impl.direct = fn
+        return impl
+    return lambda vs: [fn(*cast(vs))]
+
+
+def _cast_to(dtype_name, inputs=None):
+    """Converts every input to ``dtype_name`` (no-op where it has it already); where every
+    variable of ``inputs`` (the node's) has that dtype, the identity, decided here once (a call's
+    values have the graph's dtypes)."""
+    if inputs is not None and all(v.dtype == dtype_name for v in inputs):
+        return _same
     want = torch_dtype(dtype_name)
     return lambda vs: [v if v.dtype == want else v.to(want) for v in vs]
 
@@ -105,23 +123,23 @@ def _elemwise(node):
         return None  # NumPy's bool arithmetic (add is or, multiply is and): uma's ops
     if name in _SAME or name in _DIVIDE:
         fn = getattr(torch, "true_divide" if name == "divide" else name)
-        cast = _cast_to(node.outputs[0].dtype)
+        cast = _cast_to(node.outputs[0].dtype, node.inputs)
         if name in ("sigmoid", "exp", "log", "log1p", "expm1", "sqrt", "tanh", "sin", "cos") and \
                 node.outputs[0].dtype not in ("float32", "float64"):
             return None
-        return lambda vs: [fn(*cast(vs))]
+        return _apply(fn, cast)
     if name in _COMPARE:
         fn = getattr(torch, _COMPARE[name])
         common = _uma().result_type(*[v.dtype for v in node.inputs]).name
-        cast = _cast_to(common)
-        return lambda vs: [fn(*cast(vs))]
+        cast = _cast_to(common, node.inputs)
+        return _apply(fn, cast)
     return None
 
 
 @_register(o.Where)
 def _where(node):
     torch = _torch()
-    cast = _cast_to(node.outputs[0].dtype)
+    cast = _cast_to(node.outputs[0].dtype, node.inputs)
     return lambda vs: [torch.where(vs[0].to(torch.bool), *cast(vs[1:]))]
 
 
@@ -211,8 +229,8 @@ def _matmul(node):
     torch = _torch()
     if node.outputs[0].dtype not in ("float32", "float64"):
         return None  # integer products wrap in uma; PyTorch has no integer BLAS semantics to match
-    cast = _cast_to(node.outputs[0].dtype)
-    return lambda vs: [torch.matmul(*cast(vs))]
+    cast = _cast_to(node.outputs[0].dtype, node.inputs)
+    return _apply(torch.matmul, cast)
 
 
 # ---- shape, joining -----------------------------------------------------------------------------
@@ -243,5 +261,5 @@ def _broadcast_like(node):
 @_register(o.Concatenate)
 def _concatenate(node):
     torch, axis = _torch(), node.op.axis
-    cast = _cast_to(node.outputs[0].dtype)
+    cast = _cast_to(node.outputs[0].dtype, node.inputs)
     return lambda vs: [torch.cat(cast(vs), dim=axis)]

@@ -8,7 +8,10 @@ memory both ways (DLPack: ``torch.from_dlpack`` of a ``uma.Array``, ``uma.from_d
 tensor), so a switch of backend on one device copies nothing: on a GPU, a switch between
 ``torch-cuda`` and uma's ``cuda`` (or ``jax-cuda``) stays on the device.
 
-Calls run under ``torch.no_grad()``; outputs that could alias an input, a constant or another
+No value a call sees requires grad, so autograd records nothing (the first call with each
+input signature runs under ``torch.no_grad()`` and checks every result; the next ones run
+generated straight-line code: ``walk.by_signature``). ``TorchLinker(compile=True)`` runs that
+code through ``torch.compile``. Outputs that could alias an input, a constant or another
 output are copied (``Tensor.clone``), so a returned tensor never shares memory with a stored
 one. Every result is checked against the dtype the graph inferred (a mismatch is a bug and
 raises ``RuntimeError`` naming the op). Registered as ``"torch"`` when PyTorch is installed;
@@ -21,7 +24,7 @@ PyTorch is imported when the first function is compiled for it::
 from __future__ import annotations
 
 from ...linker import Linker, framework_device
-from ..walk import evaluator
+from ..walk import by_signature, node_steps, straight_code, straight_line
 from .dispatch import _torch, to_tensor, torch_dtype, torch_impl
 
 __all__ = ["TorchLinker"]
@@ -32,14 +35,16 @@ def _uma():
     return uma
 
 
-def _tensor_result(var):
-    """The check of a value computed for ``var``: a tensor of the graph's dtype."""
+def _tensor_result(var, converted):
+    """The check of a value computed for ``var``: a tensor of the graph's dtype (a value of
+    another type is converted, and ``converted`` gets an entry)."""
     name = var.type.dtype
     torch = _torch()
     want = torch_dtype(name)  # once per output, not per call
 
     def result(r, node):
         if not isinstance(r, torch.Tensor):
+            converted.append(node)
             r = to_tensor(_uma().asarray(r))
         if r.dtype != want:
             raise RuntimeError(f"{node.op}: PyTorch returned dtype {r.dtype}, but the graph inferred "
@@ -61,12 +66,24 @@ class TorchLinker(Linker):
 
     dispatch = torch_impl
 
-    def __init__(self, device=None):
+    def __init__(self, device=None, *, compile=False, **compile_options):
         """``TorchLinker()``: backend ``torch``, tensors on the CPU. ``TorchLinker("cuda:N")``:
         backend ``torch-cuda`` (``torch-cuda:N`` for N > 0), tensors on PyTorch's GPU N
-        (``RuntimeError`` at the first compile where PyTorch has none)."""
+        (``RuntimeError`` at the first compile where PyTorch has none).
+
+        ``compile=True``: calls after the first with each input signature run the graph's
+        straight-line code through ``torch.compile(code, **compile_options)`` (TorchDynamo and,
+        by default, Inductor: on the CPU it needs a C++ compiler; uma's eager ops between
+        PyTorch ops, such as the label check of a cross-entropy, are graph breaks). The first
+        call with each signature runs eagerly with every result checked, as without the flag.
+        Pass the linker itself as the backend: ``uma.function(..., backend=TorchLinker(compile=True))``
+        (its values are the ``torch`` backend's: same residency)."""
         self.device, self.name, self.residency = framework_device("torch", device)
         self._torch_device = None
+        self.torch_compile = bool(compile)
+        self.compile_options = dict(compile_options)
+        if compile_options and not compile:
+            raise TypeError(f"TorchLinker: options {sorted(compile_options)} are torch.compile's; pass compile=True")
 
     def torch_device(self):
         """The ``torch.device`` this linker's tensors live on."""
@@ -96,13 +113,54 @@ class TorchLinker(Linker):
         return _uma().from_dlpack(value.detach())
 
     def compile(self, fgraph):
+        """The graph node by node (:func:`~..walk.node_steps`): the first call with each
+        combination of value shapes runs with every result checked, the next ones run
+        generated straight-line code without checks (:func:`~..walk.by_signature`). No value a
+        call sees requires grad (arguments that do are not native; filtered and stored values
+        are DLPack views), so autograd records nothing."""
         torch = _torch()
-        self.torch_device()  # PyTorch has this device, or RuntimeError now
-        run = evaluator(fgraph, torch_impl, constant=lambda c: self.input_filter(_uma().asarray(c.value), c.type),
-                        copy=_fresh, output=_tensor_result)
+        dev = self.torch_device()  # PyTorch has this device, or RuntimeError now
+        steps = node_steps(fgraph, torch_impl)
+        copies = fgraph.outputs_needing_copy()
+        constants = {}
 
-        def thunk(values):
+        def constant(c):
+            v = constants.get(c)
+            if v is None:
+                v = constants[c] = self.input_filter(_uma().asarray(c.value), c.type)
+            return v
+
+        converted = []
+        run = straight_line(fgraph.inputs, fgraph.outputs, steps, copies, constant=constant, copy=_fresh,
+                            output=lambda v: _tensor_result(v, converted))
+
+        def checked(values):
+            converted.clear()
             with torch.no_grad():
                 return run(values)
 
-        return thunk
+        fast = straight_code(fgraph.inputs, fgraph.outputs, steps, copies, constant=constant, copy=_fresh)
+        if getattr(self, "torch_compile", False):
+            fast = torch.compile(fast, **self.compile_options)
+        return by_signature(fgraph, checked, fast, native_args=_native_args(fgraph, dev),
+                            settled=lambda: not converted)
+
+
+def _native_args(fgraph, dev):
+    """Whether a call's arguments go to the thunk as they are (uma.Function): tensors on the
+    linker's device ``dev`` of the inputs' dtypes that do not require grad and have no lazy
+    conjugate or negative bit (what ``is_native`` accepts; their shapes are checked by the
+    thunk, once per signature)."""
+    torch = _torch()
+    tensor = torch.Tensor
+    dtypes = [torch_dtype(v.type.dtype) for v in fgraph.inputs]
+    on_cpu = dev.type == "cpu"
+
+    def native_args(args):
+        for a, dt in zip(args, dtypes):
+            if (type(a) is not tensor or a.dtype is not dt or a.requires_grad
+                    or not (a.is_cpu if on_cpu else a.device == dev) or a.is_conj() or a.is_neg()):
+                return False
+        return True
+
+    return native_args
