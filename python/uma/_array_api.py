@@ -590,6 +590,9 @@ def _repeat_each(x, r, axis):
         bad = int(counts[int(_core.argmax(counts < 0).item())].item())
         raise ValueError(f"repeat: repeats must be non-negative, got {bad if r.dtype.kind == 'i' else bad + 2**64}")
     ends = _core.cumsum(counts)
+    # counts are non-negative, so a sum past int64 shows as a negative running total
+    if n and bool(_core.any(ends < 0).item()):
+        raise ValueError(f"repeat: the repeats add up to more than {2**63 - 1} elements (array is too big)")
     total = int(ends[n - 1].item()) if n else 0
     pos = _core.searchsorted(ends, _core.arange(total, dtype="int64"), side="right")
     return _core.take(x, pos, axis=a)

@@ -37,25 +37,51 @@ def _x(x, name):
     return _aa._array(x, f"uma.fft.{name}")
 
 
+def _int(v, what, name):
+    """``v`` as a Python int of int64's range: TypeError for a bool or a non-integer (NumPy's
+    rule for ``n``), ValueError naming a value past int64."""
+    if isinstance(v, bool):
+        raise TypeError(f"uma.fft.{name}: {what} must be an integer, got bool {v!r}")
+    k = _aa._int(v, what, f"uma.fft.{name}")
+    if not -2**63 <= k < 2**63:
+        raise ValueError(f"uma.fft.{name}: {what} = {k} is out of the int64 range")
+    return k
+
+
 def _n(n, name):
-    return None if n is None else _aa._int(n, "n", f"uma.fft.{name}")
+    return None if n is None else _int(n, "n", name)
 
 
 def _ints(v, what, name):
+    """None, an int, or a sequence of ints (tuple, list, or a 1-d integer array)."""
     if v is None:
         return None
-    if not isinstance(v, (tuple, list)):
-        v = (v,)
-    return [_aa._int(k, what, f"uma.fft.{name}") for k in v]
+    if isinstance(v, (tuple, list)) or (hasattr(v, "__iter__") and not isinstance(v, (str, bytes))):
+        return [_int(k, what, name) for k in v]
+    return [_int(v, what, name)]
+
+
+def _norm(norm):
+    """None is ``"backward"``, as NumPy takes it (the core checks the names)."""
+    return "backward" if norm is None else norm
 
 
 def _one(name, x, n, axis, norm):
     return getattr(_core, f"fft_{name}")(_x(x, name), _n(n, name), _aa._int(axis, "axis", f"uma.fft.{name}"),
-                                         norm)
+                                         _norm(norm))
 
 
 def _many(name, x, s, axes, norm):
-    return getattr(_core, f"fft_{name}")(_x(x, name), _ints(s, "s", name), _ints(axes, "axes", name), norm)
+    return getattr(_core, f"fft_{name}")(_x(x, name), _ints(s, "s", name), _ints(axes, "axes", name),
+                                         _norm(norm))
+
+
+def _spacing(d, name):
+    """The sample spacing ``d`` as a float: ZeroDivisionError for 0, as NumPy's 1 / (n * d)."""
+    d = float(d)
+    if d == 0.0:
+        raise ZeroDivisionError(f"uma.fft.{name}: the sample spacing d must be nonzero")
+    return d
 
 
 def fft(x, /, *, n=None, axis=-1, norm="backward"):
@@ -131,14 +157,15 @@ def fftfreq(n, /, *, d=1.0, dtype=None, device=None):
     """The sample frequencies of ``fft`` for a signal of ``n`` samples spaced ``d`` apart (Array
     API standard, fft.fftfreq): shape (n,), ``[0, 1, ..., (n - 1) // 2, -(n // 2), ..., -1] /
     (d * n)``, dtype ``dtype`` (a real floating dtype, default float64) on ``device``.
-    ValueError for n < 1; TypeError for a non-integer n or a dtype that is not real floating."""
-    return _core.fft_fftfreq(_aa._int(n, "n", "uma.fft.fftfreq"), float(d), dtype, device)
+    ValueError for n < 1; TypeError for a non-integer (or bool) n or a dtype that is not real
+    floating; ZeroDivisionError for ``d`` 0 (NumPy's)."""
+    return _core.fft_fftfreq(_int(n, "n", "fftfreq"), _spacing(d, "fftfreq"), dtype, device)
 
 
 def rfftfreq(n, /, *, d=1.0, dtype=None, device=None):
     """The sample frequencies of ``rfft`` (Array API standard, fft.rfftfreq): shape
     (n // 2 + 1,), ``[0, 1, ..., n // 2] / (d * n)``; arguments and errors as ``fftfreq``'s."""
-    return _core.fft_rfftfreq(_aa._int(n, "n", "uma.fft.rfftfreq"), float(d), dtype, device)
+    return _core.fft_rfftfreq(_int(n, "n", "rfftfreq"), _spacing(d, "rfftfreq"), dtype, device)
 
 
 def _shift(x, axes, inverse, name):

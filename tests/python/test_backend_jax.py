@@ -273,3 +273,15 @@ def test_constant_updates_and_updates_from_other_shared_values_under_donation():
     assert not xa.is_deleted() and r[0].unsafe_buffer_pointer() != xa.unsafe_buffer_pointer()
     np.testing.assert_array_equal(a.get_value(), 4 + 3 * np.arange(3.0))
     np.testing.assert_array_equal(b.get_value(), 4 + 2 * np.arange(3.0))
+
+
+def test_a_bad_label_computed_in_the_graph_is_named_with_its_position():
+    W = uma.shared(np.zeros((3, 4)), "W")
+    x, y = sym.matrix("x"), sym.vector("y", dtype="int32")
+    loss = sym.mean(sym.softmax_cross_entropy(x @ W, y - 1))  # the labels are an intermediate
+    step = uma.function([x, y], loss, updates={W: W - uma.grad(loss, W)}, backend="jax")
+    step(np.ones((3, 3)), np.array([1, 2, 4], np.int32))
+    before = W.get_value()
+    with pytest.raises(ValueError, match=r"label -1 at position 1 is out of range \[0, 4\)"):
+        step(np.ones((3, 3)), np.array([2, 0, 3], np.int32))
+    np.testing.assert_array_equal(W.get_value(), before)

@@ -340,3 +340,20 @@ def test_namespace():
                                     "ihfft", "fftfreq", "rfftfreq", "fftshift", "ifftshift"}
     for name in uma.fft.__all__:
         assert getattr(uma.fft, name).__doc__
+
+
+def test_numpy_spellings_and_bad_scalars():
+    x = np.arange(8.0)
+    np.testing.assert_allclose(np.asarray(uma.fft.fft(uma.asarray(x), norm=None)), np.fft.fft(x), rtol=1e-12,
+                               atol=1e-12)
+    ones = np.ones((4, 4))
+    got = uma.fft.fftn(uma.asarray(ones), s=np.array([2, 2]))  # s as an integer array, as NumPy takes it
+    np.testing.assert_allclose(np.asarray(got), np.fft.fftn(ones, s=(2, 2)), atol=1e-12)
+    with pytest.raises(TypeError, match="bool"):
+        uma.fft.fft(uma.asarray(x), n=True)
+    with pytest.raises(TypeError, match="bool"):
+        uma.fft.fftfreq(True)
+    with pytest.raises(ValueError, match="int64 range"):
+        uma.fft.fft(uma.asarray(x), n=2**64)
+    with pytest.raises(ZeroDivisionError):
+        uma.fft.fftfreq(5, d=0.0)

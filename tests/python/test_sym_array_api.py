@@ -191,3 +191,39 @@ def test_sorting_ops_bad_arguments():
         uma.grad(sym.sum(sym.argsort(x) * 1.0), x)
     g = uma.grad(sym.sum(sym.argsort(x) * 1.0), x, disconnected_inputs="zero")
     np.testing.assert_array_equal(np.asarray(uma.function([x], g)(SORTED)), np.zeros_like(SORTED))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint32", "float32", "complex64"])
+def test_tensordot_and_vecdot_keep_the_product_dtype(dtype):
+    v = np.random.default_rng(9).integers(0, 200, (3, 4)).astype(dtype)
+    x = sym.tensor("x", dtype=dtype, ndim=2)
+    td, vd = uma.function([x], [sym.tensordot(x, x, axes=([0], [0])), sym.vecdot(x, x)])(v)
+    want_td = np.tensordot(v, v, ([0], [0]))
+    want_vd = np.asarray(uma.vecdot(uma.asarray(v), uma.asarray(v)))  # the eager vecdot
+    assert np.asarray(td).dtype == want_td.dtype and np.asarray(vd).dtype == want_vd.dtype
+    np.testing.assert_array_equal(np.asarray(td), want_td)
+    np.testing.assert_array_equal(np.asarray(vd), want_vd)
+
+
+def test_contracted_axes_of_different_static_lengths_are_refused():
+    a, b = sym.tensor("a", shape=(3, 1)), sym.tensor("b", shape=(4, 5))
+    with pytest.raises(ValueError, match="contracted axes have lengths 1 and 4"):
+        sym.tensordot(a, b, axes=1)
+    with pytest.raises(ValueError, match="contracted axes have lengths 1 and None"):
+        sym.vecdot(sym.tensor("u", shape=(1,)), sym.vector("w"))
+
+
+def test_eager_repeat_counts_past_int64_raise():
+    with pytest.raises(ValueError, match="too big"):
+        uma.repeat(uma.asarray(np.arange(3.0)), uma.asarray(np.array([2**63 - 1, 2**63 - 1, 3])))
+
+
+@pytest.mark.parametrize("build", [
+    lambda x: sym.concatenate([x, x * 2.0]) ** 3,
+    lambda x: sym.sort(x) ** 3 * sym.arange(3.0),
+    lambda x: sym.roll(x, 1) ** 3 * sym.arange(3.0),
+    lambda x: sym.cumulative_sum(x, include_initial=True) ** 3,
+], ids=["concatenate", "sort", "roll", "cumulative_sum-initial"])
+def test_second_derivatives_through_segment_and_unpermute(build):
+    v = np.array([0.5, -1.0, 2.0])
+    uma.verify_grad(lambda x: uma.grad(sym.sum(build(x)), x), [v], rng=np.random.default_rng(0))

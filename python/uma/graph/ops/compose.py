@@ -7,8 +7,8 @@ time are allowed wherever the result's shape does not depend on values.
 Positions along an axis are computed in the graph (``_positions``: a cumulative sum of ones),
 so ``roll``, ``repeat``, ``tile``, ``tril`` and ``triu`` work on axes of unknown length.
 ``take_along_axis`` and the functions whose result's shape depends on values (``nonzero``,
-``unique_*``) and ``sort``/``argsort``/``searchsorted`` have no symbolic form yet: they are
-eager only.
+``unique_*``) have no symbolic form yet: they are eager only (``sort``, ``argsort`` and
+``searchsorted`` are graph ops of their own, :mod:`.sorting`).
 """
 from __future__ import annotations
 
@@ -235,6 +235,8 @@ def tensordot(x1, x2, /, *, axes=2):
                   for ax, v in zip(axes, (x1, x2)))
         if len(a1) != len(a2):
             raise ValueError(f"tensordot: axes {axes!r} pair {len(a1)} axes of x1 with {len(a2)} of x2")
+    for i, j in zip(a1, a2):
+        _same_length("tensordot", x1.shape[i], x2.shape[j])
     f1 = [i for i in range(x1.ndim) if i not in a1]
     f2 = [i for i in range(x2.ndim) if i not in a2]
     # x1 as (free1..., 1 per free2, contracted...), x2 as (1 per free1, free2..., contracted...)
@@ -246,14 +248,27 @@ def tensordot(x1, x2, /, *, axes=2):
         y2 = expand_dims(y2, 0)
     prod = multiply(y1, y2)
     k = len(a1)
-    return sum(prod, axis=tuple(range(prod.ndim - k, prod.ndim))) if k else prod
+    # summed in the product's dtype, as NumPy's tensordot (bool: any; integers wrap)
+    return astype(sum(prod, axis=tuple(range(prod.ndim - k, prod.ndim))), prod.dtype) if k else prod
+
+
+def _same_length(opname, m, n):
+    """A contracted axis's lengths must be equal: ``ValueError`` when the static lengths differ,
+    or when one is a static 1 and the other is not (the product would broadcast it, which
+    NumPy's contraction never does)."""
+    if (m is not None and n is not None and m != n) or ((m == 1) != (n == 1)):
+        raise ValueError(f"{opname}: the contracted axes have lengths {m} and {n} (None: known at run time); "
+                         f"they must be equal (declare both lengths when one of them is 1)")
 
 
 def vecdot(x1, x2, /, *, axis=-1):
     """The dot product of vectors along ``axis``, ``sum(conj(x1) * x2)`` (Array API standard,
     vecdot), broadcasting the other axes."""
     x1, x2 = as_variable(x1), as_variable(x2)
-    return sum(multiply(conj(x1) if x1.dtype.startswith("complex") else x1, x2), axis=axis)
+    a1, a2 = _norm_axis("vecdot", axis, x1.ndim), _norm_axis("vecdot", axis, x2.ndim)
+    _same_length("vecdot", x1.shape[a1], x2.shape[a2])
+    prod = multiply(conj(x1) if x1.dtype.startswith("complex") else x1, x2)
+    return astype(sum(prod, axis=axis), prod.dtype)  # in the product's dtype, as the eager vecdot
 
 
 def broadcast_arrays(*arrays):

@@ -69,8 +69,15 @@ class Segment(Op):
     def infer_shape(self, node, shapes):
         return [_core._result_shape("segment", *shapes, axis=self.axis, part=self.index)]
 
-    def grad(self, node, output_grads):  # pragma: no cover - second derivatives unused
-        raise NotImplementedError("segment: gradient not implemented")
+    def grad(self, node, output_grads):
+        """The piece's gradient put back at its place among zeros shaped like the other parts
+        (the inputs ``xs`` only give shapes: no gradient)."""
+        (g,) = output_grads
+        xs = node.inputs[1:]
+        if g is None:
+            return [None] * len(node.inputs)
+        parts = [g if k == self.index else zeros_like(x, dtype=g.dtype) for k, x in enumerate(xs)]
+        return [concatenate(parts, axis=self.axis)] + [None] * len(xs)
 
 
 def _seq_inputs(opname, arrays):
@@ -147,5 +154,6 @@ def split(ary, indices_or_sections, axis=0):
 # The other op modules' names, used only when a graph is built: imported last, because the op
 # modules use one another (each module is complete before it imports the others).
 from .convert import _to_dtype  # noqa: E402
+from .creation import zeros_like  # noqa: E402
 from .indexing import getitem  # noqa: E402
 from .shape import reshape  # noqa: E402

@@ -71,8 +71,14 @@ class Unpermute(Op):
     def infer_shape(self, node, shapes):
         return [shapes[0]]
 
-    def grad(self, node, output_grads):  # pragma: no cover - second derivatives unused
-        raise NotImplementedError("unpermute: gradient not implemented")
+    def grad(self, node, output_grads):
+        """Unpermuting is linear in input 0: its gradient is ``g`` permuted by ``perm``, i.e.
+        unpermuted by ``argsort(perm)``; the positions get none."""
+        (g,) = output_grads
+        if g is None:
+            return [None, None]
+        perm = node.inputs[1]
+        return [Unpermute(self.axis)(g, Sort("argsort", self.axis)(perm)), None]
 
 
 class SearchSorted(Op):

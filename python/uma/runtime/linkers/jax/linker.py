@@ -280,7 +280,7 @@ def _whole_graph(fgraph, nodes, fns, in_vars, out_vars, consts, device):
             ins = [env[v] for v in node.inputs]
             for n, k, flag in checks:
                 if n is node:
-                    flags.append(flag(ins))
+                    flags.append((*flag(ins), ins[k]))  # (bad, classes, labels)
             env.update(zip(node.outputs, fn(ins)))
         results, seen = [], {id(x) for x in vals} | {id(c) for c in constants.values()}
         for k, v in enumerate(outputs):
@@ -298,7 +298,8 @@ def _whole_graph(fgraph, nodes, fns, in_vars, out_vars, consts, device):
         if not flags:
             return tuple(results)
         # one flag for the graph: one device-to-host read per call
-        return (tuple(results), jnp.any(jnp.stack([bad for bad, _ in flags])), tuple(c for _, c in flags))
+        return (tuple(results), jnp.any(jnp.stack([bad for bad, _, _ in flags])),
+                tuple((c, y) for _, c, y in flags))
 
     donate = () if checks else tuple(sorted(set(update_of.values())))
     # results on the linker's device, also where no argument says where (JAX's default device)
@@ -316,15 +317,11 @@ def _whole_graph(fgraph, nodes, fns, in_vars, out_vars, consts, device):
         thunk = call
     else:
         def thunk(values):
-            results, any_bad, classes = call(values)
+            results, any_bad, labelled = call(values)
             if np.asarray(any_bad):  # cheaper than bool() of a jax.Array
-                known = dict(zip(inputs, values))
-                known.update(zip(outputs, results))
-                for (node, k, _), c in zip(checks, classes):  # uma's ValueError for the first bad label
-                    v = known.get(node.inputs[k])
-                    if v is not None:
-                        check(uma.from_dlpack(v).to_device("cpu"), int(c), "softmax_cross_entropy")
-                raise ValueError("softmax_cross_entropy: a label is outside [0, C)")
+                for c, y in labelled:  # uma's ValueError, naming the first bad label and where it is
+                    check(uma.from_dlpack(y).to_device("cpu"), int(c), "softmax_cross_entropy")
+                raise ValueError(f"softmax_cross_entropy: a label is out of range [0, {int(labelled[0][0])})")
             return results
 
     types = [_np_dtype(v.type.dtype) for v in inputs]
