@@ -17,6 +17,7 @@
 #include <string>
 
 #include "kernels/cuda/index_launch.h"
+#include "kernels/cuda/library.h"
 #include "kernels/cuda_kernels.h"
 #include "memory/cuda/cuda_check.h"
 #include "uma/error.h"
@@ -61,16 +62,8 @@ Handle handle(int device) {
   if (!c.tried) {
     c.tried = true;
     std::string tried;
-    void* so = nullptr;
-    const char* env = std::getenv("UMA_CUBLAS");
-    for (const char* name : {env, "libcublas.so.13", "libcublas.so.12", "libcublas.so",
-                             "/usr/local/cuda/lib64/libcublas.so.13", "/usr/local/cuda/lib64/libcublas.so"}) {
-      if (!name || !*name) continue;
-      so = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-      if (so) break;
-      const char* e = dlerror();
-      tried += std::string(tried.empty() ? "" : "; ") + (e ? e : name);
-    }
+    void* so = open_library("UMA_CUBLAS", {"libcublas.so.13", "libcublas.so.12", "libcublas.so",
+                                       "/usr/local/cuda/lib64/libcublas.so.13", "/usr/local/cuda/lib64/libcublas.so"}, tried);
     if (so) {
       c.create = reinterpret_cast<CreateFn>(dlsym(so, "cublasCreate_v2"));
       c.set_stream = reinterpret_cast<SetStreamFn>(dlsym(so, "cublasSetStream_v2"));

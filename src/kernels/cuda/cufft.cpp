@@ -31,6 +31,7 @@
 #include <mutex>
 #include <string>
 
+#include "kernels/cuda/library.h"
 #include "kernels/cuda_kernels.h"
 #include "memory/cuda/cuda_check.h"
 #include "uma/error.h"
@@ -75,16 +76,8 @@ void load(Cufft& c, const char* op, int device) {
   if (!c.tried) {
     c.tried = true;
     std::string tried;
-    void* so = nullptr;
-    const char* env = std::getenv("UMA_CUFFT");
-    for (const char* name : {env, "libcufft.so.12", "libcufft.so.11", "libcufft.so",
-                             "/usr/local/cuda/lib64/libcufft.so.12", "/usr/local/cuda/lib64/libcufft.so"}) {
-      if (!name || !*name) continue;
-      so = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-      if (so) break;
-      const char* e = dlerror();
-      tried += std::string(tried.empty() ? "" : "; ") + (e ? e : name);
-    }
+    void* so = open_library("UMA_CUFFT", {"libcufft.so.12", "libcufft.so.11", "libcufft.so",
+                                       "/usr/local/cuda/lib64/libcufft.so.12", "/usr/local/cuda/lib64/libcufft.so"}, tried);
     if (so) {
       c.plan_many = reinterpret_cast<PlanManyFn>(dlsym(so, "cufftPlanMany"));
       c.set_stream = reinterpret_cast<SetStreamFn>(dlsym(so, "cufftSetStream"));

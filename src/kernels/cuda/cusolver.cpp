@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "kernels/cuda/linalg_launch.h"
+#include "kernels/cuda/library.h"
 #include "kernels/cuda_kernels.h"
 #include "memory/cuda/cuda_check.h"
 #include "uma/error.h"
@@ -141,16 +142,8 @@ Handle handle(const char* op, int device) {
   if (!c.tried) {
     c.tried = true;
     std::string tried;
-    void* so = nullptr;
-    const char* env = std::getenv("UMA_CUSOLVER");
-    for (const char* name : {env, "libcusolver.so.12", "libcusolver.so.11", "libcusolver.so",
-                             "/usr/local/cuda/lib64/libcusolver.so.12", "/usr/local/cuda/lib64/libcusolver.so"}) {
-      if (!name || !*name) continue;
-      so = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-      if (so) break;
-      const char* e = dlerror();
-      tried += std::string(tried.empty() ? "" : "; ") + (e ? e : name);
-    }
+    void* so = open_library("UMA_CUSOLVER", {"libcusolver.so.12", "libcusolver.so.11", "libcusolver.so",
+                                       "/usr/local/cuda/lib64/libcusolver.so.12", "/usr/local/cuda/lib64/libcusolver.so"}, tried);
     if (so) {
       const std::string missing = resolve(so, c);
       if (!missing.empty()) c.error = "the loaded libcusolver lacks " + missing;

@@ -6,6 +6,7 @@
 
 #include "kernels/axis_blocks.h"
 #include "kernels/cuda/index_launch.h"
+#include "kernels/cuda/host_launch.h"
 #include "kernels/cuda_kernels.h"
 #include "kernels/kernels.h"
 #include "memory/cuda/cuda_check.h"
@@ -14,34 +15,19 @@
 
 namespace uma::kernels::cuda {
 
+using host::check;
+using host::Launch;
+using host::read_back;
+using host::workspace;
+
 namespace L = cuda_launch;
 
 namespace {
 
-void check(int e, const char* what) {
-  if (e != 0) uma::cuda::detail::fail(static_cast<cudaError_t>(e), what, __FILE__, __LINE__);
-}
-
-struct Launch {
-  uma::cuda::detail::DeviceGuard guard;
-  void* stream;
-  explicit Launch(const Array& on) : guard(on.device().index), stream(uma::cuda::stream(on.device().index)) {}
-  cudaStream_t st() const { return static_cast<cudaStream_t>(stream); }
-};
-
-// Reads `n` bytes of device memory at `src` (waits for the stream): a status word or one
-// value, not an array transfer (not counted in the transfer statistics).
-void read_back(void* dst, const void* src, std::size_t n, const Launch& l) {
-  UMA_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost, l.st()));
-  UMA_CUDA_CHECK(cudaStreamSynchronize(l.st()));
-}
 
 
-// A device workspace of at least `bytes` bytes (never a null pointer, which CUB would read as
-// a size query); it returns to the stream-ordered cache when released.
-Array workspace(std::size_t bytes, Device dev) {
-  return Array::empty({static_cast<int64_t>(bytes < 16 ? 16 : bytes)}, DType::UInt8, dev);
-}
+
+
 
 // The geometry of a strided view for the kernels: size-1 axes dropped, axes contiguous with
 // the next one merged (the flat C-order position of an element is unchanged).

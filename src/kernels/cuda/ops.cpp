@@ -3,12 +3,16 @@
 #include <cstring>
 
 #include "kernels/cuda/ops_launch.h"
+#include "kernels/cuda/host_launch.h"
 #include "kernels/cuda_kernels.h"
 #include "memory/cuda/cuda_check.h"
 #include "uma/error.h"
 #include "uma/memory/cuda.h"
 
 namespace uma::kernels::cuda {
+
+using host::check;
+using host::Launch;
 
 namespace L = cuda_launch;
 
@@ -26,9 +30,6 @@ bool supports(ReduceOp op, DType t) noexcept { return L::reduce_ok(static_cast<i
 
 namespace {
 
-void check(int e, const char* what) {
-  if (e != 0) uma::cuda::detail::fail(static_cast<cudaError_t>(e), what, __FILE__, __LINE__);
-}
 
 // The merged index space of `out`'s shape and the operands (views of that shape). `dense`
 // means every operand is contiguous over the space, or (with `scalars`, for kernels that
@@ -72,11 +73,6 @@ L::Space merge(const Array& out, const std::vector<const Array*>& in, std::vecto
   return s;
 }
 
-struct Launch {
-  uma::cuda::detail::DeviceGuard guard;
-  void* stream;
-  explicit Launch(const Array& out) : guard(out.device().index), stream(uma::cuda::stream(out.device().index)) {}
-};
 
 }  // namespace
 

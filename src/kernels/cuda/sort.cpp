@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "kernels/cuda/sort_launch.h"
+#include "kernels/cuda/host_launch.h"
 #include "kernels/cuda_kernels.h"
 #include "memory/cuda/cuda_check.h"
 #include "uma/error.h"
@@ -11,29 +12,18 @@
 
 namespace uma::kernels::cuda {
 
+using host::check;
+using host::Launch;
+using host::read_back;
+using host::workspace;
+
 namespace L = cuda_launch;
 
 namespace {
 
-void check(int e, const char* what) {
-  if (e != 0) uma::cuda::detail::fail(static_cast<cudaError_t>(e), what, __FILE__, __LINE__);
-}
 
-struct Launch {
-  uma::cuda::detail::DeviceGuard guard;
-  void* stream;
-  explicit Launch(const Array& on) : guard(on.device().index), stream(uma::cuda::stream(on.device().index)) {}
-  cudaStream_t st() const { return static_cast<cudaStream_t>(stream); }
-};
 
-void read_back(void* dst, const void* src, std::size_t n, const Launch& l) {
-  UMA_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost, l.st()));
-  UMA_CUDA_CHECK(cudaStreamSynchronize(l.st()));
-}
 
-Array workspace(std::size_t bytes, Device dev) {
-  return Array::empty({static_cast<int64_t>(bytes < 16 ? 16 : bytes)}, DType::UInt8, dev);
-}
 
 int64_t* i64(const Array& a) { return static_cast<int64_t*>(a.data()); }
 
