@@ -188,7 +188,7 @@ class JaxLinker(Linker):
             return _whole_graph(fgraph, *groups[0], dev)
 
         def constant(c):
-            return _to_jax(_uma().asarray(c.value), dev)
+            return _constant(c, dev)
 
         steps, segments, host_steps = [], 0, []
         for nodes, fns, in_vars, out_vars, consts in groups:
@@ -230,6 +230,13 @@ def _to_jax_copy(a, device):
     return jax.numpy.array(_to_jax(a, device), copy=True)
 
 
+def _constant(c, device):
+    """The ``jax.Array`` of graph constant ``c``, in memory JAX owns: jitted functions keep their
+    constants in JAX's caches, which outlive uma's objects at interpreter exit, so they must not
+    hold uma memory."""
+    return _to_jax_copy(_uma().asarray(c.value), device)
+
+
 def _whole_graph(fgraph, nodes, fns, in_vars, out_vars, consts, device):
     """The thunk of a graph whose every node JAX computes: one ``jax.jit`` function of all the
     graph's inputs (the explicit inputs, then the shared values) returning every output and
@@ -254,10 +261,10 @@ def _whole_graph(fgraph, nodes, fns, in_vars, out_vars, consts, device):
     jax, uma = _jax(), _uma()
     jnp = jax.numpy
     inputs, outputs = list(fgraph.inputs), list(fgraph.outputs)
-    constants = {c: _to_jax(uma.asarray(c.value), device) for c in consts}
+    constants = {c: _constant(c, device) for c in consts}
     for v in fgraph.outputs:  # a constant that is an output (and no node's input)
         if isinstance(v, Constant) and v not in constants:
-            constants[v] = _to_jax(uma.asarray(v.value), device)
+            constants[v] = _constant(v, device)
     checks = [(node, *label_check(node)) for node in nodes
               if isinstance(node.op, (o.SoftmaxCrossEntropy, o.SoftmaxCrossEntropyGrad))]
     update_of = dict(fgraph.update_mapping)  # output index -> input index
