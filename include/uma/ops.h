@@ -378,6 +378,9 @@ Array one_hot(const Array& indices, int64_t depth, DType dtype);
 /// int32/int64/float32/float64 (divide and transcendental functions on floats only).
 bool is_fusable(BinaryOp op, DType t) noexcept;
 bool is_fusable(UnaryOp op, DType t) noexcept;
+/// Whether the comparison `op` on dtype `t` can join a fused chain of dtype t as the condition
+/// of a `where` (FusedInstr::select): its truth value is stored as t(1) or t(0).
+bool is_fusable_condition(BinaryOp op, DType t) noexcept;
 /// Evaluates a chain of elementwise ops in one pass over memory; every input has dtype
 /// `dtype` and the inputs broadcast together. Equal, bit for bit, to running the ops one by
 /// one. TypeError for a wrong input dtype or a non-fusable op; ValueError on bad registers or
@@ -395,6 +398,9 @@ void binary_one(BinaryOp op, DType t, const void* a, const void* b, void* out);
 /// True when fused_elementwise with `n_inputs` inputs of dtype `dtype` raises no error about
 /// `code` (registers, fusable ops).
 bool fused_code_ok(int n_inputs, const std::vector<FusedInstr>& code, DType dtype) noexcept;
+/// The errors fused_elementwise raises about `code` for `n_inputs` inputs of dtype `dtype`
+/// (ValueError for registers and misplaced comparisons, TypeError for non-fusable ops).
+void check_fused_code(int n_inputs, const std::vector<FusedInstr>& code, DType dtype);
 /// fused_elementwise on one element per input: `inputs[i]` points to input i's value (dtype
 /// `dtype`, host memory), the result goes to `*out`; `code` must pass fused_code_ok. Bitwise
 /// the value fused_elementwise computes.

@@ -686,9 +686,19 @@ void bind_runtime(nb::module_& m) {
         std::vector<FusedInstr> instrs;
         for (nb::handle item : code) {
           nb::tuple t = nb::borrow<nb::tuple>(item);
-          UMA_CHECK(nb::len(t) == 3, Value, "Program.add_fused: each instruction is (op_name, a, b)");
+          UMA_CHECK(nb::len(t) >= 1, Value, "Program.add_fused: empty instruction");
           std::string name = nb::cast<std::string>(t[0]);
           FusedInstr ins;
+          if (name == "where") {
+            UMA_CHECK(nb::len(t) == 4, Value, "Program.add_fused: where is ('where', condition, x, y)");
+            ins.select = true;
+            ins.a = nb::cast<int>(t[1]);
+            ins.b = nb::cast<int>(t[2]);
+            ins.c = nb::cast<int>(t[3]);
+            instrs.push_back(ins);
+            continue;
+          }
+          UMA_CHECK(nb::len(t) == 3, Value, "Program.add_fused: each instruction is (op_name, a, b)");
           ins.a = nb::cast<int>(t[1]);
           ins.b = nb::cast<int>(t[2]);
           auto bin = ops::binary_op_named(name);
@@ -701,8 +711,9 @@ void bind_runtime(nb::module_& m) {
         return p.add_fused(inputs, std::move(instrs), *to_dtype(dtype));
       }, nb::arg("inputs"), nb::arg("code"), nb::arg("dtype"),
       "Adds a fused elementwise chain: code is a list of (op_name, a, b) over registers (inputs first,\n"
-      "then one register per instruction; b is ignored for unary ops). The last register is the result.\n"
-      "Every input must have `dtype`; ops must keep the dtype (see uma._core._fusable).")
+      "then one register per instruction; b is ignored for unary ops) and ('where', cond, x, y), whose\n"
+      "condition is a comparison of the chain. The last register is the result. Every input must have\n"
+      "`dtype`; ops must keep the dtype or be a where's comparison (see uma._core._fusable).")
       .def("set_outputs", &runtime::Program::set_outputs)
       .def("add_label_check", &runtime::Program::add_label_check, nb::arg("labels"), nb::arg("logits"), nb::arg("op"),
            "Checks the labels in slot `labels` against the class count of the logits in slot `logits` after\n"
@@ -903,12 +914,14 @@ void bind_runtime(nb::module_& m) {
   m.attr("_call_thunk") = nb::steal(PyCFunction_NewEx(&g_call_thunk_def, nullptr, nullptr));
   m.attr("_program_run") = nb::steal(PyCFunction_NewEx(&g_program_run_def, nullptr, nullptr));
   m.def("_program_ops", &runtime::op_names, "Names of the ops a Program can run.");
-  m.def("_fusable", [](const std::string& name, nb::handle dtype) {
+  m.def("_fusable", [](const std::string& name, nb::handle dtype, bool condition) {
     DType t = *to_dtype(dtype);
-    if (auto b = ops::binary_op_named(name)) return ops::is_fusable(*b, t);
-    if (auto u = ops::unary_op_named(name)) return ops::is_fusable(*u, t);
+    if (auto b = ops::binary_op_named(name)) return condition ? ops::is_fusable_condition(*b, t) : ops::is_fusable(*b, t);
+    if (auto u = ops::unary_op_named(name)) return !condition && ops::is_fusable(*u, t);
     return false;
-  }, "Whether the elementwise op `name` keeps `dtype` and can join a fused chain of that dtype.");
+  }, nb::arg("name"), nb::arg("dtype"), nb::arg("condition") = false,
+  "Whether the elementwise op `name` keeps `dtype` and can join a fused chain of that dtype; with\n"
+  "condition=True, whether it is a comparison of `dtype` operands that can be a fused where's condition.");
 }
 
 }  // namespace uma::py

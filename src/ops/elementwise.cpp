@@ -376,6 +376,10 @@ bool is_fusable(BinaryOp op, DType t) noexcept {
   }
 }
 
+bool is_fusable_condition(BinaryOp op, DType t) noexcept {
+  return fusable_dtype(t) && has_kernel(op, static_cast<int>(t)) && rule(op) == BinaryRule::Comparison;
+}
+
 bool is_fusable(UnaryOp op, DType t) noexcept {
   if (!fusable_dtype(t) || !has_kernel(op, static_cast<int>(t))) return false;
   switch (rule(op)) {
@@ -388,15 +392,33 @@ bool is_fusable(UnaryOp op, DType t) noexcept {
   }
 }
 
-namespace {
 // The checks of fused_elementwise that do not depend on the inputs (only on their number).
 void check_fused_code(int nin, const std::vector<FusedInstr>& code, DType dtype) {
   UMA_CHECK(!code.empty(), Value, "fused_elementwise: empty program");
+  const int nregs = nin + static_cast<int>(code.size());
+  // Registers holding a comparison's 0/1 (FusedInstr): read only as a select's condition.
+  std::vector<char> truth(static_cast<std::size_t>(nregs), 0);
   for (std::size_t k = 0; k < code.size(); ++k) {
     const FusedInstr& c = code[k];
     const int avail = nin + static_cast<int>(k);
-    UMA_CHECK(c.a >= 0 && c.a < avail && (!c.binary || (c.b >= 0 && c.b < avail)), Value,
-              "fused_elementwise: instruction ", k, " reads an undefined register");
+    auto defined = [&](int r) { return r >= 0 && r < avail; };
+    const bool reads_ok = c.select ? defined(c.a) && defined(c.b) && defined(c.c)
+                                   : defined(c.a) && (!c.binary || defined(c.b));
+    UMA_CHECK(reads_ok, Value, "fused_elementwise: instruction ", k, " reads an undefined register");
+    const bool truth_misread = c.select ? truth[c.b] || truth[c.c] : truth[c.a] || (c.binary && truth[c.b]);
+    UMA_CHECK(!truth_misread, Value, "fused_elementwise: instruction ", k,
+              " reads a comparison's result as a number (only a where's condition may)");
+    if (c.select) {
+      UMA_CHECK(truth[c.a], Value, "fused_elementwise: the condition of where (instruction ", k,
+                ") must be a comparison of the chain");
+      continue;
+    }
+    if (c.binary && is_fusable_condition(static_cast<BinaryOp>(c.op), dtype)) {
+      UMA_CHECK(k + 1 < code.size(), Value, "fused_elementwise: a chain cannot end with the comparison ",
+                op_name(static_cast<BinaryOp>(c.op)));
+      truth[avail] = 1;
+      continue;
+    }
     const bool ok = c.binary ? is_fusable(static_cast<BinaryOp>(c.op), dtype) : is_fusable(static_cast<UnaryOp>(c.op), dtype);
     UMA_CHECK(ok, Type, "fused_elementwise: ",
               c.binary ? op_name(static_cast<BinaryOp>(c.op)) : op_name(static_cast<UnaryOp>(c.op)),
@@ -404,6 +426,7 @@ void check_fused_code(int nin, const std::vector<FusedInstr>& code, DType dtype)
   }
 }
 
+namespace {
 // The checks of fused_elementwise that do not depend on devices or shapes.
 void check_fused(const std::vector<Array>& inputs, const std::vector<FusedInstr>& code, DType dtype) {
   UMA_CHECK(!code.empty(), Value, "fused_elementwise: empty program");

@@ -139,6 +139,7 @@ int Program::add_op(const std::string& name, const std::vector<int>& inputs, OpA
 int Program::add_fused(const std::vector<int>& inputs, std::vector<FusedInstr> code, DType dtype) {
   UMA_CHECK(!code.empty(), Value, "Program: empty fused chain");
   for (int s : inputs) UMA_CHECK(s >= 0 && s < nslots_, Value, "Program: fused chain reads undefined slot ", s);
+  ops::check_fused_code(static_cast<int>(inputs.size()), code, dtype);
   OpAttrs a;
   a.dtype = dtype;
   a.fused = std::move(code);

@@ -217,6 +217,62 @@ def test_cpu_fuses_elementwise_chains(rng):
     np.testing.assert_array_equal(np.asarray(got_out), np.asarray(ref[0]))  # fused is bitwise equal
 
 
+def _fused_codes(f):
+    """The instruction names of every fused chain in a compiled cpu function's plan."""
+    return [line for line in uma.dprint(f, file="str").splitlines() if "= fused[" in line]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64"])
+def test_cpu_fuses_a_where_with_its_comparison(rng, dtype):
+    # the ReLU gradient where(0 <= a, g, 0): one chain, bitwise the unfused ops' values,
+    # NaN, infinities and signed zeros included
+    a, g = sym.matrix("a", dtype=dtype), sym.matrix("g", dtype=dtype)
+    out = sym.where(sym.less_equal(0, a), g * 2, 0) + 1
+    f = uma.function([a, g], out, backend="cpu")
+    chains = _fused_codes(f)
+    assert len(chains) == 1 and "where(less_equal(" in chains[0], chains
+    av = rng.normal(size=(5, 7)).astype(dtype)
+    gv = rng.normal(size=(5, 7)).astype(dtype)
+    if dtype != "int64":
+        av[0, :4] = [np.nan, -0.0, 0.0, np.inf]
+        gv[1, :3] = [np.nan, -np.inf, -0.0]
+    got = np.asarray(f(av, gv))
+    with np.errstate(invalid="ignore"):
+        expected = np.where(0 <= av, gv * 2, 0).astype(dtype) + 1
+    np.testing.assert_array_equal(got, expected)
+    ref = uma.function([a, g], out, backend="reference")(av, gv)
+    assert np.asarray(ref).tobytes() == got.tobytes()  # bitwise the reference's values
+
+
+def test_cpu_keeps_a_comparison_read_elsewhere_out_of_the_chain(rng):
+    # the comparison is also an output (a bool array): it cannot live only in a register
+    a, g = sym.matrix("a"), sym.matrix("g")
+    cond = sym.less(a, g)
+    f = uma.function([a, g], [sym.where(cond, a, g) * 3, cond], backend="cpu")
+    assert not any("less(" in c for c in _fused_codes(f))
+    av, gv = rng.normal(size=(3, 4)), rng.normal(size=(3, 4))
+    got, c = f(av, gv)
+    np.testing.assert_array_equal(np.asarray(got), np.where(av < gv, av, gv) * 3)
+    np.testing.assert_array_equal(np.asarray(c), av < gv)
+
+
+def test_program_refuses_a_comparison_read_as_a_number():
+    p = uma._core.Program()
+    i0, i1 = p.add_input(), p.add_input()
+    with pytest.raises(ValueError, match="comparison's result as a number"):
+        p.add_fused([i0, i1], [("less", 0, 1), ("add", 2, 0)], "float64")
+    with pytest.raises(ValueError, match="cannot end with the comparison"):
+        p.add_fused([i0, i1], [("less", 0, 1)], "float64")
+    with pytest.raises(ValueError, match="condition of where"):
+        p.add_fused([i0, i1], [("where", 0, 0, 1)], "float64")
+    with pytest.raises(ValueError, match="undefined register"):
+        p.add_fused([i0, i1], [("less", 0, 1), ("where", 2, 0, 9)], "float64")
+    s = p.add_fused([i0, i1], [("less", 0, 1), ("where", 2, 0, 1)], "float64")
+    p.set_outputs([s])
+    x, y = np.array([1.0, 5.0, np.nan]), np.array([2.0, 3.0, 0.0])
+    np.testing.assert_array_equal(np.asarray(p.run([uma.asarray(x), uma.asarray(y)])[0]), np.where(x < y, x, y))
+
+
 def test_cpu_elides_broadcasts_into_elementwise_ops(rng):
     x = sym.matrix("x", shape=(None, 5))
     w = sym.matrix("w", shape=(None, 5))

@@ -302,13 +302,18 @@ constexpr const char* name_of(ReduceOp op) {
 }
 #undef UMA_NAME_CASE_R
 
-/// One instruction of a fused elementwise chain of table ops: register[n_inputs + k] =
-/// op(reg[a], reg[b]) (a BinaryOp), or op(reg[a]) (a UnaryOp).
+/// One instruction of a fused elementwise chain of table ops over registers of the chain's
+/// dtype T: register[n_inputs + k] = op(reg[a], reg[b]) (a BinaryOp), op(reg[a]) (a
+/// UnaryOp), or, with `select`, reg[a] != 0 ? reg[b] : reg[c] (`where`). A comparison
+/// (BinaryRule::Comparison) stores T(1) or T(0); it may only be read as a select's condition
+/// `a`, so no register of a chain ever holds a truth value where a number is read.
 struct FusedInstr {
   bool binary = true;
-  int op = 0;  // a BinaryOp or UnaryOp value
+  int op = 0;  // a BinaryOp or UnaryOp value; unused for select
   int a = 0;
   int b = 0;   // unused for unary ops
+  bool select = false;
+  int c = 0;   // select only
 };
 
 }  // namespace uma

@@ -30,8 +30,12 @@ struct Gather {
 template <class T, BinaryOp OP>
 bool run_bin(T* d, const T* a, const T* b, int64_t n) {
   if constexpr (binary_supported<T>(OP)) {
-    if constexpr (std::is_same_v<decltype(apply_binary<T, OP>(T{}, T{})), T>) {
+    using R = decltype(apply_binary<T, OP>(T{}, T{}));
+    if constexpr (std::is_same_v<R, T>) {
       for (int64_t j = 0; j < n; ++j) d[j] = apply_binary<T, OP>(a[j], b[j]);
+      return true;
+    } else if constexpr (std::is_same_v<R, bool>) {  // a comparison: a select's condition, 1 or 0
+      for (int64_t j = 0; j < n; ++j) d[j] = apply_binary<T, OP>(a[j], b[j]) ? T(1) : T(0);
       return true;
     }
   }
@@ -48,6 +52,12 @@ bool run_un(T* d, const T* a, int64_t n) {
     }
   }
   return false;
+}
+
+// where: the condition register holds a comparison's 1 or 0 (FusedInstr).
+template <class T>
+void run_select(T* d, const T* cond, const T* x, const T* y, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) d[j] = cond[j] != T(0) ? x[j] : y[j];
 }
 
 template <class T>
@@ -113,7 +123,9 @@ void fused_typed(const std::vector<Array>& inputs, const std::vector<FusedInstr>
       for (std::size_t k = 0; k < code.size(); ++k) {
         const int r = nin + static_cast<int>(k);
         T* d = k + 1 == code.size() ? out.data_as<T>() + b : &regs[r * B];
-        exec<T>(code[k], d, ptr[code[k].a], code[k].binary ? ptr[code[k].b] : nullptr, n);
+        const FusedInstr& c = code[k];
+        if (c.select) run_select<T>(d, ptr[c.a], ptr[c.b], ptr[c.c], n);
+        else exec<T>(c, d, ptr[c.a], c.binary ? ptr[c.b] : nullptr, n);
         ptr[r] = d;
       }
     }
@@ -147,7 +159,8 @@ void fused_one_typed(const void* const* inputs, int nin, const std::vector<Fused
   for (int i = 0; i < nin; ++i) regs[i] = *static_cast<const T*>(inputs[i]);
   for (std::size_t k = 0; k < code.size(); ++k) {
     const FusedInstr& c = code[k];
-    exec<T>(c, &regs[nin + k], &regs[c.a], c.binary ? &regs[c.b] : nullptr, 1);
+    if (c.select) run_select<T>(&regs[nin + k], &regs[c.a], &regs[c.b], &regs[c.c], 1);
+    else exec<T>(c, &regs[nin + k], &regs[c.a], c.binary ? &regs[c.b] : nullptr, 1);
   }
   *static_cast<T*>(out) = regs[nregs - 1];
 }

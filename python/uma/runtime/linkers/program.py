@@ -88,7 +88,9 @@ def plan_steps(fgraph, table, fuse=True):
     Fusion (``fuse=True``): a tree of elementwise nodes of one dtype D whose ops keep D
     (``_core._fusable``), where every inner result feeds exactly one node of the tree and is
     not a graph output, becomes one ``add_fused`` chain (one pass over memory, no
-    intermediate arrays).
+    intermediate arrays). A ``where`` of two D operands joins when its condition is a
+    comparison of D operands read by that ``where`` alone (the ReLU gradient
+    ``where(0 <= a, g, 0)``): the comparison's truth value stays in a register of the chain.
     """
     from ...graph.ops import Elemwise
     fusable = getattr(_core(), "_fusable", None)
@@ -101,12 +103,31 @@ def plan_steps(fgraph, table, fuse=True):
             consumers[v] = consumers.get(v, 0) + 1
 
     def dtype_if_fusable(n):
-        if not fuse or fusable is None or not isinstance(n.op, Elemwise) or specs[n] is None:
+        """The dtype of the chain ``n`` can join (its op keeps that dtype), or None."""
+        if not fuse or fusable is None or specs[n] is None:
             return None
         d = n.outputs[0].dtype
-        if any(i.dtype != d for i in n.inputs) or not fusable(n.op.name, d):
+        if isinstance(n.op, Elemwise):
+            if any(i.dtype != d for i in n.inputs) or not fusable(n.op.name, d):
+                return None
+            return d
+        if (n.op.name == "where" and n.inputs[1].dtype == d and n.inputs[2].dtype == d
+                and condition_of(n) is not None):
+            return d
+        return None
+
+    def condition_of(n):
+        """The comparison computing where-node ``n``'s condition, when it can join ``n``'s
+        chain (read by ``n`` alone, its operands of ``n``'s dtype), else None."""
+        v = n.inputs[0]
+        p = v.owner
+        if (p is None or v in outputs or consumers.get(v) != 1 or specs.get(p) is None
+                or not isinstance(p.op, Elemwise) or len(p.inputs) != 2):
             return None
-        return d
+        d = n.outputs[0].dtype
+        if any(i.dtype != d for i in p.inputs) or not fusable(p.op.name, d, True):
+            return None
+        return p
 
     group_root, members_of = {}, {}
     for n in reversed(order):
@@ -118,6 +139,10 @@ def plan_steps(fgraph, table, fuse=True):
         members, stack = {n}, [n]
         while stack:
             m = stack.pop()
+            cond = condition_of(m) if m.op.name == "where" and not isinstance(m.op, Elemwise) else None
+            if cond is not None and cond not in members and cond not in group_root:
+                members.add(cond)
+                stack.append(cond)
             for v in m.inputs:
                 p = v.owner
                 if (p is None or p in members or p in group_root or v in outputs
@@ -149,7 +174,10 @@ def plan_steps(fgraph, table, fuse=True):
             for m in members:
                 a = reg[m.inputs[0]]
                 b = reg[m.inputs[1]] if len(m.inputs) > 1 else 0
-                code.append((m.op.name, a, b))
+                if m.op.name == "where":
+                    code.append(("where", a, b, reg[m.inputs[2]]))
+                else:
+                    code.append((m.op.name, a, b))
                 reg[m.outputs[0]] = len(ins) + len(code) - 1
             steps.append(("fused", n.outputs[0], ins, code, n.outputs[0].dtype))
         elif specs[n] is not None:
@@ -311,8 +339,9 @@ def _describe_steps(backend, steps, inputs, copies, outputs, label_checks):
         else:
             _, out, ins, code, dtype = st
             regs = [nm(v) for v in ins]
-            for op, a, b in code:
-                regs.append(f"{op}({regs[a]}{', ' + regs[b] if op_arity(op) == 2 else ''})")
+            for op, a, b, *c in code:
+                args = [regs[a]] + ([regs[b]] if op == "where" or op_arity(op) == 2 else []) + [regs[r] for r in c]
+                regs.append(f"{op}({', '.join(args)})")
             lines.append(f"    {nm(out)} = fused[{dtype}] {regs[-1]}")
     for labels, logits, op in label_checks:
         lines.append(f"    check labels {nm(labels)} of {op}({nm(logits)}) after the steps")
