@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import importlib.util as _ilu
 
+from . import _cpu
+
+_cpu.check()  # before _core: its code needs the CPU features _cpu names
+
 from . import _core
 from ._core import (
     Array, CopyError, array, asarray, from_dlpack, memory_stats, clear_cache, set_cache_limit,

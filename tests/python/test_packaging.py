@@ -53,3 +53,29 @@ def test_cuda_build_uses_the_pip_cublas_library(tmp_path, monkeypatch):
     monkeypatch.setenv("UMA_CUBLAS", "/chosen/libcublas.so")  # a user's choice is kept
     uma.cuda._use_pip_library("UMA_CUBLAS", "libcublas.so.13")
     assert os.environ["UMA_CUBLAS"] == "/chosen/libcublas.so"
+
+
+def test_cpu_check_names_the_missing_x86_features(monkeypatch):
+    from uma import _cpu
+    old = "processor\t: 0\nflags\t\t: fpu sse2 sse4_2 avx avx2 fma\n"
+    assert _cpu.missing_flags(old) == ["bmi1", "bmi2", "f16c", "abm", "movbe"]
+    assert _cpu.missing_flags("flags : " + " ".join(_cpu.X86_FLAGS)) == []
+    monkeypatch.setattr(_cpu.platform, "machine", lambda: "x86_64")
+    monkeypatch.setattr(_cpu.platform, "system", lambda: "Linux")
+    monkeypatch.delenv("UMA_SKIP_CPU_CHECK", raising=False)
+    with pytest.raises(ImportError, match="x86-64-v3 CPUs; this CPU lacks bmi1, bmi2, f16c, abm, movbe"):
+        _cpu.check(old)
+    _cpu.check("flags : " + " ".join(_cpu.X86_FLAGS))  # a CPU with every feature passes
+    monkeypatch.setenv("UMA_SKIP_CPU_CHECK", "1")
+    _cpu.check(old)  # a build for a lower level skips the check
+
+
+def test_cmake_builds_for_the_level_the_cpu_check_names():
+    from pathlib import Path
+
+    from uma import _cpu
+    root = Path(__file__).resolve().parents[2]
+    cmake = (root / "CMakeLists.txt").read_text()
+    assert "python/uma/_cpu.py" in cmake and "-march=${UMA_X86_LEVEL}" in cmake
+    assert re.search(r'^X86_LEVEL = "x86-64-v3"$', (root / "python/uma/_cpu.py").read_text(), re.M)
+    assert _cpu.X86_LEVEL == "x86-64-v3"
