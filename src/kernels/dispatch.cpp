@@ -16,8 +16,12 @@ void fused(const std::vector<Array>& inputs, const std::vector<FusedInstr>& code
   for (const Array& in : inputs) reg.push_back(in.broadcast_view(out.shape()));
   for (std::size_t k = 0; k < code.size(); ++k) {
     const FusedInstr& c = code[k];
-    Array r = k + 1 == code.size() ? out : Array::empty(out.shape(), out.dtype(), out.device());
-    if (c.binary) cuda::binary(static_cast<BinaryOp>(c.op), reg[c.a], reg[c.b], r);
+    // A comparison's register holds its bool array here (read only as a where's condition).
+    const bool truth = !c.select && c.binary && rule(static_cast<BinaryOp>(c.op)) == BinaryRule::Comparison;
+    Array r = k + 1 == code.size() ? out
+                                   : Array::empty(out.shape(), truth ? DType::Bool : out.dtype(), out.device());
+    if (c.select) cuda::where(reg[c.a], reg[c.b], reg[c.c], r);
+    else if (c.binary) cuda::binary(static_cast<BinaryOp>(c.op), reg[c.a], reg[c.b], r);
     else cuda::unary(static_cast<UnaryOp>(c.op), reg[c.a], r);
     reg.push_back(r);
   }

@@ -494,4 +494,23 @@ Array one_hot(const Array& indices, int64_t depth, DType dtype) {
   return out;
 }
 
+Array matmul_fused(const Array& a, const Array& b, const std::vector<Array>& rest, const std::vector<FusedInstr>& code,
+                   DType dtype) {
+  std::vector<Array> inputs;
+  inputs.reserve(rest.size() + 1);
+  inputs.push_back(matmul(a, b));
+  inputs.insert(inputs.end(), rest.begin(), rest.end());
+  const Array& c = inputs[0];
+  bool in_place = c.device().is_cpu() && c.dtype() == dtype && c.is_c_contiguous() && c.size() > 1;
+  for (std::size_t i = 1; i < inputs.size() && in_place; ++i)
+    in_place = inputs[i].device().is_cpu() && inputs[i].ndim() <= c.ndim() &&
+               broadcast_shapes(c.shape(), inputs[i].shape(), "matmul_fused") == c.shape();
+  if (!in_place) return fused_elementwise(inputs, code, dtype);
+  check_fused(inputs, code, dtype);
+  // Input 0 is the output: every instruction of a block reads its registers before the last
+  // one writes that block of the product.
+  kernels::fused(inputs, code, c);
+  return c;
+}
+
 }  // namespace uma::ops

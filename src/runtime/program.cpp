@@ -136,17 +136,21 @@ int Program::add_op(const std::string& name, const std::vector<int>& inputs, OpA
   return nslots_++;
 }
 
-int Program::add_fused(const std::vector<int>& inputs, std::vector<FusedInstr> code, DType dtype) {
+int Program::add_fused(const std::vector<int>& inputs, std::vector<FusedInstr> code, DType dtype, bool matmul) {
   UMA_CHECK(!code.empty(), Value, "Program: empty fused chain");
+  UMA_CHECK(!matmul || inputs.size() >= 2, Value, "Program: a matmul epilogue needs the product's two operands");
   for (int s : inputs) UMA_CHECK(s >= 0 && s < nslots_, Value, "Program: fused chain reads undefined slot ", s);
-  ops::check_fused_code(static_cast<int>(inputs.size()), code, dtype);
+  ops::check_fused_code(static_cast<int>(inputs.size()) - (matmul ? 1 : 0), code, dtype);
   OpAttrs a;
   a.dtype = dtype;
   a.fused = std::move(code);
-  OpFn fn = [](const In& x, const OpAttrs& at) { return ops::fused_elementwise(x, at.fused, *at.dtype); };
-  steps_.push_back(Step{fn, "fused_elementwise", inputs, nslots_, std::move(a), {}, {}});
+  OpFn fn = matmul ? OpFn([](const In& x, const OpAttrs& at) {
+    return ops::matmul_fused(x[0], x[1], In(x.begin() + 2, x.end()), at.fused, *at.dtype);
+  })
+                   : OpFn([](const In& x, const OpAttrs& at) { return ops::fused_elementwise(x, at.fused, *at.dtype); });
+  steps_.push_back(Step{fn, matmul ? "matmul_fused" : "fused_elementwise", inputs, nslots_, std::move(a), {}, {}});
   steps_.back().scalar =
-      inputs.size() <= kScalarMaxInputs &&
+      !matmul && inputs.size() <= kScalarMaxInputs &&
       ops::fused_code_ok(static_cast<int>(inputs.size()), steps_.back().attrs.fused, dtype);
   plan_releases();
   return nslots_++;

@@ -185,7 +185,43 @@ def plan_steps(fgraph, table, fuse=True):
             steps.append(("op", n.outputs[0], list(n.inputs), name, attrs))
         else:
             steps.append(("py", n))
-    return steps
+    return _matmul_epilogues(steps, consumers, outputs, fusable) if fuse and fusable is not None else steps
+
+
+def _matmul_epilogues(steps, consumers, outputs, fusable):
+    """``steps`` with each product that only an elementwise step reads (a fused chain, or one
+    op that keeps the dtype: the bias add after a matmul) merged into that step, as a
+    ``("matmul_fused", out, [a, b, *rest], code, dtype)`` step: the chain runs in place in
+    the product while it is in cache (``Program.add_fused(..., matmul=True)``)."""
+    producer = {st[1]: k for k, st in enumerate(steps) if st[0] != "py"}
+    merged, dropped = {}, set()
+    for k, st in enumerate(steps):
+        if st[0] == "fused":
+            _, out, ins, code, dtype = st
+        elif (st[0] == "op" and not st[4] and len(st[2]) in (1, 2)
+              and fusable(st[3], st[1].dtype) and all(v.dtype == st[1].dtype for v in st[2])):
+            out, ins, dtype = st[1], st[2], st[1].dtype
+            code = [(st[3], 0, 1 if len(ins) == 2 else 0)]
+        else:
+            continue
+        for i, v in enumerate(ins):
+            j = producer.get(v)
+            if (j is None or j in dropped or steps[j][0] != "op" or steps[j][3] != "matmul"
+                    or v in outputs or consumers.get(v) != 1 or ins.count(v) != 1
+                    or v.dtype != dtype or v.ndim != out.ndim):
+                continue
+            order = [i] + [r for r in range(len(ins)) if r != i]
+            reg = {old: new for new, old in enumerate(order)}
+            n_in = len(ins)
+
+            def remap(r):
+                return reg[r] if r < n_in else r
+            new_code = [(c[0],) + tuple(remap(r) for r in c[1:]) for c in code]
+            a, b = steps[j][2]
+            merged[k] = ("matmul_fused", out, [a, b] + [ins[r] for r in order[1:]], new_code, dtype)
+            dropped.add(j)
+            break
+    return [merged.get(k, st) for k, st in enumerate(steps) if k not in dropped]
 
 
 class _Segment:
@@ -217,7 +253,7 @@ class _Segment:
         if kind == "op":
             s = self.prog.add_op(step[3], slots, step[4])
         else:
-            s = self.prog.add_fused(slots, step[3], step[4])
+            s = self.prog.add_fused(slots, step[3], step[4], matmul=kind == "matmul_fused")
         self.slots[out] = s
         self.produced.append(out)
 
@@ -247,7 +283,7 @@ def compile_program(fgraph, steps, *, backend, constant, python_impl, python_res
         return v
 
     python_ops = [st[1].op.name for st in steps if st[0] == "py"]
-    n_fused = sum(1 for st in steps if st[0] == "fused")
+    n_fused = sum(1 for st in steps if st[0] in ("fused", "matmul_fused"))
     copies = fgraph.outputs_needing_copy()
     inputs, outputs = list(fgraph.inputs), list(fgraph.outputs)
     lines = _describe_steps(backend, steps, inputs, copies, outputs, label_checks)
@@ -324,7 +360,7 @@ def _describe_steps(backend, steps, inputs, copies, outputs, label_checks):
         return names[v]
 
     lines = [f"  {backend} program: {len(steps)} step(s), "
-             f"{sum(1 for st in steps if st[0] == 'fused')} fused chain(s), "
+             f"{sum(1 for st in steps if st[0] in ('fused', 'matmul_fused'))} fused chain(s), "
              f"{sum(1 for st in steps if st[0] == 'py')} Python op(s)"]
     for st in steps:
         if st[0] == "py":
@@ -337,8 +373,10 @@ def _describe_steps(backend, steps, inputs, copies, outputs, label_checks):
             lines.append(f"    {nm(out)} = {name}({', '.join(nm(v) for v in ins)}"
                          f"{', ' + extra if extra else ''})")
         else:
-            _, out, ins, code, dtype = st
+            kind, out, ins, code, dtype = st
             regs = [nm(v) for v in ins]
+            if kind == "matmul_fused":  # register 0 is the product of the first two inputs
+                regs = [f"matmul({regs[0]}, {regs[1]})"] + regs[2:]
             for op, a, b, *c in code:
                 args = [regs[a]] + ([regs[b]] if op == "where" or op_arity(op) == 2 else []) + [regs[r] for r in c]
                 regs.append(f"{op}({', '.join(args)})")
