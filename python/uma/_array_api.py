@@ -717,22 +717,45 @@ def triu(x, /, *, k=0):
 
 # ---- indexing and searching -------------------------------------------------------------------
 
+def _take_along_axis_axis(x_ndim, indices_ndim, indices_dtype, indices_kind, axis, indices_shape, x_shape):
+    """take_along_axis's checks (Array API standard, take_along_axis): TypeError for indices of
+    a non-integer dtype (``indices_kind``, its kind letter), ValueError for a rank mismatch,
+    AxisError for a bad axis; the normalised axis. Eager and symbolic calls use it."""
+    if indices_kind not in "iu":
+        raise TypeError(f"take_along_axis: indices must have an integer dtype, got {indices_dtype}")
+    if indices_ndim != x_ndim:
+        raise ValueError(f"take_along_axis: indices (shape {indices_shape}) and x (shape {x_shape}) "
+                         f"must have the same number of axes")
+    return _axis(axis, x_ndim, "take_along_axis")
+
+
+def _take_along_axis_shape(x_shape, indices_shape, axis, broadcast=None):
+    """take_along_axis's result shape: the lengths of ``x`` and ``indices`` off ``axis`` (a
+    normalised axis) broadcast, ``indices``' length along it. ``broadcast(xs, js)`` broadcasts
+    the two shapes off the axis (default: the core's rule, which takes static shapes with None
+    for an unknown length, PyTensor's convention)."""
+    off = lambda s: tuple(s[:axis]) + tuple(s[axis + 1:])  # noqa: E731
+    if broadcast is None:
+        batch = _core._broadcast_shapes("take_along_axis", off(x_shape), off(indices_shape))
+    else:
+        batch = broadcast(off(x_shape), off(indices_shape))
+    return tuple(batch[:axis]) + (indices_shape[axis],) + tuple(batch[axis:])
+
+
 def take_along_axis(x, indices, /, *, axis=-1):
     """Elements of ``x`` at ``indices`` along ``axis`` (Array API standard, take_along_axis;
     numpy.take_along_axis): ``indices`` has ``x``'s ndim, an integer dtype, and lengths that
     broadcast with ``x``'s on the other axes; the result has the broadcast shape with
     ``indices``' length along ``axis``, in ``x``'s dtype. Negative indices count from the end.
     IndexError naming an index outside [-n, n), ValueError for a rank mismatch, TypeError for a
-    non-integer dtype, AxisError for a bad axis."""
+    non-integer dtype, AxisError for a bad axis. On symbolic variables it builds a graph node
+    (``uma.sym.take_along_axis``), differentiable in ``x``: the gradient adds ``g`` back at the
+    positions read (repeated positions accumulate)."""
     x, idx = _array(x, "take_along_axis"), _array(indices, "take_along_axis")
-    if idx.dtype.kind not in "iu":
-        raise TypeError(f"take_along_axis: indices must have an integer dtype, got {idx.dtype}")
-    if idx.ndim != x.ndim:
-        raise ValueError(f"take_along_axis: indices (shape {idx.shape}) and x (shape {x.shape}) "
-                         f"must have the same number of axes")
-    a = _axis(axis, x.ndim, "take_along_axis")
+    a = _take_along_axis_axis(x.ndim, idx.ndim, idx.dtype, idx.dtype.kind, axis, idx.shape, x.shape)
+    shape = _take_along_axis_shape(x.shape, idx.shape, a)
     xm, im = moveaxis(x, a, -1), moveaxis(idx, a, -1)
-    batch = broadcast_shapes(xm.shape[:-1], im.shape[:-1])
+    batch = shape[:a] + shape[a + 1:]
     n, k = xm.shape[-1], im.shape[-1]
     xm = _core.broadcast_to(xm, batch + (n,))
     im = _core.astype(_core.broadcast_to(im, batch + (k,)), "int64", copy=False)

@@ -18,7 +18,7 @@ import operator
 
 from typing import NamedTuple
 
-from . import _core
+from . import _api, _core
 from ._array_api import _array
 
 Array = _core.Array
@@ -90,8 +90,19 @@ def argsort(x, /, *, axis=-1, descending=False, stable=True):
                          stable=_flag(stable, "stable", "argsort"))
 
 
+def _eager_only(x, name):
+    """``x`` as an array for ``name``, one of the functions whose result's shape depends on the
+    values (``unique_*``, ``nonzero``): they are not differentiable and have no symbolic form,
+    so a symbolic variable is a TypeError naming the function."""
+    if _api._symbolic_type is not None and isinstance(x, _api._symbolic_type):
+        raise TypeError(f"{name}: no symbolic form (the shape of its result depends on the values of x, "
+                        f"and it has no gradient); it is eager only: call it on an array, e.g. on the "
+                        f"output of a compiled function")
+    return _array(x, name)
+
+
 def _unique(x, name, indices, inverse, counts):
-    return _core._unique(_array(x, name), indices, inverse, counts, name)
+    return _core._unique(_eager_only(x, name), indices, inverse, counts, name)
 
 
 def unique_all(x, /):
@@ -104,14 +115,16 @@ def unique_all(x, /):
     ``0.0`` are one value (the one occurring first is kept), each NaN and each complex with a
     NaN part is its own value with a count of 1 (the standard; NumPy 2's
     ``equal_nan=False``). A 0-d ``x`` is one element. Runs on the array's device (one wait
-    for the number of values on a cuda device)."""
+    for the number of values on a cuda device). Eager only, as every ``unique_*`` function:
+    the result's shape depends on the values, so a symbolic variable is a TypeError."""
     v, i, inv, c = _unique(x, "unique_all", True, True, True)
     return UniqueAllResult(v, i, inv, c)
 
 
 def unique_counts(x, /):
     """``UniqueCountsResult(values, counts)`` of ``x`` flattened (Array API standard,
-    unique_counts): the ``values`` and ``counts`` of ``unique_all``."""
+    unique_counts): the ``values`` and ``counts`` of ``unique_all``. Eager only (TypeError for a
+    symbolic variable)."""
     v, _, _, c = _unique(x, "unique_counts", False, False, True)
     return UniqueCountsResult(v, c)
 
@@ -119,7 +132,7 @@ def unique_counts(x, /):
 def unique_inverse(x, /):
     """``UniqueInverseResult(values, inverse_indices)`` of ``x`` (Array API standard,
     unique_inverse): the ``values`` and ``inverse_indices`` (int64, ``x``'s shape) of
-    ``unique_all``."""
+    ``unique_all``. Eager only (TypeError for a symbolic variable)."""
     v, _, inv, _ = _unique(x, "unique_inverse", False, True, False)
     return UniqueInverseResult(v, inv)
 
@@ -127,7 +140,7 @@ def unique_inverse(x, /):
 def unique_values(x, /):
     """The unique elements of ``x`` flattened (Array API standard, unique_values): the
     ``values`` of ``unique_all`` (1-d, ``x``'s dtype, ascending; NaNs each distinct, ``-0.0``
-    and ``0.0`` one value)."""
+    and ``0.0`` one value). Eager only (TypeError for a symbolic variable)."""
     return _unique(x, "unique_values", False, False, False)[0]
 
 
@@ -136,8 +149,9 @@ def nonzero(x, /):
     numpy.nonzero): a tuple of ``x.ndim`` int64 arrays of one length (the count), in C order.
     NaN is non-zero; a complex element is non-zero when either part is; a bool element when
     True. ValueError for a 0-d ``x`` (the standard requires one or more dimensions). Runs on
-    the array's device (one wait for the count on a cuda device)."""
-    return _core.nonzero(_array(x, "nonzero"))
+    the array's device (one wait for the count on a cuda device). Eager only: the result's
+    length depends on the values, so a symbolic variable is a TypeError naming ``nonzero``."""
+    return _core.nonzero(_eager_only(x, "nonzero"))
 
 
 def searchsorted(x1, x2, /, *, side="left", sorter=None):

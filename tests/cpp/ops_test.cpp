@@ -136,6 +136,25 @@ TEST(Elementwise, FloorDivideAndRemainderFollowPythonSigns) {
   EXPECT_EQ(values<int64_t>(ops::binary(BinaryOp::Remainder, a, b)), (std::vector<int64_t>{1, 1, -1, -1}));
 }
 
+TEST(Elementwise, FloorDivideWithOneInfiniteOperandIsTheQuotient) {
+  // The Array API standard's special cases (floor_divide): floor(x1 / x2) = x1 / x2 when
+  // exactly one operand is infinite (NumPy gives NaN and -1.0 there).
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> x1{inf, -inf, inf, 1.0, -1.0, -1.0, 1.0}, x2{2.0, 2.0, -3.0, -inf, inf, -inf, inf};
+  Array a = make<double>({inf, -inf, inf, 1.0, -1.0, -1.0, 1.0}, {7});
+  Array b = make<double>({2.0, 2.0, -3.0, -inf, inf, -inf, inf}, {7});
+  const std::vector<double> got = values<double>(ops::binary(BinaryOp::FloorDivide, a, b));
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double q = x1[i] / x2[i];
+    EXPECT_EQ(got[i], q) << x1[i] << " // " << x2[i];
+    EXPECT_EQ(std::signbit(got[i]), std::signbit(q)) << x1[i] << " // " << x2[i];
+    double one = 0;  // the one-element path (binary_one) agrees
+    ops::binary_one(BinaryOp::FloorDivide, DType::Float64, &x1[i], &x2[i], &one);
+    EXPECT_EQ(std::signbit(one), std::signbit(q));
+    EXPECT_EQ(one, q);
+  }
+}
+
 TEST(Elementwise, UnaryMath) {
   Array x = make<double>({0.0, 1.0, -2.0}, {3});
   std::vector<double> e = values<double>(ops::unary(UnaryOp::Exp, x));

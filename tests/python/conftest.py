@@ -5,6 +5,7 @@ stats snapshots, and builders for the array layouts the op matrix runs on.
 """
 import contextlib
 import gc
+import math
 import sys
 import warnings
 
@@ -239,6 +240,100 @@ def check_like_numpy(np_fn, uma_fn, rtol=None, atol=None):
     got = uma_fn()
     assert_matches(got, expected, rtol=rtol, atol=atol)
     return got
+
+
+# --------------------------------------------------------------------------- the standard's special cases
+# uma follows the Array API standard's special cases where they differ from NumPy's results; the
+# oracles below are NumPy's function elsewhere, and on those inputs the standard's rule,
+# computed from the rule's text (never a table of results).
+
+def standard_floor_divide(a, b):
+    """floor_divide's oracle: np.floor_divide, except with exactly one infinite operand, where
+    the standard (floor_divide, 'Special cases', 2024.12) gives floor(x1 / x2) = x1 / x2:
+    +-infinity for an infinite x1 and a finite x2 (NumPy: NaN), a zero of the quotient's sign
+    for a finite x1 and an infinite x2 (NumPy: -1.0 when the signs differ)."""
+    out = np.floor_divide(a, b)
+    if np.asarray(out).dtype.kind != "f":
+        return out
+    one_infinite = np.isinf(a) != np.isinf(b)
+    if not np.any(one_infinite):
+        return out
+    return np.where(one_infinite, np.divide(a, b), out)
+
+
+def _first_quadrant(f, z, odd):
+    """f(z) from f's values at a z with non-negative parts: f(conj(z)) = conj(f(z)), and
+    f(-z) = -f(z) when ``odd`` (NaN parts count as non-negative)."""
+    a, b = z.real, z.imag
+    if odd and math.copysign(1.0, a) < 0 and not math.isnan(a):
+        w = _first_quadrant(f, complex(-a, -b), odd)
+        return None if w is None else (-w[0], w[1])
+    if math.copysign(1.0, b) < 0 and not math.isnan(b):
+        w = _first_quadrant(f, complex(a, -b), odd)
+        return None if w is None else (w[0].conjugate(), w[1])
+    return f(a, b)
+
+
+def _expm1_case(a, b):
+    """(value, signs specified) of the standard's complex expm1 special cases (expm1, 'For
+    complex floating-point operands', 2024.12) for b >= 0; None where none applies."""
+    inf, nan, fin = math.inf, math.nan, math.isfinite
+    if a == 0 and b == 0:
+        return complex(0.0, 0.0), True
+    if fin(a) and not fin(b):
+        return complex(nan, nan), False
+    if a == inf and b == 0:
+        return complex(inf, 0.0), True
+    if a == -inf and fin(b):  # +0 * cis(b) - 1
+        return complex(0.0 * math.cos(b) - 1.0, 0.0 * math.sin(b)), True
+    if a == inf and fin(b):  # +infinity * cis(b) - 1
+        return complex(inf * math.cos(b) - 1.0, inf * math.sin(b)), True
+    if a == -inf:  # b infinite or NaN: -1 + 0j, the imaginary sign unspecified
+        return complex(-1.0, 0.0), False
+    if a == inf:  # infinity + NaN j, the real sign unspecified
+        return complex(inf, nan), False
+    if math.isnan(a) and b == 0:
+        return complex(nan, 0.0), True
+    if math.isnan(a):
+        return complex(nan, nan), False
+    return None
+
+
+def _tanh_case(a, b):
+    """(value, signs specified) of the standard's complex tanh special cases (tanh, 'For
+    complex floating-point operands', 2024.12) for a >= 0, b >= 0; None where none applies."""
+    inf, nan, fin = math.inf, math.nan, math.isfinite
+    if a == 0 and b == 0:
+        return complex(0.0, 0.0), True
+    if fin(a) and a != 0 and not fin(b):
+        return complex(nan, nan), False
+    if a == 0 and not fin(b):
+        return complex(0.0, nan), True
+    if a == inf and fin(b) and b > 0:
+        return complex(1.0, 0.0), True
+    if a == inf and not fin(b):  # 1 + 0j, the imaginary sign unspecified
+        return complex(1.0, 0.0), False
+    if math.isnan(a) and b == 0:
+        return complex(nan, 0.0), True
+    if math.isnan(a):
+        return complex(nan, nan), False
+    return None
+
+
+def standard_complex(name, z):
+    """The oracle of complex expm1 / tanh on an array ``z``: (expected, signs) with NumPy's
+    function where none of the standard's special cases applies (signs True there: NumPy's
+    signs of zero), the special case's value where one does; signs is False where the standard
+    leaves a sign unspecified."""
+    z = np.asarray(z)
+    exp = numpy_quiet(lambda: getattr(np, name)(z)).astype(z.dtype)
+    signs = np.ones(z.shape, dtype=bool)
+    case, odd = (_expm1_case, False) if name == "expm1" else (_tanh_case, True)
+    for i, v in np.ndenumerate(z):
+        hit = _first_quadrant(case, complex(v), odd)
+        if hit is not None:
+            exp[i], signs[i] = hit
+    return exp, signs
 
 
 # --------------------------------------------------------------------------- data

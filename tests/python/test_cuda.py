@@ -14,7 +14,7 @@ import pytest
 import uma
 from conftest import (
     INVALID_CAST_FLOATS, RTOL, assert_matches, bfloat16_round_once, numpy_cast_each, numpy_error_type, numpy_quiet,
-    random_data,
+    random_data, standard_complex, standard_floor_divide,
 )
 
 GPU = uma.cuda.is_available()
@@ -662,7 +662,7 @@ BINARY_ORACLES = {  # name -> (oracle, lhs domain, rhs domain)
     "add": (np.add, "general", "general"), "subtract": (np.subtract, "general", "general"),
     "multiply": (np.multiply, "general", "general"), "divide": (np.divide, "general", "nonzero"),
     "power": (np.power, "positive", "exponent"), "maximum": (np.maximum, "coarse", "coarse"),
-    "minimum": (np.minimum, "coarse", "coarse"), "floor_divide": (np.floor_divide, "general", "nonzero"),
+    "minimum": (np.minimum, "coarse", "coarse"), "floor_divide": (standard_floor_divide, "general", "nonzero"),
     "remainder": (np.remainder, "general", "nonzero"), "arctan2": (np.arctan2, "general", "general"),
     "equal": (np.equal, "coarse", "coarse"), "not_equal": (np.not_equal, "coarse", "coarse"),
     "less": (np.less, "coarse", "coarse"), "less_equal": (np.less_equal, "coarse", "coarse"),
@@ -1980,3 +1980,23 @@ def test_concatenate_and_stack_of_cuda_arrays_stay_on_the_device(dtype):
         np.testing.assert_array_equal(np.asarray(got.to_device("cpu")), want)
     with pytest.raises(RuntimeError, match="expected all arrays on one device"):
         uma.concatenate([da, uma.asarray(b)])
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("op", ["expm1", "tanh"])
+def test_cuda_complex_special_cases_of_the_standard(op, dtype):
+    """Complex expm1 and tanh at zeros, infinities and NaNs on cuda: the Array API standard's
+    special cases (conftest.standard_complex), NumPy's results elsewhere, and the cpu's."""
+    parts = (0.0, -0.0, 1.5, -2.0, 3.0, np.inf, -np.inf, np.nan)
+    z = np.array([complex(r, i) for r in parts for i in parts], dtype=dtype)
+    got = getattr(uma, op)(uma.asarray(z, device="cuda"))
+    assert str(got.device) == "cuda:0"
+    got = np.asarray(got.to_device("cpu"))
+    exp, signs = standard_complex(op, z)
+    r = 1e-5 if dtype == "complex64" else 1e-12
+    for part in ("real", "imag"):
+        g, e = getattr(got, part), getattr(exp, part)
+        np.testing.assert_allclose(g, e, rtol=r, atol=r, equal_nan=True, err_msg=f"{op} {part}")
+        fixed = signs & ((e == 0) | np.isinf(e))
+        np.testing.assert_array_equal(np.signbit(g[fixed]), np.signbit(e[fixed]), err_msg=f"{op} {part} sign")

@@ -28,7 +28,7 @@ import pytest
 import uma
 from conftest import (
     ALL_DTYPES, BACKENDS, RTOL, held_or_refused, as_uma_output, assert_matches, bfloat16_round_once, check_like_numpy, np_dtype, numpy_error_type, numpy_quiet,
-    random_data,
+    random_data, standard_complex, standard_floor_divide,
 )
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
@@ -155,7 +155,7 @@ BINARY = {  # name -> (oracle, lhs domain, rhs domain)
     "power": (np.power, "positive", "exponent"),
     "maximum": (np.maximum, "coarse", "coarse"),
     "minimum": (np.minimum, "coarse", "coarse"),
-    "floor_divide": (np.floor_divide, "general", "nonzero"),
+    "floor_divide": (standard_floor_divide, "general", "nonzero"),
     "remainder": (np.remainder, "general", "nonzero"),
     "arctan2": (np.arctan2, "general", "general"),
     "equal": (np.equal, "coarse", "coarse"),
@@ -497,6 +497,64 @@ def test_complex_special_values(op):
     got = np.asarray(getattr(uma, op)(uma.asarray(x)))
     assert got.dtype == exp.dtype
     np.testing.assert_allclose(got, exp, rtol=1e-12, atol=1e-12, equal_nan=True)
+
+
+COMPLEX_SPECIAL = [complex(r, i) for r in (0.0, -0.0, 1.5, -2.0, 3.0, np.inf, -np.inf, np.nan)
+                   for i in (0.0, -0.0, 0.5, -3.0, 2.0, np.inf, -np.inf, np.nan)]
+
+
+def _assert_standard_complex(got, z, name):
+    """``got`` against the oracle of conftest.standard_complex: values (NaN where NaN), and
+    the signs of zero and infinite parts wherever the standard fixes them."""
+    exp, signs = standard_complex(name, z)
+    got = np.asarray(got)
+    assert got.dtype == exp.dtype
+    r = 1e-5 if exp.dtype == np.complex64 else 1e-12
+    for part in ("real", "imag"):
+        g, e = getattr(got, part), getattr(exp, part)
+        np.testing.assert_allclose(g, e, rtol=r, atol=r, equal_nan=True, err_msg=f"{name} {part}: {z}")
+        fixed = signs & ((e == 0) | np.isinf(e))
+        np.testing.assert_array_equal(np.signbit(g[fixed]), np.signbit(e[fixed]), err_msg=f"{name} {part} sign: {z[fixed]}")
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("op", ["expm1", "tanh"])
+def test_complex_special_cases_of_the_standard(op, dtype):
+    """Complex expm1 and tanh at zeros, infinities and NaNs: the Array API standard's special
+    cases (NumPy's nc_expm1 and ctanh differ there), NumPy's results elsewhere; eager on an
+    array and on each element alone (0-d), compiled on the cpu and reference backends."""
+    z = np.array(COMPLEX_SPECIAL, dtype=dtype)
+    _assert_standard_complex(getattr(uma, op)(uma.asarray(z)), z, op)
+    one = np.array([complex(np.asarray(getattr(uma, op)(uma.asarray(v)))) for v in z], dtype=dtype)
+    _assert_standard_complex(one, z, op)
+    v = uma.sym.vector("z", dtype)
+    for backend in ("cpu", "reference"):
+        _assert_standard_complex(as_uma_output(uma.function([v], getattr(uma, op)(v), backend=backend)(z), backend), z, op)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_floor_divide_infinite_operand_compiled_and_scalar(dtype):
+    """floor_divide with one infinite operand follows the standard's special cases on every
+    path: eager arrays, 0-d operands (the one-element fast path), Python scalars, the ``//``
+    operator, in-place ``//=``, and compiled graphs (cpu, reference and numpy backends)."""
+    v = np.array([np.inf, -np.inf, 1.0, -1.0, 0.0, -0.0, 7.5, -7.5, np.nan], dtype=dtype)
+    a, b = (m.ravel() for m in np.meshgrid(v, v))
+    exp = numpy_quiet(lambda: standard_floor_divide(a, b))
+    _assert_same_floats(uma.asarray(a) // uma.asarray(b), exp, "//")
+    one = np.array([np.asarray(uma.floor_divide(uma.asarray(x), uma.asarray(y))) for x, y in zip(a, b)], dtype=dtype)
+    _assert_same_floats(one, exp, "0-d floor_divide")
+    if dtype == "float64":
+        scal = np.array([np.asarray(uma.asarray(x) // float(y)) for x, y in zip(a, b)])
+        _assert_same_floats(scal, exp, "array // float")
+        rscal = np.array([np.asarray(float(x) // uma.asarray(y)) for x, y in zip(a, b)])
+        _assert_same_floats(rscal, exp, "float // array")
+    ua = uma.asarray(a.copy())
+    ua //= uma.asarray(b)
+    _assert_same_floats(ua, exp, "//=")
+    x, y = uma.sym.vector("x", dtype), uma.sym.vector("y", dtype)
+    for backend in ("cpu", "reference", "numpy"):
+        got = uma.function([x, y], uma.floor_divide(x, y), backend=backend)(a, b)
+        _assert_same_floats(as_uma_output(got, backend), exp, f"compiled {backend}")
 
 
 def test_complex_branch_cuts():

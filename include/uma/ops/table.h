@@ -96,7 +96,7 @@ enum class Grad : unsigned char { Smooth, Zero, None };
   X(Power,        power,               Power,       Smooth, power, "x1 ** x2") \
   X(Maximum,      maximum,             Arithmetic,  Smooth, maximum, "the larger of x1 and x2 (NaN propagates)") \
   X(Minimum,      minimum,             Arithmetic,  Smooth, minimum, "the smaller of x1 and x2 (NaN propagates)") \
-  X(FloorDivide,  floor_divide,        FloorDivide, Zero,   floor_divide, "floor(x1 / x2)") \
+  X(FloorDivide,  floor_divide,        FloorDivide, Zero,   floor_divide, "floor(x1 / x2); with exactly one infinite operand x1 / x2, +-infinity or a signed zero (Array API standard, floor_divide, Special cases; NumPy gives NaN or -1.0 there)") \
   X(Remainder,    remainder,           FloorDivide, Smooth, remainder, "x1 - floor(x1 / x2) * x2 (the sign of x2, as Python)") \
   X(Equal,        equal,               Comparison,  None,   equal, "x1 == x2") \
   X(NotEqual,     not_equal,           Comparison,  None,   not_equal, "x1 != x2") \
@@ -129,7 +129,7 @@ enum class Grad : unsigned char { Smooth, Zero, None };
   X(LogicalNot,   logical_not,         Predicate,   None,   logical_not, "not x as a truth value") \
   X(Exp,          exp,                 Float,       Smooth, exp, "e ** x") \
   X(Exp2,         exp2,                Float,       Smooth, exp2, "2 ** x") \
-  X(Expm1,        expm1,               Float,       Smooth, expm1, "exp(x) - 1, accurate near 0") \
+  X(Expm1,        expm1,               Float,       Smooth, expm1, "exp(x) - 1, accurate near 0; complex zeros, infinities and NaNs as the Array API standard's special cases (expm1, complex operands: e.g. +infinity + 0j gives +infinity + 0j, NaN + 0j gives NaN + 0j, where NumPy gives NaN parts)") \
   X(Log,          log,                 Float,       Smooth, log, "the natural logarithm") \
   X(Log2,         log2,                Float,       Smooth, log2, "the base-2 logarithm") \
   X(Log10,        log10,               Float,       Smooth, log10, "the base-10 logarithm") \
@@ -143,7 +143,7 @@ enum class Grad : unsigned char { Smooth, Zero, None };
   X(Arctan,       arctan,              Float,       Smooth, arctan, "the inverse tangent") \
   X(Sinh,         sinh,                Float,       Smooth, sinh, "the hyperbolic sine") \
   X(Cosh,         cosh,                Float,       Smooth, cosh, "the hyperbolic cosine") \
-  X(Tanh,         tanh,                Float,       Smooth, tanh, "the hyperbolic tangent") \
+  X(Tanh,         tanh,                Float,       Smooth, tanh, "the hyperbolic tangent; a complex x with an infinite real part gives +-1 + 0j with the sign of imag(x) on the zero (Array API standard, tanh, complex operands)") \
   X(Rint,         rint,                Float,       Zero,   rint, "x rounded to the nearest integer, half to even") \
   X(Sigmoid,      sigmoid,             RealFloat,   Smooth, , "1 / (1 + exp(-x)) (scipy.special.expit)") \
   X(Softplus,     softplus,            RealFloat,   Smooth, , "log(1 + exp(x)), computed without overflow") \

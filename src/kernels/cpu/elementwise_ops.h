@@ -55,17 +55,6 @@ template <class T> T ipow(T base, T exp) {
 
 template <class T> bool is_neg(T x) { if constexpr (std::is_signed_v<T>) return x < 0; else { (void)x; return false; } }
 
-template <class T> T int_floordiv(T a, T b) {
-  if (b == 0) return 0;
-  if constexpr (std::is_signed_v<T>) {
-    if (b == -1) return wrap_sub<T>(0, a);
-    T q = static_cast<T>(a / b);
-    if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-    return q;
-  } else {
-    return static_cast<T>(a / b);
-  }
-}
 template <class T> T int_mod(T a, T b) {
   if (b == 0) return 0;
   if constexpr (std::is_signed_v<T>) {
@@ -77,17 +66,7 @@ template <class T> T int_mod(T a, T b) {
     return static_cast<T>(a % b);
   }
 }
-// NumPy's npy_divmod for floats.
-template <class T> T float_floordiv(T a, T b) {
-  if (b == 0) return a / b;
-  T mod = std::fmod(a, b);
-  T div = (a - mod) / b;
-  if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;
-  if (div == 0) return std::copysign(T(0), a / b);
-  T fl = std::floor(div);
-  if (div - fl > T(0.5)) fl += 1;
-  return fl;
-}
+// NumPy's npy_divmod remainder for floats (the quotient: scalar::BinaryFn<FloorDivide>).
 template <class T> T float_mod(T a, T b) {
   if (b == 0) return std::fmod(a, b);
   T mod = std::fmod(a, b);
@@ -247,6 +226,8 @@ template <class R> struct Complex<std::complex<R>> {
   static std::complex<R> acosh(std::complex<R> z) { return std::acosh(z); }
   static std::complex<R> asinh(std::complex<R> z) { return std::asinh(z); }
   static std::complex<R> atanh(std::complex<R> z) { return std::atanh(z); }
+  static std::complex<R> tanh(std::complex<R> z) { return std::tanh(z); }
+  static std::complex<R> make(R re, R im) { return {re, im}; }
 };
 }  // namespace uma::kernels::scalar
 
@@ -300,7 +281,6 @@ inline auto apply_binary(T a, T b) {
     }
     else if constexpr (OP == BinaryOp::Maximum) { if constexpr (is_real_float_v<T>) return (a != a || a > b) ? a : b; else return a > b ? a : b; }
     else if constexpr (OP == BinaryOp::Minimum) { if constexpr (is_real_float_v<T>) return (a != a || a < b) ? a : b; else return a < b ? a : b; }
-    else if constexpr (OP == BinaryOp::FloorDivide) { if constexpr (is_real_float_v<T>) return float_floordiv(a, b); else return int_floordiv(a, b); }
     else if constexpr (OP == BinaryOp::Remainder) { if constexpr (is_real_float_v<T>) return float_mod(a, b); else return int_mod(a, b); }
     else if constexpr (OP == BinaryOp::Less) return a < b;
     else if constexpr (OP == BinaryOp::LessEqual) return a <= b;
@@ -344,10 +324,6 @@ inline auto apply_unary(T x) {
       const R re = x.real() + 1;
       return T(std::log(std::hypot(re, x.imag())), std::atan2(x.imag(), re));
     }
-    else if constexpr (OP == UnaryOp::Expm1) {  // NumPy's nc_expm1
-      const R a = std::sin(x.imag() / 2);
-      return T(std::expm1(x.real()) * std::cos(x.imag()) - 2 * a * a, std::exp(x.real()) * std::sin(x.imag()));
-    }
     else if constexpr (OP == UnaryOp::Sqrt) return std::sqrt(x);
     else if constexpr (OP == UnaryOp::Sin) return std::sin(x);
     else if constexpr (OP == UnaryOp::Cos) return std::cos(x);
@@ -356,12 +332,11 @@ inline auto apply_unary(T x) {
     else if constexpr (OP == UnaryOp::Arccos) return std::acos(x);
     else if constexpr (OP == UnaryOp::Arctan) return std::atan(x);
     else if constexpr (OP == UnaryOp::Sinh) return std::sinh(x);
-    else if constexpr (OP == UnaryOp::Cosh) return std::cosh(x);
     else if constexpr (OP == UnaryOp::Real) return x.real();
     else if constexpr (OP == UnaryOp::Imag) return x.imag();
     else if constexpr (OP == UnaryOp::Conj) return T(x.real(), -x.imag());
     else if constexpr (OP == UnaryOp::Angle) return std::atan2(x.imag(), x.real());
-    else return std::tanh(x);
+    else return std::cosh(x);  // Cosh
   } else {  // float, double
     if constexpr (OP == UnaryOp::Negative) return -x;  // -(+0.0) is -0.0 (IEEE), unlike 0 - x
     else if constexpr (OP == UnaryOp::Abs) return std::fabs(x);
@@ -377,9 +352,7 @@ inline auto apply_unary(T x) {
     else if constexpr (OP == UnaryOp::Log2) return std::log2(x);
     else if constexpr (OP == UnaryOp::Log10) return std::log10(x);
     else if constexpr (OP == UnaryOp::Log1p) return std::log1p(x);
-    else if constexpr (OP == UnaryOp::Expm1) return std::expm1(x);
     else if constexpr (OP == UnaryOp::Sqrt) return std::sqrt(x);
-    else if constexpr (OP == UnaryOp::Tanh) return std::tanh(x);
     else if constexpr (OP == UnaryOp::Sin) return std::sin(x);
     else if constexpr (OP == UnaryOp::Cos) return std::cos(x);
     else if constexpr (OP == UnaryOp::Tan) return std::tan(x);

@@ -2,7 +2,8 @@
 // (internal). The same semantics as src/kernels/cpu/elementwise_ops.h (NumPy 2 results):
 // integer arithmetic wraps (computed in an unsigned type at least as wide as unsigned int, so
 // no narrow type is promoted to a signed int that could overflow), integer floor_divide and
-// remainder by zero give 0, float floor_divide/remainder follow npy_divmod, maximum/minimum
+// remainder by zero give 0, float remainder follows npy_divmod (floor_divide, expm1 and tanh,
+// with the Array API standard's special cases, are kernels/scalar_ops.h's), maximum/minimum
 // propagate NaN, sign(NaN) is NaN. Complex: plain multiply, Smith's division, npy_cpow's
 // integer powers, NumPy's lexicographic order and NaN rules, sign(z) = z / |z|; the
 // transcendental functions are libcu++'s cuda::std::complex ones (C99 Annex G branch cuts
@@ -75,17 +76,6 @@ template <class T> __device__ T ipow(T base, T exp) {
   }
   return static_cast<T>(r);
 }
-template <class T> __device__ T ifloordiv(T a, T b) {
-  if (b == 0) return 0;
-  if constexpr (std::is_signed_v<T>) {
-    if (b == -1) return wsub<T>(0, a);
-    T q = static_cast<T>(a / b);
-    if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-    return q;
-  } else {
-    return static_cast<T>(a / b);
-  }
-}
 template <class T> __device__ T imod(T a, T b) {
   if (b == 0) return 0;
   if constexpr (std::is_signed_v<T>) {
@@ -109,16 +99,7 @@ template <class T> __device__ T ireciprocal(T x) {
 }
 
 // ---- real floats ---------------------------------------------------------------------
-template <class T> __device__ T ffloordiv(T a, T b) {
-  if (b == 0) return a / b;
-  T mod = fmod(a, b);
-  T div = (a - mod) / b;
-  if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;
-  if (div == 0) return copysign(T(0), a / b);
-  T fl = floor(div);
-  if (div - fl > T(0.5)) fl += 1;
-  return fl;
-}
+// npy_divmod's remainder (the quotient: scalar::BinaryFn<FloorDivide>).
 template <class T> __device__ T fmodpy(T a, T b) {
   if (b == 0) return fmod(a, b);
   T mod = fmod(a, b);
@@ -199,6 +180,8 @@ template <class R> struct Complex<cuda_dev::Cx<R>> {
   __host__ __device__ static C acosh(C z) { return of(cuda::std::acosh(cuda::std::complex<R>(z.re, z.im))); }
   __host__ __device__ static C asinh(C z) { return of(cuda::std::asinh(cuda::std::complex<R>(z.re, z.im))); }
   __host__ __device__ static C atanh(C z) { return of(cuda::std::atanh(cuda::std::complex<R>(z.re, z.im))); }
+  __host__ __device__ static C tanh(C z) { return of(cuda::std::tanh(cuda::std::complex<R>(z.re, z.im))); }
+  __host__ __device__ static C make(R re, R im) { return C{re, im}; }
   __host__ __device__ static C of(cuda::std::complex<R> w) { return C{w.real(), w.imag()}; }
 };
 }  // namespace uma::kernels::scalar
@@ -314,7 +297,6 @@ __device__ __forceinline__ BinOut<T, OP> apply_binary(T a, T b) {
     }
     else if constexpr (OP == Maximum) { if constexpr (flt) return (a != a || a > b) ? a : b; else return a > b ? a : b; }
     else if constexpr (OP == Minimum) { if constexpr (flt) return (a != a || a < b) ? a : b; else return a < b ? a : b; }
-    else if constexpr (OP == FloorDivide) { if constexpr (flt) return ffloordiv(a, b); else return ifloordiv(a, b); }
     else if constexpr (OP == Remainder) { if constexpr (flt) return fmodpy(a, b); else return imod(a, b); }
     else if constexpr (OP == Equal) return a == b;
     else if constexpr (OP == NotEqual) return a != b;
@@ -371,9 +353,6 @@ __device__ __forceinline__ UnOut<T, OP> apply_unary(T x) {
     } else if constexpr (OP == Log1p) {  // NumPy's nc_log1p
       const R re = x.re + 1;
       return T{log(hypot(re, x.im)), atan2(x.im, re)};
-    } else if constexpr (OP == Expm1) {  // NumPy's nc_expm1
-      const R a = sin(x.im / 2);
-      return T{expm1(x.re) * cos(x.im) - 2 * a * a, exp(x.re) * sin(x.im)};
     } else if constexpr (OP == Sqrt) return from_std(cuda::std::sqrt(z));
     else if constexpr (OP == Sin) return from_std(cuda::std::sin(z));
     else if constexpr (OP == Cos) return from_std(cuda::std::cos(z));
@@ -382,8 +361,7 @@ __device__ __forceinline__ UnOut<T, OP> apply_unary(T x) {
     else if constexpr (OP == Arccos) return from_std(cuda::std::acos(z));
     else if constexpr (OP == Arctan) return from_std(cuda::std::atan(z));
     else if constexpr (OP == Sinh) return from_std(cuda::std::sinh(z));
-    else if constexpr (OP == Cosh) return from_std(cuda::std::cosh(z));
-    else return from_std(cuda::std::tanh(z));  // Tanh
+    else return from_std(cuda::std::cosh(z));  // Cosh
   } else {  // float, double
     if constexpr (OP == Negative) return -x;
     else if constexpr (OP == Abs) return fabs(x);
@@ -399,9 +377,7 @@ __device__ __forceinline__ UnOut<T, OP> apply_unary(T x) {
     else if constexpr (OP == Log2) return log2(x);
     else if constexpr (OP == Log10) return log10(x);
     else if constexpr (OP == Log1p) return log1p(x);
-    else if constexpr (OP == Expm1) return expm1(x);
     else if constexpr (OP == Sqrt) return sqrt(x);
-    else if constexpr (OP == Tanh) return tanh(x);
     else if constexpr (OP == Sin) return sin(x);
     else if constexpr (OP == Cos) return cos(x);
     else if constexpr (OP == Tan) return tan(x);

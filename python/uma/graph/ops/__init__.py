@@ -36,7 +36,7 @@ The package has one module per concept; this module re-exports their public func
   ``cumprod``; ``nn``: ``relu``, softmax and softmax cross-entropy; ``linalg``: ``matmul``,
   ``dot``, ``outer``, diagonals, ``trace``;
 - ``shape``: reshape, transpose, axes and broadcasting; ``join``: ``concatenate``, ``stack``,
-  ``split``; ``indexing``: ``getitem``, ``take``, masks; ``sorting``: ``sort``, ``argsort``
+  ``split``; ``indexing``: ``getitem``, ``take``, ``take_along_axis``, masks; ``sorting``: ``sort``, ``argsort``
   (differentiable), ``searchsorted``; ``subtensor``: ``set_subtensor``,
   ``inc_subtensor``; ``distributed``: ``all_reduce``, ``all_gather``, ``reduce_scatter``,
   ``all_reduce_bucket`` (collectives across processes, :mod:`uma.distributed`);
@@ -59,7 +59,7 @@ from .creation import (FillLike, OneHot, arange, array, asarray, empty, empty_li
 from .cumulative import Cumulate, cumprod, cumsum  # noqa: E402
 from .distributed import (AllGather, AllReduce, ReduceScatter, all_gather, all_reduce,  # noqa: E402
                           all_reduce_bucket, reduce_scatter)
-from .indexing import GetItem, GetItemGrad, MaskSelect, Take, getitem, take  # noqa: E402
+from .indexing import GetItem, GetItemGrad, MaskSelect, Take, TakeAlongAxis, getitem, take, take_along_axis  # noqa: E402
 from .join import Concatenate, Segment, Stack, concatenate, split, stack  # noqa: E402
 from .linalg import (Diag, Diagonal, DiagonalEmbed, MatMul, Outer, diag, diagonal, dot,  # noqa: E402
                      matmul, outer, trace)
@@ -95,7 +95,7 @@ __all__ = [
     "reshape", "transpose", "expand_dims", "squeeze", "broadcast_to", "concatenate", "stack",
     "split",
     # indexing and functional updates
-    "getitem", "take", "set_subtensor", "inc_subtensor",
+    "getitem", "take", "take_along_axis", "set_subtensor", "inc_subtensor",
     # sorting and searching
     "sort", "argsort", "searchsorted",
     # collectives across processes (uma.distributed)

@@ -6,9 +6,10 @@ time are allowed wherever the result's shape does not depend on values.
 
 Positions along an axis are computed in the graph (``_positions``: a cumulative sum of ones),
 so ``roll``, ``repeat``, ``tile``, ``tril`` and ``triu`` work on axes of unknown length.
-``take_along_axis`` and the functions whose result's shape depends on values (``nonzero``,
-``unique_*``) have no symbolic form yet: they are eager only (``sort``, ``argsort`` and
-``searchsorted`` are graph ops of their own, :mod:`.sorting`).
+The functions whose result's shape depends on values (``nonzero``, ``unique_*``) have no
+symbolic form: they are eager only and raise TypeError on a variable. ``sort``, ``argsort``
+and ``searchsorted`` (:mod:`.sorting`) and ``take_along_axis`` (:mod:`.indexing`) are graph
+ops of their own.
 """
 from __future__ import annotations
 

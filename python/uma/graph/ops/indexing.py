@@ -10,7 +10,8 @@ import numpy as np
 from ... import _core
 from ..basic import Constant, Op, Variable, as_variable
 from ..type import TensorType, kind_of
-from ._common import _diff, _k, _norm_axis
+from ..._array_api import _take_along_axis_axis, _take_along_axis_shape
+from ._common import _bcast_runtime, _diff, _k, _norm_axis, _uma
 
 
 def _norm_index(index, shape):
@@ -215,6 +216,74 @@ def take(a, indices, axis=None):
     return Take(ax)(a, idx)
 
 
+class TakeAlongAxis(Op):
+    """Elements of input 0 at the integer positions of input 1 along ``axis`` (Array API
+    standard, take_along_axis): the eager function's checks, result shape
+    (``uma._array_api._take_along_axis_shape``), negative positions and IndexError; input 0's
+    dtype. Gradient: ``g`` added back at the positions read (:func:`_put_along_axis`)."""
+
+    name = "take_along_axis"
+    props = ("axis",)
+
+    def __init__(self, axis):
+        self.axis = axis
+
+    def output_types(self, inputs):
+        x, idx = inputs
+        _take_along_axis_axis(x.ndim, idx.ndim, idx.dtype, kind_of(idx.dtype), self.axis, idx.shape, x.shape)
+        return [TensorType(x.dtype, _take_along_axis_shape(x.shape, idx.shape, self.axis))]
+
+    def perform(self, node, values):
+        self.infer_shape(node, [tuple(v.shape) for v in values])  # PyTensor's broadcasting rule
+        return [_uma().take_along_axis(values[0], values[1], axis=self.axis)]
+
+    def infer_shape(self, node, shapes):
+        a = self.axis
+        static = [tuple(i.shape[:a]) + tuple(i.shape[a + 1:]) for i in node.inputs]
+        return [_take_along_axis_shape(shapes[0], shapes[1], a,
+                                       lambda xs, js: _bcast_runtime("take_along_axis", static, [xs, js]))]
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        x, idx = node.inputs
+        if g is None or not _diff(x.dtype):
+            return [None, None]
+        return [_put_along_axis(x, idx, _to_dtype(g, x.dtype), self.axis), None]
+
+
+def _put_along_axis(x, idx, g, axis):
+    """The gradient of ``take_along_axis(x, idx, axis)`` for the output gradient ``g``: zeros of
+    x's shape with each ``g`` element added at the position of ``x`` it was read from (repeated
+    positions accumulate; summed over the axes along which x was broadcast). A graph of existing
+    ops: the positions of the broadcast (batch, n) array flattened, one ``inc_subtensor`` into
+    it (np.add.at), so it has gradients of its own."""
+    from .compose import _length, _positions, moveaxis
+    gm, xm = moveaxis(g, axis, -1), moveaxis(x, axis, -1)
+    im = moveaxis(idx, axis, -1)
+    im = astype(where(zeros_like(gm, dtype="bool"), im, im), "int64")  # broadcast to g's shape
+    n, k = _length(xm, xm.ndim - 1), _length(gm, gm.ndim - 1)
+    im = where(less(im, 0), im + n, im)
+    flat_g = reshape(gm, (-1,))
+    rows = floor_divide(_positions(flat_g, 0), k)  # the batch row of each element of g
+    full = zeros_like(xm) + expand_dims(sum(zeros_like(gm), axis=-1), -1)  # (batch, n)
+    acc = UpdateSubtensor("take", True, 0)(reshape(full, (-1,)), flat_g, rows * n + reshape(im, (-1,)))
+    return moveaxis(_unbroadcast(_reshape_like(acc, full), xm), -1, axis)
+
+
+def take_along_axis(x, indices, /, *, axis=-1):
+    """Elements of ``x`` at ``indices`` along ``axis`` (Array API standard, take_along_axis; the
+    eager ``uma.take_along_axis``): ``indices`` an integer array of ``x``'s ndim whose lengths
+    off ``axis`` broadcast with ``x``'s (PyTensor's rule: only static length-1 axes broadcast);
+    the result has the broadcast shape with ``indices``' length along ``axis`` and ``x``'s
+    dtype. Negative indices count from the end. TypeError (non-integer indices), ValueError
+    (ranks or lengths that differ) and AxisError when the graph is built; IndexError naming an
+    index out of range when the function runs. Gradient: ``g`` added back at the positions read
+    (repeated positions accumulate), as ``take``'s scatter-add."""
+    x, idx = as_variable(x), as_variable(indices)
+    a = _take_along_axis_axis(x.ndim, idx.ndim, idx.dtype, kind_of(idx.dtype), axis, idx.shape, x.shape)
+    return TakeAlongAxis(a)(x, idx)
+
+
 class MaskSelect(Op):
     """``x[mask]`` for a bool mask over x's leading axes: shape (count,) + x.shape[mask.ndim:]."""
 
@@ -242,7 +311,12 @@ class MaskSelect(Op):
 
 # The other op modules' names, used only when a graph is built: imported last, because the op
 # modules use one another (each module is complete before it imports the others).
-from .convert import _to_dtype  # noqa: E402
+from .convert import _to_dtype, astype  # noqa: E402
 from .creation import zeros_like  # noqa: E402
-from .shape import _reshape_like, reshape  # noqa: E402
+from .shape import _reshape_like, _unbroadcast, expand_dims, reshape  # noqa: E402
+from .reduce import sum  # noqa: E402
 from .subtensor import UpdateSubtensor  # noqa: E402
+from .select import where  # noqa: E402
+from .elemwise import FUNCTIONS as _ELEMWISE  # noqa: E402
+
+less, floor_divide = _ELEMWISE["less"], _ELEMWISE["floor_divide"]

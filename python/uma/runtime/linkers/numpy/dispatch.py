@@ -96,6 +96,17 @@ def _trigamma(x):
     return r.astype(dt)
 
 
+def _floor_divide(x1, x2):
+    """np.floor_divide, with the Array API standard's special cases (floor_divide, 'Special
+    cases') where one operand is infinite: x1 / x2 (+-infinity, or a signed zero), as uma's
+    kernels give them; NumPy gives NaN and -1.0 there."""
+    q = np.floor_divide(x1, x2)
+    if q.dtype.kind != "f":
+        return q
+    one_infinite = np.isinf(x1) != np.isinf(x2)
+    return np.where(one_infinite, np.divide(x1, x2), q) if one_infinite.any() else q
+
+
 #: the elementwise functions that are not the NumPy function the op table names (``op.numpy``:
 #: add, exp, arccosh, invert, ...); erf, erfc, gammaln and digamma, which NumPy lacks, run uma's
 #: reference perform
@@ -103,6 +114,7 @@ _ELEMWISE = {
     "sigmoid": _sigmoid,
     "softplus": lambda x: np.logaddexp(x.dtype.type(0), x),
     "trigamma": _trigamma,
+    "floor_divide": _floor_divide,
     # NumPy's real and imag of a real array are views of it: a copy keeps results unaliased
     "real": lambda x: np.array(np.real(x), copy=True),
     "imag": lambda x: np.array(np.imag(x), copy=True),
