@@ -256,6 +256,41 @@ def test_cpu_keeps_a_comparison_read_elsewhere_out_of_the_chain(rng):
     np.testing.assert_array_equal(np.asarray(c), av < gv)
 
 
+def test_cpu_runs_a_bias_add_as_the_products_epilogue(rng):
+    # relu(x @ W + b): the add runs in place in the product; values bitwise the reference's
+    x, W, b = sym.matrix("x"), sym.matrix("W"), sym.vector("b")
+    pre = x @ W + b
+    outs = [sym.relu(pre), sym.exp(x @ (W * 3)) * 2 - 1]
+    f = uma.function([x, W, b], outs, backend="cpu")
+    chains = _fused_codes(f)
+    assert any("add(matmul(" in c for c in chains) and any("exp(matmul(" in c for c in chains), chains
+    args = rng.normal(size=(6, 5)), rng.normal(size=(5, 4)), rng.normal(size=4)
+    ref = uma.function([x, W, b], outs, backend="reference")(*args)
+    for got, exp in zip(f(*args), ref):
+        assert np.asarray(got).tobytes() == np.asarray(exp).tobytes()
+    assert_matches(f(*args)[0], np.maximum(args[0] @ args[1] + args[2], 0))
+
+
+def test_cpu_epilogue_that_broadcasts_the_product_gets_its_own_array(rng):
+    # the product is (n, 1) at run time and the chain's result (n, 3): not in place
+    x, w, c = sym.matrix("x"), sym.matrix("w", shape=(None, 1)), sym.matrix("c")
+    f = uma.function([x, w, c], (x @ w) * c + 1, backend="cpu")
+    assert any("matmul(" in line for line in _fused_codes(f))
+    a, v, m = rng.normal(size=(4, 3)), rng.normal(size=(3, 1)), rng.normal(size=(4, 3))
+    assert_matches(f(a, v, m), (a @ v) * m + 1)
+
+
+def test_cpu_keeps_a_product_read_twice_out_of_an_epilogue(rng):
+    x, W = sym.matrix("x"), sym.matrix("W")
+    p = x @ W
+    f = uma.function([x, W], [p + 1, p], backend="cpu")
+    assert not any("matmul(" in line for line in _fused_codes(f))
+    a, w = rng.normal(size=(3, 4)), rng.normal(size=(4, 2))
+    got = f(a, w)
+    assert_matches(got[0], a @ w + 1)
+    assert_matches(got[1], a @ w)
+
+
 def test_program_refuses_a_comparison_read_as_a_number():
     p = uma._core.Program()
     i0, i1 = p.add_input(), p.add_input()
