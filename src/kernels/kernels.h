@@ -80,9 +80,11 @@ void one_hot(const Array& idx, int64_t depth, const Array& out);
 void matmul(const Array& a, const Array& b, const Array& out);
 /// Softmax cross-entropy of contiguous float32/float64 logits (N, C) and int64 labels (N,):
 /// the forward values into out (N,), or with `grad` (gstride 0 or 1) the gradient into out
-/// (N, C). The labels are always checked first (ValueError naming the first outside [0, C)).
+/// (N, C). The labels are checked first (ValueError naming the first outside [0, C)), unless
+/// `one_hot_rows`: then a row whose label is outside [0, C) is a zero row of one_hot (loss 0,
+/// gradient 0), the value of -sum(one_hot(y, C) * log_softmax(z), axis=1).
 void softmax_xent(const char* op, const Array& logits, const Array& labels, const Array* grad, int64_t gstride,
-                  const Array& out);
+                  const Array& out, bool one_hot_rows = false);
 /// ValueError naming the first of the contiguous int64 `labels` outside [0, nclasses).
 void check_labels(const char* op, const Array& labels, int64_t nclasses);
 /// A 0-d host array holding dtype `t`'s 1 (true, 1, 1.0, 1+0j): the bytes one_hot writes.
@@ -248,9 +250,13 @@ inline void one_hot(const Array& idx, int64_t depth, const Array& out) {
 /// `check`: a bad label raises ValueError (the cpu kernel always checks; the cuda kernel
 /// without `check` leaves those rows NaN and does not wait for the device).
 inline void softmax_xent(const char* op, const Array& logits, const Array& labels, const Array* grad,
-                         int64_t gstride, const Array& out, bool check) {
-  if (out.device().is_cpu()) cpu::softmax_xent(op, logits, labels, grad, gstride, out);
-  else cuda::softmax_xent(op, logits, labels, grad, gstride, out, check);
+                         int64_t gstride, const Array& out, bool check, bool one_hot_rows = false) {
+  if (out.device().is_cpu()) {
+    cpu::softmax_xent(op, logits, labels, grad, gstride, out, one_hot_rows);
+  } else {
+    UMA_CHECK(!one_hot_rows, Value, op, ": has no cuda kernel (use the one-hot product form on cuda)");
+    cuda::softmax_xent(op, logits, labels, grad, gstride, out, check);
+  }
 }
 inline void check_labels(const char* op, const Array& labels, int64_t nclasses) {
   if (labels.device().is_cpu()) cpu::check_labels(op, labels, nclasses); else cuda::check_labels(op, labels, nclasses);

@@ -30,32 +30,58 @@ XentArgs check_xent(const char* op, const Array& logits, const Array& labels) {
 
 }  // namespace
 
-Array softmax_cross_entropy(const Array& logits0, const Array& labels0, bool check_labels) {
+namespace {
+// softmax_cross_entropy (depth 0: labels checked unless check_labels is false) or
+// one_hot_cross_entropy (depth > 0: the logits' class count, labels outside it are zero rows).
+Array xent_forward(const char* op, const Array& logits0, const Array& labels0, bool check_labels, int64_t depth) {
   Array logits = logits0, labels = labels0;
-  const Device dev = detail::common_device("softmax_cross_entropy", {&logits, &labels});
+  const Device dev = detail::common_device(op, {&logits, &labels});
   if (logits.dtype() == DType::Float16 || logits.dtype() == DType::BFloat16)  // computed in float32
-    return astype(softmax_cross_entropy(astype(logits, DType::Float32), labels, check_labels), logits.dtype());
-  XentArgs a = check_xent("softmax_cross_entropy", logits, labels);
-  Array out = Array::empty(softmax_cross_entropy_shape(logits.shape(), labels.shape(), "softmax_cross_entropy"),
-                           logits.dtype(), dev);
-  kernels::softmax_xent("softmax_cross_entropy", a.z, a.y, nullptr, 0, out, check_labels);
+    return astype(xent_forward(op, astype(logits, DType::Float32), labels, check_labels, depth), logits.dtype());
+  XentArgs a = check_xent(op, logits, labels);
+  UMA_CHECK(depth == 0 || depth == a.c, Value, op, ": one_hot depth ", depth, " does not match the logits' ",
+            a.c, " classes (shape ", shape_str(logits.shape()), ")");
+  Array out = Array::empty(softmax_cross_entropy_shape(logits.shape(), labels.shape(), op), logits.dtype(), dev);
+  kernels::softmax_xent(op, a.z, a.y, nullptr, 0, out, check_labels, depth > 0);
   return out;
 }
 
-Array softmax_cross_entropy_grad(const Array& grad0, const Array& logits0, const Array& labels0, bool check_labels) {
+Array xent_backward(const char* op, const Array& grad0, const Array& logits0, const Array& labels0, bool check_labels,
+                    int64_t depth) {
   Array grad = grad0, logits = logits0, labels = labels0;
-  const Device dev = detail::common_device("softmax_cross_entropy_grad", {&grad, &logits, &labels});
+  const Device dev = detail::common_device(op, {&grad, &logits, &labels});
   if (logits.dtype() == DType::Float16 || logits.dtype() == DType::BFloat16)
-    return astype(softmax_cross_entropy_grad(astype(grad, DType::Float32), astype(logits, DType::Float32), labels,
-                                             check_labels),
+    return astype(xent_backward(op, astype(grad, DType::Float32), astype(logits, DType::Float32), labels,
+                                check_labels, depth),
                   logits.dtype());
   const Shape shape = softmax_cross_entropy_grad_shape(grad.shape(), logits.shape(), labels.shape());
-  XentArgs a = check_xent("softmax_cross_entropy_grad", logits, labels);
+  XentArgs a = check_xent(op, logits, labels);
+  UMA_CHECK(depth == 0 || depth == a.c, Value, op, ": one_hot depth ", depth, " does not match the logits' ",
+            a.c, " classes (shape ", shape_str(logits.shape()), ")");
   Array g = grad.dtype() == logits.dtype() ? grad : astype(grad, logits.dtype());
   const int64_t gstride = g.ndim() == 0 || g.shape()[0] == 1 ? 0 : g.strides()[0];
   Array out = Array::empty(shape, logits.dtype(), dev);
-  kernels::softmax_xent("softmax_cross_entropy_grad", a.z, a.y, &g, gstride, out, check_labels);
+  kernels::softmax_xent(op, a.z, a.y, &g, gstride, out, check_labels, depth > 0);
   return out;
+}
+}  // namespace
+
+Array softmax_cross_entropy(const Array& logits, const Array& labels, bool check_labels) {
+  return xent_forward("softmax_cross_entropy", logits, labels, check_labels, 0);
+}
+
+Array softmax_cross_entropy_grad(const Array& grad, const Array& logits, const Array& labels, bool check_labels) {
+  return xent_backward("softmax_cross_entropy_grad", grad, logits, labels, check_labels, 0);
+}
+
+Array one_hot_cross_entropy(const Array& logits, const Array& labels, int64_t depth) {
+  UMA_CHECK(depth > 0, Value, "one_hot_cross_entropy: depth must be positive, got ", depth);
+  return xent_forward("one_hot_cross_entropy", logits, labels, true, depth);
+}
+
+Array one_hot_cross_entropy_grad(const Array& grad, const Array& logits, const Array& labels, int64_t depth) {
+  UMA_CHECK(depth > 0, Value, "one_hot_cross_entropy_grad: depth must be positive, got ", depth);
+  return xent_backward("one_hot_cross_entropy_grad", grad, logits, labels, true, depth);
 }
 
 // ---- softmax, log_softmax, relu on every float dtype ----------------------------------------

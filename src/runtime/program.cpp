@@ -52,6 +52,10 @@ const std::map<std::string, OpFn>& registry() {
        [](const In& x, const OpAttrs& a) { return ops::softmax_cross_entropy(x[0], x[1], a.check_labels); }},
       {"softmax_cross_entropy_grad",
        [](const In& x, const OpAttrs& a) { return ops::softmax_cross_entropy_grad(x[0], x[1], x[2], a.check_labels); }},
+      {"one_hot_cross_entropy",
+       [](const In& x, const OpAttrs& a) { return ops::one_hot_cross_entropy(x[0], x[1], a.depth); }},
+      {"one_hot_cross_entropy_grad",
+       [](const In& x, const OpAttrs& a) { return ops::one_hot_cross_entropy_grad(x[0], x[1], x[2], a.depth); }},
       // Ops whose result takes the run-time shape (and the device) of another input.
       {"broadcast_like", [](const In& x, const OpAttrs&) { return ops::broadcast_to(x[0], x[1].shape()); }},
       {"reshape_like", [](const In& x, const OpAttrs&) { return ops::reshape(x[0], x[1].shape()); }},

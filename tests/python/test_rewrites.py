@@ -306,3 +306,89 @@ def test_cse_does_not_merge_ops_whose_attributes_differ_in_sign_of_zero():
     assert len(f.fgraph.toposort()) == 2  # the two +0.0 fills merged, the -0.0 one kept
     a, b, c = (np.asarray(v) for v in f(np.ones(2)))
     assert not np.signbit(a).any() and np.signbit(b).all() and not np.signbit(c).any()
+
+
+# ---- closed_forms (cpu linker): cross-entropy written with one_hot ---------------------------
+
+def _one_hot_step(dtype, mode=None, depth=4):
+    """A softmax-regression SGD step with the loss written as one_hot * log_softmax."""
+    x = sym.matrix("x", dtype=dtype)
+    y = sym.vector("y", dtype="int64")
+    W = uma.shared(np.linspace(-1, 1, 12).reshape(3, 4).astype(dtype), "W")
+    b = uma.shared(np.zeros(4, dtype), "b")
+    z = x @ W + b
+    loss = -sym.mean(sym.sum(sym.one_hot(y, depth, dtype=dtype) * sym.log_softmax(z, axis=1), axis=1))
+    gW, gb = uma.grad(loss, [W, b])
+    upd = [(W, W - 0.5 * gW), (b, b - 0.5 * gb)]
+    return (W, b), {bk: uma.function([x, y], [loss, gW, gb], updates=upd, backend=bk, mode=mode)
+                    for bk in ("cpu", "reference")}
+
+
+def _numpy_one_hot_loss_and_grads(x, y, W, b):
+    """The product form in NumPy: one_hot rows are zero for labels outside [0, K)."""
+    z = x @ W + b
+    z = z - z.max(axis=1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+    K = W.shape[1]
+    oh = (y[:, None] == np.arange(K)[None, :]).astype(x.dtype)
+    n = x.shape[0]
+    dz = (np.exp(logp) * oh.sum(axis=1, keepdims=True) - oh) / n
+    return -(oh * logp).sum(axis=1).mean(), x.T @ dz, dz.sum(axis=0)
+
+
+@pytest.mark.parametrize("dtype,rtol", [("float64", 1e-12), ("float32", 1e-5)])
+def test_closed_forms_replace_one_hot_cross_entropy_and_its_gradient(rng, dtype, rtol):
+    (W, b), f = _one_hot_step(dtype)
+    ops = ops_of(f["cpu"])  # the graph passes' graph; the closed form is the cpu linker's
+    text = uma.dprint(f["cpu"], file="str")
+    assert "one_hot_cross_entropy(" in text and "one_hot_cross_entropy_grad(" in text
+    assert "log_softmax" in ops and "log_softmax(" not in text.split("cpu program")[1]
+    x = rng.normal(size=(6, 3)).astype(dtype)
+    y = np.array([0, 3, -1, 4, 2, 99])  # -1, 4 and 99: one_hot's zero rows
+    W0, b0 = W.get_value(), b.get_value()
+    exp_loss, exp_gW, exp_gb = _numpy_one_hot_loss_and_grads(x.astype("float64"), y, W0.astype("float64"),
+                                                             b0.astype("float64"))
+    loss, gW, gb = f["cpu"](x, y)
+    np.testing.assert_allclose(np.asarray(loss), exp_loss, rtol=rtol)
+    np.testing.assert_allclose(np.asarray(gW), exp_gW, rtol=rtol, atol=rtol)
+    np.testing.assert_allclose(np.asarray(gb), exp_gb, rtol=rtol, atol=rtol)
+    np.testing.assert_allclose(W.get_value(), W0 - 0.5 * exp_gW, rtol=rtol, atol=rtol)
+    # the reference backend computes the graph as written: the same values within the rule
+    W.set_value(W0)
+    b.set_value(b0)
+    ref = f["reference"](x, y)
+    for got, exp in zip((loss, gW, gb), ref):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(exp), rtol=rtol, atol=rtol)
+
+
+def test_closed_forms_can_be_switched_off(rng):
+    _, f = _one_hot_step("float64", mode={"exclude": ["closed_forms"]})
+    text = uma.dprint(f["cpu"], file="str").split("cpu program")[1]
+    assert "one_hot_cross_entropy" not in text and "log_softmax" in text or "exp(" in text
+    x, y = rng.normal(size=(5, 3)), np.array([0, 1, 2, 3, 0])
+    _, on = _one_hot_step("float64")
+    for got, exp in zip(f["cpu"](x, y), on["cpu"](x, y)):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(exp), rtol=1e-12)
+
+
+def test_closed_form_with_a_depth_other_than_the_classes_raises_and_changes_nothing(rng):
+    (W, b), f = _one_hot_step("float64", depth=5)  # 4 classes: the product cannot broadcast
+    W0 = W.get_value()
+    with pytest.raises(ValueError, match="depth 5 does not match the logits' 4 classes|could not be broadcast"):
+        f["cpu"](rng.normal(size=(3, 3)), np.array([0, 1, 2]))
+    np.testing.assert_array_equal(W.get_value(), W0)
+    with pytest.raises(ValueError):  # the graph as written fails too
+        f["reference"](rng.normal(size=(3, 3)), np.array([0, 1, 2]))
+
+
+def test_closed_forms_leave_a_weighted_product_alone(rng):
+    # sum(w * one_hot * log_softmax): the upstream gradient is not a column, no rewrite of it
+    x, y, w = sym.matrix("x"), sym.vector("y", dtype="int64"), sym.matrix("w")
+    loss = -sym.sum(sym.one_hot(y, 3) * w * sym.log_softmax(x, axis=1))
+    (gx,) = uma.grad(loss, [x])
+    f = uma.function([x, y, w], [loss, gx], backend="cpu")
+    assert "one_hot_cross_entropy" not in uma.dprint(f, file="str")
+    xv, yv, wv = rng.normal(size=(4, 3)), np.array([0, 2, 1, 1]), rng.normal(size=(4, 3))
+    r = uma.function([x, y, w], [loss, gx], backend="reference")(xv, yv, wv)
+    for got, exp in zip(f(xv, yv, wv), r):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(exp), rtol=1e-12)

@@ -1,8 +1,9 @@
 """Graph rewrites: named passes that ``uma.function``'s ``mode`` switches on and off.
 
 A compiled function's graph goes through these passes (in this order) before its linker sees
-it; each pass rewrites a :class:`~uma.graph.FunctionGraph` in place and never changes a value
-(bit for bit, NaN, infinities and signed zeros included):
+it; each pass rewrites a :class:`~uma.graph.FunctionGraph` in place and, except
+``closed_forms``, never changes a value (bit for bit, NaN, infinities and signed zeros
+included):
 
 ``cse``
     common-subexpression elimination: nodes with equal ops (equal ``props``) reading the same
@@ -21,6 +22,12 @@ it; each pass rewrites a :class:`~uma.graph.FunctionGraph` in place and never ch
     (or ``x``). A rule only fires when the result has exactly the type (dtype and static
     shape) of what it replaces. Not done because they are not exact: ``x + 0.0``
     (``-0.0 + 0.0`` is ``+0.0``), ``x * 0`` (NaN, inf, -0), float ``x - x`` (NaN, inf).
+``closed_forms`` (linker pass, ``cpu``)
+    cross-entropy written as ``sum(one_hot(y) * log_softmax(z), axis=1)``, and the gradient
+    uma derives for it, become one op each (``one_hot_cross_entropy`` and its gradient). The
+    one pass here that changes values: within the accuracy rule (DESIGN.md, "Decisions"), and
+    where the logits hold infinities (the closed form's limit instead of the product's NaN).
+    ``Mode(exclude=["closed_forms"])`` keeps the graph as written.
 ``fusion`` (linker pass, ``cpu``)
     a chain of elementwise ops of one dtype becomes one loop over memory.
 ``elide_broadcasts`` (linker pass, ``cpu``)
@@ -46,7 +53,7 @@ __all__ = ["Mode", "GRAPH_PASSES", "LINKER_PASSES", "PASSES", "rewrite", "set_va
 #: Graph passes in the order they run (a pass may appear more than once in the pipeline).
 GRAPH_PASSES = ("cse", "constant_folding", "simplify")
 #: Passes a linker runs while compiling (the ``cpu`` linker).
-LINKER_PASSES = ("elide_broadcasts", "fusion")
+LINKER_PASSES = ("closed_forms", "elide_broadcasts", "fusion")
 #: Every pass name a :class:`Mode` accepts.
 PASSES = GRAPH_PASSES + LINKER_PASSES
 

@@ -43,7 +43,7 @@ import numpy as np
 
 from ..graph.basic import Constant, Op, Variable, ancestors, as_variable, toposort
 from ..graph.fgraph import FunctionGraph, validate
-from ..graph.rewrite import as_mode, rewrite
+from ..graph.rewrite import LINKER_PASSES, as_mode, rewrite
 from ..graph.type import _ALL_DTYPES, _fmt_shape
 from .filters import can_cast_safe, filter_host, value_type
 from .linker import _BACKENDS, check_residency, get_linker
@@ -554,7 +554,7 @@ def _describe_function(f):
     for oi, ii in fg.update_mapping.items():
         s = f.shared_variables[ii - n_in]
         roles[("out", oi)] = f" -> update of {s.name or 'shared #' + str(ii - n_in)}"
-    linker_passes = [p for p in ("elide_broadcasts", "fusion") if f.mode.enabled(p)]
+    linker_passes = [p for p in LINKER_PASSES if f.mode.enabled(p)]
     lines = [f"uma.Function backend={f.backend!r} graph passes=[{', '.join(f.passes)}] "
              f"linker passes=[{', '.join(linker_passes)}]"]
     lines += _describe_graph(fg.inputs, fg.outputs, roles)

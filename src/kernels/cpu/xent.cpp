@@ -17,8 +17,9 @@ namespace {
 
 struct Rows {
   const Array& z;  // contiguous logits (N, C)
-  const int64_t* y;  // labels (N,), in [0, C)
+  const int64_t* y;  // labels (N,): in [0, C), or any (one-hot rows: outside [0, C) is a zero row)
   int64_t n, c;
+  bool in_range(int64_t i) const { return y[i] >= 0 && y[i] < c; }
 };
 
 // e[i, j] = exp(z[i, j] - m_i) for the whole (N, C) block in one vectorised pass; returns m.
@@ -48,7 +49,7 @@ void forward(const Rows& a, T* out) {
   for (int64_t i = 0; i < a.n; ++i) {
     T s = 0;
     for (int64_t j = 0; j < a.c; ++j) s += e[i * a.c + j];
-    out[i] = std::log(s) + m[i] - z[i * a.c + a.y[i]];
+    out[i] = a.in_range(i) ? std::log(s) + m[i] - z[i * a.c + a.y[i]] : T(0);
   }
 }
 
@@ -57,6 +58,10 @@ void backward(const Rows& a, const T* g, int64_t gstride, T* out) {
   shifted_exp(a, out);
   for (int64_t i = 0; i < a.n; ++i) {
     T* o = out + i * a.c;
+    if (!a.in_range(i)) {  // a zero row of one_hot: no loss, no gradient
+      for (int64_t j = 0; j < a.c; ++j) o[j] = T(0);
+      continue;
+    }
     T s = 0;
     for (int64_t j = 0; j < a.c; ++j) s += o[j];
     const T gi = g[i * gstride];
@@ -76,9 +81,9 @@ void check_labels(const char* op, const Array& labels, int64_t nclasses) {
 }
 
 void softmax_xent(const char* op, const Array& logits, const Array& labels, const Array* grad, int64_t gstride,
-                  const Array& out) {
+                  const Array& out, bool one_hot_rows) {
   const int64_t n = logits.shape()[0], c = logits.shape()[1];
-  check_labels(op, labels, c);  // always: a label outside [0, C) would index outside the row
+  if (!one_hot_rows) check_labels(op, labels, c);  // else Rows::in_range guards every read
   const Rows a{logits, labels.data_as<int64_t>(), n, c};
   if (logits.dtype() == DType::Float32) {
     if (grad) backward<float>(a, grad->data_as<float>(), gstride, out.data_as<float>());

@@ -63,7 +63,8 @@ from .indexing import GetItem, GetItemGrad, MaskSelect, Take, TakeAlongAxis, get
 from .join import Concatenate, Segment, Stack, concatenate, split, stack  # noqa: E402
 from .linalg import (Diag, Diagonal, DiagonalEmbed, MatMul, Outer, diag, diagonal, dot,  # noqa: E402
                      matmul, outer, trace)
-from .nn import (Softmax, SoftmaxCrossEntropy, SoftmaxCrossEntropyGrad, log_softmax, relu,  # noqa: E402
+from .nn import (OneHotCrossEntropy, OneHotCrossEntropyGrad, Softmax, SoftmaxCrossEntropy,  # noqa: E402
+                 SoftmaxCrossEntropyGrad, log_softmax, relu,
                  softmax, softmax_cross_entropy)
 from .reduce import (LogSumExp, Reduce, Stat, all, any, argmax, argmin, logsumexp, max, mean,  # noqa: E402
                      min, prod, std, sum, var)

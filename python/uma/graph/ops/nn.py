@@ -7,7 +7,7 @@ from __future__ import annotations
 from ... import _core
 from ..basic import Op, as_variable
 from ..type import TensorType, is_float, kind_of
-from ._common import _k, _norm_axis
+from ._common import _k, _norm_axis, _uma
 
 
 def relu(x):
@@ -116,6 +116,77 @@ class SoftmaxCrossEntropyGrad(Op):
 
     def grad(self, node, output_grads):
         raise NotImplementedError("softmax_cross_entropy: second derivatives are not implemented")
+
+
+class OneHotCrossEntropy(Op):
+    """``-sum(one_hot(labels, depth) * log_softmax(logits, axis=1), axis=1)`` in one pass per
+    row (N,): the closed form that the ``cpu`` linker's ``closed_forms`` pass puts in place of
+    that product. A label outside [0, depth) is one_hot's zero row (loss 0); ``depth`` must be
+    the logits' class count (ValueError at call time)."""
+
+    name = "one_hot_cross_entropy"
+    props = ("depth",)
+
+    def __init__(self, depth):
+        self.depth = int(depth)
+
+    def output_types(self, inputs):
+        z, y = inputs
+        return [TensorType(z.dtype, _core._result_shape("softmax_cross_entropy", z.shape, y.shape))]
+
+    def perform(self, node, values):
+        uma = _uma()
+        z, y = values
+        _check_depth(self.name, z, self.depth)
+        oh = uma.one_hot(y, self.depth, dtype=z.dtype)
+        return [uma.negative(uma.sum(oh * uma.log_softmax(z, axis=1), axis=1))]
+
+    def infer_shape(self, node, shapes):
+        return [_core._result_shape("softmax_cross_entropy", *shapes)]
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        if g is None:
+            return [None, None]
+        z, y = node.inputs
+        return [OneHotCrossEntropyGrad(self.depth)(g, z, y), None]
+
+
+class OneHotCrossEntropyGrad(Op):
+    """d one_hot_cross_entropy / d logits for an upstream gradient (N,): ``g * (softmax(z) -
+    one_hot(y))`` per row, zero rows where the label is outside [0, depth)."""
+
+    name = "one_hot_cross_entropy_grad"
+    props = ("depth",)
+
+    def __init__(self, depth):
+        self.depth = int(depth)
+
+    def output_types(self, inputs):
+        g, z, y = inputs
+        rows = _core._result_shape("softmax_cross_entropy_grad", g.shape, z.shape, y.shape)[0]
+        return [TensorType(z.dtype, (rows, self.depth))]  # the op checks that z has depth classes
+
+    def perform(self, node, values):
+        uma = _uma()
+        g, z, y = values
+        _check_depth(self.name, z, self.depth)
+        oh = uma.one_hot(y, self.depth, dtype=z.dtype)
+        col = uma.reshape(g, (-1, 1)) if g.ndim == 1 else g
+        in_range = uma.sum(oh, axis=1, keepdims=True)
+        return [uma.astype(col * (uma.softmax(z, axis=1) * in_range - oh), z.dtype)]
+
+    def infer_shape(self, node, shapes):
+        return [_core._result_shape("softmax_cross_entropy_grad", *shapes)]
+
+    def grad(self, node, output_grads):
+        raise NotImplementedError("one_hot_cross_entropy: second derivatives are not implemented")
+
+
+def _check_depth(name, z, depth):
+    if z.ndim != 2 or z.shape[1] != depth:
+        raise ValueError(f"{name}: one_hot depth {depth} does not match the logits' classes "
+                         f"(shape {tuple(z.shape)})")
 
 
 def softmax_cross_entropy(logits, labels):

@@ -2,7 +2,9 @@
 
 Compilation (after the graph passes of the function's mode, :mod:`uma.graph.rewrite`):
 
-1. ``elide_broadcasts`` (a mode pass): drop broadcasts that an elementwise op does itself;
+1. ``closed_forms`` (a mode pass): cross-entropy written with ``one_hot`` and ``log_softmax``
+   becomes its closed form and that form's gradient (:func:`closed_forms`); then
+   ``elide_broadcasts`` (a mode pass): drop broadcasts that an elementwise op does itself;
 2. composite ops the Program does not know (softmax, log_softmax) are lowered to primitives
    (the :func:`~.dispatch.lower` table), and constant-only subgraphs are folded again
    (``constant_folding``);
@@ -28,7 +30,7 @@ from ..reference.linker import array_result, make_evaluator
 from ..walk import has_perform
 from .dispatch import lower, program_op
 
-__all__ = ["CpuLinker", "elide_broadcasts", "lower_composites", "fold_constants", "plan_steps"]
+__all__ = ["CpuLinker", "closed_forms", "elide_broadcasts", "lower_composites", "fold_constants", "plan_steps"]
 
 
 def _uma():
@@ -93,6 +95,109 @@ def elide_broadcasts(fgraph):
     fgraph._order = None
 
 
+def _owner_op(v, name):
+    """The node computing ``v`` when its op is named ``name``, else None."""
+    n = v.owner
+    return n if n is not None and n.op.name == name else None
+
+
+def _product_with_one_hot(v):
+    """``(depth, labels, other)`` when ``v`` is ``multiply(one_hot(labels, depth), other)``
+    (either order) and the one-hot rows have ``v``'s dtype, else None."""
+    m = _owner_op(v, "multiply")
+    if m is None or len(m.inputs) != 2:
+        return None
+    for a, b in (m.inputs, m.inputs[::-1]):
+        oh = _owner_op(a, "one_hot")
+        if oh is not None and a.dtype == v.dtype and a.ndim == 2:
+            return oh.op.depth, oh.inputs[0], b
+    return None
+
+
+def _log_softmax_rows(v):
+    """The logits z when ``v`` is ``log_softmax(z, axis=1)`` of a 2-d float z, else None."""
+    n = _owner_op(v, "log_softmax")
+    if n is None or n.inputs[0].ndim != 2 or n.op.axis not in (1, -1) or n.inputs[0].dtype != v.dtype:
+        return None
+    return n.inputs[0]
+
+
+def _column(v):
+    """The vector gv when ``v`` is ``gv[:, None]`` (``expand_dims(gv, 1)``, possibly through a
+    ``broadcast_like``): a value constant along axis 1, else None."""
+    b = _owner_op(v, "broadcast_like")
+    if b is not None:
+        v = b.inputs[0]
+    e = _owner_op(v, "expand_dims")
+    if e is None or e.op.axis not in (1, -1) or e.inputs[0].ndim != 1:
+        return None
+    return e.inputs[0]
+
+
+def closed_forms(fgraph):
+    """Cross-entropy written as a product with ``one_hot``, replaced by its closed form
+    (the ``closed_forms`` pass; it changes values within the accuracy rule, DESIGN.md):
+
+    * ``sum(one_hot(y, K) * log_softmax(z, axis=1), axis=1)`` becomes
+      ``-one_hot_cross_entropy(z, y, K)`` (one pass per row instead of log_softmax, the
+      product and the sum);
+    * the gradient uma derives for it with respect to z,
+      ``A - exp(log_softmax(z)) * sum(A, axis=1, keepdims=True)`` with
+      ``A = gv[:, None] * one_hot(y, K)``, becomes ``one_hot_cross_entropy_grad(-gv, z, y, K)``
+      (``gv * (one_hot - softmax(z))`` per row: the rows of ``one_hot`` sum to 1, or to 0
+      for a label outside [0, K), where both forms give 0).
+
+    A label outside [0, K) keeps one_hot's meaning (a zero row: loss 0, gradient 0); K must
+    equal z's class count at run time (ValueError), where the product would fail to
+    broadcast. Where z holds infinities the product gives NaN (0 * -inf) and the closed form
+    its limit."""
+    from ....graph.ops import OneHotCrossEntropy, OneHotCrossEntropyGrad, negative
+    for node in fgraph.toposort():
+        if len(node.outputs) != 1:
+            continue
+        out = node.outputs[0]
+        new = None
+        if node.op.name == "sum" and getattr(node.op, "axis", None) == (1,) and not node.op.keepdims:
+            found = _product_with_one_hot(node.inputs[0])
+            z = found and _log_softmax_rows(found[2])
+            if z is not None and z.dtype == out.dtype:
+                depth, labels, _ = found
+                new = negative(OneHotCrossEntropy(depth)(z, labels))
+        elif node.op.name == "subtract" and len(node.inputs) == 2:
+            a, p = node.inputs
+            m = _owner_op(p, "multiply")
+            found = _product_with_one_hot(a)
+            if m is not None and found is not None and a.dtype == out.dtype:
+                depth, labels, col = found
+                gv = _column(col)
+                for e, s in (m.inputs, m.inputs[::-1]):
+                    ex, sm = _owner_op(e, "exp"), _owner_op(s, "sum")
+                    if (ex is None or sm is None or sm.inputs[0] is not a or sm.op.axis != (1,)
+                            or not sm.op.keepdims):
+                        continue
+                    z = _log_softmax_rows(ex.inputs[0])
+                    if z is not None and gv is not None and gv.dtype == out.dtype and z.dtype == out.dtype:
+                        new = OneHotCrossEntropyGrad(depth)(negative(gv), z, labels)
+                    break
+        if new is not None and new.type == out.type:
+            fgraph.replace(out, new)
+    # -sum(-x) and -mean(-x) (the mean of the negated closed form): sum(x) and mean(x); an op
+    # that reads only the shape of -x (ones_like, broadcast_like's template) reads x instead
+    shape_reads = {"ones_like": (0,), "zeros_like": (0,), "empty_like": (0,), "full_like": (0,),
+                   "broadcast_like": (1,)}
+    for node in fgraph.toposort():
+        for k in shape_reads.get(node.op.name, ()):
+            neg = _owner_op(node.inputs[k], "negative")
+            if neg is not None:
+                node.inputs[k] = neg.inputs[0]
+        r = node.inputs[0].owner if node.op.name == "negative" else None
+        if r is not None and r.op.name in ("sum", "mean") and _owner_op(r.inputs[0], "negative") is not None:
+            new = r.op(r.inputs[0].owner.inputs[0])
+            if new.type == node.outputs[0].type:
+                fgraph.replace(node.outputs[0], new)
+    fgraph._order = None
+
+
 def fold_constants(fgraph):
     """Evaluate nodes whose inputs are all constants once; replace them by constants (the
     ``constant_folding`` pass of :mod:`uma.graph.rewrite`)."""
@@ -127,6 +232,10 @@ class CpuLinker(Linker):
             return program.ProgramThunk(thunk, names, 0, [])
         mode = as_mode(getattr(fgraph, "mode", None))
         check = mode.validate or validation_enabled()
+        if mode.enabled("closed_forms"):
+            closed_forms(fgraph)
+            if check:
+                check_pass(fgraph, "closed_forms")
         if mode.enabled("elide_broadcasts"):
             elide_broadcasts(fgraph)
             if check:
