@@ -291,6 +291,25 @@ def test_cpu_keeps_a_product_read_twice_out_of_an_epilogue(rng):
     assert_matches(got[1], a @ w)
 
 
+@pytest.mark.parametrize("shape", [(3, 5), (200, 3), (7, 64), (1000, 7), (4, 130, 3)])
+def test_fused_chains_read_rows_broadcast_along_the_output(rng, shape):
+    # inputs that repeat along the output (a bias row, a trailing block, a column) next to
+    # contiguous ones, with blocks that do not divide the output: bitwise the unfused values
+    x = sym.tensor("x", ndim=len(shape))
+    row = sym.tensor("row", ndim=1)
+    block = sym.tensor("block", ndim=2)
+    col = sym.tensor("col", ndim=len(shape), shape=shape[:-1] + (1,))
+    out = sym.exp(x * 0.5 + row) * block - col
+    f = uma.function([x, row, block, col], out, backend="cpu")
+    assert len(_fused_codes(f)) == 1
+    args = (rng.normal(size=shape), rng.normal(size=shape[-1:]), rng.normal(size=shape[-2:]),
+            rng.normal(size=shape[:-1] + (1,)))
+    got = f(*args)
+    ref = np.asarray(uma.function([x, row, block, col], out, backend="reference")(*args))
+    assert np.asarray(got).tobytes() == ref.tobytes()
+    assert_matches(got, np.exp(args[0] * 0.5 + args[1]) * args[2] - args[3])
+
+
 def test_program_refuses_a_comparison_read_as_a_number():
     p = uma._core.Program()
     i0, i1 = p.add_input(), p.add_input()

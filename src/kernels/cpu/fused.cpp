@@ -2,6 +2,7 @@
 #include <omp.h>
 
 #include <memory>
+#include <numeric>
 #include <vector>
 
 #include "kernels/cpu/elementwise_kernels.h"
@@ -79,26 +80,55 @@ void exec(const FusedInstr& ins, T* d, const T* a, const T* b, int64_t n) {
   UMA_ASSERT(done && "fused: op not fusable for this dtype");
 }
 
+// The period of input `v` (a broadcast view of the output's shape) along the output's
+// elements: P when the view repeats one C-contiguous block of its trailing P elements (a bias
+// broadcast over rows: P is the row length), else 0.
+int64_t period(const Array& v) {
+  int64_t p = 1, d = v.ndim() - 1;
+  for (; d >= 0 && v.shape()[d] == 1; --d) {
+  }
+  for (; d >= 0 && v.strides()[d] == p; --d) p *= v.shape()[d];  // the contiguous trailing block
+  for (; d >= 0; --d)
+    if (v.strides()[d] != 0 && v.shape()[d] != 1) return 0;  // not repeated: not periodic
+  return p;
+}
+
 template <class T>
 void fused_typed(const std::vector<Array>& inputs, const std::vector<FusedInstr>& code, const Array& out) {
   const int64_t N = out.size();
   if (N == 0) return;
   const int nin = static_cast<int>(inputs.size());
   const int nregs = nin + static_cast<int>(code.size());
-  enum Kind { Scalar, Contig, Strided };
+  // Scalar: one value; Contig: read in place; Periodic: one block of the input repeats along
+  // the output (filled into its register once, blocks being whole periods); Strided: gathered
+  // into its register per block.
+  enum Kind { Scalar, Contig, Periodic, Strided };
   std::vector<Kind> kind(nin);
   std::vector<Array> views(nin);
   std::vector<Loop<1>> loops(nin);
+  int64_t B = std::min(kBlock, N);  // register length (small arrays: one short block)
+  int64_t lcm = 1;
   for (int i = 0; i < nin; ++i) {
     views[i] = inputs[i].broadcast_view(out.shape());
-    if (inputs[i].size() == 1) kind[i] = Scalar;
-    else if (views[i].is_c_contiguous() && reinterpret_cast<uintptr_t>(views[i].data()) % alignof(T) == 0) kind[i] = Contig;
-    else {
-      kind[i] = Strided;
-      loops[i] = make_loop<1>(out.shape(), {&views[i]});
+    const bool aligned = reinterpret_cast<uintptr_t>(views[i].data()) % alignof(T) == 0;
+    if (inputs[i].size() == 1) {
+      kind[i] = Scalar;
+    } else if (views[i].is_c_contiguous() && aligned) {
+      kind[i] = Contig;
+    } else {
+      const int64_t p = aligned ? period(views[i]) : 0;
+      const int64_t l = p > 0 ? std::lcm(lcm, p) : 0;
+      if (l > 0 && l <= kBlock) {
+        kind[i] = Periodic;
+        lcm = l;
+      } else {
+        kind[i] = Strided;
+      }
     }
   }
-  const int64_t B = std::min(kBlock, N);  // register length (small arrays: one short block)
+  if (lcm > 1 && B < N) B = kBlock / lcm * lcm;  // every block starts at a whole period
+  for (int i = 0; i < nin; ++i)
+    if (kind[i] == Strided || kind[i] == Periodic) loops[i] = make_loop<1>(out.shape(), {&views[i]});
   auto work = [&](int64_t blo, int64_t bhi) {
     // Registers are scratch: default-initialised (not zeroed), one allocation per call.
     std::unique_ptr<T[]> regs(new T[static_cast<std::size_t>(nregs) * B]);
@@ -107,6 +137,10 @@ void fused_typed(const std::vector<Array>& inputs, const std::vector<FusedInstr>
       if (kind[i] == Scalar) {
         T v = *static_cast<const T*>(inputs[i].data());
         for (int64_t j = 0; j < B; ++j) regs[i * B + j] = v;
+        ptr[i] = &regs[i * B];
+      } else if (kind[i] == Periodic) {  // the first B elements are every block's
+        Gather<T> g{&regs[i * B]};
+        run_range<1>(loops[i], {static_cast<char*>(views[i].data())}, 0, std::min(B, N), g);
         ptr[i] = &regs[i * B];
       }
     for (int64_t blk = blo; blk < bhi; ++blk) {
