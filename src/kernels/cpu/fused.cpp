@@ -58,7 +58,10 @@ bool run_un(T* d, const T* a, int64_t n) {
 // where: the condition register holds a comparison's 1 or 0 (FusedInstr).
 template <class T>
 void run_select(T* d, const T* cond, const T* x, const T* y, int64_t n) {
-  for (int64_t j = 0; j < n; ++j) d[j] = cond[j] != T(0) ? x[j] : y[j];
+  for (int64_t j = 0; j < n; ++j) {  // both operands read: a blend the compiler vectorizes
+    const T xv = x[j], yv = y[j];
+    d[j] = cond[j] != T(0) ? xv : yv;
+  }
 }
 
 template <class T>
