@@ -5,6 +5,7 @@
 //
 // One pass per row instead of the max/subtract/exp/sum/log/one-hot chain.
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -30,9 +31,12 @@ std::vector<T> shifted_exp(const Rows& a, T* e) {
   for (int64_t i = 0; i < a.n; ++i) {
     const T* row = z + i * a.c;
     T mi = row[0];
-    for (int64_t j = 1; j < a.c; ++j)
-      if (row[j] > mi || row[j] != row[j]) mi = row[j];
-    m[i] = mi;
+    bool nan = row[0] != row[0];
+    for (int64_t j = 1; j < a.c; ++j) {  // no branch on the data: a max and a NaN flag
+      mi = row[j] > mi ? row[j] : mi;
+      nan |= row[j] != row[j];
+    }
+    m[i] = nan ? std::numeric_limits<T>::quiet_NaN() : mi;  // a NaN row is NaN (NumPy's max)
     for (int64_t j = 0; j < a.c; ++j) e[i * a.c + j] = row[j] - mi;
   }
   const int64_t total = a.n * a.c;
