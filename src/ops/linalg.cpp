@@ -16,6 +16,14 @@
 namespace uma::ops {
 
 Array matmul(const Array& a00, const Array& b00) {
+  // Two matrices of one float dtype on one device (a layer of a model): the product without
+  // the general path's views and conversions, which allocate a shape each.
+  if (a00.ndim() == 2 && b00.ndim() == 2 && a00.dtype() == b00.dtype() && a00.device() == b00.device() &&
+      (a00.dtype() == DType::Float32 || a00.dtype() == DType::Float64) && a00.shape()[1] == b00.shape()[0]) {
+    Array out = Array::empty({a00.shape()[0], b00.shape()[1]}, a00.dtype(), a00.device());
+    kernels::matmul(a00, b00, out);
+    return out;
+  }
   Array a0 = a00, b0 = b00;
   const Device dev = detail::common_device("matmul", {&a0, &b0});
   UMA_CHECK(a0.ndim() > 0 && b0.ndim() > 0, Value, "matmul: input operand ", a0.ndim() == 0 ? 0 : 1,

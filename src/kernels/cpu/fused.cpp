@@ -96,6 +96,19 @@ int64_t period(const Array& v) {
   return p;
 }
 
+// Scratch of one thread's fused chains, kept between calls (a chain's registers and tables
+// would otherwise be allocated at every call).
+template <class T>
+struct FusedScratch {
+  std::vector<T> regs;
+  std::vector<const T*> ptr;
+};
+template <class T>
+FusedScratch<T>& fused_scratch() {
+  thread_local FusedScratch<T> s;
+  return s;
+}
+
 template <class T>
 void fused_typed(const std::vector<Array>& inputs, const std::vector<FusedInstr>& code, const Array& out) {
   const int64_t N = out.size();
@@ -104,38 +117,59 @@ void fused_typed(const std::vector<Array>& inputs, const std::vector<FusedInstr>
   const int nregs = nin + static_cast<int>(code.size());
   // Scalar: one value; Contig: read in place; Periodic: one block of the input repeats along
   // the output (filled into its register once, blocks being whole periods); Strided: gathered
-  // into its register per block.
+  // into its register per block. Only the last two need a broadcast view and a loop.
   enum Kind { Scalar, Contig, Periodic, Strided };
-  std::vector<Kind> kind(nin);
+  constexpr int kInline = 8;
+  Kind kind_small[kInline];
+  std::vector<Kind> kind_big(nin > kInline ? nin : 0);
+  Kind* kind = nin > kInline ? kind_big.data() : kind_small;
   std::vector<Array> views(nin);
-  std::vector<Loop<1>> loops(nin);
+  std::vector<Loop<1>> loops;
+  const T* base[kInline];
+  std::vector<const T*> base_big(nin > kInline ? nin : 0);
+  const T** data = nin > kInline ? base_big.data() : base;
   int64_t B = std::min(kBlock, N);  // register length (small arrays: one short block)
   int64_t lcm = 1;
   for (int i = 0; i < nin; ++i) {
-    views[i] = inputs[i].broadcast_view(out.shape());
-    const bool aligned = reinterpret_cast<uintptr_t>(views[i].data()) % alignof(T) == 0;
-    if (inputs[i].size() == 1) {
+    const Array& in = inputs[i];
+    const bool aligned = reinterpret_cast<uintptr_t>(in.data()) % alignof(T) == 0;
+    data[i] = static_cast<const T*>(in.data());
+    if (in.size() == 1) {
       kind[i] = Scalar;
-    } else if (views[i].is_c_contiguous() && aligned) {
+      continue;
+    }
+    if (in.shape() == out.shape() && in.is_c_contiguous() && aligned) {
       kind[i] = Contig;
+      continue;
+    }
+    views[i] = in.broadcast_view(out.shape());
+    data[i] = static_cast<const T*>(views[i].data());
+    if (views[i].is_c_contiguous() && aligned) {
+      kind[i] = Contig;
+      continue;
+    }
+    const int64_t p = aligned ? period(views[i]) : 0;
+    const int64_t l = p > 0 ? std::lcm(lcm, p) : 0;
+    if (l > 0 && l <= kBlock) {
+      kind[i] = Periodic;
+      lcm = l;
     } else {
-      const int64_t p = aligned ? period(views[i]) : 0;
-      const int64_t l = p > 0 ? std::lcm(lcm, p) : 0;
-      if (l > 0 && l <= kBlock) {
-        kind[i] = Periodic;
-        lcm = l;
-      } else {
-        kind[i] = Strided;
-      }
+      kind[i] = Strided;
     }
   }
   if (lcm > 1 && B < N) B = kBlock / lcm * lcm;  // every block starts at a whole period
   for (int i = 0; i < nin; ++i)
-    if (kind[i] == Strided || kind[i] == Periodic) loops[i] = make_loop<1>(out.shape(), {&views[i]});
+    if (kind[i] == Strided || kind[i] == Periodic) {
+      if (loops.empty()) loops.resize(nin);
+      loops[i] = make_loop<1>(out.shape(), {&views[i]});
+    }
   auto work = [&](int64_t blo, int64_t bhi) {
-    // Registers are scratch: default-initialised (not zeroed), one allocation per call.
-    std::unique_ptr<T[]> regs(new T[static_cast<std::size_t>(nregs) * B]);
-    std::vector<const T*> ptr(nregs);
+    // Registers are the calling thread's scratch (not zeroed: every one is written first).
+    FusedScratch<T>& scratch = fused_scratch<T>();
+    if (scratch.regs.size() < static_cast<std::size_t>(nregs * B)) scratch.regs.resize(static_cast<std::size_t>(nregs * B));
+    if (scratch.ptr.size() < static_cast<std::size_t>(nregs)) scratch.ptr.resize(static_cast<std::size_t>(nregs));
+    T* regs = scratch.regs.data();
+    const T** ptr = scratch.ptr.data();
     for (int i = 0; i < nin; ++i)
       if (kind[i] == Scalar) {
         T v = *static_cast<const T*>(inputs[i].data());
@@ -143,17 +177,17 @@ void fused_typed(const std::vector<Array>& inputs, const std::vector<FusedInstr>
         ptr[i] = &regs[i * B];
       } else if (kind[i] == Periodic) {  // the first B elements are every block's
         Gather<T> g{&regs[i * B]};
-        run_range<1>(loops[i], {static_cast<char*>(views[i].data())}, 0, std::min(B, N), g);
+        run_range<1>(loops[i], {const_cast<char*>(reinterpret_cast<const char*>(data[i]))}, 0, std::min(B, N), g);
         ptr[i] = &regs[i * B];
       }
     for (int64_t blk = blo; blk < bhi; ++blk) {
       const int64_t b = blk * B, n = std::min(B, N - b);
       for (int i = 0; i < nin; ++i) {
         if (kind[i] == Contig) {
-          ptr[i] = static_cast<const T*>(views[i].data()) + b;
+          ptr[i] = data[i] + b;
         } else if (kind[i] == Strided) {
           Gather<T> g{&regs[i * B]};
-          run_range<1>(loops[i], {static_cast<char*>(views[i].data())}, b, b + n, g);
+          run_range<1>(loops[i], {const_cast<char*>(reinterpret_cast<const char*>(data[i]))}, b, b + n, g);
           ptr[i] = &regs[i * B];
         }
       }

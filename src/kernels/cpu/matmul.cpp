@@ -158,17 +158,23 @@ void gemm(const Array& a0, const Array& b0, const Array& out) {
   if (t == DType::Float32 || t == DType::Float64 || t == DType::Complex64 || t == DType::Complex128) {
     CBLAS_TRANSPOSE ta, tb;
     int64_t lda, ldb;
-    Array a = a0, b = b0;
-    if (!blas_layout(a, ta, lda)) {
-      a = Array::empty(a0.shape(), t);  // a C-contiguous copy BLAS can read
-      cast(a0, a);
-      blas_layout(a, ta, lda);
+    Array acopy, bcopy;  // C-contiguous copies, made only where BLAS cannot read an operand
+    const Array* pa = &a0;
+    const Array* pb = &b0;
+    if (!blas_layout(a0, ta, lda)) {
+      acopy = Array::empty(a0.shape(), t);
+      cast(a0, acopy);
+      blas_layout(acopy, ta, lda);
+      pa = &acopy;
     }
-    if (!blas_layout(b, tb, ldb)) {
-      b = Array::empty(b0.shape(), t);
-      cast(b0, b);
-      blas_layout(b, tb, ldb);
+    if (!blas_layout(b0, tb, ldb)) {
+      bcopy = Array::empty(b0.shape(), t);
+      cast(b0, bcopy);
+      blas_layout(bcopy, tb, ldb);
+      pb = &bcopy;
     }
+    const Array& a = *pa;
+    const Array& b = *pb;
     blas_on_calling_thread();
     const bool cplx = t == DType::Complex64 || t == DType::Complex128;
     const double macs = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K) * (cplx ? 4 : 1);
@@ -211,6 +217,10 @@ void matmul(const Array& a, const Array& b, const Array& out) {
     cast(b, b32);
     matmul(a32, b32, o32);
     cast(o32, out);
+    return;
+  }
+  if (nbd == 0) {  // one product: no per-matrix views (each would allocate its shape)
+    gemm(a, b, out);
     return;
   }
   const Shape batch(out.shape().begin(), out.shape().begin() + nbd);
