@@ -386,12 +386,15 @@ bool is_fusable_condition(BinaryOp op, DType t) noexcept;
 /// one. TypeError for a wrong input dtype or a non-fusable op; ValueError on bad registers or
 /// shapes that do not broadcast.
 Array fused_elementwise(const std::vector<Array>& inputs, const std::vector<FusedInstr>& code, DType dtype);
+/// Arrays read in place: pointers to arrays the caller keeps alive for the call.
+using ArrayRefs = std::span<const Array* const>;
+/// fused_elementwise on arrays read in place (no copy of the inputs).
+Array fused_elementwise(ArrayRefs inputs, const std::vector<FusedInstr>& code, DType dtype);
 /// fused_elementwise({matmul(a, b), rest...}, code, dtype): a product with an elementwise
 /// epilogue (a bias add, an activation), computed in place in the product when the chain's
 /// result has the product's shape, dtype and host device (else into a new array). Bitwise
 /// the ops one by one; the errors of matmul and fused_elementwise.
-Array matmul_fused(const Array& a, const Array& b, const std::vector<Array>& rest, const std::vector<FusedInstr>& code,
-                   DType dtype);
+Array matmul_fused(const Array& a, const Array& b, ArrayRefs rest, const std::vector<FusedInstr>& code, DType dtype);
 
 // ---- one element on the host (the small-operand fast paths, for callers without arrays) ----
 /// The result dtype when binary(op, a, b) of two one-element host operands of dtype `t`

@@ -6,14 +6,14 @@
 
 namespace uma::kernels {
 
-void fused(const std::vector<Array>& inputs, const std::vector<FusedInstr>& code, const Array& out) {
+void fused(std::span<const Array* const> inputs, const std::vector<FusedInstr>& code, const Array& out) {
   if (out.device().is_cpu()) {
     cpu::fused(inputs, code, out);
     return;
   }
   std::vector<Array> reg;
   reg.reserve(inputs.size() + code.size());
-  for (const Array& in : inputs) reg.push_back(in.broadcast_view(out.shape()));
+  for (const Array* in : inputs) reg.push_back(in->broadcast_view(out.shape()));
   for (std::size_t k = 0; k < code.size(); ++k) {
     const FusedInstr& c = code[k];
     // A comparison's register holds its bool array here (read only as a where's condition).

@@ -4,6 +4,8 @@
 // Kernels assume the ops layer already checked dtypes and shapes: operands are views whose
 // shapes equal the output's (broadcast dims have stride 0), compute dtypes as documented.
 #pragma once
+#include <span>
+
 #include "uma/array.h"
 #include "uma/error.h"
 #include "uma/ops/table.h"
@@ -32,7 +34,7 @@ void reduce(ReduceOp op, const Array& a, const std::vector<bool>& reduce_mask, c
 /// Runs a chain of elementwise ops in one pass over memory (blocks of a few hundred
 /// elements stay in cache). Inputs have out's dtype and broadcast to out's shape; the last
 /// register is written to `out`. Each op rounds exactly as the unfused kernel does.
-void fused(const std::vector<Array>& inputs, const std::vector<FusedInstr>& code, const Array& out);
+void fused(std::span<const Array* const> inputs, const std::vector<FusedInstr>& code, const Array& out);
 /// The chain on one element: `inputs[i]` points to input i's element (host memory, out's
 /// dtype), the result goes to `*out`. The same per-instruction routines as fused() (bitwise
 /// its value); no blocks, no allocation for chains of up to 64 registers. The small-operand
@@ -308,6 +310,6 @@ inline void fill(const Array& out, const Array& value) {
 }
 /// On a cuda device the chain runs op by op (one kernel per instruction, full-size
 /// temporaries): the same values as the fused cpu loop, without its single pass.
-void fused(const std::vector<Array>& inputs, const std::vector<FusedInstr>& code, const Array& out);
+void fused(std::span<const Array* const> inputs, const std::vector<FusedInstr>& code, const Array& out);
 
 }  // namespace uma::kernels

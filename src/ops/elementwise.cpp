@@ -428,11 +428,11 @@ void check_fused_code(int nin, const std::vector<FusedInstr>& code, DType dtype)
 
 namespace {
 // The checks of fused_elementwise that do not depend on devices or shapes.
-void check_fused(const std::vector<Array>& inputs, const std::vector<FusedInstr>& code, DType dtype) {
+void check_fused(ArrayRefs inputs, const std::vector<FusedInstr>& code, DType dtype) {
   UMA_CHECK(!code.empty(), Value, "fused_elementwise: empty program");
   for (std::size_t i = 0; i < inputs.size(); ++i)
-    UMA_CHECK(inputs[i].dtype() == dtype, Type, "fused_elementwise: input ", i, " has dtype ",
-              dtype_name(inputs[i].dtype()), ", expected ", dtype_name(dtype));
+    UMA_CHECK(inputs[i]->dtype() == dtype, Type, "fused_elementwise: input ", i, " has dtype ",
+              dtype_name(inputs[i]->dtype()), ", expected ", dtype_name(dtype));
   check_fused_code(static_cast<int>(inputs.size()), code, dtype);
 }
 }  // namespace
@@ -451,36 +451,53 @@ void fused_one(const void* const* inputs, int n_inputs, const std::vector<FusedI
 }
 
 Array fused_elementwise(const std::vector<Array>& inputs, const std::vector<FusedInstr>& code, DType dtype) {
+  std::vector<const Array*> refs;
+  refs.reserve(inputs.size());
+  for (const Array& a : inputs) refs.push_back(&a);
+  return fused_elementwise(ArrayRefs(refs), code, dtype);
+}
+
+Array fused_elementwise(ArrayRefs inputs, const std::vector<FusedInstr>& code, DType dtype) {
   check_fused(inputs, code, dtype);
   // Small-operand fast path: every input holds one element on the host (a scalar chain). The
   // broadcast shape is then all ones, as long as the longest input's; the value is the
   // kernels' per-element routine (bitwise the general path's).
   constexpr std::size_t kOneMax = 16;
-  if (!inputs.empty() && inputs.size() <= kOneMax) {
+  bool host = true;
+  for (const Array* a : inputs) host = host && a->defined() && a->device().is_cpu();
+  if (!inputs.empty() && inputs.size() <= kOneMax && host) {
     const void* ptrs[kOneMax];
     std::size_t longest = 0;
     bool one = true;
     for (std::size_t i = 0; i < inputs.size() && one; ++i) {
-      const Array& a = inputs[i];
-      one = a.defined() && a.size() == 1 && a.device().is_cpu();
+      const Array& a = *inputs[i];
+      one = a.size() == 1;
       ptrs[i] = a.data();
-      if (a.ndim() > inputs[longest].ndim()) longest = i;
+      if (a.ndim() > inputs[longest]->ndim()) longest = i;
     }
     if (one) {
-      Array out = Array::empty(inputs[longest].shape(), dtype);
+      Array out = Array::empty(inputs[longest]->shape(), dtype);
       kernels::cpu::fused_one(ptrs, static_cast<int>(inputs.size()), code, dtype, out.data());
       return out;
     }
   }
-  std::vector<Array> moved(inputs);
+  Shape shape;
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    shape = i == 0 ? inputs[i]->shape() : broadcast_shapes(shape, inputs[i]->shape(), "fused_elementwise");
+  if (host) {  // host arrays are read in place
+    Array out = Array::empty(shape, dtype);
+    kernels::fused(inputs, code, out);
+    return out;
+  }
+  std::vector<Array> moved;  // the device's arrays (common_device moves host scalars there)
+  for (const Array* a : inputs) moved.push_back(*a);
   std::vector<Array*> ptrs;
   for (Array& t : moved) ptrs.push_back(&t);
   const Device dev = ptrs.empty() ? Device::cpu() : detail::common_device("fused_elementwise", ptrs);
-  Shape shape;
-  for (std::size_t i = 0; i < inputs.size(); ++i)
-    shape = i == 0 ? inputs[i].shape() : broadcast_shapes(shape, inputs[i].shape(), "fused_elementwise");
+  std::vector<const Array*> refs;
+  for (const Array& t : moved) refs.push_back(&t);
   Array out = Array::empty(shape, dtype, dev);
-  kernels::fused(moved, code, out);
+  kernels::fused(ArrayRefs(refs), code, out);
   return out;
 }
 
@@ -494,17 +511,19 @@ Array one_hot(const Array& indices, int64_t depth, DType dtype) {
   return out;
 }
 
-Array matmul_fused(const Array& a, const Array& b, const std::vector<Array>& rest, const std::vector<FusedInstr>& code,
-                   DType dtype) {
-  std::vector<Array> inputs;
-  inputs.reserve(rest.size() + 1);
-  inputs.push_back(matmul(a, b));
-  inputs.insert(inputs.end(), rest.begin(), rest.end());
-  const Array& c = inputs[0];
+Array matmul_fused(const Array& a, const Array& b, ArrayRefs rest, const std::vector<FusedInstr>& code, DType dtype) {
+  const Array c = matmul(a, b);
+  constexpr std::size_t kInline = 8;
+  const Array* small[kInline];
+  std::vector<const Array*> big(rest.size() + 1 > kInline ? rest.size() + 1 : 0);
+  const Array** refs = big.empty() ? small : big.data();
+  refs[0] = &c;
+  for (std::size_t i = 0; i < rest.size(); ++i) refs[i + 1] = rest[i];
+  const ArrayRefs inputs(refs, rest.size() + 1);
   bool in_place = c.device().is_cpu() && c.dtype() == dtype && c.is_c_contiguous() && c.size() > 1;
   for (std::size_t i = 1; i < inputs.size() && in_place; ++i)
-    in_place = inputs[i].device().is_cpu() && inputs[i].ndim() <= c.ndim() &&
-               broadcast_shapes(c.shape(), inputs[i].shape(), "matmul_fused") == c.shape();
+    in_place = inputs[i]->device().is_cpu() && inputs[i]->ndim() <= c.ndim() &&
+               broadcast_shapes(c.shape(), inputs[i]->shape(), "matmul_fused") == c.shape();
   if (!in_place) return fused_elementwise(inputs, code, dtype);
   check_fused(inputs, code, dtype);
   // Input 0 is the output: every instruction of a block reads its registers before the last

@@ -10,7 +10,7 @@
 namespace uma::runtime {
 
 namespace {
-using In = std::vector<Array>;
+using In = OpArgs;
 // The inputs of one fused chain run on elements (their pointers on the stack).
 constexpr std::size_t kScalarMaxInputs = 16;
 
@@ -41,8 +41,8 @@ const std::map<std::string, OpFn>& registry() {
       {"reshape", [](const In& x, const OpAttrs& a) { return ops::reshape(x[0], a.shape); }},
       {"transpose", [](const In& x, const OpAttrs& a) { return ops::transpose(x[0], a.perm); }},
       {"broadcast_to", [](const In& x, const OpAttrs& a) { return ops::broadcast_to(x[0], a.shape); }},
-      {"concatenate", [](const In& x, const OpAttrs& a) { return ops::concatenate(x, a.axis); }},
-      {"stack", [](const In& x, const OpAttrs& a) { return ops::stack(x, a.axis); }},
+      {"concatenate", [](const In& x, const OpAttrs& a) { return ops::concatenate(x.copies(), a.axis); }},
+      {"stack", [](const In& x, const OpAttrs& a) { return ops::stack(x.copies(), a.axis); }},
       {"expand_dims", [](const In& x, const OpAttrs& a) { return ops::expand_dims(x[0], a.axis); }},
       {"squeeze", [](const In& x, const OpAttrs& a) { return ops::squeeze(x[0], a.axes); }},
       {"one_hot", [](const In& x, const OpAttrs& a) { return ops::one_hot(x[0], a.depth, a.dtype.value_or(DType::Float64)); }},
@@ -104,6 +104,13 @@ const std::map<std::string, OpFn>& registry() {
 }
 }  // namespace
 
+std::vector<Array> OpArgs::copies() const {
+  std::vector<Array> v;
+  v.reserve(n_);
+  for (std::size_t i = 0; i < n_; ++i) v.push_back(*refs_[i]);
+  return v;
+}
+
 OpFn find_op(const std::string& name) {
   auto it = registry().find(name);
   return it == registry().end() ? nullptr : it->second;
@@ -131,7 +138,7 @@ int Program::add_op(const std::string& name, const std::vector<int>& inputs, OpA
   OpFn fn = find_op(name);
   UMA_CHECK(fn != nullptr, Value, "Program: unknown op '", name, "'");
   for (int s : inputs) UMA_CHECK(s >= 0 && s < nslots_, Value, "Program: op '", name, "' reads undefined slot ", s);
-  steps_.push_back(Step{fn, name, inputs, nslots_, std::move(attrs), {}, {}});
+  steps_.push_back(Step{fn, name, inputs, nslots_, std::move(attrs), {}});
   if (inputs.size() == 2)  // the registry's bin<OP> ops: run_into calls ops::binary itself
     for (int i = 0; i < kNumBinaryOps; ++i)
       if (name == ops::op_name(static_cast<BinaryOp>(i))) steps_.back().binary = i;
@@ -149,10 +156,10 @@ int Program::add_fused(const std::vector<int>& inputs, std::vector<FusedInstr> c
   a.dtype = dtype;
   a.fused = std::move(code);
   OpFn fn = matmul ? OpFn([](const In& x, const OpAttrs& at) {
-    return ops::matmul_fused(x[0], x[1], In(x.begin() + 2, x.end()), at.fused, *at.dtype);
+    return ops::matmul_fused(x[0], x[1], x.refs(2), at.fused, *at.dtype);
   })
-                   : OpFn([](const In& x, const OpAttrs& at) { return ops::fused_elementwise(x, at.fused, *at.dtype); });
-  steps_.push_back(Step{fn, matmul ? "matmul_fused" : "fused_elementwise", inputs, nslots_, std::move(a), {}, {}});
+                   : OpFn([](const In& x, const OpAttrs& at) { return ops::fused_elementwise(x.refs(), at.fused, *at.dtype); });
+  steps_.push_back(Step{fn, matmul ? "matmul_fused" : "fused_elementwise", inputs, nslots_, std::move(a), {}});
   steps_.back().scalar =
       !matmul && inputs.size() <= kScalarMaxInputs &&
       ops::fused_code_ok(static_cast<int>(inputs.size()), steps_.back().attrs.fused, dtype);
@@ -197,17 +204,6 @@ void Program::plan_releases() {
   for (auto& st : steps_) st.release.clear();
   for (int s = 0; s < nslots_; ++s)
     if (last[s] >= 0 && last[s] != INT32_MAX) steps_[last[s]].release.push_back(s);
-  // run_into moves a value into an op's arguments at its last read: the step that releases
-  // the slot, at the slot's last position among that step's inputs.
-  for (auto& st : steps_) {
-    st.take.assign(st.in.size(), 0);
-    for (int s : st.release)
-      for (std::size_t j = st.in.size(); j-- > 0;)
-        if (st.in[j] == s) {
-          st.take[j] = 1;
-          break;
-        }
-  }
   take_output_.assign(outputs_.size(), 0);
   for (std::size_t k = 0; k < outputs_.size(); ++k) {
     bool later = false;
@@ -236,7 +232,7 @@ std::vector<std::pair<std::string, double>> Program::profile(const std::vector<A
   UMA_CHECK(inputs.size() == inputs_.size(), Type, "Program expects ", inputs_.size(), " inputs, got ", inputs.size());
   UMA_CHECK(repeat > 0, Value, "Program.profile: repeat must be positive, got ", repeat);
   std::vector<double> ns(steps_.size(), 0.0);
-  std::vector<Array> args;
+  std::vector<const Array*> args;
   for (int r = 0; r < repeat; ++r) {
     std::vector<Array> slots(nslots_);
     for (std::size_t i = 0; i < inputs.size(); ++i) slots[inputs_[i]] = inputs[i];
@@ -245,8 +241,8 @@ std::vector<std::pair<std::string, double>> Program::profile(const std::vector<A
       const Step& st = steps_[k];
       auto t0 = std::chrono::steady_clock::now();
       args.clear();
-      for (int s : st.in) args.push_back(slots[s]);
-      slots[st.out] = st.fn(args, st.attrs);
+      for (int s : st.in) args.push_back(&slots[s]);
+      slots[st.out] = st.fn(OpArgs(args.data(), args.size()), st.attrs);
       for (int s : st.release) slots[s] = Array();
       ns[k] += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
     }
@@ -262,11 +258,11 @@ std::vector<Array> Program::run(const std::vector<Array>& inputs) const {
   std::vector<Array> slots(nslots_);
   for (std::size_t i = 0; i < inputs.size(); ++i) slots[inputs_[i]] = inputs[i];
   for (const auto& [s, v] : constants_) slots[s] = v;
-  std::vector<Array> args;
+  std::vector<const Array*> args;
   for (const Step& st : steps_) {
     args.clear();
-    for (int s : st.in) args.push_back(slots[s]);
-    slots[st.out] = st.fn(args, st.attrs);
+    for (int s : st.in) args.push_back(&slots[s]);
+    slots[st.out] = st.fn(OpArgs(args.data(), args.size()), st.attrs);
     for (int s : st.release) slots[s] = Array();
   }
   check_labels([&](int s) -> const Array& { return slots[s]; });
@@ -280,7 +276,8 @@ namespace {
 // Per-thread scratch of run_into; every element is reset before run_into returns or throws,
 // so the scratch never keeps an array alive between calls.
 struct Scratch {
-  std::vector<Array> slots, args;
+  std::vector<Array> slots;
+  std::vector<const Array*> args;
   std::size_t n = 0;
 };
 // The calling thread's scratch, found once per run (a thread_local in a shared library costs
@@ -409,7 +406,7 @@ void Program::run_into(std::vector<Array>& inputs, std::vector<Array>& out) cons
   scratch.n = static_cast<std::size_t>(nslots_);
   ScratchGuard guard{scratch};
   std::vector<Array>& slots = scratch.slots;
-  std::vector<Array>& args = scratch.args;
+  std::vector<const Array*>& args = scratch.args;
   for (std::size_t i = 0; i < inputs.size(); ++i) slots[inputs_[i]] = std::move(inputs[i]);
   inputs.clear();
   // Constants are read in place from const_slots_ (never copied into the scratch slots).
@@ -422,14 +419,9 @@ void Program::run_into(std::vector<Array>& inputs, std::vector<Array>& out) cons
       slots[st.out] = ops::binary(static_cast<BinaryOp>(st.binary), value(st.in[0]), value(st.in[1]));
     } else {
       args.clear();
-      for (std::size_t j = 0; j < st.in.size(); ++j) {
-        if (st.take[j])  // never a constant: constants are not released
-          args.push_back(std::move(slots[st.in[j]]));
-        else
-          args.push_back(value(st.in[j]));
-      }
-      slots[st.out] = st.fn(args, st.attrs);
-      args.clear();  // released values go back to the allocator before the next op
+      for (int s : st.in) args.push_back(&value(s));  // read in place; released below
+      slots[st.out] = st.fn(OpArgs(args.data(), args.size()), st.attrs);
+      args.clear();
     }
     for (int s : st.release) slots[s] = Array();
   }

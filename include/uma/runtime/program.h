@@ -38,7 +38,23 @@ struct OpAttrs {
   bool check_labels = true;                   // softmax_cross_entropy(_grad): false defers the check
 };
 
-using OpFn = Array (*)(const std::vector<Array>& inputs, const OpAttrs& attrs);
+/// The inputs of one op call, read in place from the program's slots (no copy per call).
+class OpArgs {
+ public:
+  OpArgs(const Array* const* refs, std::size_t n) : refs_(refs), n_(n) {}
+  const Array& operator[](std::size_t i) const { return *refs_[i]; }
+  std::size_t size() const { return n_; }
+  /// Inputs [from, size()) as pointers (ops::ArrayRefs).
+  ops::ArrayRefs refs(std::size_t from = 0) const { return ops::ArrayRefs(refs_ + from, n_ - from); }
+  /// Copies of the inputs, for an op that takes a list of arrays.
+  std::vector<Array> copies() const;
+
+ private:
+  const Array* const* refs_;
+  std::size_t n_;
+};
+
+using OpFn = Array (*)(const OpArgs& inputs, const OpAttrs& attrs);
 
 /// The op registered under `name` (the eager function's name), or nullptr.
 OpFn find_op(const std::string& name);
@@ -135,8 +151,7 @@ class Program {
     std::vector<int> in;
     int out;
     OpAttrs attrs;
-    std::vector<int> release;  // slots whose last use is this step
-    std::vector<char> take;    // per input: move the slot's value (its last read) instead of copying
+    std::vector<int> release;  // slots whose last use is this step (dropped after it)
     int binary = -1;           // a BinaryOp: run_into calls ops::binary on the slots directly
     bool scalar = false;       // a binary step, or a fused chain whose code is valid (run_scalar)
   };

@@ -110,7 +110,7 @@ FusedScratch<T>& fused_scratch() {
 }
 
 template <class T>
-void fused_typed(const std::vector<Array>& inputs, const std::vector<FusedInstr>& code, const Array& out) {
+void fused_typed(std::span<const Array* const> inputs, const std::vector<FusedInstr>& code, const Array& out) {
   const int64_t N = out.size();
   if (N == 0) return;
   const int nin = static_cast<int>(inputs.size());
@@ -131,7 +131,7 @@ void fused_typed(const std::vector<Array>& inputs, const std::vector<FusedInstr>
   int64_t B = std::min(kBlock, N);  // register length (small arrays: one short block)
   int64_t lcm = 1;
   for (int i = 0; i < nin; ++i) {
-    const Array& in = inputs[i];
+    const Array& in = *inputs[i];
     const bool aligned = reinterpret_cast<uintptr_t>(in.data()) % alignof(T) == 0;
     data[i] = static_cast<const T*>(in.data());
     if (in.size() == 1) {
@@ -172,7 +172,7 @@ void fused_typed(const std::vector<Array>& inputs, const std::vector<FusedInstr>
     const T** ptr = scratch.ptr.data();
     for (int i = 0; i < nin; ++i)
       if (kind[i] == Scalar) {
-        T v = *static_cast<const T*>(inputs[i].data());
+        T v = *static_cast<const T*>(inputs[i]->data());
         for (int64_t j = 0; j < B; ++j) regs[i * B + j] = v;
         ptr[i] = &regs[i * B];
       } else if (kind[i] == Periodic) {  // the first B elements are every block's
@@ -249,7 +249,7 @@ void fused_one(const void* const* inputs, int n_inputs, const std::vector<FusedI
   }
 }
 
-void fused(const std::vector<Array>& inputs, const std::vector<FusedInstr>& code, const Array& out) {
+void fused(std::span<const Array* const> inputs, const std::vector<FusedInstr>& code, const Array& out) {
   UMA_ASSERT(!code.empty());
   switch (out.dtype()) {
     case DType::Int32: fused_typed<int32_t>(inputs, code, out); return;
