@@ -248,15 +248,22 @@ Array nextafter_half(const Array& a, const Array& b, DType rt) {
 
 Array binary(BinaryOp op, const Array& a0, const Array& b0) {
   if (Array r = binary_small(op, a0, b0); r.defined()) return r;
-  Array a = a0, b = b0;
-  const Device dev = a.device().is_cpu() && b.device().is_cpu() ? Device::cpu()
-                                                                 : detail::common_device(op_name(op), {&a, &b});
+  // Host operands are read in place; otherwise copies that common_device may move to the device.
+  const bool host = a0.device().is_cpu() && b0.device().is_cpu();
+  Array ad, bd;
+  if (!host) ad = a0, bd = b0;
+  const Device dev = host ? Device::cpu() : detail::common_device(op_name(op), {&ad, &bd});
+  const Array& a = host ? a0 : ad;
+  const Array& b = host ? b0 : bd;
   const auto [ct, rt] = binary_types(op, a.dtype(), b.dtype());
   if (op == BinaryOp::Nextafter && is_half(rt)) return nextafter_half(a, b, rt);
   check_cuda(op, ct, dev);
   const Shape shape = broadcast_shapes(a.shape(), b.shape(), op_name(op));
-  Array A = a.dtype() == ct ? a : astype(a, ct);
-  Array B = b.dtype() == ct ? b : astype(b, ct);
+  Array ac, bc;  // the operands in the compute dtype, where they are not in it already
+  const Array* A = &a;
+  const Array* B = &b;
+  if (a.dtype() != ct) ac = astype(a, ct), A = &ac;
+  if (b.dtype() != ct) bc = astype(b, ct), B = &bc;
   if (rt == DType::Float16 && (op == BinaryOp::Maximum || op == BinaryOp::Minimum)) {
     // NumPy's float16 loop keeps the first operand on ties (max(-0.0, 0.0) is -0.0); the
     // float32 kernel keeps the second, as NumPy's float32 loop does. Swapping the operands
@@ -264,12 +271,13 @@ Array binary(BinaryOp op, const Array& a0, const Array& b0) {
     std::swap(A, B);
   }
   if (op == BinaryOp::Power && is_integer(ct) && dtype_kind(ct) == 'i' && checked_size(shape) > 0) {
-    Array neg = reduce(ReduceOp::Any, binary(BinaryOp::Less, B, scalar_array(Scalar::from_int(0), ct)), std::nullopt, false);
+    Array neg = reduce(ReduceOp::Any, binary(BinaryOp::Less, *B, scalar_array(Scalar::from_int(0), ct)), std::nullopt, false);
     UMA_CHECK(!*to_host(neg).data_as<bool8>(), Value, "power: integers to negative integer powers are not allowed");
   }
   const bool boolean_out = bool_result(op);
   Array out = Array::empty(shape, boolean_out ? DType::Bool : ct, dev);
-  kernels::binary(op, A.broadcast_view(shape), B.broadcast_view(shape), out);
+  if (A->shape() == shape && B->shape() == shape) kernels::binary(op, *A, *B, out);
+  else kernels::binary(op, A->broadcast_view(shape), B->broadcast_view(shape), out);
   return out.dtype() == rt ? out : astype(out, rt);
 }
 
