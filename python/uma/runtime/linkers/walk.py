@@ -114,8 +114,9 @@ def straight_code(inputs, outputs, steps, copies, *, constant, copy, finish=None
     with ``impl(values) == [direct(*values)]`` (a one-output step), is called as it is;
     ``impl.inline(ins, outs, namespace)`` gives the lines (unindented) that compute the values
     named ``outs`` from those named ``ins``, after adding what they call to ``namespace`` (the
-    generated function's globals). ``finish``: None, or a function called once on all the
-    returned values (``finish(*values)``) before they are returned (MLX's ``mx.eval``).
+    generated function's globals). ``finish``: None, or a function called once on the values
+    returned, each once (``finish(*values)``, before any copy), before they are returned
+    (MLX's ``mx.eval``).
     ``guard``: None, or ``(seen, first)``: the generated function is then the thunk itself,
     and starts with the check of the values' shapes: where the tuple of their shapes is not
     in the set ``seen``, it returns ``first(values, key)`` instead."""
@@ -163,11 +164,8 @@ def straight_code(inputs, outputs, steps, copies, *, constant, copy, finish=None
             lines.append(f"    t{j}_{k} = r[{k}]")
     results = [f"copy({name(o)})" if k in copies else name(o) for k, o in enumerate(outputs)]
     if finish is not None and results:
-        lines.append(f"    results = [{', '.join(results)}]")
-        lines.append("    finish(*results)")
-        lines.append("    return results")
-    else:
-        lines.append(f"    return [{', '.join(results)}]")
+        lines.append(f"    finish({', '.join(dict.fromkeys(name(o) for o in outputs))})")
+    lines.append(f"    return [{', '.join(results)}]")
     exec(compile("\n".join(lines) + "\n", "<uma straight_code>", "exec"), namespace)
     return namespace["run"]
 

@@ -11,7 +11,12 @@ Compiled runs are cached by their source for the life of the process, so the sam
 compiled twice is compiled by Numba once per argument types.
 
 Values live in residency ``"numba"`` as ``numpy.ndarray`` s, converted to and from the host
-without copies, as the ``numpy`` backend's. Shapes that do not fit and cross-entropy labels out
+without copies, as the ``numpy`` backend's; an n-d result of a compiled run that the call does
+not return as it is (an update, a value a later step reads) is a read-only array, as the
+compiled runs take every argument (outputs returned to the caller are writeable). After the
+first call with each combination of input shapes, a call is one generated Python function
+calling the compiled runs directly (``walk.by_signature``), with 0-d values passed and
+returned as numbers. Shapes that do not fit and cross-entropy labels out
 of range are found on the ``numpy`` table, which raises uma's own error, before any update is
 written. Numba computes with its own loops
 (sums in order, BLAS from SciPy for matrix products), so float results may differ from
@@ -24,6 +29,7 @@ import threading
 
 import numpy as np
 
+from ....graph.fgraph import alias_root
 from ..numpy import NumpyLinker
 from ..numpy.linker import _fresh, _ndarray_result
 from ..numpy.dispatch import numpy_dtype, numpy_impl
@@ -98,7 +104,9 @@ def _run(nodes, codes, in_vars, consts, out_vars, frozen, read_only):
     function, an index error) leaks references to the arguments, and so the memory they view.
     So the run goes to Numba only for input shapes it has already run with: the first call
     with new shapes runs the nodes on the ``numpy`` table, which raises uma's error for shapes
-    that do not fit (the shapes of everything a run computes follow from its input shapes).
+    that do not fit (the shapes of everything a run computes follow from its input shapes),
+    and compiles the run for the next calls (without running it), checking the dtypes of
+    its results.
     Domain checks the nodes carry (cross-entropy labels) are flags the compiled run returns; a
     false one sends the call to the numpy table, for uma's error. Where Numba cannot compile
     the run for the values' types, the numpy table runs it from then on.
@@ -129,21 +137,19 @@ def _run(nodes, codes, in_vars, consts, out_vars, frozen, read_only):
     def no_numba(*_):
         raise numba_error("uma numba backend: this run runs on the numpy table")
 
-    def give_up(values):
-        """Numba cannot compile the run for these values' types: the numpy table from now on."""
+    def stop():
+        """Numba cannot compile the run: the numpy table from now on."""
         state[0] = None
         for ns, name in namespaces:
             ns[name] = no_numba
+
+    def give_up(values):
+        stop()
         return on_numpy(values)
 
-    def inline(ins, outs, ns):
-        """Lines computing the values named ``outs`` from those named ``ins`` (the values of
-        ``in_vars + consts``), calling the compiled run through ``ns`` (the generated
-        function's globals)."""
-        p = f"_n{len(ns)}_"
-        ns.update({p + "j": no_numba if state[0] is None else state[0], p + "give_up": give_up,
-                   p + "numpy": on_numpy, "NumbaError": numba_error, "_ro": _read_only, "_arr": np.array})
-        namespaces.append((ns, p + "j"))
+    def arguments(ins, ns, p):
+        """The expressions of the compiled run's arguments made from the values named ``ins``
+        (in ``ns``, the generated function's globals, with names starting with ``p``)."""
         call = []
         for k, (v, n) in enumerate(zip(args, ins)):
             if v in const_args:
@@ -155,6 +161,18 @@ def _run(nodes, codes, in_vars, consts, out_vars, frozen, read_only):
                 call.append(n)
             else:
                 call.append(f"(_ro({n}) if {n}.flags.writeable else {n})")
+        ns["_ro"] = _read_only
+        return call
+
+    def inline(ins, outs, ns):
+        """Lines computing the values named ``outs`` from those named ``ins`` (the values of
+        ``in_vars + consts``), calling the compiled run through ``ns`` (the generated
+        function's globals)."""
+        p = f"_n{len(ns)}_"
+        ns.update({p + "j": no_numba if state[0] is None else state[0], p + "give_up": give_up,
+                   p + "numpy": on_numpy, "NumbaError": numba_error, "_arr": np.array})
+        namespaces.append((ns, p + "j"))
+        call = arguments(ins, ns, p)
         values = f"[{', '.join(ins)}]"
         targets = "".join(o + ", " for o in outs) + "= " if outs else ""
         item = (lambda k: "r") if n_results == 1 else (lambda k: f"r[{k}]")
@@ -175,15 +193,45 @@ def _run(nodes, codes, in_vars, consts, out_vars, frozen, read_only):
             code += ["    " + a for a in assign or ["pass"]]
         return code
 
-    call_ns = {}
-    in_names, out_names = [f"v{k}" for k in range(len(args))], [f"o{k}" for k in range(n_out)]
-    src = ["def call(values):"]
-    if args:
-        src.append(f"    {''.join(n + ', ' for n in in_names)}= values")
-    src += ["    " + line for line in inline(in_names, out_names, call_ns)]
-    src.append(f"    return [{', '.join(out_names)}]")
-    exec(compile("\n".join(src) + "\n", "<uma numba call>", "exec"), call_ns)
-    call = call_ns["call"]
+    def generated(name, body, returns):
+        """A generated ``name(values) -> returns``, ``body(ins, namespace)`` giving its lines."""
+        ns = {}
+        ins = [f"v{k}" for k in range(len(args))]
+        src = [f"def {name}(values):"]
+        if args:
+            src.append(f"    {''.join(n + ', ' for n in ins)}= values")
+        src += ["    " + line for line in body(ins, ns)]
+        src.append(f"    return {returns}")
+        exec(compile("\n".join(src) + "\n", f"<uma numba {name}>", "exec"), ns)
+        return ns[name]
+
+    out_names = [f"o{k}" for k in range(n_out)]
+    call = generated("call", lambda ins, ns: inline(ins, out_names, ns), f"[{', '.join(out_names)}]")
+    convert = generated("convert", lambda ins, ns: [f"args = ({''.join(a + ', ' for a in arguments(ins, ns, ''))})"],
+                        "args")
+    want = [(v, numpy_dtype(v.type.dtype), v.type.ndim) for v in out_vars]
+
+    def prepare(values):
+        """Compiles the run now for the types of ``values`` as the next calls pass them
+        (read-only arrays, numbers), and checks the dtype and ndim of each result it gives
+        against the graph's: ``RuntimeError`` naming the op where they differ (a bug in the
+        dispatch table; the next calls' results are not checked)."""
+        numba = _numba()
+        from numba.np.numpy_support import as_dtype
+        try:
+            sig = tuple(numba.typeof(a) for a in convert(values))
+            state[0].compile(sig)
+            rt = state[0].overloads[sig].signature.return_type
+        except numba_error:
+            stop()
+            return
+        got = rt.types if n_results > 1 else (rt,)
+        for (v, dt, ndim), t in zip(want, got):
+            t_dt, t_ndim = (t.dtype, t.ndim) if isinstance(t, numba.core.types.Array) else (t, 0)
+            t_dt = as_dtype(t_dt)
+            if t_dt != dt or t_ndim != ndim:
+                raise RuntimeError(f"{v.owner.op}: Numba computes dtype {t_dt} with {t_ndim} dimension(s), but the "
+                                   f"graph inferred {v.type.dtype} with {ndim} (a bug in uma's numba linker)")
 
     def impl(values):
         if state[0] is None:
@@ -191,6 +239,7 @@ def _run(nodes, codes, in_vars, consts, out_vars, frozen, read_only):
         shapes = tuple(v.shape for v in values)
         if shapes not in shapes_seen:
             results = on_numpy(values)  # uma's errors for shapes that do not fit
+            prepare(values)  # compiled now, its result types checked
             if len(shapes_seen) >= _MAX_SHAPES:
                 shapes_seen.clear()
             shapes_seen.add(shapes)
@@ -212,9 +261,11 @@ class NumbaLinker(NumpyLinker):
     def compile(self, fgraph):
         nodes = fgraph.toposort()
         copies = fgraph.outputs_needing_copy()
-        # the results handed to the caller as they are stay writeable; a compiled run returns
-        # every other n-d result read-only, so passing it back in needs no read-only view
-        returned = {o for k, o in enumerate(fgraph.outputs) if k not in fgraph.update_mapping and k not in copies}
+        # the results handed to the caller as they are (or views of them) stay writeable; a
+        # compiled run returns every other n-d result read-only, so passing it back in needs no
+        # read-only view
+        returned = {alias_root(o) for k, o in enumerate(fgraph.outputs)
+                    if k not in fgraph.update_mapping and k not in copies}
         read_only = set()
         steps, compiled, numpy_steps = [], [], []
         for run_nodes, codes, in_vars, out_vars, consts in runs(fgraph, [numba_code(n.op, n) for n in nodes]):
