@@ -67,17 +67,22 @@ def test_a_shared_complex128_variable_is_refused_and_left_as_it_was():
     assert w.container.current == {HOST}
 
 
-def test_one_eval_per_call(monkeypatch):
+def test_one_eval_per_call_of_exactly_the_outputs_and_updates(monkeypatch):
+    calls = []
+    real = mx.eval
+    monkeypatch.setattr(mx, "eval", lambda *a: calls.append(a) or real(*a))  # before compiling: it binds mx.eval
     W = uma.shared(np.ones((4, 3), np.float32), "W")
     x = sym.matrix("x", dtype="float32")
     h = sym.tanh(x @ W)
     step = uma.function([x], sym.sum(h), updates={W: W - 0.1 * uma.grad(sym.sum(h), W)}, backend="mlx")
-    calls = []
-    real = mx.eval
-    monkeypatch.setattr(mx, "eval", lambda *a: calls.append(1) or real(*a))
     for _ in range(3):
-        step(np.ones((2, 4), np.float32))
+        out = step(np.ones((2, 4), np.float32))
     assert len(calls) == 3
+    # the calls after the first run the generated code: one mx.eval(output, update), nothing else
+    for args in calls[1:]:
+        assert len(args) == 2 and all(type(a) is mx.array for a in args)
+    np.testing.assert_array_equal(np.array(calls[-1][0]), np.array(out))
+    np.testing.assert_array_equal(np.array(calls[-1][1]), W.get_value())
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "bfloat16", "int64", "int32", "int8",

@@ -131,3 +131,88 @@ def test_a_run_numba_cannot_compile_falls_back_to_the_numpy_table_once(monkeypat
     for _ in range(3):
         np.testing.assert_allclose(f(np.linspace(-1, 1, 5)), np.tanh(np.linspace(-1, 1, 5)) * 2, rtol=1e-15)
     assert f._thunk.compiled_runs == 1 and f._thunk.runs[0].compiled() is None
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_a_scalar_step_passes_numbers_to_the_compiled_run_and_returns_fresh_arrays(dtype):
+    """0-d values go to the compiled run as numbers and come back as new 0-d arrays of the
+    graph's dtype (a float32 result is not widened), writeable, sharing no memory with the
+    stored value."""
+    numba = pytest.importorskip("numba")
+    c = uma.shared(np.array(0.5, dtype), "c")
+    f = uma.function([], c * 3, updates={c: c + 1}, backend="numba")
+    outs = [f() for _ in range(5)]
+    sigs = f._thunk.runs[0].compiled().signatures  # (one dispatcher per source: float64's too)
+    assert sigs and not any(isinstance(t, numba.types.Array) for sig in sigs for t in sig)
+    want, v = [], np.array(0.5, dtype)
+    for _ in range(5):
+        want.append(v * np.array(3, dtype))
+        v = v + np.array(1, dtype)
+    for o, w in zip(outs, want):
+        assert type(o) is np.ndarray and o.dtype == dtype and o.shape == () and o.flags.writeable
+        assert o == w
+    stored = c.container.read(f.linker)
+    assert stored.dtype == dtype and stored == v and not np.shares_memory(outs[-1], stored)
+    assert c.get_value() == v
+
+
+@pytest.mark.parametrize("both", [False, True], ids=["one-update", "two-updates"])
+def test_a_bad_update_shape_raises_and_changes_nothing_after_compiled_calls(both):
+    """One update: the compiled run returns it bare (no label flag, no tuple); two: a tuple.
+    An update that does not fit its shared variable's static shape still raises, before
+    anything is written, after calls that ran the compiled run."""
+    w = uma.shared(np.zeros(1), "w", shape=(1,))
+    v = uma.shared(np.zeros(2), "v")
+    x = sym.vector("x")
+    updates = {w: w + x, v: v + 1.0} if both else {w: w + x}
+    f = uma.function([x], [], updates=updates, backend="numba")
+    for _ in range(3):
+        f(np.ones(1))
+    assert f._thunk.runs[0].compiled() is not None
+    w0, v0 = w.get_value(), v.get_value()
+    np.testing.assert_array_equal(w0, [3.0])
+    for _ in range(2):
+        with pytest.raises(ValueError, match=r"shared variable 'w'"):
+            f(np.ones(3))
+        np.testing.assert_array_equal(w.get_value(), w0)
+        np.testing.assert_array_equal(v.get_value(), v0)
+    f(np.ones(1))
+    np.testing.assert_array_equal(w.get_value(), w0 + 1)
+    np.testing.assert_array_equal(v.get_value(), v0 + 1 if both else v0)
+
+
+def test_a_compiled_run_of_another_dtype_is_a_runtime_error_and_changes_nothing(monkeypatch):
+    """The first call with new shapes compiles the run and checks its result types: a
+    dispatch entry that computes another dtype (here: made to) raises, and nothing is stored."""
+    from uma.runtime.linkers.numba import dispatch
+    w = uma.shared(np.linspace(-1, 1, 3), "w")
+    real = dispatch._FLOAT["tanh"]
+    monkeypatch.setitem(dispatch._FLOAT, "tanh", "isnan")  # bool results
+    f = uma.function([], [], updates={w: sym.tanh(w)}, backend="numba")
+    monkeypatch.setitem(dispatch._FLOAT, "tanh", real)
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match=r"tanh.*: Numba computes dtype bool with 1 dimension\(s\), but the graph "
+                                               r"inferred float64 with 1 \(a bug in uma's numba linker\)"):
+            f()
+        np.testing.assert_array_equal(w.get_value(), np.linspace(-1, 1, 3))
+
+
+def test_writeable_and_read_only_arguments_share_one_compilation_and_stored_results_are_read_only():
+    rng = np.random.default_rng(3)
+    X, Y = rng.standard_normal((8, 6)), rng.integers(0, 3, 8)
+    Xr = X.copy()
+    Xr.flags.writeable = False
+    step, params = _mlp("numba")
+    losses = [step(a, Y) for a in (X, Xr, X, Xr, X)]
+    assert len(step._thunk.runs[0].compiled().signatures) == 1
+    assert all(type(v) is np.ndarray and v.flags.writeable for v in losses)
+    for p in params:
+        stored = p.container.read(step.linker)
+        assert not stored.flags.writeable  # made read-only by the compiled run, at no cost
+        got = p.get_value()
+        assert got.flags.writeable and not np.shares_memory(got, stored)
+    step_cpu, params_cpu = _mlp("cpu")
+    for a in (X, Xr, X, Xr, X):
+        step_cpu(a, Y)
+    for p, q in zip(params, params_cpu):
+        np.testing.assert_allclose(p.get_value(), q.get_value(), rtol=1e-10, atol=1e-13)

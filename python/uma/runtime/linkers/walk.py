@@ -105,17 +105,35 @@ def straight_line(inputs, outputs, steps, copies, *, constant, copy, output=None
     return thunk
 
 
-def straight_code(inputs, outputs, steps, copies, *, constant, copy):
+def straight_code(inputs, outputs, steps, copies, *, constant, copy, finish=None, guard=None):
     """What :func:`straight_line` computes, as one generated Python function: a local name per
     value, one line per step, no per-call loop and no result checks (``output`` is not
-    applied; a step whose ``impl`` has ``direct``, a function with ``impl(values) ==
-    [direct(*values)]``, calls that instead). For a thunk whose checks ran once per input
-    signature (:func:`by_signature`)."""
+    applied). For a thunk whose checks ran once per input signature (:func:`by_signature`).
+
+    A step's ``impl`` may say how to call it in generated code: ``impl.direct``, a function
+    with ``impl(values) == [direct(*values)]`` (a one-output step), is called as it is;
+    ``impl.inline(ins, outs, namespace)`` gives the lines (unindented) that compute the values
+    named ``outs`` from those named ``ins``, after adding what they call to ``namespace`` (the
+    generated function's globals). ``finish``: None, or a function called once on the values
+    returned, each once (``finish(*values)``, before any copy), before they are returned
+    (MLX's ``mx.eval``).
+    ``guard``: None, or ``(seen, first)``: the generated function is then the thunk itself,
+    and starts with the check of the values' shapes: where the tuple of their shapes is not
+    in the set ``seen``, it returns ``first(values, key)`` instead."""
     names = {v: f"a{k}" for k, v in enumerate(inputs)}
-    namespace = {"copy": copy}
+    namespace = {"copy": copy, "finish": finish}
     lines = ["def run(values):"]
     if inputs:
         lines.append(f"    {', '.join(names[v] for v in inputs)}, = values")
+    if guard is not None:
+        namespace["seen"], namespace["first"] = guard
+        if inputs:
+            lines.append(f"    key = ({''.join(names[v] + '.shape, ' for v in inputs)})")
+            lines.append("    if key not in seen:")
+            lines.append("        return first(values, key)")
+        else:
+            lines.append("    if not seen:")
+            lines.append("        return first(values, ())")
 
     def name(v):
         n = names.get(v)
@@ -125,7 +143,14 @@ def straight_code(inputs, outputs, steps, copies, *, constant, copy):
         return n
 
     for j, (impl, _node, ins, outs) in enumerate(steps):
-        args = ", ".join(name(v) for v in ins)
+        arg_names = [name(v) for v in ins]
+        args = ", ".join(arg_names)
+        inline = getattr(impl, "inline", None)
+        if inline is not None:
+            out_names = [f"t{j}_{k}" for k in range(len(outs))]
+            names.update(zip(outs, out_names))
+            lines.extend("    " + line for line in inline(arg_names, out_names, namespace))
+            continue
         direct = getattr(impl, "direct", None)  # impl(values) is [direct(*values)]
         if direct is not None and len(outs) == 1:
             namespace[f"f{j}"] = direct
@@ -138,6 +163,8 @@ def straight_code(inputs, outputs, steps, copies, *, constant, copy):
             names[v] = f"t{j}_{k}"
             lines.append(f"    t{j}_{k} = r[{k}]")
     results = [f"copy({name(o)})" if k in copies else name(o) for k, o in enumerate(outputs)]
+    if finish is not None and results:
+        lines.append(f"    finish({', '.join(dict.fromkeys(name(o) for o in outputs))})")
     lines.append(f"    return [{', '.join(results)}]")
     exec(compile("\n".join(lines) + "\n", "<uma straight_code>", "exec"), namespace)
     return namespace["run"]
@@ -146,8 +173,8 @@ def straight_code(inputs, outputs, steps, copies, *, constant, copy):
 _SIGNATURES = 64  # input signatures remembered per thunk (then forgotten and checked again)
 
 
-def by_signature(fgraph, checked, fast, *, shape=operator.attrgetter("shape"), native_args=None,
-                 settled=None):
+def by_signature(fgraph, checked, fast=None, *, code=None, wrap=None, shape=operator.attrgetter("shape"),
+                 native_args=None, settled=None):
     """The thunk that runs ``checked`` (every result checked) for the first call with each
     combination of value shapes, and ``fast`` (no checks: :func:`straight_code`) for the next
     ones. Before ``checked`` runs, the values' shapes are checked against the inputs' types and
@@ -157,7 +184,13 @@ def by_signature(fgraph, checked, fast, *, shape=operator.attrgetter("shape"), n
     not describe the updates again; an update that does not fit turns it off for good, and the
     call's own check raises the error). Dtypes need no check per signature: the inputs' dtypes
     are the graph's, and the backend's results have the same dtypes whatever the shapes.
-    ``shape(value)``: the value's shape (hashable); ``native_args``: the thunk's
+
+    ``code``: instead of ``fast``, the keyword arguments of :func:`straight_code` (``inputs``,
+    ``outputs``, ``steps``, ``copies``, ``constant``, ``copy``, ``finish``): the thunk is then
+    that generated function, with the shape check as its first lines (no Python frame of its
+    own; the values' shapes are their ``shape`` attributes). ``wrap``: None, or
+    ``wrap(thunk) -> thunk`` applied to it (a context such as ``np.errstate``).
+    ``shape(value)``: the value's shape (hashable; with ``fast``); ``native_args``: the thunk's
     ``native_args`` (see uma.Function), or None; ``settled()``: None, or False after a checked
     run that did what ``fast`` does not (a result converted to the backend's type): that
     signature is then not remembered."""
@@ -167,6 +200,7 @@ def by_signature(fgraph, checked, fast, *, shape=operator.attrgetter("shape"), n
     seen = set()
     constant_shapes = {c: tuple(c.value.shape) for c in fgraph.constants()}
     nodes = fgraph.toposort()
+    made = []  # the thunk (set below)
 
     def first(values, key):
         for v, t, s in zip(inputs, types, key):
@@ -182,7 +216,7 @@ def by_signature(fgraph, checked, fast, *, shape=operator.attrgetter("shape"), n
         outs = checked(values)
         for oi, t in updates:
             if not t.is_compatible_shape(tuple(shape(outs[oi]))):
-                thunk.checks_updates = False  # the call's own check names the problem
+                made[0].checks_updates = False  # the call's own check names the problem
                 return outs
         if settled is not None and not settled():
             return outs
@@ -191,12 +225,20 @@ def by_signature(fgraph, checked, fast, *, shape=operator.attrgetter("shape"), n
         seen.add(key)
         return outs
 
-    def thunk(values):
-        key = tuple(map(shape, values))
-        if key in seen:
-            return fast(values)
-        return first(values, key)
+    if code is not None:
+        if fast is not None:
+            raise TypeError("by_signature: give fast or code, not both")
+        thunk = straight_code(guard=(seen, first), **code)
+    else:
+        def thunk(values):
+            key = tuple(map(shape, values))
+            if key in seen:
+                return fast(values)
+            return first(values, key)
 
+    if wrap is not None:
+        thunk = wrap(thunk)
+    made.append(thunk)
     thunk.checks_updates = True
     thunk.checks_shapes = True
     if native_args is not None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ...linker import Linker
 from ....graph.type import _ALL_DTYPES
-from ..walk import by_signature, node_steps, straight_code, straight_line
+from ..walk import by_signature, node_steps, straight_line
 from .dispatch import _mx, mlx_dtype, mlx_impl, to_mlx, to_uma
 
 __all__ = ["MlxLinker"]
@@ -63,7 +63,8 @@ class MlxLinker(Linker):
     def compile(self, fgraph):
         """The graph node by node: the first call with each combination of value shapes with
         every result checked, the next ones as generated straight-line code without checks
-        (:func:`~..walk.by_signature`); one ``mx.eval`` per call."""
+        (:func:`~..walk.by_signature`, the shape check and the nodes in one generated function);
+        one ``mx.eval`` per call, of exactly the outputs and the updates."""
         mx = _mx()
         steps = node_steps(fgraph, mlx_impl)
         constants = {}
@@ -76,17 +77,15 @@ class MlxLinker(Linker):
 
         run = straight_line(fgraph.inputs, fgraph.outputs, steps, set(), constant=constant, copy=None,
                             output=_result_check)
-        code = straight_code(fgraph.inputs, fgraph.outputs, steps, set(), constant=constant, copy=None)
+
         def checked(values):
             outs = run(values)
             mx.eval(outs)
             return outs
 
-        def fast(values):
-            outs = code(values)
-            mx.eval(outs)
-            return outs
-
+        # the next calls: the generated code itself, ending in one mx.eval of every output and update
+        code = dict(inputs=fgraph.inputs, outputs=fgraph.outputs, steps=steps, copies=set(), constant=constant,
+                    copy=None, finish=mx.eval)
         array, dtypes = mx.array, [mlx_dtype(v.type.dtype) for v in fgraph.inputs]
 
         def native_args(args):
@@ -96,4 +95,4 @@ class MlxLinker(Linker):
                     return False
             return True
 
-        return by_signature(fgraph, checked, fast, native_args=native_args)
+        return by_signature(fgraph, checked, code=code, native_args=native_args)

@@ -106,7 +106,29 @@ def helpers() -> dict:
         return out
 
     return {"softmax_rows": softmax_rows, "labels_ok": labels_ok, "xent": xent, "xent_grad": xent_grad,
-            "one_hot": one_hot}
+            "one_hot": one_hot, "frozen": _frozen()}
+
+
+def _frozen():
+    """``frozen(a)``: array ``a`` itself, typed read-only, for compiled code to return: Numba
+    then makes the NumPy array it returns read-only, at no cost (the type of an array, which
+    Numba compiles a function once for, includes that flag; a read-only value passed back in
+    needs no read-only view of it)."""
+    from numba.core import types
+    from numba.core.imputils import impl_ret_borrowed
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def frozen(typingctx, a):
+        if not isinstance(a, types.Array):
+            return None
+
+        def codegen(context, builder, sig, args):
+            return impl_ret_borrowed(context, builder, sig.return_type, args[0])  # one more reference
+
+        return a.copy(readonly=True)(a), codegen
+
+    return frozen
 
 
 def _floats(node) -> bool:

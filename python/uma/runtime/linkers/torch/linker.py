@@ -139,11 +139,14 @@ class TorchLinker(Linker):
             with torch.no_grad():
                 return run(values)
 
-        fast = straight_code(fgraph.inputs, fgraph.outputs, steps, copies, constant=constant, copy=_fresh)
+        code = dict(inputs=fgraph.inputs, outputs=fgraph.outputs, steps=steps, copies=copies, constant=constant,
+                    copy=_fresh)
+        native = _native_args(fgraph, dev)
         if getattr(self, "torch_compile", False):
-            fast = torch.compile(fast, **self.compile_options)
-        return by_signature(fgraph, checked, fast, native_args=_native_args(fgraph, dev),
-                            settled=lambda: not converted)
+            fast = torch.compile(straight_code(**code), **self.compile_options)
+            return by_signature(fgraph, checked, fast, native_args=native, settled=lambda: not converted)
+        # the shape check and the nodes in one generated function
+        return by_signature(fgraph, checked, code=code, native_args=native, settled=lambda: not converted)
 
 
 def _native_args(fgraph, dev):
