@@ -134,19 +134,26 @@ def _path_note(f):
 
 
 class TorchStep:
-    """PyTorch eager: forward, autograd backward, in-place SGD (CPU, float64)."""
+    """PyTorch eager: forward, autograd backward, in-place SGD (CPU, float64), on ``threads``
+    threads; ``formulation``: the loss as ``cross_entropy`` ("sce") or as
+    ``-(one_hot(y) * log_softmax(z)).sum(1).mean()`` ("one-hot")."""
 
-    def __init__(self, torch, params, lr, threads):
+    def __init__(self, torch, params, lr, threads, formulation="sce"):
         self.torch = torch
         self.threads = threads  # torch.set_num_threads before this row is measured
         self.p = [torch.tensor(params[k], dtype=torch.float64, requires_grad=True) for k in ("W1", "b1", "W2", "b2")]
         self.lr = lr
+        self.formulation = formulation
 
     def __call__(self, X, y):
         torch = self.torch
+        F = torch.nn.functional
         W1, b1, W2, b2 = self.p
-        h = torch.relu(X @ W1 + b1)
-        loss = torch.nn.functional.cross_entropy(h @ W2 + b2, y)
+        z = torch.relu(X @ W1 + b1) @ W2 + b2
+        if self.formulation == "one-hot":
+            loss = -(F.one_hot(y, z.shape[1]).to(z.dtype) * F.log_softmax(z, dim=1)).sum(dim=1).mean()
+        else:
+            loss = F.cross_entropy(z, y)
         grads = torch.autograd.grad(loss, self.p)
         with torch.no_grad():
             for p, g in zip(self.p, grads):
@@ -156,17 +163,19 @@ class TorchStep:
 
 class JaxStep:
     """JAX ``jit`` of the whole step (value_and_grad + SGD) on the CPU, parameters threaded
-    through the calls (JAX arrays are immutable)."""
+    through the calls (JAX arrays are immutable); ``formulation`` as for :class:`TorchStep`
+    ("sce": ``log_softmax(z)[arange(n), y]``)."""
 
-    def __init__(self, jax, params, lr):
+    def __init__(self, jax, params, lr, formulation="sce"):
         jnp = jax.numpy
         self.jax = jax
         self.p = tuple(jnp.asarray(params[k]) for k in ("W1", "b1", "W2", "b2"))
 
         def loss_fn(p, X, y):
             W1, b1, W2, b2 = p
-            h = jnp.maximum(X @ W1 + b1, 0.0)
-            logp = jax.nn.log_softmax(h @ W2 + b2, axis=1)
+            logp = jax.nn.log_softmax(jnp.maximum(X @ W1 + b1, 0.0) @ W2 + b2, axis=1)
+            if formulation == "one-hot":
+                return -jnp.mean(jnp.sum(jax.nn.one_hot(y, logp.shape[1], dtype=logp.dtype) * logp, axis=1))
             return -jnp.mean(jnp.take_along_axis(logp, y[:, None], axis=1))
 
         @jax.jit

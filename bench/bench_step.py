@@ -32,6 +32,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_call import JaxStep, TorchStep  # noqa: E402
 from bench_overview import NumpyStep, init_params, load_digits, measure, print_table, try_import  # noqa: E402
 from bench_threads import Busy  # noqa: E402
 
@@ -74,57 +75,6 @@ def pytensor_step(params, formulation, mode):
     return pytensor.function([x, y], loss, updates=[(v, v - LR * g) for v, g in zip(wrt, grads)], mode=mode)
 
 
-class JaxStep:
-    """``jax.jit`` of value_and_grad + SGD, the parameters threaded through the calls."""
-
-    def __init__(self, jax, params, formulation):
-        jnp = jax.numpy
-        self.p = tuple(jnp.asarray(params[k]) for k in ("W1", "b1", "W2", "b2"))
-
-        def loss_fn(p, X, y):
-            W1, b1, W2, b2 = p
-            logp = jax.nn.log_softmax(jnp.maximum(X @ W1 + b1, 0.0) @ W2 + b2, axis=1)
-            if formulation == "one-hot":
-                return -jnp.mean(jnp.sum(jax.nn.one_hot(y, N_OUT, dtype=logp.dtype) * logp, axis=1))
-            return -jnp.mean(jnp.take_along_axis(logp, y[:, None], axis=1))
-
-        @jax.jit
-        def step(p, X, y):
-            loss, g = jax.value_and_grad(loss_fn)(p, X, y)
-            return tuple(w - LR * gw for w, gw in zip(p, g)), loss
-
-        self.step = step
-
-    def __call__(self, X, y):
-        self.p, loss = self.step(self.p, X, y)
-        return loss.block_until_ready()
-
-
-class TorchStep:
-    """PyTorch eager: forward, autograd, in-place SGD under no_grad, on ``threads`` threads."""
-
-    def __init__(self, torch, params, formulation, threads):
-        self.torch, self.formulation, self.threads = torch, formulation, threads
-        self.p = [torch.tensor(params[k], dtype=torch.float64, requires_grad=True) for k in ("W1", "b1", "W2", "b2")]
-
-    def __call__(self, X, y):
-        torch = self.torch
-        if torch.get_num_threads() != self.threads:
-            torch.set_num_threads(self.threads)
-        F = torch.nn.functional
-        W1, b1, W2, b2 = self.p
-        z = torch.relu(X @ W1 + b1) @ W2 + b2
-        if self.formulation == "one-hot":
-            loss = -(F.one_hot(y, N_OUT).to(z.dtype) * F.log_softmax(z, dim=1)).sum(dim=1).mean()
-        else:
-            loss = F.cross_entropy(z, y)
-        grads = torch.autograd.grad(loss, self.p)
-        with torch.no_grad():
-            for p, g in zip(self.p, grads):
-                p.sub_(LR * g)
-        return loss.detach()
-
-
 def implementations(uma, params, formulation, Xb, yb, notes):
     """(name, step, args) for every implementation that can run here."""
     impls = [("NumPy, hand-written", NumpyStep(params, LR, N_OUT), (Xb, yb)),
@@ -139,12 +89,12 @@ def implementations(uma, params, formulation, Xb, yb, notes):
     if not isinstance(jax, Exception):
         jax.config.update("jax_enable_x64", True)
         cpu = jax.devices("cpu")[0]
-        impls.append(("JAX jit", JaxStep(jax, params, formulation),
+        impls.append(("JAX jit", JaxStep(jax, params, LR, formulation),
                       (jax.device_put(Xb, cpu), jax.device_put(yb, cpu))))
     torch = try_import("torch")
     if not isinstance(torch, Exception):
         for t in sorted({DEFAULT_TORCH_THREADS, 1}, reverse=True):
-            impls.append((f"PyTorch eager, {t} thread{'s' if t > 1 else ''}", TorchStep(torch, params, formulation, t),
+            impls.append((f"PyTorch eager, {t} thread{'s' if t > 1 else ''}", TorchStep(torch, params, LR, t, formulation),
                           (torch.from_numpy(Xb), torch.from_numpy(yb))))
     return impls
 
@@ -154,13 +104,22 @@ def bench(uma, repeat, batch, formulation, notes):
     params = init_params(X.shape[1], HIDDEN, N_OUT, SEED)
     Xb, yb = np.ascontiguousarray(X[:batch]), np.ascontiguousarray(y[:batch])
     impls = implementations(uma, params, formulation, Xb, yb, notes)
-    first = {name: float(np.asarray(fn(*args))) for name, fn, args in impls}
+
+    def setup(fn):  # a PyTorch row runs on its own thread count
+        if isinstance(fn, TorchStep):
+            fn.torch.set_num_threads(fn.threads)
+
+    first = {}
+    for name, fn, args in impls:
+        setup(fn)
+        first[name] = float(np.asarray(fn(*args)))
     ref = first["NumPy, hand-written"]
     bad = [f"{k} {v!r}" for k, v in first.items() if not np.isclose(v, ref, rtol=1e-9, atol=1e-12)]
     if bad:
         notes.append(f"batch {batch} {formulation}: first-step loss MISMATCH vs NumPy {ref!r}: {', '.join(bad)}")
     results, rows = {}, []
     for name, fn, args in impls:
+        setup(fn)
         med, best, number = measure(lambda fn=fn, args=args: fn(*args), repeat=repeat)
         results[name] = med
         rows.append([name, med, best, number])

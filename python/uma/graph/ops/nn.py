@@ -92,11 +92,7 @@ class SoftmaxCrossEntropy(Op):
         return [_core._result_shape("softmax_cross_entropy", *shapes)]
 
     def grad(self, node, output_grads):
-        (g,) = output_grads
-        if g is None:
-            return [None, None]
-        z, y = node.inputs
-        return [SoftmaxCrossEntropyGrad()(g, z, y), None]
+        return _xent_grad(SoftmaxCrossEntropyGrad(), node, output_grads)
 
 
 class SoftmaxCrossEntropyGrad(Op):
@@ -145,11 +141,7 @@ class OneHotCrossEntropy(Op):
         return [_core._result_shape("softmax_cross_entropy", *shapes)]
 
     def grad(self, node, output_grads):
-        (g,) = output_grads
-        if g is None:
-            return [None, None]
-        z, y = node.inputs
-        return [OneHotCrossEntropyGrad(self.depth)(g, z, y), None]
+        return _xent_grad(OneHotCrossEntropyGrad(self.depth), node, output_grads)
 
 
 class OneHotCrossEntropyGrad(Op):
@@ -181,6 +173,16 @@ class OneHotCrossEntropyGrad(Op):
 
     def grad(self, node, output_grads):
         raise NotImplementedError("one_hot_cross_entropy: second derivatives are not implemented")
+
+
+def _xent_grad(grad_op, node, output_grads):
+    """The gradients of a cross-entropy node: ``grad_op(g, logits, labels)`` for the logits,
+    none for the labels."""
+    (g,) = output_grads
+    if g is None:
+        return [None, None]
+    z, y = node.inputs
+    return [grad_op(g, z, y), None]
 
 
 def _check_depth(name, z, depth):
