@@ -436,11 +436,13 @@ Array softmax_cross_entropy_grad(const Array& grad, const Array& logits, const A
                                  bool check_labels = true);
 /// -sum(one_hot(labels, depth) * log_softmax(logits, axis=1), axis=1) in one pass per row:
 /// softmax_cross_entropy where the label is in [0, depth), 0 where it is outside (one_hot's zero
-/// row). `depth` must be the logits' class count (ValueError otherwise). The closed form the
-/// cpu linker's closed_forms pass puts in place of that product; cpu only.
+/// row). Where `depth` is not the logits' class count it is that product: depth 1 broadcasts
+/// one_hot's column, other depths are the product's ValueError. The closed form the cpu linker's
+/// closed_forms pass puts in place of that product; cpu only.
 Array one_hot_cross_entropy(const Array& logits, const Array& labels, int64_t depth);
 /// Its gradient with respect to the logits: softmax_cross_entropy_grad's rows where the label is
-/// in [0, depth), zero rows elsewhere.
+/// in [0, depth), zero rows elsewhere (shape (N, depth); the product form's gradient where
+/// `depth` is not the class count).
 Array one_hot_cross_entropy_grad(const Array& grad, const Array& logits, const Array& labels, int64_t depth);
 /// ValueError naming the first of the integer `labels` (1-d) outside [0, nclasses) and its
 /// position (`op` names the op in the message); TypeError for non-integer labels. On a cuda

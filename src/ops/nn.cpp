@@ -31,6 +31,33 @@ XentArgs check_xent(const char* op, const Array& logits, const Array& labels) {
 }  // namespace
 
 namespace {
+// one_hot_cross_entropy where `depth` is not the logits' class count: the product the closed
+// form stands for, -sum(one_hot(y, depth) * log_softmax(z, axis=1), axis=1), broadcasts only
+// one_hot's single column (its static shape says 1; the logits' class axis does not), and
+// its gradient is g[:, None] * (softmax(z) * rowsum(one_hot) - one_hot). Other depths are the
+// product's broadcast error.
+void check_product_broadcasts(const char* op, const Array& logits, int64_t depth) {
+  UMA_CHECK(depth == 1, Value, op, ": operands could not be broadcast together: one_hot depth ", depth,
+            " and logits of shape ", shape_str(logits.shape()));
+}
+
+Array one_hot_product(const char* op, const Array& logits, const Array& labels, int64_t depth) {
+  check_product_broadcasts(op, logits, depth);
+  const Array oh = one_hot(labels, depth, logits.dtype());
+  const Array prod = binary(BinaryOp::Multiply, oh, softmax(logits, 1, true));
+  return unary(UnaryOp::Negative, reduce(ReduceOp::Sum, prod, std::vector<int64_t>{1}, false));
+}
+
+Array one_hot_product_grad(const char* op, const Array& grad, const Array& logits, const Array& labels,
+                           int64_t depth) {
+  check_product_broadcasts(op, logits, depth);
+  const Array oh = one_hot(labels, depth, logits.dtype());
+  const Array col = grad.ndim() == 1 ? reshape(grad, {grad.shape()[0], 1}) : grad;
+  const Array rows = reduce(ReduceOp::Sum, oh, std::vector<int64_t>{1}, true);
+  const Array p = binary(BinaryOp::Multiply, softmax(logits, 1, false), rows);
+  return binary(BinaryOp::Multiply, col, binary(BinaryOp::Subtract, p, oh));
+}
+
 // softmax_cross_entropy (depth 0: labels checked unless check_labels is false) or
 // one_hot_cross_entropy (depth > 0: the logits' class count, labels outside it are zero rows).
 Array xent_forward(const char* op, const Array& logits0, const Array& labels0, bool check_labels, int64_t depth) {
@@ -39,8 +66,7 @@ Array xent_forward(const char* op, const Array& logits0, const Array& labels0, b
   if (logits.dtype() == DType::Float16 || logits.dtype() == DType::BFloat16)  // computed in float32
     return astype(xent_forward(op, astype(logits, DType::Float32), labels, check_labels, depth), logits.dtype());
   XentArgs a = check_xent(op, logits, labels);
-  UMA_CHECK(depth == 0 || depth == a.c, Value, op, ": one_hot depth ", depth, " does not match the logits' ",
-            a.c, " classes (shape ", shape_str(logits.shape()), ")");
+  if (depth > 0 && depth != a.c) return one_hot_product(op, logits, labels, depth);
   Array out = Array::empty(softmax_cross_entropy_shape(logits.shape(), labels.shape(), op), logits.dtype(), dev);
   kernels::softmax_xent(op, a.z, a.y, nullptr, 0, out, check_labels, depth > 0);
   return out;
@@ -56,8 +82,7 @@ Array xent_backward(const char* op, const Array& grad0, const Array& logits0, co
                   logits.dtype());
   const Shape shape = softmax_cross_entropy_grad_shape(grad.shape(), logits.shape(), labels.shape());
   XentArgs a = check_xent(op, logits, labels);
-  UMA_CHECK(depth == 0 || depth == a.c, Value, op, ": one_hot depth ", depth, " does not match the logits' ",
-            a.c, " classes (shape ", shape_str(logits.shape()), ")");
+  if (depth > 0 && depth != a.c) return one_hot_product_grad(op, grad, logits, labels, depth);
   Array g = grad.dtype() == logits.dtype() ? grad : astype(grad, logits.dtype());
   const int64_t gstride = g.ndim() == 0 || g.shape()[0] == 1 ? 0 : g.strides()[0];
   Array out = Array::empty(shape, logits.dtype(), dev);

@@ -194,3 +194,18 @@ def test_the_declared_dtypes_are_those_mlx_has():
     for name in sorted(_ALL_DTYPES):
         has = isinstance(getattr(mx, "bool_" if name == "bool" else name, None), mx.Dtype)
         assert has == (name in MlxLinker.dtypes), name
+
+
+def test_an_output_that_is_also_a_stored_value_is_a_copy():
+    # NumPy's view of an MLX array is writeable: writing through a returned output must not
+    # change the shared variable whose new value the same expression is
+    W = uma.shared(np.ones((3, 2)), name="W")
+    x, g = sym.matrix("x"), sym.matrix("g")
+    new = W - 0.1 * (x.T @ g)
+    f = uma.function([x, g], [new, W], updates={W: new}, backend="mlx")
+    for _ in range(2):  # the checked first call and the generated code
+        out_new, out_old = f(np.ones((4, 3)), np.ones((4, 2)))
+        stored = np.array(W.get_value())
+        np.asarray(out_new)[...] = 42.0
+        np.asarray(out_old)[...] = -1.0
+        np.testing.assert_array_equal(W.get_value(), stored)

@@ -522,13 +522,14 @@ def _assert_standard_complex(got, z, name):
 def test_complex_special_cases_of_the_standard(op, dtype):
     """Complex expm1 and tanh at zeros, infinities and NaNs: the Array API standard's special
     cases (NumPy's nc_expm1 and ctanh differ there), NumPy's results elsewhere; eager on an
-    array and on each element alone (0-d), compiled on the cpu and reference backends."""
+    array and on each element alone (0-d), compiled on the cpu, reference and numpy backends
+    (and numba, whose complex ops run on the numpy table)."""
     z = np.array(COMPLEX_SPECIAL, dtype=dtype)
     _assert_standard_complex(getattr(uma, op)(uma.asarray(z)), z, op)
     one = np.array([complex(np.asarray(getattr(uma, op)(uma.asarray(v)))) for v in z], dtype=dtype)
     _assert_standard_complex(one, z, op)
     v = uma.sym.vector("z", dtype)
-    for backend in ("cpu", "reference"):
+    for backend in ("cpu", "reference", "numpy") + (("numba",) if "numba" in uma.backends() else ()):
         _assert_standard_complex(as_uma_output(uma.function([v], getattr(uma, op)(v), backend=backend)(z), backend), z, op)
 
 

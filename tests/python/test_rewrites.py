@@ -371,6 +371,34 @@ def test_closed_forms_can_be_switched_off(rng):
         np.testing.assert_allclose(np.asarray(got), np.asarray(exp), rtol=1e-12)
 
 
+@pytest.mark.parametrize("depth,classes", [(1, 4), (1, 1)])
+def test_closed_form_where_the_product_broadcasts_computes_the_product(rng, depth, classes):
+    # one_hot(y, 1) against 4 classes (or 4-wide one-hot rows against one class) broadcasts in
+    # the graph as written: the closed form's ops compute that same product
+    x, y = sym.matrix("x"), sym.vector("y", dtype="int64")
+    W = uma.shared(rng.normal(size=(3, classes)), "W")
+    z = x @ W
+    loss = -sym.mean(sym.sum(sym.one_hot(y, depth) * sym.log_softmax(z, axis=1), axis=1))
+    (gW,) = uma.grad(loss, [W])
+    f = uma.function([x, y], [loss, gW], backend="cpu")
+    assert "one_hot_cross_entropy(" in uma.dprint(f, file="str")
+    xv, yv = rng.normal(size=(5, 3)), np.array([0, 0, 1, -1, 3])
+    ref = uma.function([x, y], [loss, gW], backend="reference")(xv, yv)
+    for got, exp in zip(f(xv, yv), ref):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(exp), rtol=1e-12, atol=1e-15)
+
+
+def test_closed_forms_fold_negations_only_around_their_own_op(rng):
+    # -mean(-x) and -sum(-x) of integers wrap: not sum(x) / mean(x)
+    for dtype, vals in (("uint8", [1, 2]), ("int8", [-128, 5])):
+        x = sym.vector("x", dtype=dtype)
+        v = np.array(vals, dtype)
+        for expr in (-sym.mean(-x), -sym.sum(-x)):
+            got = uma.function([x], expr, backend="cpu")(v)
+            exp = uma.function([x], expr, backend="reference")(v)
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(exp))
+
+
 def test_closed_form_with_a_depth_other_than_the_classes_raises_and_changes_nothing(rng):
     (W, b), f = _one_hot_step("float64", depth=5)  # 4 classes: the product cannot broadcast
     W0 = W.get_value()
@@ -379,6 +407,14 @@ def test_closed_form_with_a_depth_other_than_the_classes_raises_and_changes_noth
     np.testing.assert_array_equal(W.get_value(), W0)
     with pytest.raises(ValueError):  # the graph as written fails too
         f["reference"](rng.normal(size=(3, 3)), np.array([0, 1, 2]))
+    # one class against 4-wide one-hot rows: the class axis (not declared length 1) does not
+    # broadcast in the graph as written, nor in the closed form
+    x, y = sym.matrix("x"), sym.vector("y", dtype="int64")
+    W1 = uma.shared(rng.normal(size=(3, 1)), "W1")
+    loss = -sym.mean(sym.sum(sym.one_hot(y, 4) * sym.log_softmax(x @ W1, axis=1), axis=1))
+    for backend in ("cpu", "reference"):
+        with pytest.raises(ValueError):
+            uma.function([x, y], [loss, *uma.grad(loss, [W1])], backend=backend)(rng.normal(size=(2, 3)), np.array([0, 1]))
 
 
 def test_closed_forms_leave_a_weighted_product_alone(rng):

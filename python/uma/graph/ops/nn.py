@@ -117,8 +117,9 @@ class SoftmaxCrossEntropyGrad(Op):
 class OneHotCrossEntropy(Op):
     """``-sum(one_hot(labels, depth) * log_softmax(logits, axis=1), axis=1)`` in one pass per
     row (N,): the closed form that the ``cpu`` linker's ``closed_forms`` pass puts in place of
-    that product. A label outside [0, depth) is one_hot's zero row (loss 0); ``depth`` must be
-    the logits' class count (ValueError at call time)."""
+    that product. A label outside [0, depth) is one_hot's zero row (loss 0); where ``depth``
+    is not the logits' class count it is the product itself (depth 1 broadcasts; another depth
+    is the product's error)."""
 
     name = "one_hot_cross_entropy"
     props = ("depth",)
@@ -133,7 +134,6 @@ class OneHotCrossEntropy(Op):
     def perform(self, node, values):
         uma = _uma()
         z, y = values
-        _check_depth(self.name, z, self.depth)
         oh = uma.one_hot(y, self.depth, dtype=z.dtype)
         return [uma.negative(uma.sum(oh * uma.log_softmax(z, axis=1), axis=1))]
 
@@ -162,7 +162,6 @@ class OneHotCrossEntropyGrad(Op):
     def perform(self, node, values):
         uma = _uma()
         g, z, y = values
-        _check_depth(self.name, z, self.depth)
         oh = uma.one_hot(y, self.depth, dtype=z.dtype)
         col = uma.reshape(g, (-1, 1)) if g.ndim == 1 else g
         in_range = uma.sum(oh, axis=1, keepdims=True)
@@ -183,12 +182,6 @@ def _xent_grad(grad_op, node, output_grads):
         return [None, None]
     z, y = node.inputs
     return [grad_op(g, z, y), None]
-
-
-def _check_depth(name, z, depth):
-    if z.ndim != 2 or z.shape[1] != depth:
-        raise ValueError(f"{name}: one_hot depth {depth} does not match the logits' classes "
-                         f"(shape {tuple(z.shape)})")
 
 
 def softmax_cross_entropy(logits, labels):

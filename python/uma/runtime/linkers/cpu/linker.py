@@ -115,9 +115,11 @@ def _product_with_one_hot(v):
 
 
 def _log_softmax_rows(v):
-    """The logits z when ``v`` is ``log_softmax(z, axis=1)`` of a 2-d float z, else None."""
+    """The logits z when ``v`` is ``log_softmax(z, axis=1)`` of a 2-d float z whose class
+    axis is not declared length 1 (the product would broadcast it), else None."""
     n = _owner_op(v, "log_softmax")
-    if n is None or n.inputs[0].ndim != 2 or n.op.axis not in (1, -1) or n.inputs[0].dtype != v.dtype:
+    if (n is None or n.inputs[0].ndim != 2 or n.op.axis not in (1, -1) or n.inputs[0].dtype != v.dtype
+            or n.inputs[0].shape[1] == 1):
         return None
     return n.inputs[0]
 
@@ -147,10 +149,11 @@ def closed_forms(fgraph):
       (``gv * (one_hot - softmax(z))`` per row: the rows of ``one_hot`` sum to 1, or to 0
       for a label outside [0, K), where both forms give 0).
 
-    A label outside [0, K) keeps one_hot's meaning (a zero row: loss 0, gradient 0); K must
-    equal z's class count at run time (ValueError), where the product would fail to
-    broadcast. Where z holds infinities the product gives NaN (0 * -inf) and the closed form
-    its limit."""
+    A label outside [0, K) keeps one_hot's meaning (a zero row: loss 0, gradient 0). Where K
+    is not z's class count at run time the ops are the product: K = 1 broadcasts one_hot's
+    column, another K raises the product's ValueError (z's class axis, not declared length 1,
+    does not broadcast). Where z holds infinities the product gives NaN (0 * -inf) and the
+    closed form its limit."""
     from ....graph.ops import OneHotCrossEntropy, OneHotCrossEntropyGrad, negative
     for node in fgraph.toposort():
         if len(node.outputs) != 1:
@@ -181,8 +184,8 @@ def closed_forms(fgraph):
                     break
         if new is not None and new.type == out.type:
             fgraph.replace(out, new)
-    # -sum(-x) and -mean(-x) (the mean of the negated closed form): sum(x) and mean(x); an op
-    # that reads only the shape of -x (ones_like, broadcast_like's template) reads x instead
+    # -sum(-c) and -mean(-c) of the closed form c: sum(c) and mean(c); an op that reads only
+    # the shape of -x (ones_like, broadcast_like's template) reads x instead
     shape_reads = {"ones_like": (0,), "zeros_like": (0,), "empty_like": (0,), "full_like": (0,),
                    "broadcast_like": (1,)}
     for node in fgraph.toposort():
@@ -191,8 +194,11 @@ def closed_forms(fgraph):
             if neg is not None:
                 node.inputs[k] = neg.inputs[0]
         r = node.inputs[0].owner if node.op.name == "negative" else None
-        if r is not None and r.op.name in ("sum", "mean") and _owner_op(r.inputs[0], "negative") is not None:
-            new = r.op(r.inputs[0].owner.inputs[0])
+        neg = _owner_op(r.inputs[0], "negative") if r is not None and r.op.name in ("sum", "mean") else None
+        # only around this pass's own closed form (a float): for integers -x wraps, and
+        # -sum(-x) is not sum(x)
+        if neg is not None and _owner_op(neg.inputs[0], "one_hot_cross_entropy") is not None:
+            new = r.op(neg.inputs[0])
             if new.type == node.outputs[0].type:
                 fgraph.replace(node.outputs[0], new)
     fgraph._order = None

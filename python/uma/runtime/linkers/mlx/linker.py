@@ -6,8 +6,9 @@ updated keeps its value as an MLX array until another backend, or ``get_value``,
 owns its memory, so host -> MLX copies (once per switch of residency; the dtype kept exactly,
 float64 included, where ``mx.array`` alone would narrow it to float32); MLX -> host shares the
 evaluated array's memory (the buffer protocol). Nodes MLX does not compute as uma does run
-uma's eager op on the host (``dispatch.py``). MLX arrays are immutable, so outputs that are
-also inputs or stored values are safe to return. Registered as ``"mlx"`` where MLX is
+uma's eager op on the host (``dispatch.py``). An output that is also an input, a stored value
+or another output is returned as a copy (``fgraph.outputs_needing_copy()``): an MLX array is
+immutable to MLX, but NumPy's view of it (the buffer protocol) is writeable. Registered as ``"mlx"`` where MLX is
 installed; it is imported when the first function is compiled for it.
 """
 from __future__ import annotations
@@ -75,7 +76,14 @@ class MlxLinker(Linker):
                 v = constants[c] = to_mlx(_uma().asarray(c.value))
             return v
 
-        run = straight_line(fgraph.inputs, fgraph.outputs, steps, set(), constant=constant, copy=None,
+        copies = fgraph.outputs_needing_copy()
+
+        def copy(value):  # a new, evaluated MLX array with the value's bytes
+            c = mx.array(value)
+            mx.eval(c)
+            return c
+
+        run = straight_line(fgraph.inputs, fgraph.outputs, steps, copies, constant=constant, copy=copy,
                             output=_result_check)
 
         def checked(values):
@@ -84,8 +92,8 @@ class MlxLinker(Linker):
             return outs
 
         # the next calls: the generated code itself, ending in one mx.eval of every output and update
-        code = dict(inputs=fgraph.inputs, outputs=fgraph.outputs, steps=steps, copies=set(), constant=constant,
-                    copy=None, finish=mx.eval)
+        code = dict(inputs=fgraph.inputs, outputs=fgraph.outputs, steps=steps, copies=copies, constant=constant,
+                    copy=copy, finish=mx.eval)
         array, dtypes = mx.array, [mlx_dtype(v.type.dtype) for v in fgraph.inputs]
 
         def native_args(args):

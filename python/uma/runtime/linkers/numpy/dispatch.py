@@ -107,6 +107,20 @@ def _floor_divide(x1, x2):
     return np.where(one_infinite, np.divide(x1, x2), q) if one_infinite.any() else q
 
 
+def _complex_by_uma(name):
+    """np.<name>, except complex input: uma's kernel (the Array API standard's special cases
+    of expm1 and tanh for complex operands, which NumPy's nc_expm1 and ctanh do not give at
+    zeros, infinities and NaNs)."""
+    fn = getattr(np, name)
+
+    def run(x):
+        if x.dtype.kind != "c":
+            return fn(x)
+        import uma
+        return np.array(getattr(uma, name)(uma.asarray(x)), copy=True)
+    return run
+
+
 #: the elementwise functions that are not the NumPy function the op table names (``op.numpy``:
 #: add, exp, arccosh, invert, ...); erf, erfc, gammaln and digamma, which NumPy lacks, run uma's
 #: reference perform
@@ -115,6 +129,8 @@ _ELEMWISE = {
     "softplus": lambda x: np.logaddexp(x.dtype.type(0), x),
     "trigamma": _trigamma,
     "floor_divide": _floor_divide,
+    "expm1": _complex_by_uma("expm1"),
+    "tanh": _complex_by_uma("tanh"),
     # NumPy's real and imag of a real array are views of it: a copy keeps results unaliased
     "real": lambda x: np.array(np.real(x), copy=True),
     "imag": lambda x: np.array(np.imag(x), copy=True),
