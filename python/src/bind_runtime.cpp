@@ -734,7 +734,22 @@ void bind_runtime(nb::module_& m) {
            "Whether a call with these inputs runs on their elements (Note [Scalar programs]: 0-d host arrays only).")
       .def_prop_ro("element_plan", &runtime::Program::element_plan)
       .def_prop_ro("num_label_checks", &runtime::Program::num_label_checks)
-      .def_prop_ro("num_steps", &runtime::Program::num_steps);
+      .def_prop_ro("num_steps", &runtime::Program::num_steps)
+      .def_prop_rw("graphs", &runtime::Program::graphs, &runtime::Program::set_graphs,
+                   "CUDA graphs (Note [Program graphs] in runtime/program.h): True records a run per input "
+                   "signature of C-contiguous cuda arrays and replays it; setting it drops every recording.")
+      .def("graph_stats", [](const runtime::Program& p) {
+        const runtime::Program::GraphStats s = p.graph_stats();
+        nb::dict d;
+        d["recorded"] = s.recorded;
+        d["replayed"] = s.replayed;
+        d["failed"] = s.failed;
+        d["kept_bytes"] = s.kept_bytes;
+        d["last_failure"] = s.last_failure;
+        return d;
+      }, "What the CUDA graphs did: recordings made ('recorded'), runs replayed ('replayed'), recordings "
+         "that failed ('failed'; their signatures run op by op), device bytes the recordings keep "
+         "('kept_bytes') and the last failure's reason ('last_failure').");
 
   nb::class_<runtime::Residency>(m, "Residency",
                                  "Where a backend keeps its values (include/uma/runtime/residency.h). Internal: made by\n"

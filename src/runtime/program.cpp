@@ -3,8 +3,10 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <mutex>
 
 #include "uma/error.h"
+#include "uma/memory/cuda.h"
 #include "uma/ops.h"
 
 namespace uma::runtime {
@@ -190,6 +192,7 @@ void Program::check_labels(const Value& value) const {
 }
 
 void Program::plan_releases() {
+  if (graphs_) graphs_ = std::make_shared<GraphCache>();  // the steps changed: drop the recordings
   types_state_.store(0, std::memory_order_relaxed);  // the steps changed: forget the cached dtypes
   scalar_plan_ = nslots_ <= kElementSlots && !steps_.empty() && label_checks_.empty();
   for (const Step& st : steps_) scalar_plan_ = scalar_plan_ && st.scalar;
@@ -398,18 +401,8 @@ bool Program::run_scalar(std::vector<Array>& inputs, std::vector<Array>& out) co
   return true;
 }
 
-void Program::run_into(std::vector<Array>& inputs, std::vector<Array>& out) const {
-  UMA_CHECK(inputs.size() == inputs_.size(), Type, "Program expects ", inputs_.size(), " inputs, got ", inputs.size());
-  if (scalar_plan_ && run_scalar(inputs, out)) return;  // Note [Scalar programs]
-  Scratch& scratch = thread_scratch();
-  if (scratch.slots.size() < static_cast<std::size_t>(nslots_)) scratch.slots.resize(nslots_);
-  scratch.n = static_cast<std::size_t>(nslots_);
-  ScratchGuard guard{scratch};
-  std::vector<Array>& slots = scratch.slots;
-  std::vector<const Array*>& args = scratch.args;
-  for (std::size_t i = 0; i < inputs.size(); ++i) slots[inputs_[i]] = std::move(inputs[i]);
-  inputs.clear();
-  // Constants are read in place from const_slots_ (never copied into the scratch slots).
+void Program::run_steps(std::vector<Array>& slots, std::vector<const Array*>& args) const {
+  // Constants are read in place from const_slots_ (never copied into the slots).
   const std::size_t nconst = const_slots_.size();
   auto value = [&](int s) -> const Array& {
     return static_cast<std::size_t>(s) < nconst && const_slots_[s].defined() ? const_slots_[s] : slots[s];
@@ -425,6 +418,167 @@ void Program::run_into(std::vector<Array>& inputs, std::vector<Array>& out) cons
     }
     for (int s : st.release) slots[s] = Array();
   }
+}
+
+// ---- CUDA graphs (Note [Program graphs]) ------------------------------------------------
+
+struct Program::Recording {
+  std::shared_ptr<cuda::Graph> graph;
+  std::vector<Array> staging;  // per input: the buffer the graph reads it from
+  std::vector<Array> results;  // per output: a step's result as recorded (undefined otherwise)
+  std::vector<Array> checked;  // per label check: its labels and logits as recorded
+  std::vector<std::shared_ptr<Storage>> written;  // the results' distinct storages
+  std::vector<long> alone;     // their use counts while no array outside holds them
+  bool free() const noexcept {
+    for (std::size_t i = 0; i < written.size(); ++i)
+      if (written[i].use_count() != alone[i]) return false;
+    return true;
+  }
+};
+
+struct Program::GraphCache {
+  struct Signature {
+    bool ran = false;     // a first run went op by op
+    bool failed = false;  // recording failed: op by op for good
+    std::vector<Recording> recordings;
+  };
+  std::mutex mu;
+  std::map<std::vector<int64_t>, Signature> signatures;
+  GraphStats stats;
+};
+
+void Program::set_graphs(bool on) { graphs_ = on ? std::make_shared<GraphCache>() : nullptr; }
+
+Program::GraphStats Program::graph_stats() const {
+  if (!graphs_) return {};
+  std::lock_guard<std::mutex> lock(graphs_->mu);
+  GraphStats s = graphs_->stats;
+  s.kept_bytes = 0;
+  for (const auto& [key, sig] : graphs_->signatures)
+    for (const Recording& r : sig.recordings) {
+      s.kept_bytes += r.graph->kept_bytes();
+      for (const auto& w : r.written) s.kept_bytes += w->data.nbytes();
+      for (const Array& a : r.staging) s.kept_bytes += a.storage()->data.nbytes();
+    }
+  return s;
+}
+
+bool Program::record(Recording& r, const std::vector<Array>& inputs, std::string& why) const {
+  const int device = inputs[0].device().index;
+  for (const Array& a : inputs) r.staging.push_back(Array::empty(a.shape(), a.dtype(), a.device()));
+  r.results.resize(outputs_.size());
+  std::vector<Array> slots(nslots_);
+  std::vector<const Array*> args;
+  auto work = [&] {
+    for (std::size_t i = 0; i < inputs_.size(); ++i) slots[inputs_[i]] = r.staging[i];
+    run_steps(slots, args);
+    for (std::size_t k = 0; k < outputs_.size(); ++k)
+      if (output_sources_[k].kind == Source::Step) r.results[k] = slots[outputs_[k]];
+    for (const LabelCheck& c : label_checks_) {
+      r.checked.push_back(slots[c.labels].defined() ? slots[c.labels] : const_slots_[c.labels]);
+      r.checked.push_back(slots[c.logits].defined() ? slots[c.logits] : const_slots_[c.logits]);
+    }
+    slots.clear();  // what was not kept above is released while recording: the graph keeps it
+  };
+  r.graph = cuda::capture(device, work, &why);
+  if (!r.graph) return false;
+  for (const Array& a : r.results) {
+    if (!a.defined()) continue;
+    bool seen = false;
+    for (const auto& w : r.written) seen = seen || w == a.storage();
+    if (!seen) r.written.push_back(a.storage());
+  }
+  for (const auto& w : r.written) r.alone.push_back(w.use_count());
+  return true;
+}
+
+void Program::replay(const Recording& r, std::vector<Array>& inputs, std::vector<Array>& out) const {
+  const int device = r.graph->device();
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].data() != r.staging[i].data())
+      cuda::copy_on_device(r.staging[i].data(), inputs[i].data(), static_cast<std::size_t>(inputs[i].nbytes()), device);
+  r.graph->launch();
+  for (std::size_t k = 0; k < label_checks_.size(); ++k) {  // Note [Deferred label checks]
+    const Array& z = r.checked[2 * k + 1];
+    ops::check_labels(label_checks_[k].op.c_str(), r.checked[2 * k], z.ndim() == 2 ? z.shape()[1] : 0);
+  }
+  out.resize(outputs_.size());
+  for (std::size_t k = 0; k < outputs_.size(); ++k) {
+    const OutputSource& src = output_sources_[k];
+    switch (src.kind) {
+      case Source::Constant: out[k] = const_slots_[src.slot]; break;
+      case Source::Input: out[k] = take_output_[k] ? std::move(inputs[src.index]) : inputs[src.index]; break;
+      case Source::Repeat: out[k] = out[src.index]; break;
+      case Source::Step: out[k] = r.results[k]; break;
+    }
+  }
+  inputs.clear();
+}
+
+bool Program::run_graph(std::vector<Array>& inputs, std::vector<Array>& out) const {
+  if (inputs.empty() || steps_.empty()) return false;
+  const Device dev = inputs[0].device();
+  if (dev.type != DeviceType::CUDA) return false;
+  std::vector<int64_t> key;
+  key.reserve(inputs.size() * 4);
+  for (const Array& a : inputs) {
+    if (!a.defined() || a.device() != dev || !a.is_c_contiguous()) return false;
+    key.push_back(static_cast<int64_t>(a.dtype()));
+    key.push_back(a.ndim());
+    key.insert(key.end(), a.shape().begin(), a.shape().end());
+  }
+  GraphCache& g = *graphs_;
+  std::lock_guard<std::mutex> lock(g.mu);
+  auto it = g.signatures.find(key);
+  if (it == g.signatures.end()) {
+    if (g.signatures.size() >= static_cast<std::size_t>(kGraphSignatures)) return false;
+    it = g.signatures.emplace(std::move(key), GraphCache::Signature{}).first;
+  }
+  GraphCache::Signature& sig = it->second;
+  if (sig.failed) return false;
+  for (const Recording& r : sig.recordings)
+    if (r.free()) {
+      replay(r, inputs, out);
+      ++g.stats.replayed;
+      return true;
+    }
+  if (!sig.ran) {  // the first run of a signature goes op by op
+    sig.ran = true;
+    return false;
+  }
+  if (sig.recordings.size() >= static_cast<std::size_t>(kGraphsPerSignature)) return false;
+  Recording r;
+  std::string why;
+  if (!record(r, inputs, why)) {
+    sig.failed = true;
+    ++g.stats.failed;
+    g.stats.last_failure = std::move(why);
+    return false;
+  }
+  ++g.stats.recorded;
+  sig.recordings.push_back(std::move(r));
+  replay(sig.recordings.back(), inputs, out);
+  ++g.stats.replayed;
+  return true;
+}
+
+void Program::run_into(std::vector<Array>& inputs, std::vector<Array>& out) const {
+  UMA_CHECK(inputs.size() == inputs_.size(), Type, "Program expects ", inputs_.size(), " inputs, got ", inputs.size());
+  if (scalar_plan_ && run_scalar(inputs, out)) return;  // Note [Scalar programs]
+  if (graphs_ && run_graph(inputs, out)) return;        // Note [Program graphs]
+  Scratch& scratch = thread_scratch();
+  if (scratch.slots.size() < static_cast<std::size_t>(nslots_)) scratch.slots.resize(nslots_);
+  scratch.n = static_cast<std::size_t>(nslots_);
+  ScratchGuard guard{scratch};
+  std::vector<Array>& slots = scratch.slots;
+  std::vector<const Array*>& args = scratch.args;
+  for (std::size_t i = 0; i < inputs.size(); ++i) slots[inputs_[i]] = std::move(inputs[i]);
+  inputs.clear();
+  run_steps(slots, args);
+  const std::size_t nconst = const_slots_.size();
+  auto value = [&](int s) -> const Array& {
+    return static_cast<std::size_t>(s) < nconst && const_slots_[s].defined() ? const_slots_[s] : slots[s];
+  };
   if (!label_checks_.empty()) check_labels(value);
   out.resize(outputs_.size());
   for (std::size_t k = 0; k < outputs_.size(); ++k) {

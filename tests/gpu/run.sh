@@ -38,7 +38,7 @@ phase cpp-build bash -c "cmake -S . -B build/gpu -G Ninja -DCMAKE_BUILD_TYPE=Rel
 phase cpp-test build/gpu/uma_tests --gtest_brief=1
 phase python-install "$PY" -m pip install --no-build-isolation --no-deps --force-reinstall \
   -Ccmake.define.UMA_CUDA=ON -Ccmake.define.UMA_BUILD_TESTS=ON -Cbuild-dir=build/gpu .
-phase python-test bash -c "cd /tmp && $PY -m pytest $PWD/tests/python/test_cuda.py $PWD/tests/python/test_backends_gpu.py $PWD/tests/python/test_fft.py -q -ra -p no:cacheprovider"
+phase python-test bash -c "cd /tmp && $PY -m pytest $PWD/tests/python/test_cuda.py $PWD/tests/python/test_cuda_graphs.py $PWD/tests/python/test_backends_gpu.py $PWD/tests/python/test_fft.py -q -ra -p no:cacheprovider"
 # Every test of the suite that runs on the GPU (the cuda parametrizations of every file, and the
 # jax-cuda / torch-cuda backends in the backend matrix), spread over the cores.
 phase python-gpu-all bash -c "cd /tmp && $PY -m pytest $PWD/tests/python -k cuda -n $JOBS -q -ra -p no:cacheprovider"
@@ -51,6 +51,10 @@ if command -v compute-sanitizer >/dev/null; then
   # out-of-memory test (its failing cudaMalloc is the point).
   phase memcheck compute-sanitizer --tool memcheck --error-exitcode 1 --leak-check no \
     build/gpu/uma_tests --gtest_filter='Cuda*:-Cuda.OutOfMemory*' --gtest_brief=1
+  # The cuda linker's Python tests (Programs, their CUDA graphs, label checks) under memcheck.
+  phase memcheck-python bash -c "cd /tmp && compute-sanitizer --tool memcheck --error-exitcode 1 --leak-check no \
+    $PY -m pytest $PWD/tests/python/test_cuda_graphs.py $PWD/tests/python/test_cuda.py -k 'graph or linker or program' \
+    -q -p no:cacheprovider"
 else
   summary+=("memcheck: skipped (no compute-sanitizer)")
 fi

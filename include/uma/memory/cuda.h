@@ -15,7 +15,11 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "uma/memory/allocator.h"
 
@@ -96,5 +100,45 @@ void transfer_bytes(int device, int64_t* h2d, int64_t* d2h);
 
 /// Pinned bytes held by the transfer staging pool (allocated at the first large transfer).
 std::size_t staging_bytes();
+
+// Note [Captured work]
+// capture(device, work) records the GPU work that `work` queues for `device` into a CUDA
+// graph instead of running it; Graph::launch then runs the whole recording on uma's stream
+// with one call. While `work` runs, stream(device) returns a capture stream on the calling
+// thread only (other threads keep uma's stream and run as usual), in the thread-local capture
+// mode: a call on this thread that cannot be recorded (a synchronisation, a blocking copy, a
+// device read-back) fails the capture. Memory: allocations during `work` come from the device
+// cache as usual (cudaMalloc runs at once, outside the recording), and every device block the
+// thread frees during `work` is kept by the graph instead of cached, so no other array is
+// ever given memory that a launch writes; the blocks go back to the cache when the Graph is
+// destroyed. The arrays that `work` leaves alive (its results) stay the caller's: it keeps
+// them while the graph lives, and must not hand their memory to anyone a launch could race.
+// One capture at a time per device (a second thread waits). A launch is ordered after every
+// earlier use of uma's stream, so inputs written there before launch() are read by it.
+class Graph {
+ public:
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+  ~Graph();
+  /// Runs the recorded work on uma's stream of the graph's device (asynchronous).
+  void launch() const;
+  int device() const noexcept { return device_; }
+  /// Bytes of device memory the graph keeps (blocks freed while it was recorded).
+  std::size_t kept_bytes() const noexcept;
+
+ private:
+  friend std::shared_ptr<Graph> capture(int device, const std::function<void()>& work, std::string* why);
+  Graph() = default;
+  int device_ = -1;
+  void* exec_ = nullptr;                                 // cudaGraphExec_t
+  std::vector<std::pair<void*, std::size_t>> kept_;      // device blocks (pointer, class size)
+};
+
+/// The graph of the work `work` queues for `device` (Note [Captured work]), or nullptr when
+/// it cannot be recorded: `work` threw, or a call could not be recorded; `*why` (when given)
+/// then says why. Nothing `work` queued has run either way.
+std::shared_ptr<Graph> capture(int device, const std::function<void()>& work, std::string* why = nullptr);
+/// True while the calling thread records work for `device` (inside capture's `work`).
+bool capturing(int device) noexcept;
 
 }  // namespace uma::cuda

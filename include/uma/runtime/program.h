@@ -10,6 +10,8 @@
 // device data (see the ops) and in its label checks (Note [Deferred label checks]).
 #pragma once
 #include <atomic>
+#include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -80,8 +82,44 @@ std::vector<std::string> op_names();
 // nothing. The checked slots (labels and the logits that give the class count) stay alive
 // until then.
 
+// Note [Program graphs]
+// With graphs on (set_graphs; the cuda linker turns them on), run_into records a run as one
+// CUDA graph (Note [Captured work] in uma/memory/cuda.h) and replays it, so a call costs a
+// few host calls instead of one launch, allocation and check per op. A recording belongs to
+// an input signature: each input's dtype and shape, every input a C-contiguous array on one
+// cuda device. The first run of a signature runs op by op (it raises what the ops raise, and
+// leaves the libraries' lazy set-up done); the second records. A recording reads its inputs
+// from buffers of its own (each input is copied there on uma's stream unless it is that
+// buffer) and writes its results into the memory it allocated while recording, which it keeps
+// (results are handed out as arrays over it; intermediates are kept by the graph). A
+// recording is replayed only while no array outside the program holds its results' memory:
+// otherwise (a shared variable still holds last call's update) the next recording of the
+// signature is used or made, up to kGraphsPerSignature; past that the run goes op by op. So a
+// training step alternates between two recordings and allocates nothing. The deferred label
+// checks run after the launch (one wait), before any result is handed out. A run whose work
+// cannot be recorded (an op that reads device data back: take, a boolean mask, an immediate
+// label check) marks its signature op by op for good. Replayed kernels are the recorded ones,
+// in the same order, so results are bit for bit the op-by-op run's.
+
 class Program {
  public:
+  /// Recordings kept per input signature (Note [Program graphs]).
+  static constexpr int kGraphsPerSignature = 2;
+  /// Input signatures with recordings per program; others run op by op.
+  static constexpr int kGraphSignatures = 8;
+  /// Turns CUDA graphs on or off (Note [Program graphs]); off drops every recording.
+  void set_graphs(bool on);
+  bool graphs() const noexcept { return graphs_ != nullptr; }
+  /// What the graphs did so far: recordings made, runs replayed, recordings that failed
+  /// (their signatures run op by op), device bytes the recordings keep, and the last
+  /// failure's reason ("" when none).
+  struct GraphStats {
+    int64_t recorded = 0, replayed = 0, failed = 0;
+    std::size_t kept_bytes = 0;
+    std::string last_failure;
+  };
+  GraphStats graph_stats() const;
+
   int add_input();
   int add_constant(Array value);
   /// ValueError if the op is unknown or a slot is not yet defined.
@@ -160,6 +198,14 @@ class Program {
     std::string op;
   };
   void plan_releases();
+  // Runs every step over `slots` (inputs placed; constants read from const_slots_), dropping
+  // values after their last use; the label checks are the caller's.
+  void run_steps(std::vector<Array>& slots, std::vector<const Array*>& args) const;
+  struct GraphCache;
+  struct Recording;
+  bool run_graph(std::vector<Array>& inputs, std::vector<Array>& out) const;
+  bool record(Recording& r, const std::vector<Array>& inputs, std::string& why) const;
+  void replay(const Recording& r, std::vector<Array>& inputs, std::vector<Array>& out) const;
   template <class Value>
   void check_labels(const Value& value) const;  // value(slot) -> const Array&
   bool element_types(const DType* input_types, DType* type) const;
@@ -174,6 +220,7 @@ class Program {
   std::vector<char> take_output_;  // per output: the slot's last read among the outputs
   std::vector<OutputSource> output_sources_;  // per output
   bool scalar_plan_ = false;       // every step can run in run_scalar (Note [Scalar programs])
+  std::shared_ptr<GraphCache> graphs_;  // null: graphs off (Note [Program graphs])
   // The slot dtypes of the first input dtypes that ran on elements (most calls repeat them):
   // written once (state 0 -> 1 -> 2), then only read.
   mutable std::atomic<int> types_state_{0};

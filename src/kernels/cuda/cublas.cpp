@@ -48,6 +48,7 @@ struct Cublas {
   SetStreamFn set_stream = nullptr;
   GemmFn gemm = nullptr;
   Handle handles[64] = {};
+  Handle capture_handles[64] = {};  // bound to the capture stream (Note [Captured work])
 };
 
 Cublas& lib() {
@@ -76,16 +77,21 @@ Handle handle(int device) {
   }
   UMA_CHECK(c.error.empty(), Runtime, "matmul on cuda:", device, ": ", c.error);
   UMA_CHECK(device >= 0 && device < 64, Runtime, "matmul on cuda: device index ", device, " out of range");
-  if (!c.handles[device]) {
+  // A recording thread gets a handle of its own, bound to the capture stream: the other
+  // threads' handle stays on uma's stream. One recording per device runs at a time.
+  const bool recording = uma::cuda::capturing(device);
+  Handle& slot = recording ? c.capture_handles[device] : c.handles[device];
+  if (!slot) {
     uma::cuda::detail::DeviceGuard guard(device);
+    uma::cuda::detail::RelaxCapture relax(device);  // cublasCreate allocates: outside the recording
     Handle h = nullptr;
     const int st = c.create(&h);
     UMA_CHECK(st == 0, Runtime, "matmul on cuda:", device, ": cublasCreate failed with status ", st);
     const int s2 = c.set_stream(h, static_cast<cudaStream_t>(uma::cuda::stream(device)));
     UMA_CHECK(s2 == 0, Runtime, "matmul on cuda:", device, ": cublasSetStream failed with status ", s2);
-    c.handles[device] = h;
+    slot = h;
   }
-  return c.handles[device];
+  return slot;
 }
 
 int cuda_type(DType t) {

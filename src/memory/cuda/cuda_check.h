@@ -37,6 +37,20 @@ class Event {
   cudaEvent_t ev_ = nullptr;
 };
 
+/// Lets the calling thread make capture-unsafe calls (cudaMalloc) for its scope while it
+/// records a graph for `device`: they run at once, outside the recording.
+class RelaxCapture {
+ public:
+  explicit RelaxCapture(int device) noexcept;
+  ~RelaxCapture();
+  RelaxCapture(const RelaxCapture&) = delete;
+  RelaxCapture& operator=(const RelaxCapture&) = delete;
+
+ private:
+  bool active_ = false;
+  int mode_ = 0;  // the thread's previous cudaStreamCaptureMode
+};
+
 }  // namespace uma::cuda::detail
 
 /// Every CUDA runtime call goes through this macro; the message names the call.

@@ -34,6 +34,7 @@ DataPtr DeviceCachingAllocator::allocate(std::size_t nbytes) {
   }
   if (!p) {
     detail::DeviceGuard g(device_);
+    detail::RelaxCapture relax(device_);
     cudaError_t e = cudaMalloc(&p, cls);
     if (e == cudaErrorMemoryAllocation) {
       (void)cudaGetLastError();
@@ -62,6 +63,11 @@ void DeviceCachingAllocator::release(void* ctx, void* ptr, std::size_t nbytes) n
 }
 
 void DeviceCachingAllocator::free_block(void* ptr, std::size_t cls) noexcept {
+  if (detail::keep_for_capture(device_, ptr, cls)) return;  // the graph being recorded owns it now
+  give_back(ptr, cls);
+}
+
+void DeviceCachingAllocator::give_back(void* ptr, std::size_t cls) noexcept {
   std::lock_guard<std::mutex> g(mu_);
   active_ -= static_cast<int64_t>(cls);
   if (cls <= cache_limit_ && cached_ + static_cast<int64_t>(cls) > static_cast<int64_t>(cache_limit_))

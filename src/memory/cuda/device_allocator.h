@@ -18,6 +18,10 @@
 //    MemoryError naming the request and the device. The failed cudaMalloc leaves no error state.
 //  * Stats. active_bytes: class sizes of live blocks; cached_bytes: class sizes of free
 //    blocks held; peak_bytes: maximum of active_bytes. After every call cached <= limit.
+//  * Graph capture. A block freed by a thread that records a CUDA graph for this device is
+//    kept by that graph (still active) instead of cached, and comes back through give_back
+//    when the graph is destroyed (Note [Captured work] in uma/memory/cuda.h); cudaMalloc
+//    runs outside the recording.
 //  * Threads. One mutex per allocator; blocks may be freed on any thread. Releasing runs no
 //    CUDA call unless the cache must shrink (cudaFree), and ignores errors at process exit.
 #pragma once
@@ -43,6 +47,8 @@ class DeviceCachingAllocator final : public Allocator {
 
   /// The class size a request of `nbytes` is served with (policy above).
   static std::size_t size_class(std::size_t nbytes) noexcept;
+  /// Returns a block that a graph kept (Note [Captured work]) to the cache.
+  void give_back(void* ptr, std::size_t cls) noexcept;
 
  private:
   static void release(void* ctx, void* ptr, std::size_t nbytes) noexcept;
@@ -56,5 +62,11 @@ class DeviceCachingAllocator final : public Allocator {
   std::size_t cache_limit_ = SIZE_MAX;
   int64_t active_ = 0, cached_ = 0, peak_ = 0;
 };
+
+namespace detail {
+/// True when the calling thread records a graph for `device` and the graph now keeps the
+/// freed block (ptr, cls) (Note [Captured work]).
+bool keep_for_capture(int device, void* ptr, std::size_t cls) noexcept;
+}  // namespace detail
 
 }  // namespace uma::cuda

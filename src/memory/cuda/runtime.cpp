@@ -2,6 +2,9 @@
 // the DLPack stream handshake (uma/memory/cuda.h).
 #include <array>
 #include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "memory/cuda/cuda_check.h"
 #include "memory/cuda/device_allocator.h"
@@ -73,6 +76,8 @@ struct PerDevice {
   std::once_flag once;
   cudaStream_t stream = nullptr;
   DeviceCachingAllocator* alloc = nullptr;
+  std::mutex capture_mu;                 // one recording at a time (Note [Captured work])
+  cudaStream_t capture_stream = nullptr;  // created at the first recording, under capture_mu
 };
 std::array<PerDevice, kMaxDevices> g_dev;
 
@@ -113,7 +118,130 @@ void require(Device d, const char* api) {
             p.count, " CUDA device(s) found)");
 }
 
-void* stream(int device) { return per_device(device).stream; }
+// The recording the calling thread makes (Note [Captured work]), or null.
+struct CaptureState {
+  int device;
+  cudaStream_t stream;
+  std::vector<std::pair<void*, std::size_t>> kept;  // blocks freed while recording
+  bool lost_block = false;  // a freed block could not be kept: the graph must not be used
+};
+thread_local CaptureState* t_capture = nullptr;
+
+void* stream(int device) {
+  if (CaptureState* c = t_capture; c != nullptr && c->device == device) return c->stream;
+  return per_device(device).stream;
+}
+
+bool capturing(int device) noexcept {
+  const CaptureState* c = t_capture;
+  return c != nullptr && c->device == device;
+}
+
+namespace detail {
+
+bool keep_for_capture(int device, void* ptr, std::size_t cls) noexcept {
+  CaptureState* c = t_capture;
+  if (c == nullptr || c->device != device) return false;
+  try {
+    c->kept.emplace_back(ptr, cls);
+    return true;
+  } catch (...) {
+    c->lost_block = true;  // cached as usual; the recording is thrown away
+    return false;
+  }
+}
+
+RelaxCapture::RelaxCapture(int device) noexcept : active_(capturing(device)) {
+  if (!active_) return;
+  cudaStreamCaptureMode m = cudaStreamCaptureModeRelaxed;
+  if (cudaThreadExchangeStreamCaptureMode(&m) == cudaSuccess) {
+    mode_ = static_cast<int>(m);
+  } else {
+    active_ = false;
+    (void)cudaGetLastError();
+  }
+}
+
+RelaxCapture::~RelaxCapture() {
+  if (!active_) return;
+  auto m = static_cast<cudaStreamCaptureMode>(mode_);
+  (void)cudaThreadExchangeStreamCaptureMode(&m);
+}
+
+}  // namespace detail
+
+std::shared_ptr<Graph> capture(int device, const std::function<void()>& work, std::string* why) {
+  PerDevice& d = per_device(device);
+  UMA_CHECK(t_capture == nullptr, Runtime, "cuda:", device, ": a graph is already being recorded on this thread");
+  std::lock_guard<std::mutex> lock(d.capture_mu);
+  detail::DeviceGuard g(device);
+  if (d.capture_stream == nullptr) UMA_CUDA_CHECK(cudaStreamCreateWithFlags(&d.capture_stream, cudaStreamNonBlocking));
+  CaptureState st{device, d.capture_stream, {}, false};
+  UMA_CUDA_CHECK(cudaStreamBeginCapture(st.stream, cudaStreamCaptureModeThreadLocal));
+  std::string error;
+  t_capture = &st;
+  try {
+    work();
+  } catch (const std::exception& e) {
+    error = e.what();
+  } catch (...) {
+    error = "an unknown exception";
+  }
+  t_capture = nullptr;
+  cudaGraph_t graph = nullptr;
+  const cudaError_t ended = cudaStreamEndCapture(st.stream, &graph);
+  (void)cudaGetLastError();
+  cudaGraphExec_t exec = nullptr;
+  if (error.empty() && ended == cudaSuccess && graph != nullptr && !st.lost_block) {
+    const cudaError_t e = cudaGraphInstantiate(&exec, graph, 0);
+    if (e != cudaSuccess) {
+      exec = nullptr;
+      error = uma::detail::cat("cudaGraphInstantiate: ", cudaGetErrorString(e));
+      (void)cudaGetLastError();
+    }
+  } else if (error.empty()) {
+    error = st.lost_block ? std::string("a freed block could not be kept")
+                          : uma::detail::cat("cudaStreamEndCapture: ", cudaGetErrorString(ended));
+  }
+  if (graph != nullptr) (void)cudaGraphDestroy(graph);
+  if (exec == nullptr) {
+    for (const auto& [p, n] : st.kept) d.alloc->give_back(p, n);  // recorded work never ran
+    if (why) *why = error;
+    return nullptr;
+  }
+  std::shared_ptr<Graph> out(new Graph());
+  out->device_ = device;
+  out->exec_ = exec;
+  out->kept_ = std::move(st.kept);
+  return out;
+}
+
+Graph::~Graph() {
+  int prev = -1;
+  if (cudaGetDevice(&prev) != cudaSuccess) {  // runtime shut down at process exit
+    (void)cudaGetLastError();
+    return;
+  }
+  if (prev != device_) (void)cudaSetDevice(device_);
+  (void)cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(exec_));  // a launch in flight still completes
+  (void)cudaGetLastError();
+  if (prev != device_) (void)cudaSetDevice(prev);
+  // Later work on uma's stream runs after the graph's last launch: stream-ordered reuse.
+  DeviceCachingAllocator* a = g_dev[static_cast<std::size_t>(device_)].alloc;
+  for (const auto& [p, n] : kept_) a->give_back(p, n);
+}
+
+void Graph::launch() const {
+  PerDevice& d = per_device(device_);
+  detail::DeviceGuard g(device_);
+  UMA_CUDA_CHECK(cudaGraphLaunch(static_cast<cudaGraphExec_t>(exec_), d.stream));
+}
+
+std::size_t Graph::kept_bytes() const noexcept {
+  std::size_t n = 0;
+  for (const auto& [p, c] : kept_) n += c;
+  return n;
+}
 
 void finish_stream_work(int device) noexcept {
   if (device < 0 || device >= kMaxDevices || device >= probe().count) return;

@@ -34,5 +34,13 @@ PointerKind pointer_kind(const void*, int* device) {
 }
 std::size_t staging_bytes() { return 0; }
 void transfer_bytes(int, int64_t* h2d, int64_t* d2h) { *h2d = *d2h = 0; }
+std::shared_ptr<Graph> capture(int, const std::function<void()>&, std::string* why) {
+  if (why) *why = kReason;
+  return nullptr;
+}
+bool capturing(int) noexcept { return false; }
+Graph::~Graph() = default;
+void Graph::launch() const { unavailable("Graph.launch"); }
+std::size_t Graph::kept_bytes() const noexcept { return 0; }
 
 }  // namespace uma::cuda

@@ -39,6 +39,8 @@ reads back the mask's count (the result's length).
 """
 from __future__ import annotations
 
+import os
+
 from ...linker import Linker, distinct
 from .. import program
 from ..reference.linker import array_result
@@ -73,9 +75,12 @@ class CudaLinker(Linker):
     name = "cuda"
     dispatch = cuda_impl
 
-    def __init__(self, device="cuda:0"):
+    def __init__(self, device="cuda:0", graphs=None):
         self.device = str(_uma().Device(device))
         self.residency = self.device
+        if graphs is None:
+            graphs = os.environ.get("UMA_CUDA_GRAPHS", "1") != "0"
+        self.graphs = bool(graphs)
 
     def input_filter(self, value, type):
         uma = _uma()
@@ -105,10 +110,21 @@ class CudaLinker(Linker):
         uma = _uma()
         dev = self.device
         steps = program.plan_steps(fgraph, program_op, fuse=False)
-        return program.compile_program(
+        thunk = program.compile_program(
             fgraph, steps, backend="cuda", constant=lambda c: uma.asarray(c.value, device=dev),
             python_impl=lambda node: cuda_impl(node.op, node),
             python_result=lambda v: array_result(v, dev), label_checks=label_checks(fgraph))
+        if thunk.program is not None:
+            thunk.program.graphs = self.graphs
+        return thunk
+
+    @staticmethod
+    def graph_stats(fn):
+        """What the CUDA graphs of a compiled ``cuda`` function did (``Program.graph_stats``:
+        recordings made, runs replayed, failed recordings and why, device bytes kept); None
+        when the function is not one Program."""
+        prog = getattr(fn._thunk, "program", None)
+        return None if prog is None else prog.graph_stats()
 
     def compile_eager(self, fgraph):
         """The thunk evaluating ``fgraph`` node by node with uma's eager ops on the device (the

@@ -1,0 +1,261 @@
+"""CUDA graphs of the cuda linker's Programs (Note [Program graphs] in runtime/program.h): a
+signature's first call runs op by op, the second records the run as a CUDA graph and later
+calls replay a free recording. Every test compares against the same calls on the eager cuda
+linker (node by node with the eager ops, no Program), which the replays must equal bit for
+bit. Without a usable GPU (CI) these tests skip with the reason; the no-GPU contract (the
+switch exists, nothing records) runs everywhere.
+"""
+import numpy as np
+import pytest
+
+import uma
+from uma.runtime.linkers.cuda import CudaLinker
+
+GPU = uma.cuda.is_available()
+GRAPHS = CudaLinker(graphs=True)  # explicit: UMA_CUDA_GRAPHS may switch the default off
+needs_gpu = pytest.mark.skipif(not GPU, reason=f"no usable CUDA GPU: {uma.cuda.unavailable_reason()}")
+
+
+class EagerCuda(CudaLinker):
+    """The oracle: the cuda linker evaluating node by node with the eager ops."""
+
+    def compile(self, fgraph):
+        return self.compile_eager(fgraph)
+
+
+def mlp(backend, n_in=20, n_hidden=32, n_out=5, seed=0):
+    rng = np.random.default_rng(seed)
+    sym = uma.sym
+    W1 = uma.shared(rng.standard_normal((n_in, n_hidden)).astype(np.float32) * 0.1, "W1")
+    b1 = uma.shared(np.zeros(n_hidden, np.float32), "b1")
+    W2 = uma.shared(rng.standard_normal((n_hidden, n_out)).astype(np.float32) * 0.1, "W2")
+    b2 = uma.shared(np.zeros(n_out, np.float32), "b2")
+    params = [W1, b1, W2, b2]
+    x = sym.matrix("x", dtype="float32", shape=(None, n_in))
+    y = sym.vector("y", dtype="int64")
+    logits = sym.tanh(x @ W1 + b1) @ W2 + b2
+    loss = sym.mean(sym.softmax_cross_entropy(logits, y))
+    grads = uma.grad(loss, params)
+    step = uma.function([x, y], loss, updates=[(p, p - 0.1 * g) for p, g in zip(params, grads)], backend=backend)
+    return params, step
+
+
+def batch(n, n_in=20, n_out=5, seed=1):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, n_in)).astype(np.float32)
+    return uma.asarray(X, device="cuda"), uma.asarray(rng.integers(0, n_out, n), device="cuda")
+
+
+def same_bits(a, b, what):
+    a = np.asarray(a.to_device("cpu") if isinstance(a, uma.Array) else a)
+    b = np.asarray(b.to_device("cpu") if isinstance(b, uma.Array) else b)
+    assert a.dtype == b.dtype and a.shape == b.shape, what
+    np.testing.assert_array_equal(np.ascontiguousarray(a).view(np.uint8), np.ascontiguousarray(b).view(np.uint8),
+                                  err_msg=what)
+
+
+def stats(fn):
+    return CudaLinker.graph_stats(fn)
+
+
+def test_graphs_switch_and_stats_without_recording():
+    """The switch is the Program's; a host program never records."""
+    p = uma._core.Program()
+    assert not p.graphs
+    p.graphs = True
+    a = p.add_input()
+    p.set_outputs([p.add_op("add", [a, a], None)])
+    assert p.graphs  # set_outputs keeps the switch (it drops recordings only)
+    out = p.run([uma.asarray(np.arange(3.0))])
+    np.testing.assert_array_equal(np.asarray(out[0]), [0.0, 2.0, 4.0])
+    assert p.graph_stats() == {"recorded": 0, "replayed": 0, "failed": 0, "kept_bytes": 0, "last_failure": ""}
+
+
+@needs_gpu
+def test_training_step_records_twice_then_replays_bit_for_bit():
+    """A training step: call 1 op by op, call 2 records, call 3 records the second graph (the
+    shared variables hold call 2's results), then the two alternate; no host traffic."""
+    X, Y = batch(32)
+    params, step = mlp(GRAPHS)
+    eparams, estep = mlp(EagerCuda())
+    assert step._thunk.program.graphs
+    before = uma.memory_stats("cuda")
+    for k in range(7):
+        same_bits(step(X, Y), estep(X, Y), f"loss {k}")
+    after = uma.memory_stats("cuda")
+    s = stats(step)
+    assert (s["recorded"], s["replayed"], s["failed"]) == (2, 6, 0), s
+    assert s["kept_bytes"] > 0
+    for p, q in zip(params, eparams):
+        same_bits(p.get_value(), q.get_value(), p.name)
+    assert after["host_to_device_bytes"] == before["host_to_device_bytes"]
+
+
+@needs_gpu
+def test_replay_allocates_nothing():
+    X, Y = batch(32)
+    params, step = mlp(GRAPHS)
+    for _ in range(4):
+        step(X, Y)
+    uma.cuda.synchronize()
+    active = uma.memory_stats("cuda")["active_bytes"]
+    for _ in range(4):
+        loss = step(X, Y)
+    del loss
+    uma.cuda.synchronize()
+    assert uma.memory_stats("cuda")["active_bytes"] == active
+
+
+@needs_gpu
+def test_new_shapes_record_again():
+    params, step = mlp(GRAPHS)
+    eparams, estep = mlp(EagerCuda())
+    for k, n in enumerate([32, 32, 16, 32, 16, 16, 8, 32]):
+        X, Y = batch(n, seed=k)
+        same_bits(step(X, Y), estep(X, Y), f"call {k} (batch {n})")
+    s = stats(step)
+    assert s["failed"] == 0 and s["recorded"] >= 3, s  # batch 32 twice, batch 16 at least once
+    for p, q in zip(params, eparams):
+        same_bits(p.get_value(), q.get_value(), p.name)
+
+
+@needs_gpu
+def test_set_value_between_calls_is_seen():
+    X, Y = batch(32)
+    params, step = mlp(GRAPHS)
+    eparams, estep = mlp(EagerCuda())
+    rng = np.random.default_rng(9)
+    for k in range(8):
+        if k in (3, 4, 6):
+            W = rng.standard_normal(params[0].get_value().shape).astype(np.float32)
+            params[0].set_value(W)
+            eparams[0].set_value(W)
+        same_bits(step(X, Y), estep(X, Y), f"loss {k}")
+    assert stats(step)["replayed"] >= 5
+    for p, q in zip(params, eparams):
+        same_bits(p.get_value(), q.get_value(), p.name)
+
+
+@needs_gpu
+def test_failing_replay_changes_nothing():
+    """A bad label inside a replayed step raises the op's ValueError after the launch and
+    before any update is written; the next calls go on as if it never happened."""
+    X, Y = batch(32)
+    params, step = mlp(GRAPHS)
+    eparams, estep = mlp(EagerCuda())
+    for k in range(4):
+        same_bits(step(X, Y), estep(X, Y), f"loss {k}")
+    replayed = stats(step)["replayed"]
+    held = [p.get_value() for p in params]
+    bad = np.asarray(Y.to_device("cpu")).copy()
+    bad[7] = 5
+    with pytest.raises(ValueError, match="label 5 at position 7 is out of range"):
+        step(X, uma.asarray(bad, device="cuda"))
+    assert stats(step)["replayed"] == replayed + 1  # it ran as a replay
+    for p, h in zip(params, held):
+        same_bits(p.get_value(), h, p.name)
+    for k in range(3):
+        same_bits(step(X, Y), estep(X, Y), f"loss after the error {k}")
+    for p, q in zip(params, eparams):
+        same_bits(p.get_value(), q.get_value(), p.name)
+
+
+@needs_gpu
+def test_two_functions_sharing_variables_interleave():
+    sym = uma.sym
+
+    def build(backend):
+        params, step = mlp(backend)
+        W1, b1 = params[0], params[1]
+        decay = uma.function([], [], updates={W1: W1 * np.float32(0.5), b1: b1 + np.float32(1.0)}, backend=backend)
+        x = sym.matrix("x", dtype="float32", shape=(None, 20))
+        probe = uma.function([x], sym.sum(sym.tanh(x @ W1 + b1)), backend=backend)
+        return params, step, decay, probe
+
+    X, Y = batch(32)
+    params, step, decay, probe = build(GRAPHS)
+    eparams, estep, edecay, eprobe = build(EagerCuda())
+    order = "ssdsspdsdsssppds"
+    for k, c in enumerate(order):
+        if c == "s":
+            same_bits(step(X, Y), estep(X, Y), f"step {k}")
+        elif c == "d":
+            decay()
+            edecay()
+        else:
+            same_bits(probe(X), eprobe(X), f"probe {k}")
+    assert stats(step)["replayed"] > 0 and stats(decay)["replayed"] > 0
+    for p, q in zip(params, eparams):
+        same_bits(p.get_value(), q.get_value(), p.name)
+
+
+@needs_gpu
+def test_outputs_the_caller_keeps_are_never_overwritten():
+    """Results handed out stay the caller's: while the caller holds them, their recording is
+    busy, and the call runs on another recording or op by op."""
+    sym = uma.sym
+    x = sym.matrix("x", dtype="float32")
+    f = uma.function([x], [sym.exp(x) * 2, x.sum(axis=0)], backend=GRAPHS)
+    e = uma.function([x], [sym.exp(x) * 2, x.sum(axis=0)], backend=EagerCuda())
+    rng = np.random.default_rng(4)
+    xs = [uma.asarray(rng.standard_normal((6, 5)).astype(np.float32), device="cuda") for _ in range(6)]
+    kept = [f(v) for v in xs]
+    for k, (v, got) in enumerate(zip(xs, kept)):
+        for a, b in zip(got, e(v)):
+            same_bits(a, b, f"call {k}")
+    s = stats(f)
+    assert s["recorded"] == 2 and s["replayed"] == 2, s  # calls 2 and 3; the rest op by op
+
+
+@needs_gpu
+def test_an_output_that_is_an_input_is_the_callers_array():
+    sym = uma.sym
+    x = sym.vector("x", dtype="float32")
+    f = uma.function([x], [x * 3, x], backend=GRAPHS)
+    for k in range(4):
+        v = uma.asarray(np.arange(4, dtype=np.float32) + k, device="cuda")
+        a, b = f(v)
+        np.testing.assert_array_equal(np.asarray(a.to_device("cpu")), (np.arange(4) + k) * 3)
+        np.testing.assert_array_equal(np.asarray(b.to_device("cpu")), np.arange(4) + k)
+    assert stats(f)["replayed"] >= 2
+
+
+@needs_gpu
+def test_a_step_that_reads_device_data_back_runs_op_by_op():
+    """take checks its indices on the device and reads the result back: not recordable, so
+    its signature runs op by op (the failure is counted and named), with the same results."""
+    sym = uma.sym
+    x = sym.matrix("x", dtype="float32")
+    i = sym.vector("i", dtype="int64")
+    f = uma.function([x, i], sym.take(x, i, axis=0) * 2, backend=GRAPHS)
+    e = uma.function([x, i], sym.take(x, i, axis=0) * 2, backend=EagerCuda())
+    X = uma.asarray(np.arange(12, dtype=np.float32).reshape(4, 3), device="cuda")
+    I = uma.asarray(np.array([3, 0, -1]), device="cuda")
+    for k in range(4):
+        same_bits(f(X, I), e(X, I), f"call {k}")
+    s = stats(f)
+    assert s["failed"] == 1 and s["recorded"] == 0 and s["last_failure"], s
+    with pytest.raises(IndexError, match="out of bounds"):
+        f(X, uma.asarray(np.array([4]), device="cuda"))
+
+
+@needs_gpu
+def test_graphs_off():
+    X, Y = batch(32)
+    params, step = mlp(CudaLinker(graphs=False))
+    for _ in range(4):
+        step(X, Y)
+    assert not step._thunk.program.graphs
+    assert stats(step)["recorded"] == 0
+
+
+@needs_gpu
+def test_host_arguments_take_the_graph_path():
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((32, 20)).astype(np.float32)
+    Y = rng.integers(0, 5, 32)
+    params, step = mlp(GRAPHS)
+    eparams, estep = mlp(EagerCuda())
+    for k in range(5):
+        same_bits(step(X, Y), estep(X, Y), f"loss {k}")
+    assert stats(step)["replayed"] == 4
