@@ -9,7 +9,8 @@ Models (inputs, hidden, classes, batch): ``64-64-10`` at batch 128, ``64-256-10`
 one-hot cost, batch 128). Every implementation starts from the same parameters; the first
 loss of each is checked against uma's (relative 1e-4 for exact float32, 1e-2 for TF32 rows).
 
-Rows per model: uma ``cuda`` (exact float32 products), PyTorch eager (autograd, exact float32:
+Rows per model: uma ``cuda`` (exact float32 products, and with
+``uma.cuda.set_matmul_precision("tf32")``), PyTorch eager (autograd, exact float32:
 ``torch.backends.cuda.matmul.allow_tf32`` off), JAX ``jit`` of value_and_grad + SGD with
 exact float32 products (``precision=HIGHEST``) and with JAX's default precision (TF32 on
 this GPU), parameters donated. Timing: a loop of steps sized to about 50 ms, then one
@@ -158,21 +159,25 @@ def main(argv=None):
         print(f"jax on the GPU: {e}")
     usync = uma.cuda.synchronize
     results = {}
-    cols = ["uma cuda", "torch eager", "JAX jit (f32)", "JAX jit (TF32)"]
+    cols = ["uma cuda", "torch eager", "JAX jit (f32)", "uma cuda (TF32)", "JAX jit (TF32)"]
     print(f"{'model, batch':<26}" + "".join(f"{c:>16}" for c in cols) + f"{'uma bytes/step':>16}")
     for name in args.models:
         nin, nh, nout, batch, act, loss_kind = MODELS[name]
         p, X, Y = init(nin, nh, nout, batch)
         row, first = {}, {}
-        f = uma_model(uma, p, act, loss_kind, nout)
         uX, uY = uma.asarray(X, device="cuda"), uma.asarray(Y, device="cuda")
-        first["uma cuda"] = float(np.asarray(f(uX, uY)))
-        row["uma cuda"] = per_step(lambda: f(uX, uY), usync, args.repeat)
-        s0 = uma.memory_stats("cuda")
-        f(uX, uY)
-        usync()
-        s1 = uma.memory_stats("cuda")
-        moved = sum(s1[k] - s0[k] for k in ("host_to_device_bytes", "device_to_host_bytes"))
+        for col, prec in (("uma cuda", "highest"), ("uma cuda (TF32)", "tf32")):
+            uma.cuda.set_matmul_precision(prec)
+            f = uma_model(uma, p, act, loss_kind, nout)
+            first[col] = float(np.asarray(f(uX, uY).to_device("cpu")))
+            row[col] = per_step(lambda: f(uX, uY), usync, args.repeat)
+            if prec == "highest":
+                s0 = uma.memory_stats("cuda")
+                f(uX, uY)
+                usync()
+                s1 = uma.memory_stats("cuda")
+                moved = sum(s1[k] - s0[k] for k in ("host_to_device_bytes", "device_to_host_bytes"))
+        uma.cuda.set_matmul_precision("highest")
         if "torch" in peers:
             torch = peers["torch"]
             ts = torch_model(torch, p, X, Y, act, loss_kind, nout)

@@ -457,6 +457,15 @@ Array reduce(ReduceOp op, const Array& a, const std::optional<std::vector<int64_
 // ---- linear algebra ----------------------------------------------------------------------
 /// NumPy matmul semantics (1-D promotion, batch broadcasting); BLAS for float32/float64.
 Array matmul(const Array& a, const Array& b);
+/// How float32 and complex64 products run on cuda devices (cuBLAS). Highest (the default, as
+/// PyTorch's): exact float32 arithmetic. TF32: the inputs rounded to TF32 (10-bit mantissa)
+/// on the tensor cores, float32 accumulation (JAX's default precision on Ampere and later
+/// GPUs; about 1e-3 relative error). Host products and other dtypes are exact either way.
+enum class MatmulPrecision : int { Highest = 0, TF32 = 1 };
+/// Process-wide; takes effect for products queued afterwards (a cuda Program's recorded
+/// graphs are per precision: Note [Program graphs]).
+void set_cuda_matmul_precision(MatmulPrecision p) noexcept;
+MatmulPrecision cuda_matmul_precision() noexcept;
 
 // ---- shape -----------------------------------------------------------------------------
 /// Reshape; one dimension may be -1. A view when the layout allows, else a copy.

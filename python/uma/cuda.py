@@ -11,7 +11,8 @@ import sys
 
 from . import _core
 
-__all__ = ["is_available", "device_count", "synchronize", "built_with_cuda", "unavailable_reason", "empty_managed"]
+__all__ = ["is_available", "device_count", "synchronize", "built_with_cuda", "unavailable_reason", "empty_managed",
+           "set_matmul_precision", "matmul_precision"]
 
 _c = _core.cuda
 
@@ -55,6 +56,26 @@ def synchronize(device=None) -> None:
     is not available.
     """
     _c.synchronize(device)
+
+
+def set_matmul_precision(precision: str) -> None:
+    """How float32 and complex64 matrix products run on cuda devices, for products queued
+    from now on (process-wide).
+
+    ``"highest"`` (the default, as PyTorch's): exact float32 arithmetic, the host's results
+    within rounding. ``"tf32"``: the inputs rounded to TF32 (10-bit mantissa) on the tensor
+    cores with float32 accumulation, JAX's default precision on Ampere and later GPUs (about
+    1e-3 relative error; several times faster for large products). Host products, float64,
+    float16/bfloat16 and integer products are unaffected. ValueError for any other value. A
+    compiled ``cuda`` function records its CUDA graphs per precision.
+    """
+    _c._set_matmul_precision(precision)
+
+
+def matmul_precision() -> str:
+    """The precision of float32/complex64 products on cuda devices: ``"highest"`` or ``"tf32"``
+    (:func:`set_matmul_precision`)."""
+    return _c._matmul_precision()
 
 
 def built_with_cuda() -> bool:

@@ -9,11 +9,24 @@
 // C-contiguous stack of equal batch, and runs the LAPACK kernel of its device on it (OpenBLAS on
 // the host, cuSOLVER on cuda; eig and eigvals are host only).
 #include <algorithm>
+#include <atomic>
 
 #include "kernels/kernels.h"
 #include "ops/common.h"
 
 namespace uma::ops {
+
+namespace {
+std::atomic<int> g_cuda_matmul_precision{static_cast<int>(MatmulPrecision::Highest)};
+}
+
+void set_cuda_matmul_precision(MatmulPrecision p) noexcept {
+  g_cuda_matmul_precision.store(static_cast<int>(p), std::memory_order_relaxed);
+}
+
+MatmulPrecision cuda_matmul_precision() noexcept {
+  return static_cast<MatmulPrecision>(g_cuda_matmul_precision.load(std::memory_order_relaxed));
+}
 
 Array matmul(const Array& a00, const Array& b00) {
   // Two matrices of one float dtype on one device (a layer of a model): the product without

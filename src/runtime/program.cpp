@@ -519,8 +519,9 @@ bool Program::run_graph(std::vector<Array>& inputs, std::vector<Array>& out) con
   if (inputs.empty() || steps_.empty()) return false;
   const Device dev = inputs[0].device();
   if (dev.type != DeviceType::CUDA) return false;
-  std::vector<int64_t> key;
-  key.reserve(inputs.size() * 4);
+  std::vector<int64_t> key;  // the inputs' dtypes and shapes, and what the recorded kernels fix
+  key.reserve(inputs.size() * 4 + 1);
+  key.push_back(static_cast<int64_t>(ops::cuda_matmul_precision()));
   for (const Array& a : inputs) {
     if (!a.defined() || a.device() != dev || !a.is_c_contiguous()) return false;
     key.push_back(static_cast<int64_t>(a.dtype()));

@@ -259,3 +259,50 @@ def test_host_arguments_take_the_graph_path():
     for k in range(5):
         same_bits(step(X, Y), estep(X, Y), f"loss {k}")
     assert stats(step)["replayed"] == 4
+
+
+def test_matmul_precision_setting():
+    """uma.cuda.set_matmul_precision: 'highest' (default) or 'tf32'; anything else is a
+    ValueError naming the value. The setting exists in every build."""
+    assert uma.cuda.matmul_precision() == "highest"
+    try:
+        uma.cuda.set_matmul_precision("tf32")
+        assert uma.cuda.matmul_precision() == "tf32"
+        with pytest.raises(ValueError, match="expected 'highest' or 'tf32', got 'fast'"):
+            uma.cuda.set_matmul_precision("fast")
+        assert uma.cuda.matmul_precision() == "tf32"
+        # host products stay exact
+        rng = np.random.default_rng(0)
+        a, b = rng.standard_normal((40, 30)).astype(np.float32), rng.standard_normal((30, 20)).astype(np.float32)
+        np.testing.assert_array_equal(np.asarray(uma.matmul(uma.asarray(a), uma.asarray(b))),
+                                      np.asarray(uma.matmul(uma.asarray(a), uma.asarray(b))))
+    finally:
+        uma.cuda.set_matmul_precision("highest")
+
+
+@needs_gpu
+def test_tf32_products_and_graphs_per_precision():
+    """TF32 products are within TF32's error of the exact ones and differ from them; a cuda
+    function records separate graphs per precision, each equal to the eager product of its
+    precision."""
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((256, 512)).astype(np.float32)
+    B = rng.standard_normal((512, 128)).astype(np.float32)
+    exact = A.astype(np.float64) @ B.astype(np.float64)
+    a, b = uma.asarray(A, device="cuda"), uma.asarray(B, device="cuda")
+    sym = uma.sym
+    x, w = sym.matrix("x", dtype="float32"), sym.matrix("w", dtype="float32")
+    f = uma.function([x, w], x @ w, backend=GRAPHS)
+    try:
+        got = {}
+        for prec in ("highest", "tf32", "highest", "tf32"):
+            uma.cuda.set_matmul_precision(prec)
+            eager = np.asarray(uma.matmul(a, b).to_device("cpu"))
+            for _ in range(3):
+                same_bits(f(a, b), eager, prec)
+            got[prec] = eager
+        err = {p: np.max(np.abs(v - exact)) / np.max(np.abs(exact)) for p, v in got.items()}
+        assert err["highest"] < 1e-5 and 1e-5 < err["tf32"] < 1e-2, err
+    finally:
+        uma.cuda.set_matmul_precision("highest")
+    assert stats(f)["recorded"] == 4, stats(f)  # two per precision

@@ -87,7 +87,7 @@ std::vector<std::string> op_names();
 // CUDA graph (Note [Captured work] in uma/memory/cuda.h) and replays it, so a call costs a
 // few host calls instead of one launch, allocation and check per op. A recording belongs to
 // an input signature: each input's dtype and shape, every input a C-contiguous array on one
-// cuda device. The first run of a signature runs op by op (it raises what the ops raise, and
+// cuda device, and the cuda matmul precision (ops::cuda_matmul_precision). The first run of a signature runs op by op (it raises what the ops raise, and
 // leaves the libraries' lazy set-up done); the second records. A recording reads its inputs
 // from buffers of its own (each input is copied there on uma's stream unless it is that
 // buffer) and writes its results into the memory it allocated while recording, which it keeps

@@ -6,7 +6,8 @@
 // uma.cuda sets to the nvidia-cublas wheel's library when that is installed), and the few entry
 // points used are declared here from the cuBLAS API documentation. Every product is one
 // cublasGemmStridedBatchedEx call (batch 1 for a single matrix) on uma's stream: float32 and
-// float64 with their own compute type (no TF32), float16/bfloat16 with float32 compute,
+// float64 with their own compute type (TF32 tensor-core passes for float32 and complex64 only
+// when ops::set_cuda_matmul_precision asked for them), float16/bfloat16 with float32 compute,
 // complex64/complex128 with the float32/float64 compute types (complex scalars).
 // Row-major C = A @ B is computed as the column-major C^T = B^T A^T (plain transposes, no
 // conjugation). Bool and integer products run uma's own kernel (kernels/cuda/matmul_int.cu).
@@ -21,6 +22,7 @@
 #include "kernels/cuda_kernels.h"
 #include "memory/cuda/cuda_check.h"
 #include "uma/error.h"
+#include "uma/ops.h"
 #include "uma/memory/cuda.h"
 
 namespace uma::kernels::cuda {
@@ -29,7 +31,7 @@ namespace {
 
 using Handle = void*;  // cublasHandle_t
 // cublasComputeType_t values (cublas_api.h).
-constexpr int kCompute32F = 68, kCompute64F = 70;
+constexpr int kCompute32F = 68, kCompute32FFastTF32 = 77, kCompute64F = 70;
 constexpr int kGemmDefault = -1;  // CUBLAS_GEMM_DEFAULT
 constexpr int kOpN = 0, kOpT = 1;
 
@@ -224,11 +226,13 @@ void matmul(const Array& a0, const Array& b0, const Array& out) {
   const float one_f[2] = {1.0f, 0.0f}, zero_f[2] = {0.0f, 0.0f};
   const double one_d[2] = {1.0, 0.0}, zero_d[2] = {0.0, 0.0};
   const bool f64 = t == DType::Float64 || t == DType::Complex128;
+  const bool tf32 = (t == DType::Float32 || t == DType::Complex64) &&
+                    ops::cuda_matmul_precision() == ops::MatmulPrecision::TF32;
   const int st = lib().gemm(h, mb.op, ma.op, static_cast<int>(N), static_cast<int>(M), static_cast<int>(K),
                             f64 ? static_cast<const void*>(one_d) : one_f, b.data(), ct, static_cast<int>(mb.ld), sb,
                             a.data(), ct, static_cast<int>(ma.ld), sa, f64 ? static_cast<const void*>(zero_d) : zero_f,
                             out.data(), ct, static_cast<int>(N), M * N, static_cast<int>(batch),
-                            f64 ? kCompute64F : kCompute32F, kGemmDefault);
+                            f64 ? kCompute64F : tf32 ? kCompute32FFastTF32 : kCompute32F, kGemmDefault);
   UMA_CHECK(st == 0, Runtime, "matmul on cuda:", dev, ": cublasGemmStridedBatchedEx failed with status ", st,
             " (M=", M, ", N=", N, ", K=", K, ", batch=", batch, ")");
 }
