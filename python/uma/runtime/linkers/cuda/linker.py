@@ -15,6 +15,13 @@ Program op runs in Python between Program segments (:func:`~.dispatch.cuda_impl`
 ``perform`` on device arrays; a result a ``perform`` returns on the host is moved to the
 device); ``CudaLinker.python_ops(fn)`` lists them, and ``uma.dprint(fn)`` shows the steps.
 
+CUDA graphs (``graphs=True``, the default unless ``UMA_CUDA_GRAPHS=0``): the Program records
+a call as one CUDA graph per input signature and replays it (Note [Program graphs] of
+``include/uma/runtime/program.h``): the first call of a signature runs op by op, the second
+records, and later calls copy their arguments into the recording's buffers and launch it,
+allocating nothing; a recording whose results someone still holds is not replayed (a
+training step alternates between two). :meth:`CudaLinker.graph_stats` reports what happened.
+
 Residency ``"cuda:N"`` (:class:`uma.Linker`): a shared variable updated by a ``cuda``
 function keeps its current copy on the GPU, so a training step with
 ``update_policy="lazy"`` transfers no parameter bytes; ``get_value()`` and functions of other
