@@ -4,6 +4,7 @@
 // device whose shapes equal the output's, the output is C-contiguous. Every kernel is queued
 // on uma's stream of the device (Note [CUDA streams]) and returns without waiting for it.
 #pragma once
+#include <span>
 #include <vector>
 
 #include "uma/array.h"
@@ -38,6 +39,12 @@ void cast(const Array& src, const Array& dst);
 void binary(BinaryOp op, const Array& a, const Array& b, const Array& out);
 void unary(UnaryOp op, const Array& a, const Array& out);
 void where(const Array& cond, const Array& x, const Array& y, const Array& out);
+/// out = the fused elementwise chain `code` over `inputs` (views of out's shape in out's
+/// dtype; out C-contiguous) in one kernel, bit for bit the ops one by one (Note [Fused chains
+/// on cuda] in kernels/cuda/fused.cu). False, having queued nothing, when the chain has no
+/// fused kernel (its dtype is not int32/int64/float32/float64, or it exceeds 16 inputs or 48
+/// instructions): the caller runs the ops one by one.
+bool fused(std::span<const Array* const> inputs, const std::vector<FusedInstr>& code, const Array& out);
 /// out = clip(x, lo, hi) (numpy.clip's rule); all four share one kernel dtype.
 void clip(const Array& x, const Array& lo, const Array& hi, const Array& out);
 void reduce(ReduceOp op, const Array& a, const std::vector<bool>& reduce_mask, const Array& out);

@@ -14,6 +14,12 @@ void fused(std::span<const Array* const> inputs, const std::vector<FusedInstr>& 
   std::vector<Array> reg;
   reg.reserve(inputs.size() + code.size());
   for (const Array* in : inputs) reg.push_back(in->broadcast_view(out.shape()));
+  {
+    std::vector<const Array*> views;
+    for (const Array& r : reg) views.push_back(&r);
+    if (cuda::fused(views, code, out)) return;  // one kernel (Note [Fused chains on cuda])
+  }
+  // Otherwise the ops one by one, each into an array of its own.
   for (std::size_t k = 0; k < code.size(); ++k) {
     const FusedInstr& c = code[k];
     // A comparison's register holds its bool array here (read only as a where's condition).

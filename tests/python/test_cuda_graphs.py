@@ -1,4 +1,5 @@
-"""CUDA graphs of the cuda linker's Programs (Note [Program graphs] in runtime/program.h): a
+"""The cuda linker's Programs: their CUDA graphs (Note [Program graphs] in runtime/program.h),
+their fused chains (Note [Fused chains on cuda]) and the TF32 opt-in. Graphs: a
 signature's first call runs op by op, the second records the run as a CUDA graph and later
 calls replay a free recording. Every test compares against the same calls on the eager cuda
 linker (node by node with the eager ops, no Program), which the replays must equal bit for
@@ -306,3 +307,63 @@ def test_tf32_products_and_graphs_per_precision():
     finally:
         uma.cuda.set_matmul_precision("highest")
     assert stats(f)["recorded"] == 4, stats(f)  # two per precision
+
+
+# ---- fused chains on cuda (Note [Fused chains on cuda] in src/kernels/cuda/fused.cu) -------
+
+FUSED_CHAINS = [  # (inputs' shapes, code): registers 0..n-1 are the inputs
+    ([(64, 33), (33,)], [("multiply", 0, 1), ("add", 2, 0), ("tanh", 3, 0)]),
+    ([(5, 7), (5, 7), ()], [("less_equal", 2, 0), ("where", 3, 1, 2), ("multiply", 4, 0)]),
+    ([(3, 1, 9), (4, 1), (9,)], [("subtract", 0, 1), ("multiply", 3, 3), ("add", 4, 2), ("maximum", 5, 0)]),
+    ([(1000,), (1000,)], [("multiply", 0, 1), ("add", 2, 1), ("multiply", 3, 0), ("subtract", 4, 2)]),
+]
+
+
+def _chain_inputs(shapes, dtype, rng):
+    if dtype.startswith("int"):
+        return [rng.integers(-50, 50, size=s).astype(dtype) for s in shapes]
+    return [rng.standard_normal(s).astype(dtype) for s in shapes]
+
+
+def _unfused(code, values):
+    """The chain op by op with uma's eager ops on the device (the oracle)."""
+    regs = list(values)
+    for name, a, b, *c in code:
+        if name == "where":
+            regs.append(uma.where(regs[a], regs[b], regs[c[0]]))
+        elif b is not None and name not in ("tanh", "exp", "negative", "square"):
+            regs.append(getattr(uma, name)(regs[a], regs[b]))
+        else:
+            regs.append(getattr(uma, name)(regs[a]))
+    return regs[-1]
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
+@pytest.mark.parametrize("case", range(len(FUSED_CHAINS)))
+def test_fused_chain_on_cuda_is_bit_for_bit_the_ops(case, dtype):
+    shapes, code = FUSED_CHAINS[case]
+    if dtype.startswith("int") and any(op == "tanh" for op, *_ in code):
+        pytest.skip("tanh does not keep an integer dtype (the chain is not fusable)")
+    rng = np.random.default_rng(case)
+    values = [uma.asarray(v, device="cuda") for v in _chain_inputs(shapes, dtype, rng)]
+    p = uma._core.Program()
+    slots = [p.add_input() for _ in shapes]
+    p.set_outputs([p.add_fused(slots, code, dtype)])
+    got = p.run(values)[0]
+    assert str(got.device) == "cuda:0"
+    same_bits(got, _unfused(code, values), f"chain {case} {dtype}")
+
+
+@needs_gpu
+def test_training_step_fuses_and_equals_the_eager_ops():
+    """The cuda linker fuses the step's elementwise chains (and product epilogues); the losses
+    and parameters stay bit for bit the eager ops'."""
+    X, Y = batch(32)
+    params, step = mlp(GRAPHS)
+    eparams, estep = mlp(EagerCuda())
+    assert step._thunk.n_fused > 0
+    for k in range(4):
+        same_bits(step(X, Y), estep(X, Y), f"loss {k}")
+    for p, q in zip(params, eparams):
+        same_bits(p.get_value(), q.get_value(), p.name)

@@ -120,6 +120,34 @@ void where(const Array& cond, const Array& x, const Array& y, const Array& out) 
   check(L::where(static_cast<int>(out.itemsize()), ops[0], ops[1], ops[2], out.data(), s, l.stream), "where<<<...>>>");
 }
 
+bool fused(std::span<const Array* const> inputs, const std::vector<FusedInstr>& code, const Array& out) {
+  const DType t = out.dtype();
+  if (!(t == DType::Int32 || t == DType::Int64 || t == DType::Float32 || t == DType::Float64) ||
+      inputs.size() > static_cast<std::size_t>(L::kFusedInputs) || code.empty() ||
+      code.size() > static_cast<std::size_t>(L::kFusedCode))
+    return false;
+  UMA_ASSERT(out.is_c_contiguous());
+  L::FusedCode c{};
+  c.nin = static_cast<int32_t>(inputs.size());
+  c.ncode = static_cast<int32_t>(code.size());
+  for (std::size_t k = 0; k < code.size(); ++k) {
+    const FusedInstr& f = code[k];
+    c.kind[k] = f.select ? L::kFusedSelect : f.binary ? L::kFusedBinary : L::kFusedUnary;
+    c.op[k] = static_cast<int16_t>(f.op);
+    c.a[k] = static_cast<unsigned char>(f.a);
+    c.b[k] = static_cast<unsigned char>(f.b);
+    c.c[k] = static_cast<unsigned char>(f.c);
+  }
+  std::vector<const Array*> in(inputs.begin(), inputs.end());
+  std::vector<L::Operand> ops;
+  const L::Space s = merge(out, in, ops, /*scalars=*/true);
+  L::FusedOperands fo{};
+  for (std::size_t k = 0; k < ops.size(); ++k) fo.op[k] = ops[k];
+  Launch l(out);
+  check(L::fused(static_cast<int>(t), fo, c, out.data(), s, l.stream), "fused_elementwise<<<...>>>");
+  return true;
+}
+
 void reduce(ReduceOp op, const Array& a, const std::vector<bool>& mask, const Array& out) {
   UMA_ASSERT(out.is_c_contiguous());
   L::ReduceGeometry g{};

@@ -33,6 +33,23 @@ int unary(int op, int dtype, const Operand& a, void* out, const Space& s, void* 
 /// out = clip(a, lo, hi) (numpy.clip's rule), all three of kernel dtype `dtype`.
 int clip(int dtype, const Operand& a, const Operand& lo, const Operand& hi, void* out, const Space& s, void* stream);
 int where(int itemsize, const Operand& c, const Operand& x, const Operand& y, void* out, const Space& s, void* stream);
+
+/// A fused elementwise chain (uma::FusedInstr) as the kernel reads it (Note [Fused chains on
+/// cuda] in fused.cu): instruction k reads registers a[k], b[k] (and c[k] for a select) and
+/// writes register nin + k; registers 0..nin-1 are the operands.
+constexpr int kFusedInputs = 16, kFusedCode = 48;
+enum FusedKind : unsigned char { kFusedBinary = 0, kFusedUnary = 1, kFusedSelect = 2 };
+struct FusedCode {
+  int32_t nin, ncode;
+  int16_t op[kFusedCode];
+  unsigned char kind[kFusedCode], a[kFusedCode], b[kFusedCode], c[kFusedCode];
+};
+struct FusedOperands {
+  Operand op[kFusedInputs];
+};
+/// out = the chain's result over the space (int32, int64, float32, float64; every operand of
+/// that dtype); cudaErrorInvalidValue for another dtype or a chain over the limits.
+int fused(int dtype, const FusedOperands& in, const FusedCode& code, void* out, const Space& s, void* stream);
 int cast(int from, int to, const Operand& a, void* out, const Space& s, void* stream);
 
 /// Reduction geometry: output element o (C order over the kept axes) reduces the elements at

@@ -21,6 +21,9 @@ void cast(const Array&, const Array& dst) { unavailable("astype", dst); }
 void binary(BinaryOp op, const Array&, const Array&, const Array& out) { unavailable(name_of(op), out); }
 void unary(UnaryOp op, const Array&, const Array& out) { unavailable(name_of(op), out); }
 void where(const Array&, const Array&, const Array&, const Array& out) { unavailable("where", out); }
+bool fused(std::span<const Array* const>, const std::vector<FusedInstr>&, const Array& out) {
+  unavailable("fused_elementwise", out);
+}
 void clip(const Array&, const Array&, const Array&, const Array& out) { unavailable("clip", out); }
 void reduce(ReduceOp op, const Array&, const std::vector<bool>&, const Array& out) { unavailable(name_of(op), out); }
 void cumulate(const Array&, int64_t, bool product, const Array& out) { unavailable(product ? "cumprod" : "cumsum", out); }

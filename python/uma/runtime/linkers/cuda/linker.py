@@ -9,7 +9,9 @@ that array's device), so every kernel is queued on uma's stream of the device an
 never waits except where a value must reach it (``get_value``, a function's outputs
 converted by the caller). Constants are device arrays, made once at compile time. The cpu
 linker's passes that change how values are computed (lowering composites, folding
-constants, fusing elementwise chains) are not applied: outputs and updates are bit for bit
+constants, closed forms) are not applied; elementwise chains and matrix-product epilogues
+are fused as on the cpu (one kernel per chain, Note [Fused chains on cuda] in
+``src/kernels/cuda/fused.cu``), which changes no value: outputs and updates are bit for bit
 those of the eager ops node by node (:meth:`CudaLinker.compile_eager`). An op without a
 Program op runs in Python between Program segments (:func:`~.dispatch.cuda_impl`: its
 ``perform`` on device arrays; a result a ``perform`` returns on the host is moved to the
@@ -116,7 +118,7 @@ class CudaLinker(Linker):
     def compile(self, fgraph):
         uma = _uma()
         dev = self.device
-        steps = program.plan_steps(fgraph, program_op, fuse=False)
+        steps = program.plan_steps(fgraph, program_op)
         thunk = program.compile_program(
             fgraph, steps, backend="cuda", constant=lambda c: uma.asarray(c.value, device=dev),
             python_impl=lambda node: cuda_impl(node.op, node),
