@@ -290,6 +290,23 @@ nb::object to_list(const Array& a, int64_t dim, char* p) {
   return l;
 }
 
+// NumPy's deferral rule (NEP 13): an operand whose type sets __array_ufunc__ = None (a uma
+// symbolic Variable, for one) computes the operation itself, so the array's operator returns
+// NotImplemented and Python calls the operand's reflected method.
+bool defers_to(nb::handle other) {
+  if (nb::isinstance<Array>(other) || PyFloat_Check(other.ptr()) || PyLong_Check(other.ptr()) ||
+      PyComplex_Check(other.ptr()) || other.is_none())
+    return false;
+  PyObject* attr = PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(other.ptr())), "__array_ufunc__");
+  if (attr == nullptr) {
+    PyErr_Clear();
+    return false;
+  }
+  const bool none = attr == Py_None;
+  Py_DECREF(attr);
+  return none;
+}
+
 Array binary_py(BinaryOp op, const Array& self, nb::handle other, bool reflected) {
   if (auto r = compare_out_of_range(op, nb::cast(self), other)) return *r;
   Array o = operand(other, &self, ops::op_name(op));
@@ -547,8 +564,10 @@ void bind_array(nb::module_& m) {
 
   // Arithmetic and comparison operators (NumPy broadcasting, NEP 50 promotion).
 #define UMA_BIN(pyname, rpyname, OP)                                                                         \
-  cls.def(pyname, [](const Array& a, nb::handle o) { return binary_py(BinaryOp::OP, a, o, false); },        \
-          nb::arg("other").none());                                                                        \
+  cls.def(pyname, [](const Array& a, nb::handle o) -> nb::object {                                         \
+    if (defers_to(o)) return nb::borrow(Py_NotImplemented);                                                \
+    return nb::cast(binary_py(BinaryOp::OP, a, o, false));                                                 \
+  }, nb::arg("other").none());                                                                             \
   cls.def(rpyname, [](const Array& a, nb::handle o) { return binary_py(BinaryOp::OP, a, o, true); },        \
           nb::arg("other").none());
   UMA_BIN("__add__", "__radd__", Add)
@@ -578,10 +597,11 @@ void bind_array(nb::module_& m) {
   // `a == None` / `a != None` compare every element with None (all False / all True), as NumPy's
   // object comparison does; the order comparisons with None are a TypeError.
 #define UMA_CMP(pyname, OP)                                                                                \
-  cls.def(pyname, [](const Array& a, nb::handle o) {                                                       \
+  cls.def(pyname, [](const Array& a, nb::handle o) -> nb::object {                                         \
     if (o.is_none() && (BinaryOp::OP == BinaryOp::Equal || BinaryOp::OP == BinaryOp::NotEqual))             \
-      return ops::full(a.shape(), Scalar::from_bool(BinaryOp::OP == BinaryOp::NotEqual), DType::Bool, a.device()); \
-    return binary_py(BinaryOp::OP, a, o, false);                                                             \
+      return nb::cast(ops::full(a.shape(), Scalar::from_bool(BinaryOp::OP == BinaryOp::NotEqual), DType::Bool, a.device())); \
+    if (defers_to(o)) return nb::borrow(Py_NotImplemented);                                                 \
+    return nb::cast(binary_py(BinaryOp::OP, a, o, false));                                                   \
   }, nb::arg("other").none());
   UMA_CMP("__eq__", Equal)
   UMA_CMP("__ne__", NotEqual)
@@ -590,7 +610,10 @@ void bind_array(nb::module_& m) {
   UMA_CMP("__gt__", Greater)
   UMA_CMP("__ge__", GreaterEqual)
 #undef UMA_CMP
-  cls.def("__matmul__", [](const Array& a, nb::handle o) { return ops::matmul(a, operand(o, &a, "matmul")); });
+  cls.def("__matmul__", [](const Array& a, nb::handle o) -> nb::object {
+    if (defers_to(o)) return nb::borrow(Py_NotImplemented);
+    return nb::cast(ops::matmul(a, operand(o, &a, "matmul")));
+  });
   cls.def("__rmatmul__", [](const Array& a, nb::handle o) { return ops::matmul(operand(o, &a, "matmul"), a); });
   cls.def("__neg__", [](const Array& a) { return ops::unary(UnaryOp::Negative, a); });
   cls.def("__pos__", [](const Array& a) { return ops::copy(a); });

@@ -577,9 +577,10 @@ FftShapes fft_shapes(const Shape& x, const std::optional<Shape>& s, const std::o
 
 Shape linalg_batch_shape(const Shape& x, bool square, const char* op) {
   const std::size_t nd = x.size();
-  UMA_CHECK(nd >= 2, Value, "uma.linalg.", op, ": x must have at least 2 dimensions (a stack of matrices), got shape ",
+  // LinAlgError (a ValueError) for both, as numpy.linalg raises.
+  UMA_CHECK(nd >= 2, LinAlg, "uma.linalg.", op, ": x must have at least 2 dimensions (a stack of matrices), got shape ",
             static_shape_str(x));
-  UMA_CHECK(!square || !known(x[nd - 1]) || !known(x[nd - 2]) || x[nd - 1] == x[nd - 2], Value, "uma.linalg.", op,
+  UMA_CHECK(!square || !known(x[nd - 1]) || !known(x[nd - 2]) || x[nd - 1] == x[nd - 2], LinAlg, "uma.linalg.", op,
             ": the last two dimensions must be square, got shape ", static_shape_str(x));
   return Shape(x.begin(), x.end() - 2);
 }

@@ -372,3 +372,11 @@ def test_power_gradient_agrees_with_torch():
     dx, dy = (np.asarray(v) for v in uma.function([x, y], [gx, gy])(x0, y0))
     np.testing.assert_allclose(dx, tx.grad.numpy(), rtol=1e-12)
     np.testing.assert_allclose(dy, ty.grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("kw", [{"eps": 0}, {"eps": -1e-6}, {"eps": float("nan")}, {"eps": "1e-6"},
+                                {"abs_tol": -1.0}, {"rel_tol": float("inf")}])
+def test_verify_grad_rejects_a_bad_step_or_tolerance(kw):
+    name, val = next(iter(kw.items()))
+    with pytest.raises(ValueError, match=f"verify_grad: {name} must be a .* finite number, got {val!r}"):
+        uma.verify_grad(lambda x: (x * x).sum(), [np.ones(3)], **kw)

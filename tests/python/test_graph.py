@@ -432,3 +432,20 @@ def test_symbolic_compare_with_int_beyond_every_dtype(op, value):
     x = uma.sym.vector("x", dtype="int64")
     got = np.asarray(uma.function([x], getattr(uma, op)(x, value))(n))
     np.testing.assert_array_equal(got, getattr(np, op)(n, value))
+
+
+def test_uma_arrays_defer_to_variables():
+    """NumPy's deferral rule (NEP 13): a uma array's operators return NotImplemented for a
+    Variable operand (its type sets __array_ufunc__ = None), so ``array op x`` is the symbolic
+    op with the array as a constant, as for a NumPy array."""
+    x = uma.sym.vector("x")
+    a = uma.asarray(np.arange(3.0))
+    n = np.arange(3.0)
+    f = uma.function([x], [a * x + a, a - x, a / (x + 1), a ** x, a @ x, (a < x).astype("float64")])
+    g = uma.function([x], [n * x + n, n - x, n / (x + 1), n ** x, n @ x, (n < x).astype("float64")])
+    v = np.array([0.5, 1.5, 2.5])
+    for got, want in zip(f(v), g(v)):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    np.testing.assert_array_equal(np.asarray(f(v)[0]), n * v + n)
+    with pytest.raises(TypeError, match="cannot convert .* to an array"):
+        a * object()

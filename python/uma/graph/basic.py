@@ -36,7 +36,7 @@ class Variable:
     build new variables (see :mod:`uma.graph.ops`).
     """
 
-    __array_ufunc__ = None  # make NumPy defer: np_array + var -> var.__radd__(np_array)
+    __array_ufunc__ = None  # NumPy's and uma's arrays defer (NEP 13): array + var -> var.__radd__(array)
 
     def __init__(self, type: TensorType, owner: "Apply | None" = None, index: int | None = None,
                  name: str | None = None):

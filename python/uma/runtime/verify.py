@@ -90,13 +90,19 @@ def verify_grad(fun, pt, *, rng=None, eps=None, abs_tol=None, rel_tol=None, back
 
     Raises :class:`GradientError` (an ``AssertionError``) naming the input, the worst entry,
     both values and the errors; ``TypeError`` for a ``pt`` that is not a list, a cost that is
-    not float, or no float input; ``ValueError`` for a cost that is not finite at ``pt``.
+    not float, or no float input; ``ValueError`` for a cost that is not finite at ``pt``, an
+    ``eps`` that is not a positive finite number or a negative or non-finite tolerance.
     Returns None.
     """
     from .function import function
 
     if not isinstance(pt, (list, tuple)):
         raise TypeError(f"verify_grad: pt must be a list of NumPy arrays, got {type(pt).__name__}")
+    for name, val in (("eps", eps), ("abs_tol", abs_tol), ("rel_tol", rel_tol)):
+        if val is not None and not (isinstance(val, (int, float, np.integer, np.floating)) and np.isfinite(val)
+                                    and (val > 0 if name == "eps" else val >= 0)):
+            need = "a positive" if name == "eps" else "a non-negative"
+            raise ValueError(f"verify_grad: {name} must be {need} finite number, got {val!r}")
     values = [np.array(p, copy=True) for p in pt]
     for k, v in enumerate(values):
         if v.dtype.kind not in "biufc":
