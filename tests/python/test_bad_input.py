@@ -470,3 +470,16 @@ def test_python_ints_beyond_64_bits_name_the_value_in_function_inputs_and_set_va
     with pytest.raises(TypeError, match="set_value of 's': value 1180591620717411303424 is out of range for int8"):
         s.set_value(2**70)
     assert s.get_value().item() == 3
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "complex128"])
+def test_python_ints_beyond_64_bits_convert_to_float_inputs_as_numpy(dtype):
+    """A float or complex input takes a Python int beyond 64 bits while it is finite there
+    (np.asarray(value, dtype)); one beyond the dtype's range is out of range, named."""
+    x = uma.sym.vector("x", dtype=dtype)
+    f = uma.function([x], x * 2)
+    for v in ([2**64, 1], [-2**70], [2**100]):
+        np.testing.assert_array_equal(np.asarray(f(v)), np.asarray(v, dtype=dtype) * 2)
+    big = 10**400 if dtype != "float32" else 2**200
+    with pytest.raises(TypeError, match=rf"input 0 \('x'\): value \[{str(big)[:20]}.* is out of range for {dtype}"):
+        f([big])

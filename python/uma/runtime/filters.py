@@ -115,8 +115,19 @@ def _weak_to_numpy(value, dst: str, allow_downcast: bool, what: str, hint: str):
     if probe.dtype.kind not in _KIND_RANK:
         if probe.dtype == object and probe.size and all(
                 isinstance(v, int) and not isinstance(v, bool) for v in probe.ravel()):
-            # NumPy keeps ints beyond 64 bits as Python objects: out of range for every dtype
+            # NumPy keeps ints beyond 64 bits as Python objects: out of range for every integer
+            # dtype; a float or complex dtype takes them while they are finite there (NumPy's
+            # np.asarray(value, dtype=dst))
             shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
+            if kind_of(dst) in "fc":
+                try:
+                    with np.errstate(all="ignore"):
+                        arr = np.asarray(value, dtype=np_dtype(dst))
+                except OverflowError:
+                    arr = None
+                if arr is not None and np.all(np.isfinite(arr)):
+                    return arr
+                raise TypeError(f"{what}: value {shown} is out of range for {dst}{hint}")
             raise TypeError(f"{what}: value {shown} is out of range for {dst} (beyond 64 bits)")
         raise TypeError(f"{what}: cannot convert a {type(value).__name__} of {probe.dtype} values to {dst}")
     dt = np_dtype(dst)
