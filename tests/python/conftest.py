@@ -338,6 +338,25 @@ def standard_complex(name, z):
 
 # --------------------------------------------------------------------------- data
 
+def mlp_step(backend, activation="relu", n_in=20, n_hidden=32, n_out=5, seed=0):
+    """(params, step): a float32 MLP (n_in -> n_hidden -> n_out, `activation`, softmax
+    cross-entropy with int64 labels) and its SGD step (lr 0.1) compiled for `backend`."""
+    rng = np.random.default_rng(seed)
+    sym = uma.sym
+    W1 = uma.shared(rng.standard_normal((n_in, n_hidden)).astype(np.float32) * 0.1, "W1")
+    b1 = uma.shared(np.zeros(n_hidden, np.float32), "b1")
+    W2 = uma.shared(rng.standard_normal((n_hidden, n_out)).astype(np.float32) * 0.1, "W2")
+    b2 = uma.shared(np.zeros(n_out, np.float32), "b2")
+    params = [W1, b1, W2, b2]
+    x = sym.matrix("x", dtype="float32", shape=(None, n_in))
+    y = sym.vector("y", dtype="int64")
+    logits = getattr(sym, activation)(x @ W1 + b1) @ W2 + b2
+    loss = sym.mean(sym.softmax_cross_entropy(logits, y))
+    grads = uma.grad(loss, params)
+    step = uma.function([x, y], loss, updates=[(p, p - 0.1 * g) for p, g in zip(params, grads)], backend=backend)
+    return params, step
+
+
 def random_data(dtype, shape, rng, domain="general"):
     """A NumPy array of `dtype` and `shape` with values suited to an op's domain.
 

@@ -13,8 +13,8 @@ import pytest
 
 import uma
 from conftest import (
-    INVALID_CAST_FLOATS, RTOL, assert_matches, bfloat16_round_once, numpy_cast_each, numpy_error_type, numpy_quiet,
-    random_data, standard_complex, standard_floor_divide,
+    INVALID_CAST_FLOATS, RTOL, assert_matches, bfloat16_round_once, mlp_step, numpy_cast_each, numpy_error_type,
+    numpy_quiet, random_data, standard_complex, standard_floor_divide,
 )
 
 GPU = uma.cuda.is_available()
@@ -1204,21 +1204,8 @@ def test_cuda_backend_absent_without_gpu():
         uma.function([], [], backend="cuda")
 
 
-def _mlp(backend, n_in=20, n_hidden=32, n_out=5, seed=0):
-    rng = np.random.default_rng(seed)
-    sym = uma.sym
-    W1 = uma.shared(rng.standard_normal((n_in, n_hidden)).astype(np.float32) * 0.1, "W1")
-    b1 = uma.shared(np.zeros(n_hidden, np.float32), "b1")
-    W2 = uma.shared(rng.standard_normal((n_hidden, n_out)).astype(np.float32) * 0.1, "W2")
-    b2 = uma.shared(np.zeros(n_out, np.float32), "b2")
-    params = [W1, b1, W2, b2]
-    x = sym.matrix("x", dtype="float32", shape=(None, n_in))
-    y = sym.vector("y", dtype="int64")
-    logits = sym.relu(x @ W1 + b1) @ W2 + b2
-    loss = sym.mean(sym.softmax_cross_entropy(logits, y))
-    grads = uma.grad(loss, params)
-    step = uma.function([x, y], loss, updates=[(p, p - 0.1 * g) for p, g in zip(params, grads)], backend=backend)
-    return params, step
+def _mlp(backend):
+    return mlp_step(backend)
 
 
 @needs_gpu

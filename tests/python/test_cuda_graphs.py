@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import uma
+from conftest import mlp_step
 from uma.runtime.linkers.cuda import CudaLinker
 
 GPU = uma.cuda.is_available()
@@ -24,21 +25,8 @@ class EagerCuda(CudaLinker):
         return self.compile_eager(fgraph)
 
 
-def mlp(backend, n_in=20, n_hidden=32, n_out=5, seed=0):
-    rng = np.random.default_rng(seed)
-    sym = uma.sym
-    W1 = uma.shared(rng.standard_normal((n_in, n_hidden)).astype(np.float32) * 0.1, "W1")
-    b1 = uma.shared(np.zeros(n_hidden, np.float32), "b1")
-    W2 = uma.shared(rng.standard_normal((n_hidden, n_out)).astype(np.float32) * 0.1, "W2")
-    b2 = uma.shared(np.zeros(n_out, np.float32), "b2")
-    params = [W1, b1, W2, b2]
-    x = sym.matrix("x", dtype="float32", shape=(None, n_in))
-    y = sym.vector("y", dtype="int64")
-    logits = sym.tanh(x @ W1 + b1) @ W2 + b2
-    loss = sym.mean(sym.softmax_cross_entropy(logits, y))
-    grads = uma.grad(loss, params)
-    step = uma.function([x, y], loss, updates=[(p, p - 0.1 * g) for p, g in zip(params, grads)], backend=backend)
-    return params, step
+def mlp(backend):
+    return mlp_step(backend, activation="tanh")
 
 
 def batch(n, n_in=20, n_out=5, seed=1):
