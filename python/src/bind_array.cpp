@@ -314,6 +314,9 @@ Array binary_py(BinaryOp op, const Array& self, nb::handle other, bool reflected
 }
 
 void inplace(BinaryOp op, Array& self, nb::handle other) {
+  if (defers_to(other))
+    UMA_FAIL(Type, ops::op_name(op), ": an array cannot be updated in place with ", py_str(nb::repr(other)),
+             " (a symbolic variable); write `a = a op x` to build a symbolic result");
   Array o = operand(other, &self, ops::op_name(op));
   UMA_CHECK(self.writable(), Value, ops::op_name(op), ": output array is read-only");
   Array r = ops::binary(op, self, o);
@@ -479,7 +482,7 @@ void bind_array(nb::module_& m) {
            "device or on the host; the bounds check waits for the device once).")
       .def("__setitem__", [](Array& a, nb::handle key, nb::handle value) {
         std::vector<IndexKey> k = parse_key(key);
-        Array src = is_python_scalar(value) ? ops::scalar_array(to_scalar(value), a.dtype())
+        Array src = is_python_scalar(value) ? ops::scalar_array(to_scalar(value, a.dtype()), a.dtype())
                                             : asarray(value, std::nullopt, std::nullopt, interop::CopyMode::IfNeeded, "__setitem__");
         ops::index_assign(a, k, src);
       }, nb::arg("key").none(), nb::arg("value").none(),
@@ -600,7 +603,14 @@ void bind_array(nb::module_& m) {
   cls.def(pyname, [](const Array& a, nb::handle o) -> nb::object {                                         \
     if (o.is_none() && (BinaryOp::OP == BinaryOp::Equal || BinaryOp::OP == BinaryOp::NotEqual))             \
       return nb::cast(ops::full(a.shape(), Scalar::from_bool(BinaryOp::OP == BinaryOp::NotEqual), DType::Bool, a.device())); \
-    if (defers_to(o)) return nb::borrow(Py_NotImplemented);                                                 \
+    if (defers_to(o)) {                                                                                    \
+      /* a Variable's == is identity (uma.sym, PyTensor): never a silent bool for an array */               \
+      UMA_CHECK(BinaryOp::OP != BinaryOp::Equal && BinaryOp::OP != BinaryOp::NotEqual, Type, "an array ",      \
+                BinaryOp::OP == BinaryOp::Equal ? "==" : "!=", " ", py_str(nb::repr(o)),                      \
+                " (a symbolic variable) is not elementwise: use uma.sym.", ops::op_name(BinaryOp::OP),        \
+                "(array, x)");                                                                              \
+      return nb::borrow(Py_NotImplemented);                                                                 \
+    }                                                                                                       \
     return nb::cast(binary_py(BinaryOp::OP, a, o, false));                                                   \
   }, nb::arg("other").none());
   UMA_CMP("__eq__", Equal)

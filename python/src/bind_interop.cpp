@@ -412,7 +412,7 @@ Array import_sequence(nb::handle obj, std::optional<DType> dtype, std::optional<
             " must be copied into an array");
   if (PyLong_CheckExact(obj.ptr())) {
     // Out-of-range Python ints raise OverflowError; ints in [2**63, 2**64) are uint64 (NumPy 2).
-    Scalar s = to_scalar(obj);
+    Scalar s = to_scalar(obj, dtype);
     DType t = dtype.value_or(s.big ? DType::UInt64 : DType::Int64);
     return ops::scalar_array(s, t);
   }
@@ -466,7 +466,7 @@ bool is_python_scalar(nb::handle h) {
   return PyBool_Check(o) || PyLong_CheckExact(o) || PyFloat_CheckExact(o) || PyComplex_CheckExact(o);
 }
 
-Scalar to_scalar(nb::handle h) {
+Scalar to_scalar(nb::handle h, std::optional<DType> target) {
   PyObject* o = h.ptr();
   if (PyBool_Check(o)) return Scalar::from_bool(o == Py_True);
   if (PyLong_CheckExact(o)) {
@@ -476,6 +476,16 @@ Scalar to_scalar(nb::handle h) {
       unsigned long long u = PyLong_AsUnsignedLongLong(o);
       if (!(u == static_cast<unsigned long long>(-1) && PyErr_Occurred())) return Scalar::from_uint(u);
       PyErr_Clear();
+    }
+    if (overflow && target && (is_float(*target) || is_complex(*target))) {
+      // Beyond 64 bits into a float or complex dtype: its value as a double, as
+      // np.asarray(value, dtype) converts it (OverflowError past the double range).
+      const double d = PyLong_AsDouble(o);
+      if (d == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        UMA_FAIL(Overflow, "Python integer ", py_str(h), " out of range for ", dtype_name(*target));
+      }
+      return Scalar::from_float(d);
     }
     UMA_CHECK(!overflow, Overflow, "Python integer ", py_str((h)), " out of bounds for ", overflow > 0 ? "uint64" : "int64");
     return Scalar::from_int(v);

@@ -307,7 +307,7 @@ DType fill_dtype(nb::handle v) {
 // to the shape and moved to the device).
 Array full_impl(const Shape& shape, nb::handle value, std::optional<DType> dtype, Device device) {
   DType t = dtype ? *dtype : fill_dtype(value);
-  if (is_python_scalar(value)) return ops::full(shape, to_scalar(value), t, device);
+  if (is_python_scalar(value)) return ops::full(shape, to_scalar(value, t), t, device);
   Array out = Array::empty(shape, t, device);
   ops::assign(out, operand(value, nullptr, "full"));
   return out;

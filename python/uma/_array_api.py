@@ -132,6 +132,9 @@ def _inplace(name, fn):
     NumPy's "same_kind" rule (TypeError), as uma's ``+=`` does."""
 
     def method(self, other):
+        if getattr(type(other), "__array_ufunc__", 0) is None:  # a symbolic Variable (NEP 13)
+            raise TypeError(f"{name}: an array cannot be updated in place with {other!r} "
+                            f"(a symbolic variable); write `a = a op x` to build a symbolic result")
         r = fn(self, other)
         if r.shape != self.shape:
             raise ValueError(f"{name}: non-broadcastable output operand with shape {self.shape} "

@@ -66,9 +66,14 @@ def set_matmul_precision(precision: str) -> None:
     within rounding. ``"tf32"``: the inputs rounded to TF32 (10-bit mantissa) on the tensor
     cores with float32 accumulation, JAX's default precision on Ampere and later GPUs (about
     1e-3 relative error; several times faster for large products). Host products, float64,
-    float16/bfloat16 and integer products are unaffected. ValueError for any other value. A
+    float16/bfloat16 and integer products are unaffected. ValueError for any other string,
+    TypeError for a value that is not a string. A
     compiled ``cuda`` function records its CUDA graphs per precision.
     """
+    if not isinstance(precision, str):
+        raise TypeError(f"set_matmul_precision: expected 'highest' or 'tf32', got {precision!r}")
+    if precision not in ("highest", "tf32"):
+        raise ValueError(f"set_matmul_precision: expected 'highest' or 'tf32', got {precision!r}")
     _c._set_matmul_precision(precision)
 
 

@@ -18,8 +18,11 @@ functions are compositions of uma ops (through the factorisations where they nee
 and the aliases of main-namespace functions (``matmul``, ``matrix_transpose``, ``outer``,
 ``tensordot``, ``trace``, ``vecdot``, ``diagonal``) run on any device.
 
-Errors: ``ValueError`` naming the shape for fewer than 2 dimensions or non-square matrices where
-square ones are needed; ``LinAlgError`` (a ``ValueError``, as ``numpy.linalg.LinAlgError``) for a
+Errors: ``LinAlgError`` (a ``ValueError``, as ``numpy.linalg.LinAlgError``) naming the shape
+for fewer than 2 dimensions or non-square matrices where the factorisations, ``matrix_power`` and
+``pinv`` need square matrices or stacks of them (``numpy.linalg`` raises its LinAlgError there);
+``ValueError`` naming the shape for the same in ``diagonal``, ``trace``, ``matrix_norm`` and
+``matrix_rank`` (as NumPy); ``LinAlgError`` for a
 singular matrix (``inv``, ``solve``), a matrix that is not positive definite (``cholesky``) or a
 factorisation that did not converge (``eig``, ``eigvals``, ``eigh``, ``eigvalsh``, ``svd``,
 ``svdvals``).
@@ -213,13 +216,13 @@ def svdvals(x, /):
 
 # ---- compositions ----------------------------------------------------------------------------
 
-def _matrix(x, name, square=False):
+def _matrix(x, name, square=False, error=ValueError):
     x = _x(x, name)
     if x.ndim < 2:
-        raise ValueError(f"uma.linalg.{name}: x must have at least 2 dimensions (a stack of matrices), "
-                         f"got shape {x.shape}")
+        raise error(f"uma.linalg.{name}: x must have at least 2 dimensions (a stack of matrices), "
+                    f"got shape {x.shape}")
     if square and x.shape[-1] != x.shape[-2]:
-        raise ValueError(f"uma.linalg.{name}: the last two dimensions must be square, got shape {x.shape}")
+        raise error(f"uma.linalg.{name}: the last two dimensions must be square, got shape {x.shape}")
     return x
 
 
@@ -362,7 +365,7 @@ def matrix_power(x, n, /):
     identity, n < 0 the power of ``inv(x)``. dtype: x's for n >= 0 (integers stay integers, as
     NumPy), the module rule's for n < 0. TypeError for a non-integer n; ValueError for a bad
     shape; LinAlgError for a singular matrix when n < 0."""
-    x = _matrix(x, "matrix_power", square=True)
+    x = _matrix(x, "matrix_power", square=True, error=LinAlgError)
     try:
         n = operator.index(n)
     except TypeError:
@@ -419,7 +422,7 @@ def pinv(x, /, *, rtol=None):
     """The Moore-Penrose pseudo-inverse of each matrix of ``x`` (..., M, N), shape (..., N, M)
     (Array API standard, linalg.pinv; NumPy 2's rule): through the reduced SVD, singular values
     at most rtol * the largest one (None: max(M, N) * eps) taken as zero."""
-    x = _matrix(x, "pinv")
+    x = _matrix(x, "pinv", error=LinAlgError)
     u, s, vh = svd(x, full_matrices=False)
     if s.shape[-1] == 0:  # an empty matrix: its pseudo-inverse is the empty (N, M) one
         return _core.zeros(tuple(x.shape[:-2]) + (x.shape[-1], x.shape[-2]), u.dtype, device=x.device)

@@ -483,3 +483,18 @@ def test_python_ints_beyond_64_bits_convert_to_float_inputs_as_numpy(dtype):
     big = 10**400 if dtype != "float32" else 2**200
     with pytest.raises(TypeError, match=rf"input 0 \('x'\): value \[{str(big)[:20]}.* is out of range for {dtype}"):
         f([big])
+
+
+def test_eager_python_ints_beyond_64_bits_into_float_dtypes():
+    """asarray, full and item assignment take a Python int beyond 64 bits for a float or complex
+    dtype as np.asarray(value, dtype) does; beyond the double range it is an OverflowError naming it."""
+    for dt in ("float64", "float32", "complex128"):
+        np.testing.assert_array_equal(np.asarray(uma.asarray(2**70, dtype=dt)), np.asarray(2**70, dtype=dt))
+        np.testing.assert_array_equal(np.asarray(uma.full((2,), -2**70, dtype=dt)), np.full((2,), -2**70, dtype=dt))
+        a = uma.zeros(2, dtype=dt)
+        a[0] = 2**70
+        assert np.asarray(a)[0] == np.asarray(2**70, dtype=dt)
+    with pytest.raises(OverflowError, match=f"Python integer {10**400} out of range for float64"):
+        uma.asarray(10**400, dtype="float64")
+    with pytest.raises(OverflowError, match="out of bounds for uint64"):
+        uma.asarray(2**70)  # no dtype: NumPy would make an object array

@@ -259,6 +259,11 @@ def test_matmul_precision_setting():
         assert uma.cuda.matmul_precision() == "tf32"
         with pytest.raises(ValueError, match="expected 'highest' or 'tf32', got 'fast'"):
             uma.cuda.set_matmul_precision("fast")
+        with pytest.raises(ValueError, match=r"got 'tf32\\x00x'"):
+            uma.cuda.set_matmul_precision("tf32\x00x")
+        for bad in (None, 1, b"tf32"):
+            with pytest.raises(TypeError, match=f"expected 'highest' or 'tf32', got {bad!r}"):
+                uma.cuda.set_matmul_precision(bad)
         assert uma.cuda.matmul_precision() == "tf32"
         # host products stay exact
         rng = np.random.default_rng(0)
@@ -355,3 +360,25 @@ def test_training_step_fuses_and_equals_the_eager_ops():
         same_bits(step(X, Y), estep(X, Y), f"loss {k}")
     for p, q in zip(params, eparams):
         same_bits(p.get_value(), q.get_value(), p.name)
+
+
+def test_cuda_linker_arguments(monkeypatch):
+    """CudaLinker: a cuda device, graphs True/False/None; UMA_CUDA_GRAPHS read at compile time."""
+    with pytest.raises(ValueError, match="expected a cuda device, got 'cpu'"):
+        CudaLinker(device="cpu")
+    for bad in ("0", 1, "false"):
+        with pytest.raises(TypeError, match=f"graphs must be True, False or None, got {bad!r}"):
+            CudaLinker(graphs=bad)
+    assert CudaLinker(graphs=False).graphs is False
+    linker = CudaLinker()
+    for env, want in (("0", False), ("off", False), (" False ", False), ("no", False), ("1", True), ("on", True)):
+        monkeypatch.setenv("UMA_CUDA_GRAPHS", env)
+        assert linker.graphs is want, env
+    monkeypatch.setenv("UMA_CUDA_GRAPHS", "maybe")
+    with pytest.raises(ValueError, match="UMA_CUDA_GRAPHS must be .* got 'maybe'"):
+        linker.graphs
+    monkeypatch.delenv("UMA_CUDA_GRAPHS")
+    assert linker.graphs is True
+    x = uma.sym.vector("x")
+    assert CudaLinker.graph_stats(uma.function([x], x * 2, backend="cpu")) is None
+    assert CudaLinker.graph_stats(None) is None

@@ -1,10 +1,13 @@
 """uma dtypes: the 15 names, their attributes, construction from every accepted spelling,
 equality with NumPy, and NumPy 2 (NEP 50) promotion / casting rules."""
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
 import uma
-from conftest import ALL_DTYPES, NUMPY_DTYPES, bfloat16_round_once, np_dtype, uma_dtype
+from conftest import ALL_DTYPES, NUMPY_DTYPES, bfloat16_round_once, child_env, np_dtype, uma_dtype
 
 
 @pytest.mark.parametrize("name", ALL_DTYPES)
@@ -186,3 +189,14 @@ def test_bfloat16_conversion_rounds_once(src):
 def test_bfloat16_of_double_example_from_ml_dtypes():
     got = uma.asarray(np.array([1 + 2**-8 + 2**-30])).astype("bfloat16").astype("float64")
     assert np.asarray(got)[0] == 1.0078125
+
+
+def test_bfloat16_inputs_take_python_numbers_in_a_fresh_process():
+    """A bfloat16 function input or set_value takes Python numbers without ml_dtypes imported
+    first (uma imports it when it needs bfloat16's NumPy dtype)."""
+    code = ("import uma, numpy as np\n"
+            "s = uma.sym.scalar('s', dtype='bfloat16')\n"
+            "print(float(np.asarray(uma.function([s], s)(1.5), dtype=np.float32)))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=child_env())
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "1.5"

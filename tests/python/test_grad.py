@@ -374,9 +374,16 @@ def test_power_gradient_agrees_with_torch():
     np.testing.assert_allclose(dy, ty.grad.numpy(), rtol=1e-12)
 
 
-@pytest.mark.parametrize("kw", [{"eps": 0}, {"eps": -1e-6}, {"eps": float("nan")}, {"eps": "1e-6"},
-                                {"abs_tol": -1.0}, {"rel_tol": float("inf")}])
+@pytest.mark.parametrize("kw", [{"eps": 0}, {"eps": -1e-6}, {"eps": float("nan")}, {"eps": "1e-6"}, {"eps": True},
+                                {"eps": 2**2000}, {"abs_tol": -1.0}, {"abs_tol": 2**2000},
+                                {"rel_tol": float("inf")}])
 def test_verify_grad_rejects_a_bad_step_or_tolerance(kw):
     name, val = next(iter(kw.items()))
     with pytest.raises(ValueError, match=f"verify_grad: {name} must be a .* finite number, got {val!r}"):
         uma.verify_grad(lambda x: (x * x).sum(), [np.ones(3)], **kw)
+
+
+@pytest.mark.parametrize("eps, dtype", [(5e-324, "float64"), (1e-12, "float32")])
+def test_verify_grad_names_a_step_too_small_for_the_dtype(eps, dtype):
+    with pytest.raises(ValueError, match=rf"verify_grad: eps={eps!r} is too small for {dtype} at pt\[0\] entry \(0,\)"):
+        uma.verify_grad(lambda x: (x * x).sum(), [np.ones(3, dtype)], eps=eps)

@@ -449,3 +449,23 @@ def test_uma_arrays_defer_to_variables():
     np.testing.assert_array_equal(np.asarray(f(v)[0]), n * v + n)
     with pytest.raises(TypeError, match="cannot convert .* to an array"):
         a * object()
+
+
+def test_arrays_refuse_equality_and_in_place_updates_with_variables():
+    """``array == x`` is no silent bool (a Variable's == is identity), and an array cannot be
+    updated in place with a Variable: TypeErrors naming the variable; the array is unchanged."""
+    x = uma.sym.vector("x")
+    xi = uma.sym.vector("xi", dtype="int64")
+    a = uma.asarray(np.arange(3.0))
+    ai = uma.asarray(np.arange(3))
+    for op in ("==", "!="):
+        with pytest.raises(TypeError, match=rf"an array {op} Variable\(x.* is not elementwise: use uma.sym"):
+            eval(f"a {op} x")
+    for stmt, arr, var in (("a += x", a, x), ("a *= x", a, x), ("a @= x", a, x), ("ai &= xi", ai, xi),
+                           ("ai |= xi", ai, xi), ("ai <<= xi", ai, xi)):
+        before = np.asarray(arr).copy()
+        with pytest.raises(TypeError, match="cannot be updated in place with Variable"):
+            exec(stmt, {}, {"a": a, "x": x, "ai": ai, "xi": xi})
+        np.testing.assert_array_equal(np.asarray(arr), before)
+    f = uma.function([x], uma.sym.equal(a, x).astype("float64"))
+    np.testing.assert_array_equal(np.asarray(f(np.array([0.0, 5.0, 2.0]))), [1.0, 0.0, 1.0])

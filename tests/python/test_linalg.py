@@ -5,6 +5,7 @@ stacks and 0x0 matrices where NumPy takes them. Factorisations whose factors are
 (eigh, svd, qr) are checked through their invariants: reconstruction, orthonormality, order.
 """
 import math
+import re
 
 import numpy as np
 import pytest
@@ -547,3 +548,13 @@ def test_errors_name_the_function_called():
         uma.linalg.det(uma.asarray(np.ones((2, 2), np.float16)))
     with pytest.raises(TypeError, match=r"rtol must be a Python float, a uma.Array or None, got ndarray"):
         uma.linalg.matrix_rank(uma.asarray(np.eye(2)), rtol=np.array([0.1]))
+
+
+@pytest.mark.parametrize("fn, args", [("matrix_power", (2,)), ("pinv", ())])
+def test_matrix_power_and_pinv_shape_errors_are_linalg_errors(fn, args):
+    """NumPy raises numpy.linalg.LinAlgError for these shapes: uma raises its LinAlgError."""
+    for bad in ([np.ones(3)] + ([np.ones((2, 3))] if fn == "matrix_power" else [])):
+        with pytest.raises(np.linalg.LinAlgError):
+            getattr(np.linalg, fn)(bad, *args)
+        with pytest.raises(uma.linalg.LinAlgError, match=rf"uma.linalg.{fn}: .*{re.escape(str(bad.shape))}"):
+            getattr(uma.linalg, fn)(uma.asarray(bad), *args)

@@ -71,10 +71,18 @@ def dtype_name(dtype) -> str:
 
 
 def np_dtype(name: str) -> np.dtype:
-    """The NumPy dtype for a canonical dtype name (``TypeError`` for bfloat16 without NumPy support)."""
+    """The NumPy dtype for a canonical dtype name; bfloat16 is ml_dtypes' (``TypeError`` naming
+    the fix when ml_dtypes is not installed)."""
     try:
         return np.dtype(name)
     except TypeError:
+        if name == "bfloat16":
+            try:
+                import ml_dtypes
+            except ImportError:
+                raise TypeError("dtype bfloat16 has no NumPy equivalent without ml_dtypes "
+                                "(pip install ml_dtypes)") from None
+            return np.dtype(ml_dtypes.bfloat16)
         raise TypeError(f"dtype {name} has no NumPy equivalent here") from None
 
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import operator
 
+import math
+
 import numpy as np
 
 from ..graph.basic import Variable, is_python_scalar
@@ -107,28 +109,57 @@ def can_cast_safe(src: str, dst: str) -> bool:
         return bool(_uma().can_cast(src, dst, casting="safe"))
 
 
+def _python_numbers(value):
+    """The elements of ``value`` (a Python number or a nested list/tuple of them) when every one
+    is a Python int, float, complex or bool, else None."""
+    out, stack = [], [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (list, tuple)):
+            stack.extend(v)
+        elif isinstance(v, (int, float, complex)):  # bool is an int
+            out.append(v)
+        else:
+            return None
+    return out
+
+
 def _weak_to_numpy(value, dst: str, allow_downcast: bool, what: str, hint: str):
     try:
         probe = np.asarray(value)
     except ValueError as e:
         raise ValueError(f"{what}: cannot convert {type(value).__name__} to an array: {e}") from None
-    if probe.dtype.kind not in _KIND_RANK:
-        if probe.dtype == object and probe.size and all(
-                isinstance(v, int) and not isinstance(v, bool) for v in probe.ravel()):
-            # NumPy keeps ints beyond 64 bits as Python objects: out of range for every integer
-            # dtype; a float or complex dtype takes them while they are finite there (NumPy's
-            # np.asarray(value, dtype=dst))
-            shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
-            if kind_of(dst) in "fc":
-                try:
-                    with np.errstate(all="ignore"):
-                        arr = np.asarray(value, dtype=np_dtype(dst))
-                except OverflowError:
-                    arr = None
-                if arr is not None and np.all(np.isfinite(arr)):
-                    return arr
+    numbers = _python_numbers(value) if probe.dtype.kind in "Ofc" else None
+    big = numbers is not None and any(type(v) is int and not -2**63 <= v < 2**64 for v in numbers)
+    if numbers is not None and (big or (numbers and all(type(v) is int for v in numbers)
+                                        and probe.dtype.kind != "i" and probe.dtype.kind != "u")):
+        # Python ints NumPy keeps as objects (beyond 64 bits) or as floats (int64 and uint64 mixed):
+        # out of range for an integer dtype unless each fits; a float or complex dtype takes
+        # them while they are finite there (np.asarray(value, dtype=dst)).
+        shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
+        dt = np_dtype(dst)
+        if kind_of(dst) in "fc":
+            try:
+                with np.errstate(all="ignore"):
+                    arr = np.asarray(value, dtype=dt)
+            except OverflowError:
+                if not allow_downcast:
+                    raise TypeError(f"{what}: value {shown} is out of range for {dst}{hint}") from None
+                with np.errstate(all="ignore"):  # the float conversion NumPy refuses gives inf
+                    arr = np.asarray(np.vectorize(lambda v: float(v) if abs(v) < 2**1024 else
+                                                  (math.inf if v > 0 else -math.inf), otypes=[object])(
+                        np.asarray(value, dtype=object)).astype(np.float64), dtype=dt)
+            ints = np.vectorize(lambda v: type(v) is int, otypes=[bool])(np.asarray(value, dtype=object))
+            if not allow_downcast and np.any(ints & ~np.isfinite(arr)):
                 raise TypeError(f"{what}: value {shown} is out of range for {dst}{hint}")
-            raise TypeError(f"{what}: value {shown} is out of range for {dst} (beyond 64 bits)")
+            return arr
+        if kind_of(dst) in "iu" and (big or all(type(v) is int for v in numbers)):
+            if allow_downcast and not big:  # int64 and uint64 values mixed: NumPy's float probe
+                with np.errstate(all="ignore"):
+                    return probe.astype(dt)
+            raise TypeError(f"{what}: value {shown} is out of range for {dst}"
+                            + (" (beyond 64 bits)" if big else hint))
+    if probe.dtype.kind not in _KIND_RANK:
         raise TypeError(f"{what}: cannot convert a {type(value).__name__} of {probe.dtype} values to {dst}")
     dt = np_dtype(dst)
     if allow_downcast:

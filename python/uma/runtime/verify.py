@@ -99,8 +99,14 @@ def verify_grad(fun, pt, *, rng=None, eps=None, abs_tol=None, rel_tol=None, back
     if not isinstance(pt, (list, tuple)):
         raise TypeError(f"verify_grad: pt must be a list of NumPy arrays, got {type(pt).__name__}")
     for name, val in (("eps", eps), ("abs_tol", abs_tol), ("rel_tol", rel_tol)):
-        if val is not None and not (isinstance(val, (int, float, np.integer, np.floating)) and np.isfinite(val)
-                                    and (val > 0 if name == "eps" else val >= 0)):
+        if val is None:
+            continue
+        ok = isinstance(val, (int, float, np.integer, np.floating)) and not isinstance(val, (bool, np.bool_))
+        try:
+            ok = ok and math.isfinite(float(val)) and (val > 0 if name == "eps" else val >= 0)
+        except OverflowError:  # an int beyond the float range
+            ok = False
+        if not ok:
             need = "a positive" if name == "eps" else "a non-negative"
             raise ValueError(f"verify_grad: {name} must be {need} finite number, got {val!r}")
     values = [np.array(p, copy=True) for p in pt]
@@ -176,6 +182,9 @@ def verify_grad(fun, pt, *, rng=None, eps=None, abs_tol=None, rel_tol=None, back
                     minus[k][i] = base - step * unit
                     d = complex(plus[k][i]) - complex(minus[k][i])
                     h = d.imag if part == "imag" else d.real
+                if h == 0:
+                    raise ValueError(f"verify_grad: eps={step!r} is too small for {x.dtype} at pt[{k}] entry {i} "
+                                     f"(x + eps == x - eps there): use a larger eps")
                 num[i] = (cost_at(plus) - cost_at(minus)) / h
             sym = sym_g.imag if part == "imag" else sym_g.real
             _compare(k, part, np.asarray(sym, dtype=np.float64), num, abs_tol, rel_tol, x)

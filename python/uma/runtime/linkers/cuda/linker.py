@@ -85,11 +85,31 @@ class CudaLinker(Linker):
     dispatch = cuda_impl
 
     def __init__(self, device="cuda:0", graphs=None):
-        self.device = str(_uma().Device(device))
+        """``device``: a cuda device (``"cuda:N"``, a ``uma.Device``); ``graphs``: True or False
+        (CUDA graphs of the Programs, Note [Program graphs]), or None for the environment's
+        ``UMA_CUDA_GRAPHS`` (``0``/``false``/``off``/``no`` turn them off; unset: on), read when a
+        function is compiled. ValueError for another device or setting, TypeError for a
+        ``graphs`` that is not a bool or None."""
+        d = _uma().Device(device)
+        if d.type != "cuda":
+            raise ValueError(f"CudaLinker: expected a cuda device, got {device!r}")
+        if graphs is not None and not isinstance(graphs, bool):
+            raise TypeError(f"CudaLinker: graphs must be True, False or None, got {graphs!r}")
+        self.device = str(d)
         self.residency = self.device
-        if graphs is None:
-            graphs = os.environ.get("UMA_CUDA_GRAPHS", "1") != "0"
-        self.graphs = bool(graphs)
+        self._graphs = graphs
+
+    @property
+    def graphs(self):
+        """Whether compiled Programs record CUDA graphs (the argument, else ``UMA_CUDA_GRAPHS``)."""
+        if self._graphs is not None:
+            return self._graphs
+        v = os.environ.get("UMA_CUDA_GRAPHS", "1").strip().lower()
+        if v in ("1", "true", "on", "yes"):
+            return True
+        if v in ("0", "false", "off", "no"):
+            return False
+        raise ValueError(f"UMA_CUDA_GRAPHS must be 1/true/on/yes or 0/false/off/no, got {os.environ['UMA_CUDA_GRAPHS']!r}")
 
     def input_filter(self, value, type):
         uma = _uma()
@@ -131,9 +151,9 @@ class CudaLinker(Linker):
     def graph_stats(fn):
         """What the CUDA graphs of a compiled ``cuda`` function did (``Program.graph_stats``:
         recordings made, runs replayed, failed recordings and why, device bytes kept); None
-        when the function is not one Program."""
-        prog = getattr(fn._thunk, "program", None)
-        return None if prog is None else prog.graph_stats()
+        when ``fn`` is not one Program with graphs on (another backend, graphs off)."""
+        prog = getattr(getattr(fn, "_thunk", None), "program", None)
+        return None if prog is None or not prog.graphs else prog.graph_stats()
 
     def compile_eager(self, fgraph):
         """The thunk evaluating ``fgraph`` node by node with uma's eager ops on the device (the
