@@ -12,9 +12,10 @@ import pytest
 import uma
 from conftest import mlp_step
 from uma.runtime.linkers.cuda import CudaLinker
+from uma.runtime.linkers.cuda.linker import SWITCH_DEFAULTS
 
 GPU = uma.cuda.is_available()
-GRAPHS = CudaLinker(graphs=True)  # explicit: UMA_CUDA_GRAPHS may switch the default off
+GRAPHS = CudaLinker(graphs=True, fuse=True)  # explicit: the defaults and the environment may differ
 needs_gpu = pytest.mark.skipif(not GPU, reason=f"no usable CUDA GPU: {uma.cuda.unavailable_reason()}")
 
 
@@ -378,7 +379,13 @@ def test_cuda_linker_arguments(monkeypatch):
     with pytest.raises(ValueError, match="UMA_CUDA_GRAPHS must be .* got 'maybe'"):
         linker.graphs
     monkeypatch.delenv("UMA_CUDA_GRAPHS")
-    assert linker.graphs is True
+    assert linker.graphs is SWITCH_DEFAULTS["UMA_CUDA_GRAPHS"]
+    with pytest.raises(TypeError, match="fuse must be True, False or None, got 'yes'"):
+        CudaLinker(fuse="yes")
+    monkeypatch.setenv("UMA_CUDA_FUSE", "off")
+    assert linker.fuse is False and CudaLinker(fuse=True).fuse is True
+    monkeypatch.delenv("UMA_CUDA_FUSE")
+    assert linker.fuse is SWITCH_DEFAULTS["UMA_CUDA_FUSE"]
     x = uma.sym.vector("x")
     assert CudaLinker.graph_stats(uma.function([x], x * 2, backend="cpu")) is None
     assert CudaLinker.graph_stats(None) is None

@@ -17,7 +17,7 @@ Program op runs in Python between Program segments (:func:`~.dispatch.cuda_impl`
 ``perform`` on device arrays; a result a ``perform`` returns on the host is moved to the
 device); ``CudaLinker.python_ops(fn)`` lists them, and ``uma.dprint(fn)`` shows the steps.
 
-CUDA graphs (``graphs=True``, the default unless ``UMA_CUDA_GRAPHS=0``): the Program records
+CUDA graphs (``graphs=True``; default :data:`SWITCH_DEFAULTS`, ``UMA_CUDA_GRAPHS``): the Program records
 a call as one CUDA graph per input signature and replays it (Note [Program graphs] of
 ``include/uma/runtime/program.h``): the first call of a signature runs op by op, the second
 records, and later calls copy their arguments into the recording's buffers and launch it,
@@ -56,12 +56,31 @@ from ..reference.linker import array_result
 from ..walk import evaluator, has_perform
 from .dispatch import cuda_impl, program_op
 
-__all__ = ["CudaLinker", "label_checks"]
+__all__ = ["CudaLinker", "SWITCH_DEFAULTS", "label_checks"]
 
 
 def _uma():
     import uma
     return uma
+
+
+#: The cuda linker's switches when neither the argument nor the environment sets them.
+SWITCH_DEFAULTS = {"UMA_CUDA_GRAPHS": True, "UMA_CUDA_FUSE": True}
+
+
+def _switch(env, value):
+    """A switch: ``value`` when set, else the environment variable ``env``, else its default."""
+    if value is not None:
+        return value
+    raw = os.environ.get(env)
+    if raw is None:
+        return SWITCH_DEFAULTS[env]
+    v = raw.strip().lower()
+    if v in ("1", "true", "on", "yes"):
+        return True
+    if v in ("0", "false", "off", "no"):
+        return False
+    raise ValueError(f"{env} must be 1/true/on/yes or 0/false/off/no, got {raw!r}")
 
 
 def label_checks(fgraph):
@@ -84,32 +103,32 @@ class CudaLinker(Linker):
     name = "cuda"
     dispatch = cuda_impl
 
-    def __init__(self, device="cuda:0", graphs=None):
-        """``device``: a cuda device (``"cuda:N"``, a ``uma.Device``); ``graphs``: True or False
-        (CUDA graphs of the Programs, Note [Program graphs]), or None for the environment's
-        ``UMA_CUDA_GRAPHS`` (``0``/``false``/``off``/``no`` turn them off; unset: on), read when a
-        function is compiled. ValueError for another device or setting, TypeError for a
-        ``graphs`` that is not a bool or None."""
+    def __init__(self, device="cuda:0", graphs=None, fuse=None):
+        """``device``: a cuda device (``"cuda:N"``, a ``uma.Device``). ``graphs``: CUDA graphs of
+        the Programs (Note [Program graphs]); ``fuse``: fused elementwise chains (Note [Fused
+        chains on cuda]). Each True, False, or None for the environment (``UMA_CUDA_GRAPHS``,
+        ``UMA_CUDA_FUSE``: 1/true/on/yes or 0/false/off/no; unset: :data:`SWITCH_DEFAULTS`), read
+        when a function is compiled. ValueError for another device or setting, TypeError for a
+        switch that is not a bool or None."""
         d = _uma().Device(device)
         if d.type != "cuda":
             raise ValueError(f"CudaLinker: expected a cuda device, got {device!r}")
-        if graphs is not None and not isinstance(graphs, bool):
-            raise TypeError(f"CudaLinker: graphs must be True, False or None, got {graphs!r}")
+        for name, v in (("graphs", graphs), ("fuse", fuse)):
+            if v is not None and not isinstance(v, bool):
+                raise TypeError(f"CudaLinker: {name} must be True, False or None, got {v!r}")
         self.device = str(d)
         self.residency = self.device
-        self._graphs = graphs
+        self._graphs, self._fuse = graphs, fuse
 
     @property
     def graphs(self):
         """Whether compiled Programs record CUDA graphs (the argument, else ``UMA_CUDA_GRAPHS``)."""
-        if self._graphs is not None:
-            return self._graphs
-        v = os.environ.get("UMA_CUDA_GRAPHS", "1").strip().lower()
-        if v in ("1", "true", "on", "yes"):
-            return True
-        if v in ("0", "false", "off", "no"):
-            return False
-        raise ValueError(f"UMA_CUDA_GRAPHS must be 1/true/on/yes or 0/false/off/no, got {os.environ['UMA_CUDA_GRAPHS']!r}")
+        return _switch("UMA_CUDA_GRAPHS", self._graphs)
+
+    @property
+    def fuse(self):
+        """Whether elementwise chains are fused (the argument, else ``UMA_CUDA_FUSE``)."""
+        return _switch("UMA_CUDA_FUSE", self._fuse)
 
     def input_filter(self, value, type):
         uma = _uma()
@@ -138,7 +157,7 @@ class CudaLinker(Linker):
     def compile(self, fgraph):
         uma = _uma()
         dev = self.device
-        steps = program.plan_steps(fgraph, program_op)
+        steps = program.plan_steps(fgraph, program_op, fuse=self.fuse)
         thunk = program.compile_program(
             fgraph, steps, backend="cuda", constant=lambda c: uma.asarray(c.value, device=dev),
             python_impl=lambda node: cuda_impl(node.op, node),
