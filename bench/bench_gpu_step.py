@@ -21,12 +21,14 @@ and best of --repeat loops). "bytes" is what uma moved between host and device i
 from __future__ import annotations
 
 import argparse
-import gc
 import json
-import statistics
-import time
+import os
+import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_cuda_call import per_call  # noqa: E402
 
 MODELS = {  # name: (inputs, hidden, classes, batch, activation, loss)
     "64-64-10": (64, 64, 10, 128, "tanh", "sce"),
@@ -38,26 +40,10 @@ LR = 0.01
 
 
 def per_step(step, sync, repeat):
-    """Median and best ms per step of ``step()`` in loops of about 50 ms, one sync per loop."""
-    def loop(n):
-        t0 = time.perf_counter()
-        for _ in range(n):
-            step()
-        sync()
-        return time.perf_counter() - t0
-
-    step()
-    sync()
-    n = 1
-    while loop(n) < 0.05 and n < 1 << 16:
-        n *= 2
-    gc.collect()
-    gc.disable()
-    try:
-        runs = [loop(n) / n * 1e3 for _ in range(repeat)]
-    finally:
-        gc.enable()
-    return statistics.median(runs), min(runs)
+    """Median and best ms per step of ``step()`` in loops of about 50 ms, one sync per loop
+    (bench_cuda_call's timing)."""
+    med, best, _ = per_call(step, sync, repeat=repeat, each=False)
+    return med / 1e3, best / 1e3
 
 
 def init(nin, nh, nout, batch, seed=0):
