@@ -34,13 +34,11 @@ void bind_cuda(nb::module_& m) {
   c.def("_stream", [](nb::handle device) {
         return reinterpret_cast<intptr_t>(cuda::stream(device_index(device, "_stream")));
       }, nb::arg("device").none() = nb::none(), "uma's CUDA stream on the device, as an integer (cudaStream_t).");
-  c.def("_set_matmul_precision", [](const std::string& p) {
-        UMA_CHECK(p == "highest" || p == "tf32", Value, "set_matmul_precision: expected 'highest' or 'tf32', got '", p, "'");
-        ops::set_cuda_matmul_precision(p == "tf32" ? ops::MatmulPrecision::TF32 : ops::MatmulPrecision::Highest);
-      }, nb::arg("precision"), "Sets the precision of float32/complex64 products on cuda devices.");
-  c.def("_matmul_precision", [] {
-        return ops::cuda_matmul_precision() == ops::MatmulPrecision::TF32 ? "tf32" : "highest";
-      }, "The precision of float32/complex64 products on cuda devices.");
+  c.def("_set_matmul_tf32", [](bool tf32) {
+        ops::set_cuda_matmul_precision(tf32 ? ops::MatmulPrecision::TF32 : ops::MatmulPrecision::Highest);
+      }, nb::arg("tf32"), "TF32 (True) or exact (False) float32/complex64 products on cuda devices.");
+  c.def("_matmul_tf32", [] { return ops::cuda_matmul_precision() == ops::MatmulPrecision::TF32; },
+        "Whether float32/complex64 products on cuda devices use TF32.");
   c.def("_registration_count", &cuda::registration_count, "Live host registrations made by uma (tests).");
   c.def("_staging_bytes", &cuda::staging_bytes, "Pinned bytes held by the transfer staging pool.");
   c.def("_pointer_kind", [](uintptr_t p) {

@@ -74,13 +74,13 @@ def set_matmul_precision(precision: str) -> None:
         raise TypeError(f"set_matmul_precision: expected 'highest' or 'tf32', got {precision!r}")
     if precision not in ("highest", "tf32"):
         raise ValueError(f"set_matmul_precision: expected 'highest' or 'tf32', got {precision!r}")
-    _c._set_matmul_precision(precision)
+    _c._set_matmul_tf32(precision == "tf32")
 
 
 def matmul_precision() -> str:
     """The precision of float32/complex64 products on cuda devices: ``"highest"`` or ``"tf32"``
     (:func:`set_matmul_precision`)."""
-    return _c._matmul_precision()
+    return "tf32" if _c._matmul_tf32() else "highest"
 
 
 def built_with_cuda() -> bool:

@@ -519,8 +519,10 @@ bool Program::run_graph(std::vector<Array>& inputs, std::vector<Array>& out) con
   if (inputs.empty() || steps_.empty()) return false;
   const Device dev = inputs[0].device();
   if (dev.type != DeviceType::CUDA) return false;
-  std::vector<int64_t> key;  // the inputs' dtypes and shapes, and what the recorded kernels fix
-  key.reserve(inputs.size() * 4 + 1);
+  // The inputs' dtypes and shapes, and what the recorded kernels fix (the calling thread's
+  // buffer: no allocation per call once it has grown).
+  thread_local std::vector<int64_t> key;
+  key.clear();
   key.push_back(static_cast<int64_t>(ops::cuda_matmul_precision()));
   for (const Array& a : inputs) {
     if (!a.defined() || a.device() != dev || !a.is_c_contiguous()) return false;
@@ -533,7 +535,7 @@ bool Program::run_graph(std::vector<Array>& inputs, std::vector<Array>& out) con
   auto it = g.signatures.find(key);
   if (it == g.signatures.end()) {
     if (g.signatures.size() >= static_cast<std::size_t>(kGraphSignatures)) return false;
-    it = g.signatures.emplace(std::move(key), GraphCache::Signature{}).first;
+    it = g.signatures.emplace(key, GraphCache::Signature{}).first;
   }
   GraphCache::Signature& sig = it->second;
   if (sig.failed) return false;

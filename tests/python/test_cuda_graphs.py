@@ -319,16 +319,19 @@ def _chain_inputs(shapes, dtype, rng):
     return [rng.standard_normal(s).astype(dtype) for s in shapes]
 
 
+_UNARY = {"tanh"}  # the unary ops of FUSED_CHAINS
+
+
 def _unfused(code, values):
     """The chain op by op with uma's eager ops on the device (the oracle)."""
     regs = list(values)
     for name, a, b, *c in code:
         if name == "where":
             regs.append(uma.where(regs[a], regs[b], regs[c[0]]))
-        elif b is not None and name not in ("tanh", "exp", "negative", "square"):
-            regs.append(getattr(uma, name)(regs[a], regs[b]))
-        else:
+        elif name in _UNARY:
             regs.append(getattr(uma, name)(regs[a]))
+        else:
+            regs.append(getattr(uma, name)(regs[a], regs[b]))
     return regs[-1]
 
 

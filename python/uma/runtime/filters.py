@@ -129,7 +129,10 @@ def _weak_to_numpy(value, dst: str, allow_downcast: bool, what: str, hint: str):
         probe = np.asarray(value)
     except ValueError as e:
         raise ValueError(f"{what}: cannot convert {type(value).__name__} to an array: {e}") from None
-    numbers = _python_numbers(value) if probe.dtype.kind in "Ofc" else None
+    # Python ints NumPy could not type: objects (beyond 64 bits), or floats for an integer
+    # dtype (int64 and uint64 values mixed)
+    suspect = probe.dtype.kind == "O" or (probe.dtype.kind == "f" and kind_of(dst) in "iu")
+    numbers = _python_numbers(value) if suspect else None
     big = numbers is not None and any(type(v) is int and not -2**63 <= v < 2**64 for v in numbers)
     if numbers is not None and (big or (numbers and all(type(v) is int for v in numbers)
                                         and probe.dtype.kind != "i" and probe.dtype.kind != "u")):
