@@ -45,17 +45,21 @@ void sort_positions(const Array& a, int64_t n, bool descending, const Array& per
   Array ws = workspace(bytes, dev);
   const char* what = "cub::DeviceSegmentedSort::StableSortPairs";
   if (a.dtype() == DType::Complex128) {
-    // Two stable passes: by the imaginary parts, then by the real parts read through the first
-    // pass's order (lexicographic, NumPy's NaN classes).
-    Array first = Array::empty({total}, DType::Int64, dev);
-    check(L::radix_keys(dt, a.data(), nullptr, n, keys.data(), total, 2, l.stream), "radix_keys<<<...>>>");
-    check(L::segmented_sort(ws.data(), &bytes, bits, descending, keys.data(), sorted_keys.data(), i64(iota),
-                            i64(first), total, rows, i64(offsets), l.stream),
-          what);
-    check(L::radix_keys(dt, a.data(), i64(first), n, keys.data(), total, 1, l.stream), "radix_keys<<<...>>>");
-    check(L::segmented_sort(ws.data(), &bytes, bits, descending, keys.data(), sorted_keys.data(), i64(first),
-                            i64(perm), total, rows, i64(offsets), l.stream),
-          what);
+    // Three stable passes, each reading the elements through the previous pass's order: by the
+    // imaginary parts, by the real parts, by the NaN classes (NumPy's order: the classes, then
+    // lexicographic).
+    Array first = Array::empty({total}, DType::Int64, dev), second = Array::empty({total}, DType::Int64, dev);
+    const Array* in = &iota;
+    const Array* out[] = {&first, &second, &perm};
+    const int parts[] = {2, 1, 3};
+    for (int k = 0; k < 3; ++k) {
+      check(L::radix_keys(dt, a.data(), k == 0 ? nullptr : i64(*in), n, keys.data(), total, parts[k], l.stream),
+            "radix_keys<<<...>>>");
+      check(L::segmented_sort(ws.data(), &bytes, bits, descending, keys.data(), sorted_keys.data(), i64(*in),
+                              i64(*out[k]), total, rows, i64(offsets), l.stream),
+            what);
+      in = out[k];
+    }
     return;
   }
   check(L::radix_keys(dt, a.data(), nullptr, n, keys.data(), total, 0, l.stream), "radix_keys<<<...>>>");

@@ -40,6 +40,28 @@ __device__ __forceinline__ uint64_t double_key(double f) {
   return (b >> 63) ? ~b : (b | (uint64_t{1} << 63));
 }
 
+// NumPy's NaN class of a complex value: 0 for R + Rj, 1 for R + nanj, 2 for nan + Rj, 3 for
+// nan + nanj (Note [Sort order] in kernels/cpu/sort.cpp: the classes come in this order).
+template <class R>
+__device__ __forceinline__ uint64_t nan_class(R re, R im) {
+  return (re != re ? 2u : 0u) + (im != im ? 1u : 0u);
+}
+
+// complex64's one 64-bit key: (NaN class, real part, imaginary part) in order. A non-NaN float's
+// key is below M = 2^32 - 1 (only NaN keys are all ones), so class 0 takes kr * M + ki < M^2,
+// class 1 (ordered by its real part) M^2 + kr, class 2 (by its imaginary part) M^2 + M + ki and
+// class 3 M^2 + 2M = 2^64 - 1: the 2^64 keys hold the order exactly.
+__device__ __forceinline__ uint64_t complex64_key(float re, float im) {
+  constexpr uint64_t M = 0xffffffffull;
+  const uint64_t kr = float_key(re), ki = float_key(im);
+  switch (nan_class(re, im)) {
+    case 0: return kr * M + ki;
+    case 1: return M * M + kr;
+    case 2: return M * M + M + ki;
+    default: return ~uint64_t{0};
+  }
+}
+
 template <class T>
 __device__ __forceinline__ float as_float(T v) {
   if constexpr (std::is_same_v<T, __half>) return __half2float(v);
@@ -54,18 +76,24 @@ __device__ __forceinline__ auto key_of(const T& v, int part) {
   else if constexpr (std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>) return float_key(as_float(v));
   else if constexpr (std::is_same_v<T, float>) return float_key(v);
   else if constexpr (std::is_same_v<T, double>) return double_key(v);
-  else if constexpr (std::is_same_v<T, Cplx<float>>)
-    return (static_cast<uint64_t>(float_key(v.re)) << 32) | float_key(v.im);
-  else if constexpr (std::is_same_v<T, Cplx<double>>) return double_key(part == 2 ? v.im : v.re);
+  else if constexpr (std::is_same_v<T, Cplx<float>>) return complex64_key(v.re, v.im);
+  else if constexpr (std::is_same_v<T, Cplx<double>>)
+    return part == 3 ? nan_class(v.re, v.im) : double_key(part == 2 ? v.im : v.re);
   else if constexpr (std::is_same_v<T, int64_t>) return static_cast<uint64_t>(v) ^ (uint64_t{1} << 63);
   else if constexpr (std::is_same_v<T, uint64_t>) return static_cast<uint64_t>(v);
   else if constexpr (std::is_signed_v<T>) return static_cast<uint32_t>(static_cast<int32_t>(v)) ^ 0x80000000u;
   else return static_cast<uint32_t>(v);
 }
 
+// The key type, spelled out: host code must not deduce it from key_of, whose return type the
+// host compilation pass does not see (CUDA C++ Programming Guide, "Deduced return type"), or the
+// host would launch a kernel the device code does not contain.
 template <class T>
 struct KeyOf {
-  using type = decltype(key_of(std::declval<T>(), 0));
+  using type = std::conditional_t<std::is_same_v<T, int64_t> || std::is_same_v<T, uint64_t> ||
+                                      std::is_same_v<T, double> || std::is_same_v<T, Cplx<float>> ||
+                                      std::is_same_v<T, Cplx<double>>,
+                                  uint64_t, uint32_t>;
 };
 
 template <class T>
@@ -73,17 +101,20 @@ struct Tag {
   using type = T;
 };
 
-// A 128-bit key of any dtype (hi, then lo), for comparisons: the radix key above, complex128's
-// real part's key above its imaginary part's.
+// A key of any dtype for comparisons (cls, then hi, then lo): the radix key above in hi;
+// complex128's NaN class, real part's key and imaginary part's key.
 struct Key2 {
-  uint64_t hi, lo;
+  uint64_t cls, hi, lo;
 };
 template <class T>
 __device__ __forceinline__ Key2 key2_of(const T& v) {
-  if constexpr (std::is_same_v<T, Cplx<double>>) return {key_of(v, 1), key_of(v, 2)};
-  else return {static_cast<uint64_t>(key_of(v, 0)), 0};
+  if constexpr (std::is_same_v<T, Cplx<double>>) return {key_of(v, 3), key_of(v, 1), key_of(v, 2)};
+  else return {0, static_cast<uint64_t>(key_of(v, 0)), 0};
 }
-__device__ __forceinline__ bool less(const Key2& a, const Key2& b) { return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo); }
+__device__ __forceinline__ bool less(const Key2& a, const Key2& b) {
+  if (a.cls != b.cls) return a.cls < b.cls;
+  return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo);
+}
 
 // The standard's `==` on two elements.
 template <class T>
@@ -115,9 +146,12 @@ int by_dtype(int dtype, F&& f) {
 template <class T, class K>
 __global__ void keys_kernel(const T* __restrict__ x, const int64_t* __restrict__ perm, int64_t row_len,
                             K* __restrict__ keys, int64_t n, int part) {
+#ifdef __CUDA_ARCH__
+  static_assert(std::is_same_v<decltype(key_of(*x, part)), K>, "KeyOf disagrees with key_of");
+#endif
   for (int64_t i = global_index(); i < n; i += grid_step()) {
     const int64_t at = perm ? (i / row_len) * row_len + perm[i] : i;
-    keys[i] = key_of(x[at], part);
+    keys[i] = static_cast<K>(key_of(x[at], part));
   }
 }
 

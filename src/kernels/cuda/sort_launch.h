@@ -8,10 +8,11 @@
 // in kernels/cpu/sort.cpp): bool as 0/1; signed integers with the sign bit flipped; floats
 // (float16 and bfloat16 through float32) with the usual sign-magnitude flip, -0.0 read as 0.0
 // (a tie) and every NaN as the all-ones key (after +inf; NaNs tie). 32-bit keys for dtypes up to
-// 32 bits, 64-bit keys for the 64-bit ones and complex64 (the real part's 32-bit key above the
-// imaginary part's: the lexicographic order with NumPy's NaN classes). complex128 sorts in two
-// stable passes of 64-bit keys (the imaginary part's, then the real part's). Descending order is
-// the descending key order, stable: NaN first, equal elements in their original order.
+// 32 bits, 64-bit keys for the 64-bit ones. Complex values order by NumPy's NaN class first
+// (R + Rj, R + nanj, nan + Rj, nan + nanj), then lexicographically: complex64 in one 64-bit key
+// that holds all three (sort.cu, complex64_key), complex128 in three stable passes of 64-bit
+// keys (the imaginary part's, the real part's, the class). Descending order is the descending
+// key order, stable: NaN first, equal elements in their original order.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -24,7 +25,8 @@ namespace uma::kernels::cuda_launch {
 int radix_key_bits(int dtype);
 
 /// keys[i] = the radix key of x[i] (n elements of `dtype`; uint32 or uint64 keys as
-/// radix_key_bits). For complex128, `part` 1 keys the real parts, 2 the imaginary parts;
+/// radix_key_bits). For complex128, `part` 1 keys the real parts, 2 the imaginary parts, 3 the
+/// NaN classes;
 /// with `perm` (nullable) the element read for row r = i / row_len is x[r * row_len + perm[i]].
 int radix_keys(int dtype, const void* x, const int64_t* perm, int64_t row_len, void* keys, int64_t n, int part,
                void* stream);
