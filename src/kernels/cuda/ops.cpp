@@ -78,6 +78,10 @@ L::Space merge(const Array& out, const std::vector<const Array*>& in, std::vecto
 
 void cast(const Array& src, const Array& dst) {
   UMA_ASSERT(src.shape() == dst.shape() && dst.is_c_contiguous());
+  if (src.dtype() == dst.dtype()) {  // a copy: the bits as they are (a float16 NaN's payload too)
+    if (src.size() > 0) pack(src, dst);
+    return;
+  }
   std::vector<L::Operand> ops;
   const L::Space s = merge(dst, {&src}, ops);
   Launch l(dst);
@@ -220,6 +224,7 @@ namespace {
 // the first label outside [0, c) on the host for the message (the error path only).
 void raise_bad_label(const char* op, const Array& flag, const Array& y, int64_t c, cudaStream_t st) {
   int bad = 0;
+  uma::cuda::detail::refuse_capture(flag.device().index, op);
   // A 4-byte status word, not an array transfer (not counted in the transfer statistics).
   UMA_CUDA_CHECK(cudaMemcpyAsync(&bad, flag.data(), sizeof(int), cudaMemcpyDeviceToHost, st));
   UMA_CUDA_CHECK(cudaStreamSynchronize(st));
