@@ -541,8 +541,8 @@ bool Program::run_graph(std::vector<Array>& inputs, std::vector<Array>& out) con
   if (sig.failed) return false;
   for (const Recording& r : sig.recordings)
     if (r.free()) {
+      ++g.stats.replayed;  // counted before the label checks, which may throw after the launch
       replay(r, inputs, out);
-      ++g.stats.replayed;
       return true;
     }
   if (!sig.ran) {  // the first run of a signature goes op by op
@@ -560,8 +560,8 @@ bool Program::run_graph(std::vector<Array>& inputs, std::vector<Array>& out) con
   }
   ++g.stats.recorded;
   sig.recordings.push_back(std::move(r));
-  replay(sig.recordings.back(), inputs, out);
   ++g.stats.replayed;
+  replay(sig.recordings.back(), inputs, out);
   return true;
 }
 

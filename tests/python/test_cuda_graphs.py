@@ -69,16 +69,18 @@ def test_training_step_records_twice_then_replays_bit_for_bit():
     params, step = mlp(GRAPHS)
     eparams, estep = mlp(EagerCuda())
     assert step._thunk.program.graphs
-    before = uma.memory_stats("cuda")
+    losses, before, after = [], [], []
     for k in range(7):
-        same_bits(step(X, Y), estep(X, Y), f"loss {k}")
-    after = uma.memory_stats("cuda")
+        before.append(uma.memory_stats("cuda")["host_to_device_bytes"])
+        losses.append(step(X, Y))
+        after.append(uma.memory_stats("cuda")["host_to_device_bytes"])
+        same_bits(losses.pop(), estep(X, Y), f"loss {k}")
     s = stats(step)
     assert (s["recorded"], s["replayed"], s["failed"]) == (2, 6, 0), s
     assert s["kept_bytes"] > 0
     for p, q in zip(params, eparams):
         same_bits(p.get_value(), q.get_value(), p.name)
-    assert after["host_to_device_bytes"] == before["host_to_device_bytes"]
+    assert before[1:] == after[1:]  # the recorded and replayed calls copied nothing from the host
 
 
 @needs_gpu
@@ -236,7 +238,8 @@ def test_graphs_off():
     for _ in range(4):
         step(X, Y)
     assert not step._thunk.program.graphs
-    assert stats(step)["recorded"] == 0
+    assert stats(step) is None  # documented: None when graphs are off
+    assert step._thunk.program.graph_stats()["recorded"] == 0
 
 
 @needs_gpu
@@ -300,7 +303,10 @@ def test_tf32_products_and_graphs_per_precision():
         assert err["highest"] < 1e-5 and 1e-5 < err["tf32"] < 1e-2, err
     finally:
         uma.cuda.set_matmul_precision("highest")
-    assert stats(f)["recorded"] == 4, stats(f)  # two per precision
+    # one recording per precision (each call's result is dropped before the next, so the
+    # first recording stays free); the later rounds replay it
+    s = stats(f)
+    assert (s["recorded"], s["replayed"], s["failed"]) == (2, 10, 0), s
 
 
 # ---- fused chains on cuda (Note [Fused chains on cuda] in src/kernels/cuda/fused.cu) -------
@@ -392,3 +398,23 @@ def test_cuda_linker_arguments(monkeypatch):
     x = uma.sym.vector("x")
     assert CudaLinker.graph_stats(uma.function([x], x * 2, backend="cpu")) is None
     assert CudaLinker.graph_stats(None) is None
+
+
+@needs_gpu
+def test_default_linker_records_training_steps_not_one_kernel_functions(monkeypatch):
+    """Graphs by default (neither the argument nor UMA_CUDA_GRAPHS): a Program of fewer than
+    AUTO_GRAPH_MIN_STEPS steps runs op by op, a training step records; an explicit switch
+    records any Program."""
+    from uma.runtime.linkers.cuda.linker import AUTO_GRAPH_MIN_STEPS
+    monkeypatch.delenv("UMA_CUDA_GRAPHS", raising=False)
+    x = uma.sym.vector("x", dtype="float32")
+    small = uma.function([x], x * 3, backend=CudaLinker())
+    assert small._thunk.program.num_steps < AUTO_GRAPH_MIN_STEPS
+    assert not small._thunk.program.graphs
+    assert GRAPHS.graphs and uma.function([x], x * 3, backend=GRAPHS)._thunk.program.graphs
+    X, Y = batch(32)
+    params, step = mlp(CudaLinker())
+    for _ in range(4):
+        step(X, Y)
+    s = stats(step)
+    assert s is not None and s["recorded"] >= 1 and s["replayed"] >= 2, s

@@ -106,8 +106,9 @@ std::size_t staging_bytes();
 // graph instead of running it; Graph::launch then runs the whole recording on uma's stream
 // with one call. While `work` runs, stream(device) returns a capture stream on the calling
 // thread only (other threads keep uma's stream and run as usual), in the thread-local capture
-// mode: a call on this thread that cannot be recorded (a synchronisation, a blocking copy, a
-// device read-back) fails the capture. Memory: allocations during `work` come from the device
+// mode: work that cannot be recorded (a synchronisation, a host transfer, a device read-back)
+// throws uma's RuntimeError before its first CUDA call (detail::refuse_capture), which fails
+// the capture without a refused CUDA call; any other call CUDA refuses fails it too. Memory: allocations during `work` come from the device
 // cache as usual (cudaMalloc runs at once, outside the recording), and every device block the
 // thread frees during `work` is kept by the graph instead of cached, so no other array is
 // ever given memory that a launch writes; the blocks go back to the cache when the Graph is

@@ -200,6 +200,7 @@ struct Ctx {
   std::vector<int> infos(const Array& info, int64_t count) const {
     std::vector<int> h(static_cast<std::size_t>(count));
     if (count == 0) return h;
+    uma::cuda::detail::refuse_capture(dev.index, "cuSOLVER's info words");
     UMA_CUDA_CHECK(cudaMemcpyAsync(h.data(), info.data(), h.size() * sizeof(int), cudaMemcpyDeviceToHost, st()));
     UMA_CUDA_CHECK(cudaStreamSynchronize(st()));
     for (std::size_t i = 0; i < h.size(); ++i)
@@ -345,6 +346,7 @@ void svd(const char* op, const Array& a, const Array& s, const Array* u, const A
     c.launched(L::first_nonfinite(c.dt, a.data(), count, m * n, static_cast<unsigned long long*>(flag.data()), c.stream),
                "first_nonfinite<<<...>>>");
     unsigned long long first = 0;
+    uma::cuda::detail::refuse_capture(c.dev.index, "the SVD's finiteness check");
     UMA_CUDA_CHECK(cudaMemcpyAsync(&first, flag.data(), sizeof(first), cudaMemcpyDeviceToHost, c.st()));
     UMA_CUDA_CHECK(cudaStreamSynchronize(c.st()));
     UMA_CHECK(first == std::numeric_limits<unsigned long long>::max(), LinAlg, "uma.linalg.", op, ": the SVD of matrix ",

@@ -19,13 +19,16 @@ inline void check(int e, const char* what) {
 struct Launch {
   uma::cuda::detail::DeviceGuard guard;
   void* stream;
-  explicit Launch(const Array& on) : guard(on.device().index), stream(uma::cuda::stream(on.device().index)) {}
+  int device;
+  explicit Launch(const Array& on)
+      : guard(on.device().index), stream(uma::cuda::stream(on.device().index)), device(on.device().index) {}
   cudaStream_t st() const { return static_cast<cudaStream_t>(stream); }
 };
 
 /// Reads `n` bytes of device memory at `src` (waits for the stream): a status word or one
 /// value, not an array transfer (not counted in the transfer statistics).
 inline void read_back(void* dst, const void* src, std::size_t n, const Launch& l) {
+  uma::cuda::detail::refuse_capture(l.device, "a read-back of a status word");
   UMA_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost, l.st()));
   UMA_CUDA_CHECK(cudaStreamSynchronize(l.st()));
 }

@@ -37,6 +37,12 @@ class Event {
   cudaEvent_t ev_ = nullptr;
 };
 
+/// RuntimeError naming `what` when the calling thread records a CUDA graph for `device`: for
+/// work that waits for the device (a read-back, a host transfer), which a graph cannot record.
+/// Called before the first CUDA call of such work, so the recording fails with uma's error
+/// and no CUDA call is refused (Note [Captured work]).
+void refuse_capture(int device, const char* what);
+
 /// Lets the calling thread make capture-unsafe calls (cudaMalloc) for its scope while it
 /// records a graph for `device`: they run at once, outside the recording.
 class RelaxCapture {

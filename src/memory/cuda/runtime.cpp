@@ -151,6 +151,10 @@ bool keep_for_capture(int device, void* ptr, std::size_t cls) noexcept {
   }
 }
 
+void refuse_capture(int device, const char* what) {
+  UMA_CHECK(!capturing(device), Runtime, what, " waits for cuda:", device, ", which a CUDA graph cannot record");
+}
+
 RelaxCapture::RelaxCapture(int device) noexcept : active_(capturing(device)) {
   if (!active_) return;
   cudaStreamCaptureMode m = cudaStreamCaptureModeRelaxed;
@@ -260,6 +264,7 @@ void finish_stream_work(int device) noexcept {
 }
 
 void synchronize(int device) {
+  detail::refuse_capture(device, "synchronize");
   PerDevice& d = per_device(device);
   detail::DeviceGuard g(device);
   UMA_CUDA_CHECK(cudaStreamSynchronize(d.stream));

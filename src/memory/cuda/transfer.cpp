@@ -143,6 +143,7 @@ void transfer_bytes(int device, int64_t* h2d, int64_t* d2h) {
 
 void copy_to_device(void* dst, const void* src, std::size_t n, int device) {
   if (n == 0) return;
+  detail::refuse_capture(device, "a host-to-device copy");
   count(g_h2d, device, n);
   cudaStream_t s = static_cast<cudaStream_t>(stream(device));
   detail::DeviceGuard g(device);
@@ -171,6 +172,7 @@ void copy_to_device(void* dst, const void* src, std::size_t n, int device) {
 
 void copy_to_host(void* dst, const void* src, std::size_t n, int device) {
   if (n == 0) return;
+  detail::refuse_capture(device, "a device-to-host copy");
   count(g_d2h, device, n);
   cudaStream_t s = static_cast<cudaStream_t>(stream(device));
   detail::DeviceGuard g(device);
