@@ -154,7 +154,8 @@ Picks resolve(const char* op, const Array& a, const std::vector<IndexKey>& key) 
     Array idx;
     if (!k.array.defined()) idx = int64_scalar(k.item.i < 0 ? k.item.i + n : k.item.i);  // checked by the layout
     else if (k.array.dtype() != DType::Bool) idx = normalized_indices(op, k.array, n, e.source_axis, a.device());
-    else if (k.array.ndim() == 0) idx = zeros({positions[static_cast<std::size_t>(e.item)].size()}, DType::Int64);
+    else if (k.array.ndim() == 0)
+      idx = on_device(zeros({positions[static_cast<std::size_t>(e.item)].size()}, DType::Int64), a.device());
     else idx = on_device(coordinate(positions[static_cast<std::size_t>(e.item)], k.array.shape(), e.dim), a.device());
     if (size == 0) continue;  // the values are still checked, as NumPy does
     const int64_t stride = p.view.strides()[static_cast<std::size_t>(e.view_axis)];

@@ -127,7 +127,7 @@ def _on(n, device):
         return uma.asarray(n.T.copy(), device=device).T
     if n.ndim >= 1 and n.size > 1 and n.strides[0] < 0:
         return uma.asarray(n[::-1].copy(), device=device)[::-1]
-    return uma.asarray(np.ascontiguousarray(n), device=device)
+    return uma.asarray(n.copy(order="C"), device=device)  # (np.ascontiguousarray makes 0-d 1-d)
 
 
 def _random_shape(rng):
@@ -251,19 +251,21 @@ def test_error_messages_name_the_index_and_the_axis(device):
 
 # --------------------------------------------------------------------------- writes
 
-def _check_set_like_numpy(n0, u0, key, value, device="cpu"):
-    """n0.copy()[key] = value and the same on a uma copy on `device`: the same error type (and
-    the uma array unchanged), or the same array."""
+def _check_set_like_numpy(n0, u0, key, value, device="cpu", ukey=None):
+    """n0.copy()[key] = value and the same on a uma copy on `device` (with `ukey`, the same key
+    with uma index arrays, when given): the same error type (and the uma array unchanged), or the
+    same array."""
+    ukey = key if ukey is None else ukey
     n = n0.copy()
     u = _on(n0.copy(), device)
     try:
         numpy_quiet(lambda: n.__setitem__(key, value))
     except Exception as e:
         with pytest.raises(numpy_error_type(e)):
-            u[key] = value
-        np.testing.assert_array_equal(np.asarray(u), n0)  # nothing was written
+            u[ukey] = value
+        np.testing.assert_array_equal(np.asarray(u.to_device("cpu")), n0)  # nothing was written
         return
-    u[key] = value
+    u[ukey] = value
     assert_matches(u, n, rtol=0, atol=0)
 
 
@@ -307,8 +309,8 @@ def test_random_index_writes_like_numpy(seed, device):
             value = uma.asarray(np.asarray(value) > 50)
         _check_set_like_numpy(n, None, idx, value, device)
         if device != "cpu":
-            _check_set_like_numpy(n, None, _as_uma_key(idx, device) if not isinstance(idx, list) else idx, value,
-                                  device)
+            _check_set_like_numpy(n, None, idx, value, device,
+                                  ukey=_as_uma_key(idx, device) if not isinstance(idx, list) else idx)
 
 
 @pytest.mark.parametrize("device", DEVICES)
