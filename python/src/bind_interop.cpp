@@ -414,7 +414,8 @@ Array import_sequence(nb::handle obj, std::optional<DType> dtype, std::optional<
     // Out-of-range Python ints raise OverflowError; ints in [2**63, 2**64) are uint64 (NumPy 2).
     Scalar s = to_scalar(obj, dtype);
     DType t = dtype.value_or(s.big ? DType::UInt64 : DType::Int64);
-    return ops::scalar_array(s, t);
+    Array host = ops::scalar_array(s, t);
+    return device && !(*device == host.device()) ? uma::to_device(host, *device) : host;
   }
   nb::module_ np = nb::module_::import_("numpy");
   // NumPy parses the sequence; with a NumPy-known dtype it also converts (raising

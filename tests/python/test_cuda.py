@@ -196,6 +196,34 @@ def test_creation_functions_on_cuda():
 
 
 @needs_gpu
+@pytest.mark.parametrize("value", [5, -(2**40), 2**63, 2.5, 1 + 2j, True, [1, 2], [[0.5], [1.5]]])
+def test_asarray_of_python_values_honours_device(value):
+    """uma.asarray(value, device='cuda') of a Python number or list is on cuda:0, with NumPy's
+    dtype and value, with or without a dtype (Array API standard, asarray: device)."""
+    for dtype in (None, "complex128"):
+        want = np.asarray(value, dtype=dtype)
+        got = uma.asarray(value, dtype=dtype, device="cuda")
+        assert got.device == "cuda:0", (value, dtype)
+        host = np.asarray(got.to_device("cpu"))
+        assert (host.dtype, host.shape) == (want.dtype, want.shape), (value, dtype)
+        np.testing.assert_array_equal(host, want)
+
+
+@needs_gpu
+def test_cuda_copies_keep_the_bits_of_float16_nans():
+    """A same-dtype copy on cuda is the bits as they are (a NaN's payload and sign too), also
+    where it moves an axis (sorting along axis 0)."""
+    bits = np.array([0x7E01, 0xFE00, 0x7C01, 0x3C00, 0x8000, 0x7E00], np.uint16)
+    g = uma.asarray(bits.view(np.float16), device="cuda")
+    copied = uma.astype(g[::-1], "float16", copy=True)
+    np.testing.assert_array_equal(np.asarray(copied.to_device("cpu")).view(np.uint16), bits[::-1])
+    col = uma.asarray(bits.view(np.float16).reshape(6, 1), device="cuda")
+    got = np.asarray(uma.sort(col, axis=0).to_device("cpu")).view(np.uint16).ravel()
+    want = np.sort(bits.view(np.float16).reshape(6, 1), axis=0, kind="stable").view(np.uint16).ravel()
+    np.testing.assert_array_equal(got, want)
+
+
+@needs_gpu
 def test_asarray_of_uma_array_between_devices():
     h = uma.asarray(sample("int64"))
     g = uma.asarray(h, device="cuda")
