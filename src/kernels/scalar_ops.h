@@ -176,6 +176,9 @@ UMA_UNARY_FN(Tanh) {
     using R = decltype(C::re(x));
     const R a = C::re(x), b = C::im(x);
     if (UMA_MATH(isinf)(a)) return C::make(UMA_MATH(copysign)(R(1), a), UMA_MATH(copysign)(R(0), b));
+    // a zero a with an infinite or NaN b: a + NaN j (the standard's table, as glibc's ctanh;
+    // CUDA's complex tanh gives NaN + NaN j)
+    if (a == R(0) && !UMA_MATH(isfinite)(b)) return C::make(a, b - b);
     return C::tanh(x);
   } else {
     return UMA_MATH(tanh)(x);
