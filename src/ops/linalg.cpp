@@ -9,6 +9,7 @@
 // C-contiguous stack of equal batch, and runs the LAPACK kernel of its device on it (OpenBLAS on
 // the host, cuSOLVER on cuda; eig and eigvals are host only).
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 
 #include "kernels/kernels.h"
@@ -151,6 +152,12 @@ std::pair<Array, Array> sign_logdet(const Array& x, const char* op) {
   Array sign = Array::empty(batch, a.dtype(), a.device());
   Array logabs = Array::empty(batch, real_dtype(a.dtype()), a.device());
   kernels::slogdet(a, sign, logabs);
+  if (!a.device().is_cpu() && a.size() > 0) {
+    // cuSOLVER's pivot search passes over a NaN (LAPACK's keeps it), and its LU can then end
+    // with finite factors: the log|det| of a matrix holding a NaN is NaN, as NumPy's.
+    const Array nan_in = reduce(ReduceOp::Any, unary(UnaryOp::Isnan, a), std::vector<int64_t>{-2, -1}, false);
+    logabs = where(nan_in, scalar_array(Scalar::from_float(std::nan("")), logabs.dtype()), logabs);
+  }
   return {sign, logabs};
 }
 }  // namespace
