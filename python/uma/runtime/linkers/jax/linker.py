@@ -310,15 +310,28 @@ def _whole_graph(fgraph, nodes, fns, in_vars, out_vars, consts, device):
 
     donate = () if checks else tuple(sorted(set(update_of.values())))
     # results on the linker's device, also where no argument says where (JAX's default device)
-    jitted = jax.jit(run, donate_argnums=donate, out_shardings=jax.sharding.SingleDeviceSharding(device))
+    sharding = jax.sharding.SingleDeviceSharding(device)
+    jitted = jax.jit(run, donate_argnums=donate, out_shardings=sharding)
+    # XLA on a GPU refuses to donate a buffer that a DLPack view holds (a value shared with uma
+    # or torch since a switch of residency): such a call runs without donation, and its results,
+    # JAX's own, are donated by the next ones. The refusal comes before anything runs.
+    keep = jax.jit(run, out_shardings=sharding) if donate else jitted
     x64 = jax.config
     check = uma._core._check_labels
 
+    def launch(values):
+        try:
+            return jitted(*values)
+        except ValueError as e:
+            if keep is jitted or "external reference" not in str(e):
+                raise
+            return keep(*values)
+
     def call(values):
         if x64.jax_enable_x64:
-            return jitted(*values)
+            return launch(values)
         with jax.enable_x64(True):
-            return jitted(*values)
+            return launch(values)
 
     if not checks:
         thunk = call
