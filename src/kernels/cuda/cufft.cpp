@@ -13,8 +13,10 @@
 // transform is one one-dimensional transform per axis (the DFT is separable): for an axis of
 // length n with `outer` lines before it and `inner` elements after it in C order, one
 // cufftPlanMany plan (advanced layout: element stride `inner`) is batched over the larger of
-// outer and inner and executed once per index of the smaller one. A real-to-complex transform
-// runs R2C/D2Z along the last axis into the output and then complex transforms along the
+// outer and inner and executed once per index of the smaller one. The real transforms run along
+// the last axis, on copies with their axis moved last where it is another (their buffers must be
+// aligned to the complex element). A real-to-complex transform
+// runs R2C/D2Z along its last transformed axis into the output and then complex transforms along the
 // others in place; complex-to-real runs the complex transforms in place on the packed input
 // first and C2R/Z2D along the last axis last. cuFFT computes unnormalised transforms: a factor
 // other than 1 is one elementwise multiply by a broadcast device scalar (kernels::cuda::binary).
@@ -217,6 +219,58 @@ void scale(const Array& out, double fct) {
   binary(BinaryOp::Multiply, out, s.broadcast_view(out.shape()), out);
 }
 
+/// The view of `a` with axis d moved last (the other axes in order): strides in bytes/items as a's.
+Array axis_last(const Array& a, int64_t d) {
+  Shape shape;
+  Strides strides;
+  for (int64_t k = 0; k < a.ndim(); ++k)
+    if (k != d) {
+      shape.push_back(a.shape()[static_cast<std::size_t>(k)]);
+      strides.push_back(a.strides()[static_cast<std::size_t>(k)]);
+    }
+  shape.push_back(a.shape()[static_cast<std::size_t>(d)]);
+  strides.push_back(a.strides()[static_cast<std::size_t>(d)]);
+  return a.view(a.data(), shape, strides);
+}
+
+/// The view of the C-contiguous `last` (an array whose axis d was moved last by axis_last) with
+/// that axis back in place d.
+Array axis_back(const Array& last, int64_t d) {
+  const int64_t nd = last.ndim();
+  Shape shape(last.shape().begin(), last.shape().end() - 1);
+  Strides strides(last.strides().begin(), last.strides().end() - 1);
+  shape.insert(shape.begin() + d, last.shape()[static_cast<std::size_t>(nd - 1)]);
+  strides.insert(strides.begin() + d, last.strides()[static_cast<std::size_t>(nd - 1)]);
+  return last.view(last.data(), shape, strides);
+}
+
+/// One real transform (R2C/D2Z from `src`, or C2R/Z2D) along axis d of C-contiguous buffers, of
+/// length n, with h complex elements (n / 2 + 1) along d. Along the last axis it is one batched
+/// call; along another axis it runs on copies with the axis moved last: cuFFT's real transforms
+/// want their buffers aligned to the complex element, which a per-line offset of the batched
+/// strided layout is not.
+void real_axis(const Array& src, const Array& out, int64_t d, int64_t n, int64_t h, bool to_complex) {
+  const bool f64 = (to_complex ? out.dtype() : src.dtype()) == DType::Complex128 ||
+                   (to_complex ? out.dtype() : src.dtype()) == DType::Float64;
+  const int type = to_complex ? (f64 ? kD2Z : kR2C) : (f64 ? kZ2D : kC2R);
+  const char* op = to_complex ? "rfft" : "irfft";
+  const int direction = to_complex ? kForward : kInverse;
+  const int64_t in_len = to_complex ? n : h, out_len = to_complex ? h : n;
+  const auto [outer, inner] = outer_inner(src.shape(), d);
+  if (inner == 1) {
+    run_axis({type, outer, 1, n, in_len, out_len, static_cast<char*>(src.data()), static_cast<char*>(out.data()),
+              static_cast<int64_t>(src.itemsize()), static_cast<int64_t>(out.itemsize())},
+             direction, out.device().index, op);
+    return;
+  }
+  const Array a = packed(axis_last(src, d));
+  const Array b = Array::empty(axis_last(out, d).shape(), out.dtype(), out.device());
+  run_axis({type, outer * inner, 1, n, in_len, out_len, static_cast<char*>(a.data()), static_cast<char*>(b.data()),
+            static_cast<int64_t>(a.itemsize()), static_cast<int64_t>(b.itemsize())},
+           direction, out.device().index, op);
+  pack(axis_back(b, d), out);
+}
+
 }  // namespace
 
 void fft_c2c(const Array& in, const Array& out, const std::vector<int64_t>& axes, bool forward, double fct) {
@@ -231,12 +285,8 @@ void fft_r2c(const Array& in, const Array& out, const std::vector<int64_t>& axes
   if (out.size() == 0) return;
   const Array src = c_contiguous(in) ? in : packed(in);
   const int64_t d = axes.back();
-  const auto [outer, inner] = outer_inner(src.shape(), d);
   const int64_t n = src.shape()[static_cast<std::size_t>(d)], h = out.shape()[static_cast<std::size_t>(d)];
-  const bool f64 = out.dtype() == DType::Complex128;
-  run_axis({f64 ? kD2Z : kR2C, outer, inner, n, n, h, static_cast<char*>(src.data()), static_cast<char*>(out.data()),
-            static_cast<int64_t>(src.itemsize()), static_cast<int64_t>(out.itemsize())},
-           kForward, out.device().index, "rfft");
+  real_axis(src, out, d, n, h, true);
   c2c_axes(out, std::vector<int64_t>(axes.begin(), axes.end() - 1), true, "rfftn");
   scale(out, fct);
 }
@@ -247,12 +297,8 @@ void fft_c2r(const Array& in, const Array& out, const std::vector<int64_t>& axes
   const Array src = packed(in);  // cuFFT's C2R overwrites its input
   c2c_axes(src, std::vector<int64_t>(axes.begin(), axes.end() - 1), false, "irfftn");
   const int64_t d = axes.back();
-  const auto [outer, inner] = outer_inner(out.shape(), d);
   const int64_t n = out.shape()[static_cast<std::size_t>(d)], h = src.shape()[static_cast<std::size_t>(d)];
-  const bool f64 = out.dtype() == DType::Float64;
-  run_axis({f64 ? kZ2D : kC2R, outer, inner, n, h, n, static_cast<char*>(src.data()), static_cast<char*>(out.data()),
-            static_cast<int64_t>(src.itemsize()), static_cast<int64_t>(out.itemsize())},
-           kInverse, out.device().index, "irfft");
+  real_axis(src, out, d, n, h, false);
   scale(out, fct);
 }
 
