@@ -27,8 +27,8 @@ MOD = 1009
 def host(v):
     if isinstance(v, CountingValue):
         return v.array.copy()
-    if type(v).__module__.startswith("torch"):  # a torch backend's tensor: its NumPy view
-        v = v.numpy()
+    if type(v).__module__.startswith("torch"):  # a torch backend's tensor (torch-cuda: on the host first)
+        v = v.cpu().numpy()
     elif type(v).__module__.startswith(("jax", "mlx")):  # a jax or mlx backend's array
         v = np.asarray(v)
     return np.array(v, copy=True)
