@@ -498,3 +498,37 @@ def test_eager_python_ints_beyond_64_bits_into_float_dtypes():
         uma.asarray(10**400, dtype="float64")
     with pytest.raises(OverflowError, match="out of bounds for uint64"):
         uma.asarray(2**70)  # no dtype: NumPy would make an object array
+
+
+@pytest.mark.parametrize("backend", ["cpu", "reference"])
+def test_mixed_int64_and_uint64_python_ints_into_integer_inputs_are_exact(backend):
+    """A list mixing ints of int64's and uint64's ranges (NumPy's probe rounds them through
+    float64) reaches an integer input exactly where each fits its dtype; where one does not, it
+    is out of range (named), or with allow_input_downcast wraps as NumPy's astype wraps."""
+    x = uma.sym.vector("x", dtype="uint64")
+    f = uma.function([x], x, backend=backend)
+    for v in ([2**64 - 1, 0], [1, 2**63 + 1], [2**63, 2**64 - 1, 7]):
+        got = np.asarray(f(v))
+        assert got.dtype == np.uint64 and got.tolist() == v
+    with pytest.raises(TypeError, match=r"input 0 \('x'\): value \[9223372036854775808, -1\] is out of range for uint64"):
+        f([2**63, -1])
+    down = uma.function([x], x, backend=backend, allow_input_downcast=True)
+    assert np.asarray(down([2**63, -1])).tolist() == [2**63, 2**64 - 1]
+    y = uma.sym.vector("y", dtype="int8")
+    g = uma.function([y], y, backend=backend, allow_input_downcast=True)
+    want = np.array([2**63 % 256, 2**64 - 1, 300], dtype=np.uint64).astype(np.int8)
+    np.testing.assert_array_equal(np.asarray(g([2**63, -1, 300])), want)
+    s = uma.shared(np.zeros(2, np.uint64), "s")
+    s.set_value([2**64 - 1, 0])
+    assert s.get_value().tolist() == [2**64 - 1, 0]
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int8", "uint64", "bool", "float32"])
+def test_an_empty_list_is_an_empty_input_of_any_dtype(dtype):
+    """[] (NumPy's float64 default) is an empty array of the input's dtype, as
+    np.asarray([], dtype) is; a nested empty list keeps its shape."""
+    x = uma.sym.vector("x", dtype=dtype)
+    got = np.asarray(uma.function([x], x)([]))
+    assert got.dtype == np.dtype(dtype) and got.shape == (0,)
+    m = uma.sym.matrix("m", dtype=dtype)
+    assert np.asarray(uma.function([m], m)([[]])).shape == (1, 0)

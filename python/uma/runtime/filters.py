@@ -124,11 +124,26 @@ def _python_numbers(value):
     return out
 
 
+def _wrapped_ints(value, dt):
+    """Python ints ``value`` (a nested list) as an array of integer dtype ``dt``, each converted
+    as a C cast converts: modulo 2**bits, two's complement for a signed dtype."""
+    bits = 8 * dt.itemsize
+    mask, signed = (1 << bits) - 1, dt.kind == "i"
+
+    def one(v):
+        v &= mask
+        return v - (1 << bits) if signed and v >> (bits - 1) else v
+
+    return np.vectorize(one, otypes=[object])(np.asarray(value, dtype=object)).astype(dt)
+
+
 def _weak_to_numpy(value, dst: str, allow_downcast: bool, what: str, hint: str):
     try:
         probe = np.asarray(value)
     except ValueError as e:
         raise ValueError(f"{what}: cannot convert {type(value).__name__} to an array: {e}") from None
+    if probe.size == 0 and probe.dtype == np.float64 and not _python_numbers(value):
+        return np.empty(probe.shape, dtype=np_dtype(dst))  # [] (NumPy's float64 default) is any dtype's
     # Python ints NumPy could not type: objects (beyond 64 bits), or floats for an integer
     # dtype (int64 and uint64 values mixed)
     suspect = probe.dtype.kind == "O" or (probe.dtype.kind == "f" and kind_of(dst) in "iu")
@@ -157,9 +172,14 @@ def _weak_to_numpy(value, dst: str, allow_downcast: bool, what: str, hint: str):
                 raise TypeError(f"{what}: value {shown} is out of range for {dst}{hint}")
             return arr
         if kind_of(dst) in "iu" and (big or all(type(v) is int for v in numbers)):
-            if allow_downcast and not big:  # int64 and uint64 values mixed: NumPy's float probe
-                with np.errstate(all="ignore"):
-                    return probe.astype(dt)
+            # int64 and uint64 values mixed (NumPy's probe is float64, which rounds them): each
+            # converted exactly where it fits dst, wrapped as a C cast with allow_downcast
+            if not big:
+                try:
+                    return np.asarray(value, dtype=dt)
+                except OverflowError:
+                    if allow_downcast:
+                        return _wrapped_ints(value, dt)
             raise TypeError(f"{what}: value {shown} is out of range for {dst}"
                             + (" (beyond 64 bits)" if big else hint))
     if probe.dtype.kind not in _KIND_RANK:
