@@ -415,7 +415,9 @@ Array import_sequence(nb::handle obj, std::optional<DType> dtype, std::optional<
     Scalar s = to_scalar(obj, dtype);
     DType t = dtype.value_or(s.big ? DType::UInt64 : DType::Int64);
     Array host = ops::scalar_array(s, t);
-    return device && !(*device == host.device()) ? uma::to_device(host, *device) : host;
+    if (!device || *device == host.device()) return host;
+    cuda::require(*device, api);  // the error names the caller's function
+    return uma::to_device(host, *device);
   }
   nb::module_ np = nb::module_::import_("numpy");
   // NumPy parses the sequence; with a NumPy-known dtype it also converts (raising

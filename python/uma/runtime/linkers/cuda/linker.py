@@ -19,7 +19,8 @@ Program op runs in Python between Program segments (:func:`~.dispatch.cuda_impl`
 device); ``CudaLinker.python_ops(fn)`` lists them, and ``uma.dprint(fn)`` shows the steps.
 
 CUDA graphs (``graphs=True``; default :data:`SWITCH_DEFAULTS`, ``UMA_CUDA_GRAPHS``; by default
-only for Programs of at least :data:`AUTO_GRAPH_MIN_STEPS` steps): the Program records
+only for Programs of at least :data:`AUTO_GRAPH_MIN_STEPS` steps, while ``graphs=True`` or a set
+``UMA_CUDA_GRAPHS`` that is true records every Program): the Program records
 a call as one CUDA graph per input signature and replays it (Note [Program graphs] of
 ``include/uma/runtime/program.h``): the first call of a signature runs op by op, the second
 records, and later calls copy their arguments into the recording's buffers and launch it,
@@ -67,7 +68,8 @@ def _uma():
 
 
 #: The cuda linker's switches when neither the argument nor the environment sets them: both on
-#: (tests/python/test_cuda_graphs.py and the suite's cuda tests pass with them, tests/gpu/run.sh).
+#: (with them, every cuda test of the suite and test_cuda_graphs.py passed on an H100:
+#: docs/measurements/gpu_tests/summary.txt).
 SWITCH_DEFAULTS = {"UMA_CUDA_GRAPHS": True, "UMA_CUDA_FUSE": True}
 
 #: With graphs on by default (neither the argument nor UMA_CUDA_GRAPHS set), a Program of fewer
