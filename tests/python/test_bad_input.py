@@ -532,3 +532,15 @@ def test_an_empty_list_is_an_empty_input_of_any_dtype(dtype):
     assert got.dtype == np.dtype(dtype) and got.shape == (0,)
     m = uma.sym.matrix("m", dtype=dtype)
     assert np.asarray(uma.function([m], m)([[]])).shape == (1, 0)
+
+
+def test_python_ints_beyond_64_bits_name_the_target_dtype_or_are_true_for_bool():
+    """asarray of a Python int beyond 64 bits: OverflowError naming the dtype asked for (NumPy's
+    message), and True for bool (NumPy's bool(), any nonzero int)."""
+    for v, dt in ((-2**63 - 1, "int8"), (2**64, "uint64"), (2**70, "int32")):
+        with pytest.raises(OverflowError, match=f"Python integer {v} out of bounds for {dt}"):
+            uma.asarray(v, dtype=dt)
+        with pytest.raises(OverflowError):
+            np.asarray(v, dtype=dt)
+    for v in (2**64, -2**63 - 1, 2**100):
+        assert np.asarray(uma.asarray(v, dtype="bool")).item() is np.asarray(v, dtype=bool).item() is True
