@@ -74,7 +74,7 @@ SWITCH_DEFAULTS = {"UMA_CUDA_GRAPHS": True, "UMA_CUDA_FUSE": True}
 
 #: With graphs on by default (neither the argument nor UMA_CUDA_GRAPHS set), a Program of fewer
 #: steps runs op by op: a one-kernel function took 10.3 µs per call replayed against 8.0 µs op
-#: by op (H100, bench/bench_gpu_step.py's scalar call), where a training step gains 3-6x.
+#: by op (H100, bench/bench_gpu_step.py's scalar call), where a training step gains 1.7-6x.
 AUTO_GRAPH_MIN_STEPS = 3
 
 
