@@ -142,7 +142,7 @@ def _weak_to_numpy(value, dst: str, allow_downcast: bool, what: str, hint: str):
         probe = np.asarray(value)
     except ValueError as e:
         raise ValueError(f"{what}: cannot convert {type(value).__name__} to an array: {e}") from None
-    if probe.size == 0 and probe.dtype == np.float64 and not _python_numbers(value):
+    if probe.size == 0 and probe.dtype == np.float64:
         return np.empty(probe.shape, dtype=np_dtype(dst))  # [] (NumPy's float64 default) is any dtype's
     # Python ints NumPy could not type: objects (beyond 64 bits), or floats for an integer
     # dtype (int64 and uint64 values mixed)

@@ -38,6 +38,7 @@
 #include "memory/cuda/cuda_check.h"
 #include "uma/error.h"
 #include "uma/memory/cuda.h"
+#include "uma/ops.h"
 
 namespace uma::kernels::cuda {
 
@@ -219,39 +220,13 @@ void scale(const Array& out, double fct) {
   binary(BinaryOp::Multiply, out, s.broadcast_view(out.shape()), out);
 }
 
-/// The view of `a` with axis d moved last (the other axes in order): strides in bytes/items as a's.
-Array axis_last(const Array& a, int64_t d) {
-  Shape shape;
-  Strides strides;
-  for (int64_t k = 0; k < a.ndim(); ++k)
-    if (k != d) {
-      shape.push_back(a.shape()[static_cast<std::size_t>(k)]);
-      strides.push_back(a.strides()[static_cast<std::size_t>(k)]);
-    }
-  shape.push_back(a.shape()[static_cast<std::size_t>(d)]);
-  strides.push_back(a.strides()[static_cast<std::size_t>(d)]);
-  return a.view(a.data(), shape, strides);
-}
-
-/// The view of the C-contiguous `last` (an array whose axis d was moved last by axis_last) with
-/// that axis back in place d.
-Array axis_back(const Array& last, int64_t d) {
-  const int64_t nd = last.ndim();
-  Shape shape(last.shape().begin(), last.shape().end() - 1);
-  Strides strides(last.strides().begin(), last.strides().end() - 1);
-  shape.insert(shape.begin() + d, last.shape()[static_cast<std::size_t>(nd - 1)]);
-  strides.insert(strides.begin() + d, last.strides()[static_cast<std::size_t>(nd - 1)]);
-  return last.view(last.data(), shape, strides);
-}
-
 /// One real transform (R2C/D2Z from `src`, or C2R/Z2D) along axis d of C-contiguous buffers, of
 /// length n, with h complex elements (n / 2 + 1) along d. Along the last axis it is one batched
 /// call; along another axis it runs on copies with the axis moved last: cuFFT's real transforms
 /// want their buffers aligned to the complex element, which a per-line offset of the batched
 /// strided layout is not.
 void real_axis(const Array& src, const Array& out, int64_t d, int64_t n, int64_t h, bool to_complex) {
-  const bool f64 = (to_complex ? out.dtype() : src.dtype()) == DType::Complex128 ||
-                   (to_complex ? out.dtype() : src.dtype()) == DType::Float64;
+  const bool f64 = (to_complex ? out.dtype() : src.dtype()) == DType::Complex128;  // the complex side
   const int type = to_complex ? (f64 ? kD2Z : kR2C) : (f64 ? kZ2D : kC2R);
   const char* op = to_complex ? "rfft" : "irfft";
   const int direction = to_complex ? kForward : kInverse;
@@ -263,12 +238,17 @@ void real_axis(const Array& src, const Array& out, int64_t d, int64_t n, int64_t
              direction, out.device().index, op);
     return;
   }
-  const Array a = packed(axis_last(src, d));
-  const Array b = Array::empty(axis_last(out, d).shape(), out.dtype(), out.device());
+  std::vector<int64_t> last, back(static_cast<std::size_t>(src.ndim()));  // axis d moved last, and back
+  for (int64_t k = 0; k < src.ndim(); ++k)
+    if (k != d) last.push_back(k);
+  last.push_back(d);
+  for (std::size_t k = 0; k < last.size(); ++k) back[static_cast<std::size_t>(last[k])] = static_cast<int64_t>(k);
+  const Array a = packed(ops::transpose(src, last));
+  const Array b = Array::empty(ops::transpose(out, last).shape(), out.dtype(), out.device());
   run_axis({type, outer * inner, 1, n, in_len, out_len, static_cast<char*>(a.data()), static_cast<char*>(b.data()),
             static_cast<int64_t>(a.itemsize()), static_cast<int64_t>(b.itemsize())},
            direction, out.device().index, op);
-  pack(axis_back(b, d), out);
+  pack(ops::transpose(b, back), out);
 }
 
 }  // namespace

@@ -246,10 +246,10 @@ __global__ void group_outputs_kernel(const T* __restrict__ sorted, const int64_t
 }  // namespace
 
 int radix_key_bits(int dtype) {
-  switch (dtype) {
-    case kInt64: case kUInt64: case kFloat64: case kComplex64: case kComplex128: return 64;
-    default: return 32;
-  }
+  const int bits = by_dtype(dtype, [](auto tag) {
+    return static_cast<int>(8 * sizeof(typename KeyOf<typename decltype(tag)::type>::type));
+  });
+  return bits == 64 ? 64 : 32;  // (by_dtype's error code for a dtype it lacks: 32, as before)
 }
 
 int radix_keys(int dtype, const void* x, const int64_t* perm, int64_t row_len, void* keys, int64_t n, int part,
