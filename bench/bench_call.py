@@ -435,7 +435,13 @@ def main(argv=None):
     ap.add_argument("--only", default="counter,three,mlp,frameworks",
                     help="comma-separated tables to run (counter, three, mlp, frameworks, frameworks-scalar)")
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    ap.add_argument("--pin", type=int, metavar="CPU",
+                    help="run on this one CPU (the frameworks' worker threads too, which start later and "
+                         "inherit it): a hand-off to MLX's worker thread is then a switch on one core, "
+                         "not a wake-up of another core, whose latency varies from run to run")
     args = ap.parse_args(argv)
+    if args.pin is not None:
+        os.sched_setaffinity(0, {args.pin})
     repeat = 3 if args.quick else args.repeat
     only = set(args.only.split(","))
     unknown = only - {"counter", "three", "mlp", "frameworks", "frameworks-scalar"}
@@ -445,7 +451,8 @@ def main(argv=None):
     import uma
 
     print(f"uma call-overhead benchmark — Python {platform.python_version()}, NumPy {np.__version__}, "
-          f"{platform.machine()}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
+          f"{platform.machine()}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}"
+          + ("" if args.pin is None else f", pinned to CPU {args.pin}"))
     vers = []
     for mod in ("pytensor", "numba", "torch", "jax"):
         m = try_import(mod)
