@@ -738,16 +738,23 @@ void bind_runtime(nb::module_& m) {
       .def_prop_rw("graphs", &runtime::Program::graphs, &runtime::Program::set_graphs,
                    "CUDA graphs (Note [Program graphs] in runtime/program.h): True records a run per input "
                    "signature of C-contiguous cuda arrays and replays it; setting it drops every recording.")
+      .def_prop_rw("early_label_checks", &runtime::Program::early_label_checks,
+                   &runtime::Program::set_early_label_checks,
+                   "Early label checks of CUDA graph recordings (Note [Early label checks] in runtime/program.h): "
+                   "True waits for the label checks alone, queued before each replay, not for the step; setting "
+                   "it drops every recording.")
       .def("graph_stats", [](const runtime::Program& p) {
         const runtime::Program::GraphStats s = p.graph_stats();
         nb::dict d;
         d["recorded"] = s.recorded;
         d["replayed"] = s.replayed;
+        d["early_checked"] = s.early_checked;
         d["failed"] = s.failed;
         d["kept_bytes"] = s.kept_bytes;
         d["last_failure"] = s.last_failure;
         return d;
-      }, "What the CUDA graphs did: recordings made ('recorded'), runs replayed ('replayed'), recordings "
+      }, "What the CUDA graphs did: recordings made ('recorded'), runs replayed ('replayed'), replays whose "
+         "label checks the host waited for alone ('early_checked': Note [Early label checks]), recordings "
          "that failed ('failed'; their signatures run op by op), device bytes the recordings keep "
          "('kept_bytes') and the last failure's reason ('last_failure').");
 

@@ -4,6 +4,7 @@
 // device whose shapes equal the output's, the output is C-contiguous. Every kernel is queued
 // on uma's stream of the device (Note [CUDA streams]) and returns without waiting for it.
 #pragma once
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -67,6 +68,28 @@ void softmax_xent(const char* op, const Array& logits, const Array& labels, cons
 /// ValueError naming the first of the contiguous int64 `labels` (N,) outside [0, nclasses);
 /// waits for the stream (reads a 4-byte status word).
 void check_labels(const char* op, const Array& labels, int64_t nclasses);
+
+/// A label check whose verdict the host waits for alone, not for the work queued after it
+/// (Note [Early label checks] in uma/runtime/program.h): a device status word, a pinned host
+/// word it is copied into, and an event recorded after the copy, all on `device`. RuntimeError
+/// in a build without CUDA.
+class LabelFlag {
+ public:
+  explicit LabelFlag(Device device);
+  ~LabelFlag();  // waits for the last queued check (its copy writes the host word)
+  LabelFlag(const LabelFlag&) = delete;
+  LabelFlag& operator=(const LabelFlag&) = delete;
+  /// Queues on uma's stream of the device: the check of the contiguous int64 `labels` (N,)
+  /// against [0, nclasses), the copy of its status to the host word, the event. Waits for nothing.
+  void queue(const Array& labels, int64_t nclasses);
+  /// Waits for the event of the last queue() (so for the work queued before it, not after it);
+  /// true when every label it checked was in range, or when nothing was queued.
+  bool passed() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 /// The FFT kernels of kernels::cpu (fft_c2c, fft_r2c, fft_c2r: the same contracts) with cuFFT,
 /// loaded with dlopen at the first call (RuntimeError naming the library when it cannot be

@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 
+#include "kernels/cuda_kernels.h"
 #include "uma/error.h"
 #include "uma/memory/cuda.h"
 #include "uma/ops.h"
@@ -427,6 +428,9 @@ struct Program::Recording {
   std::vector<Array> staging;  // per input: the buffer the graph reads it from
   std::vector<Array> results;  // per output: a step's result as recorded (undefined otherwise)
   std::vector<Array> checked;  // per label check: its labels and logits as recorded
+  // Per label check, when every check's labels are an input of the recording (read from its
+  // staging buffer) and int64: its flag, queued before each launch (Note [Early label checks]).
+  std::vector<std::unique_ptr<kernels::cuda::LabelFlag>> early;
   std::vector<std::shared_ptr<Storage>> written;  // the results' distinct storages
   std::vector<long> alone;     // their use counts while no array outside holds them
   bool free() const noexcept {
@@ -448,6 +452,11 @@ struct Program::GraphCache {
 };
 
 void Program::set_graphs(bool on) { graphs_ = on ? std::make_shared<GraphCache>() : nullptr; }
+
+void Program::set_early_label_checks(bool on) {
+  early_label_checks_ = on;
+  if (graphs_) graphs_ = std::make_shared<GraphCache>();  // recordings are made with the setting
+}
 
 Program::GraphStats Program::graph_stats() const {
   if (!graphs_) return {};
@@ -489,18 +498,35 @@ bool Program::record(Recording& r, const std::vector<Array>& inputs, std::string
     if (!seen) r.written.push_back(a.storage());
   }
   for (const auto& w : r.written) r.alone.push_back(w.use_count());
+  if (early_label_checks_ && !label_checks_.empty()) {  // Note [Early label checks]
+    bool all = true;
+    for (std::size_t k = 0; k < label_checks_.size() && all; ++k) {
+      const Array& y = r.checked[2 * k];
+      bool staged = false;
+      for (const Array& a : r.staging) staged = staged || a.data() == y.data();
+      all = staged && y.dtype() == DType::Int64 && y.ndim() == 1;
+    }
+    for (std::size_t k = 0; all && k < label_checks_.size(); ++k)
+      r.early.push_back(std::make_unique<kernels::cuda::LabelFlag>(r.checked[2 * k].device()));
+  }
   return true;
 }
 
-void Program::replay(const Recording& r, std::vector<Array>& inputs, std::vector<Array>& out) const {
+bool Program::replay(const Recording& r, std::vector<Array>& inputs, std::vector<Array>& out) const {
   const int device = r.graph->device();
   for (std::size_t i = 0; i < inputs.size(); ++i)
     if (inputs[i].data() != r.staging[i].data())
       cuda::copy_on_device(r.staging[i].data(), inputs[i].data(), static_cast<std::size_t>(inputs[i].nbytes()), device);
+  auto classes = [&](std::size_t k) {
+    const Array& z = r.checked[2 * k + 1];
+    return z.ndim() == 2 ? z.shape()[1] : int64_t{0};
+  };
+  for (std::size_t k = 0; k < r.early.size(); ++k) r.early[k]->queue(r.checked[2 * k], classes(k));
   r.graph->launch();
   for (std::size_t k = 0; k < label_checks_.size(); ++k) {  // Note [Deferred label checks]
-    const Array& z = r.checked[2 * k + 1];
-    ops::check_labels(label_checks_[k].op.c_str(), r.checked[2 * k], z.ndim() == 2 ? z.shape()[1] : 0);
+    if (!r.early.empty() && r.early[k]->passed()) continue;  // Note [Early label checks]
+    // Waits for the launch; raises the op's ValueError naming the first bad label.
+    ops::check_labels(label_checks_[k].op.c_str(), r.checked[2 * k], classes(k));
   }
   out.resize(outputs_.size());
   for (std::size_t k = 0; k < outputs_.size(); ++k) {
@@ -513,6 +539,7 @@ void Program::replay(const Recording& r, std::vector<Array>& inputs, std::vector
     }
   }
   inputs.clear();
+  return !r.early.empty();
 }
 
 bool Program::run_graph(std::vector<Array>& inputs, std::vector<Array>& out) const {
@@ -542,7 +569,7 @@ bool Program::run_graph(std::vector<Array>& inputs, std::vector<Array>& out) con
   for (const Recording& r : sig.recordings)
     if (r.free()) {
       ++g.stats.replayed;  // counted before the label checks, which may throw after the launch
-      replay(r, inputs, out);
+      if (replay(r, inputs, out)) ++g.stats.early_checked;
       return true;
     }
   if (!sig.ran) {  // the first run of a signature goes op by op
@@ -561,7 +588,7 @@ bool Program::run_graph(std::vector<Array>& inputs, std::vector<Array>& out) con
   ++g.stats.recorded;
   sig.recordings.push_back(std::move(r));
   ++g.stats.replayed;
-  replay(sig.recordings.back(), inputs, out);
+  if (replay(sig.recordings.back(), inputs, out)) ++g.stats.early_checked;
   return true;
 }
 

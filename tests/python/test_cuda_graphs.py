@@ -58,7 +58,12 @@ def test_graphs_switch_and_stats_without_recording():
     assert p.graphs  # set_outputs keeps the switch (it drops recordings only)
     out = p.run([uma.asarray(np.arange(3.0))])
     np.testing.assert_array_equal(np.asarray(out[0]), [0.0, 2.0, 4.0])
-    assert p.graph_stats() == {"recorded": 0, "replayed": 0, "failed": 0, "kept_bytes": 0, "last_failure": ""}
+    assert p.graph_stats() == {"recorded": 0, "replayed": 0, "early_checked": 0, "failed": 0, "kept_bytes": 0,
+                               "last_failure": ""}
+    assert not p.early_label_checks
+    p.early_label_checks = True
+    assert p.early_label_checks and p.graphs
+    np.testing.assert_array_equal(np.asarray(p.run([uma.asarray(np.arange(2.0))])[0]), [0.0, 2.0])
 
 
 @needs_gpu
@@ -150,6 +155,58 @@ def test_failing_replay_changes_nothing():
         same_bits(step(X, Y), estep(X, Y), f"loss after the error {k}")
     for p, q in zip(params, eparams):
         same_bits(p.get_value(), q.get_value(), p.name)
+
+
+@needs_gpu
+def test_early_label_checks_wait_for_the_checks_alone():
+    """Note [Early label checks]: a replayed step whose labels are an argument queues their check
+    before the launch and waits for it alone. Every replay is counted as checked early, the
+    results equal the eager ops' bit for bit, and a bad label still raises the op's ValueError
+    before any update is written."""
+    X, Y = batch(32)
+    early = CudaLinker(graphs=True, fuse=True, early_checks=True)
+    params, step = mlp(early)
+    eparams, estep = mlp(EagerCuda())
+    assert step._thunk.program.early_label_checks
+    for k in range(6):
+        same_bits(step(X, Y), estep(X, Y), f"loss {k}")
+    s = stats(step)
+    assert (s["recorded"], s["replayed"], s["early_checked"], s["failed"]) == (2, 5, 5, 0), s
+    held = [p.get_value() for p in params]
+    bad = np.asarray(Y.to_device("cpu")).copy()
+    bad[3] = -1
+    with pytest.raises(ValueError, match="label -1 at position 3 is out of range"):
+        step(X, uma.asarray(bad, device="cuda"))
+    assert stats(step)["replayed"] == s["replayed"] + 1 and stats(step)["early_checked"] == s["early_checked"]
+    for p, h in zip(params, held):
+        same_bits(p.get_value(), h, p.name)
+    for k in range(4):
+        same_bits(step(X, Y), estep(X, Y), f"loss after the error {k}")
+    for p, q in zip(params, eparams):
+        same_bits(p.get_value(), q.get_value(), p.name)
+    assert stats(step)["early_checked"] == s["early_checked"] + 4
+
+
+@needs_gpu
+def test_early_label_checks_leave_labels_computed_in_the_step_to_the_deferred_check():
+    """Labels the step computes (here int32 labels cast to int64) are checked after the launch,
+    as without early checks: no replay counts as checked early, and a bad label raises."""
+    sym = uma.sym
+    x, y = sym.matrix("x", dtype="float32"), sym.vector("y", dtype="int32")
+    w = uma.shared(np.random.default_rng(0).standard_normal((20, 5)).astype(np.float32), "w")
+    cost = uma.mean(uma.softmax_cross_entropy(x @ w, uma.astype(y, "int64")))
+    fns = [uma.function([x, y], cost, updates={w: w - 0.1 * uma.grad(cost, w)}, backend=b)
+           for b in (CudaLinker(graphs=True, fuse=True, early_checks=True), EagerCuda())]
+    X, Y = batch(32)
+    Y32 = uma.asarray(np.asarray(Y.to_device("cpu")).astype(np.int32), device="cuda")
+    for k in range(5):
+        same_bits(fns[0](X, Y32), fns[1](X, Y32), f"loss {k}")
+    s = stats(fns[0])
+    assert s["replayed"] >= 3 and s["early_checked"] == 0, s
+    bad = np.asarray(Y32.to_device("cpu")).copy()
+    bad[0] = 5
+    with pytest.raises(ValueError, match="label 5 at position 0 is out of range"):
+        fns[0](X, uma.asarray(bad, device="cuda"))
 
 
 @needs_gpu
@@ -395,6 +452,12 @@ def test_cuda_linker_arguments(monkeypatch):
     assert linker.fuse is False and CudaLinker(fuse=True).fuse is True
     monkeypatch.delenv("UMA_CUDA_FUSE")
     assert linker.fuse is SWITCH_DEFAULTS["UMA_CUDA_FUSE"]
+    with pytest.raises(TypeError, match="early_checks must be True, False or None, got 1"):
+        CudaLinker(early_checks=1)
+    monkeypatch.setenv("UMA_CUDA_EARLY_CHECKS", "on")
+    assert linker.early_checks is True and CudaLinker(early_checks=False).early_checks is False
+    monkeypatch.delenv("UMA_CUDA_EARLY_CHECKS")
+    assert linker.early_checks is SWITCH_DEFAULTS["UMA_CUDA_EARLY_CHECKS"]
     x = uma.sym.vector("x")
     assert CudaLinker.graph_stats(uma.function([x], x * 2, backend="cpu")) is None
     assert CudaLinker.graph_stats(None) is None

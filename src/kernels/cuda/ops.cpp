@@ -277,4 +277,46 @@ void check_labels(const char* op, const Array& y, int64_t c) {
   raise_bad_label(op, flag, y, c, st);
 }
 
+struct LabelFlag::Impl {
+  int device;
+  Array flag;                        // int32 status word on the device
+  int* host = nullptr;               // pinned: the status word as last copied
+  uma::cuda::detail::Event done;     // recorded after the copy (made with the device current)
+  bool queued = false;
+  explicit Impl(Device d) : device(d.index), flag(Array::empty({1}, DType::Int32, d)) {}
+  ~Impl() {
+    if (queued) (void)cudaEventSynchronize(done.get());  // the copy into `host` has landed
+    if (host) (void)cudaFreeHost(host);
+  }
+};
+
+LabelFlag::LabelFlag(Device d) {
+  uma::cuda::detail::DeviceGuard guard(d.index);
+  impl_ = std::make_unique<Impl>(d);
+  void* h = nullptr;
+  UMA_CUDA_CHECK(cudaMallocHost(&h, sizeof(int)));
+  impl_->host = static_cast<int*>(h);
+  *impl_->host = 0;
+}
+
+LabelFlag::~LabelFlag() = default;
+
+void LabelFlag::queue(const Array& y, int64_t c) {
+  UMA_ASSERT(y.is_c_contiguous() && y.ndim() == 1 && y.dtype() == DType::Int64 && y.device().index == impl_->device);
+  Launch l(y);
+  auto st = l.st();
+  UMA_CUDA_CHECK(cudaMemsetAsync(impl_->flag.data(), 0, sizeof(int), st));
+  check(L::label_range(y.data(), y.shape()[0], c, static_cast<int*>(impl_->flag.data()), l.stream),
+        "check_labels<<<...>>>");
+  UMA_CUDA_CHECK(cudaMemcpyAsync(impl_->host, impl_->flag.data(), sizeof(int), cudaMemcpyDeviceToHost, st));
+  UMA_CUDA_CHECK(cudaEventRecord(impl_->done.get(), st));
+  impl_->queued = true;
+}
+
+bool LabelFlag::passed() const {
+  if (!impl_->queued) return true;
+  UMA_CUDA_CHECK(cudaEventSynchronize(impl_->done.get()));
+  return *static_cast<volatile int*>(impl_->host) == 0;
+}
+
 }  // namespace uma::kernels::cuda
