@@ -134,57 +134,35 @@ def test_set_value_between_calls_is_seen():
 
 
 @needs_gpu
-def test_failing_replay_changes_nothing():
-    """A bad label inside a replayed step raises the op's ValueError after the launch and
-    before any update is written; the next calls go on as if it never happened."""
+@pytest.mark.parametrize("early", [False, True])
+def test_failing_replay_changes_nothing(early):
+    """A bad label inside a replayed step raises the op's ValueError before any update is
+    written; the next calls go on as if it never happened. With early label checks (Note
+    [Early label checks]) a replay whose labels are an argument waits for their checks alone:
+    every replay counts as checked early but the failing one, which raises through the
+    deferred check after the launch."""
     X, Y = batch(32)
-    params, step = mlp(GRAPHS)
+    params, step = mlp(CudaLinker(graphs=True, fuse=True, early_checks=early))
     eparams, estep = mlp(EagerCuda())
+    assert step._thunk.program.early_label_checks is early
     for k in range(4):
         same_bits(step(X, Y), estep(X, Y), f"loss {k}")
-    replayed = stats(step)["replayed"]
+    s = stats(step)
+    assert (s["recorded"], s["replayed"], s["early_checked"], s["failed"]) == (2, 3, 3 if early else 0, 0), s
     held = [p.get_value() for p in params]
     bad = np.asarray(Y.to_device("cpu")).copy()
-    bad[7] = 5
+    bad[7], bad[9] = 5, -1
     with pytest.raises(ValueError, match="label 5 at position 7 is out of range"):
         step(X, uma.asarray(bad, device="cuda"))
-    assert stats(step)["replayed"] == replayed + 1  # it ran as a replay
+    after = stats(step)
+    assert after["replayed"] == s["replayed"] + 1 and after["early_checked"] == s["early_checked"], after
     for p, h in zip(params, held):
         same_bits(p.get_value(), h, p.name)
     for k in range(3):
         same_bits(step(X, Y), estep(X, Y), f"loss after the error {k}")
     for p, q in zip(params, eparams):
         same_bits(p.get_value(), q.get_value(), p.name)
-
-
-@needs_gpu
-def test_early_label_checks_wait_for_the_checks_alone():
-    """Note [Early label checks]: a replayed step whose labels are an argument queues their check
-    before the launch and waits for it alone. Every replay is counted as checked early, the
-    results equal the eager ops' bit for bit, and a bad label still raises the op's ValueError
-    before any update is written."""
-    X, Y = batch(32)
-    early = CudaLinker(graphs=True, fuse=True, early_checks=True)
-    params, step = mlp(early)
-    eparams, estep = mlp(EagerCuda())
-    assert step._thunk.program.early_label_checks
-    for k in range(6):
-        same_bits(step(X, Y), estep(X, Y), f"loss {k}")
-    s = stats(step)
-    assert (s["recorded"], s["replayed"], s["early_checked"], s["failed"]) == (2, 5, 5, 0), s
-    held = [p.get_value() for p in params]
-    bad = np.asarray(Y.to_device("cpu")).copy()
-    bad[3] = -1
-    with pytest.raises(ValueError, match="label -1 at position 3 is out of range"):
-        step(X, uma.asarray(bad, device="cuda"))
-    assert stats(step)["replayed"] == s["replayed"] + 1 and stats(step)["early_checked"] == s["early_checked"]
-    for p, h in zip(params, held):
-        same_bits(p.get_value(), h, p.name)
-    for k in range(4):
-        same_bits(step(X, Y), estep(X, Y), f"loss after the error {k}")
-    for p, q in zip(params, eparams):
-        same_bits(p.get_value(), q.get_value(), p.name)
-    assert stats(step)["early_checked"] == s["early_checked"] + 4
+    assert stats(step)["early_checked"] == s["early_checked"] + (3 if early else 0)
 
 
 @needs_gpu
