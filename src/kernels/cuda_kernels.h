@@ -70,17 +70,18 @@ void softmax_xent(const char* op, const Array& logits, const Array& labels, cons
 void check_labels(const char* op, const Array& labels, int64_t nclasses);
 
 /// A label check whose verdict the host waits for alone, not for the work queued after it
-/// (Note [Early label checks] in uma/runtime/program.h): a device status word, a pinned host
-/// word it is copied into, and an event recorded after the copy, all on `device`. RuntimeError
-/// in a build without CUDA.
+/// (Note [Early label checks] in uma/runtime/program.h): a pinned host word that a one-block
+/// kernel writes, and an event recorded after the kernel, on `device`. RuntimeError in a build
+/// without CUDA.
 class LabelFlag {
  public:
   explicit LabelFlag(Device device);
   ~LabelFlag();  // waits for the last queued check (its copy writes the host word)
   LabelFlag(const LabelFlag&) = delete;
   LabelFlag& operator=(const LabelFlag&) = delete;
-  /// Queues on uma's stream of the device: the check of the contiguous int64 `labels` (N,)
-  /// against [0, nclasses), the copy of its status to the host word, the event. Waits for nothing.
+  /// Queues on uma's stream of the device the check of the contiguous int64 `labels` (N,)
+  /// against [0, nclasses), writing its verdict into the host word, then the event. Waits for
+  /// nothing.
   void queue(const Array& labels, int64_t nclasses);
   /// Waits for the event of the last queue() (so for the work queued before it, not after it);
   /// true when every label it checked was in range, or when nothing was queued.

@@ -85,8 +85,8 @@ std::vector<std::string> op_names();
 // Note [Early label checks]
 // With early label checks on (set_early_label_checks), a recording whose label checks all
 // read int64 labels from inputs (its staging buffers: the labels a caller passes) queues
-// each check before its launch: a kernel sets a status word, the word is copied to pinned
-// host memory, and an event is recorded after the copy. After the launch the host waits for
+// each check before its launch: a one-block kernel writes its verdict into pinned host memory,
+// and an event is recorded after it. After the launch the host waits for
 // that event alone, so it waits for the work queued before the step (the previous calls) and
 // the checks, not for the step itself: the call returns while the GPU still runs the step, and
 // the next call's host work overlaps it. A flag that reports a bad label runs the deferred

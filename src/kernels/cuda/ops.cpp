@@ -279,24 +279,27 @@ void check_labels(const char* op, const Array& y, int64_t c) {
 
 struct LabelFlag::Impl {
   int device;
-  Array flag;                        // int32 status word on the device
-  int* host = nullptr;               // pinned: the status word as last copied
-  uma::cuda::detail::Event done;     // recorded after the copy (made with the device current)
+  int* host = nullptr;               // pinned and mapped: the verdict, as the host reads it
+  int* mapped = nullptr;             // the same word, as the check kernel writes it
+  uma::cuda::detail::Event done;     // recorded after the kernel (made with the device current)
   bool queued = false;
-  explicit Impl(Device d) : device(d.index), flag(Array::empty({1}, DType::Int32, d)) {}
+  explicit Impl(int d) : device(d) {}
   ~Impl() {
-    if (queued) (void)cudaEventSynchronize(done.get());  // the copy into `host` has landed
+    if (queued) (void)cudaEventSynchronize(done.get());  // the kernel no longer writes `host`
     if (host) (void)cudaFreeHost(host);
   }
 };
 
 LabelFlag::LabelFlag(Device d) {
   uma::cuda::detail::DeviceGuard guard(d.index);
-  impl_ = std::make_unique<Impl>(d);
+  impl_ = std::make_unique<Impl>(d.index);
   void* h = nullptr;
-  UMA_CUDA_CHECK(cudaMallocHost(&h, sizeof(int)));
+  UMA_CUDA_CHECK(cudaHostAlloc(&h, sizeof(int), cudaHostAllocMapped | cudaHostAllocPortable));
   impl_->host = static_cast<int*>(h);
   *impl_->host = 0;
+  void* dev = nullptr;
+  UMA_CUDA_CHECK(cudaHostGetDevicePointer(&dev, h, 0));
+  impl_->mapped = static_cast<int*>(dev);
 }
 
 LabelFlag::~LabelFlag() = default;
@@ -304,12 +307,8 @@ LabelFlag::~LabelFlag() = default;
 void LabelFlag::queue(const Array& y, int64_t c) {
   UMA_ASSERT(y.is_c_contiguous() && y.ndim() == 1 && y.dtype() == DType::Int64 && y.device().index == impl_->device);
   Launch l(y);
-  auto st = l.st();
-  UMA_CUDA_CHECK(cudaMemsetAsync(impl_->flag.data(), 0, sizeof(int), st));
-  check(L::label_range(y.data(), y.shape()[0], c, static_cast<int*>(impl_->flag.data()), l.stream),
-        "check_labels<<<...>>>");
-  UMA_CUDA_CHECK(cudaMemcpyAsync(impl_->host, impl_->flag.data(), sizeof(int), cudaMemcpyDeviceToHost, st));
-  UMA_CUDA_CHECK(cudaEventRecord(impl_->done.get(), st));
+  check(L::label_verdict(y.data(), y.shape()[0], c, impl_->mapped, l.stream), "label_verdict<<<...>>>");
+  UMA_CUDA_CHECK(cudaEventRecord(impl_->done.get(), l.st()));
   impl_->queued = true;
 }
 

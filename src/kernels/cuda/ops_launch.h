@@ -88,6 +88,9 @@ int xent(bool backward, int dtype, int label_dtype, const void* logits, const vo
          int64_t gstride, void* out, int64_t n, int64_t c, int* bad_flag, void* stream);
 /// Sets *bad_flag to 1 when one of the int64 labels (n,) lies outside [0, c).
 int label_range(const void* labels, int64_t n, int64_t c, int* bad_flag, void* stream);
+/// Writes 1 into *host_word (the device pointer of mapped pinned host memory) when one of the int64
+/// labels (n,) lies outside [0, c), else 0: one block, one kernel, no other call.
+int label_verdict(const void* labels, int64_t n, int64_t c, int* host_word, void* stream);
 
 /// The number of multiprocessors of the current device (cached), for grid sizes.
 int sm_count();

@@ -70,7 +70,22 @@ __global__ void label_range_kernel(const int64_t* __restrict__ y, int64_t n, int
     if (y[i] < 0 || y[i] >= c) *bad = 1;
 }
 
+// One block: every thread scans a stride of the labels, the block ORs their findings, and
+// thread 0 writes the verdict (0 or 1) into *word, host memory the device may write (pinned).
+__global__ void label_verdict_kernel(const int64_t* __restrict__ y, int64_t n, int64_t c, int* word) {
+  int bad = 0;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) bad |= (y[i] < 0 || y[i] >= c) ? 1 : 0;
+  bad = __syncthreads_or(bad);
+  if (threadIdx.x == 0) *reinterpret_cast<volatile int*>(word) = bad ? 1 : 0;
+}
+
 }  // namespace
+
+int label_verdict(const void* labels, int64_t n, int64_t c, int* host_word, void* stream) {
+  label_verdict_kernel<<<1, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(static_cast<const int64_t*>(labels), n,
+                                                                             c, host_word);
+  return static_cast<int>(cudaGetLastError());
+}
 
 int label_range(const void* labels, int64_t n, int64_t c, int* bad_flag, void* stream) {
   if (n == 0) return 0;
