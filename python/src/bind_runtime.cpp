@@ -738,11 +738,11 @@ void bind_runtime(nb::module_& m) {
       .def_prop_rw("graphs", &runtime::Program::graphs, &runtime::Program::set_graphs,
                    "CUDA graphs (Note [Program graphs] in runtime/program.h): True records a run per input "
                    "signature of C-contiguous cuda arrays and replays it; setting it drops every recording.")
-      .def_prop_rw("early_label_checks", &runtime::Program::early_label_checks,
-                   &runtime::Program::set_early_label_checks,
-                   "Early label checks of CUDA graph recordings (Note [Early label checks] in runtime/program.h): "
-                   "True waits for the label checks alone, queued before each replay, not for the step; setting "
-                   "it drops every recording.")
+      .def_prop_rw("lean_replay", &runtime::Program::lean_replay,
+                   &runtime::Program::set_lean_replay,
+                   "Lean replays of CUDA graph recordings (Note [Lean replays] in runtime/program.h): True "
+                   "copies the arguments with one kernel and waits for the label checks alone, queued before "
+                   "each launch, not for the step; setting it drops every recording.")
       .def("graph_stats", [](const runtime::Program& p) {
         const runtime::Program::GraphStats s = p.graph_stats();
         nb::dict d;
@@ -754,7 +754,7 @@ void bind_runtime(nb::module_& m) {
         d["last_failure"] = s.last_failure;
         return d;
       }, "What the CUDA graphs did: recordings made ('recorded'), runs replayed ('replayed'), replays whose "
-         "label checks the host waited for alone ('early_checked': Note [Early label checks]), recordings "
+         "label checks the host waited for alone ('early_checked': Note [Lean replays]), recordings "
          "that failed ('failed'; their signatures run op by op), device bytes the recordings keep "
          "('kept_bytes') and the last failure's reason ('last_failure').");
 

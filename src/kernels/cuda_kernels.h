@@ -4,6 +4,7 @@
 // device whose shapes equal the output's, the output is C-contiguous. Every kernel is queued
 // on uma's stream of the device (Note [CUDA streams]) and returns without waiting for it.
 #pragma once
+#include <cstddef>
 #include <memory>
 #include <span>
 #include <vector>
@@ -69,8 +70,22 @@ void softmax_xent(const char* op, const Array& logits, const Array& labels, cons
 /// waits for the stream (reads a 4-byte status word).
 void check_labels(const char* op, const Array& labels, int64_t nclasses);
 
+/// A device -> device copy of `bytes` bytes from `src` to `dst` (not overlapping).
+struct CopyJob {
+  void* dst;
+  const void* src;
+  std::size_t bytes;
+};
+/// Copies of at most this many bytes go into copy_batch's one kernel; larger ones are a
+/// cudaMemcpyAsync each (their time is the copy's, not the call's).
+constexpr std::size_t kBatchCopyBytes = std::size_t{16} << 20;
+/// The copies `jobs` on uma's stream of cuda `device`, in order with its other work: those of
+/// at most kBatchCopyBytes whose pointers and size are multiples of 16 bytes in one kernel
+/// launch (per 32), the others one cudaMemcpyAsync each. Waits for nothing.
+void copy_batch(std::span<const CopyJob> jobs, int device);
+
 /// A label check whose verdict the host waits for alone, not for the work queued after it
-/// (Note [Early label checks] in uma/runtime/program.h): a pinned host word that a one-block
+/// (Note [Lean replays] in uma/runtime/program.h): a pinned host word that a one-block
 /// kernel writes, and an event recorded after the kernel, on `device`. RuntimeError in a build
 /// without CUDA.
 class LabelFlag {

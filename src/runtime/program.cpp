@@ -429,7 +429,7 @@ struct Program::Recording {
   std::vector<Array> results;  // per output: a step's result as recorded (undefined otherwise)
   std::vector<Array> checked;  // per label check: its labels and logits as recorded
   // Per label check, when every check's labels are an input of the recording (read from its
-  // staging buffer) and int64: its flag, queued before each launch (Note [Early label checks]).
+  // staging buffer) and int64: its flag, queued before each launch (Note [Lean replays]).
   std::vector<std::unique_ptr<kernels::cuda::LabelFlag>> early;
   std::vector<std::shared_ptr<Storage>> written;  // the results' distinct storages
   std::vector<long> alone;     // their use counts while no array outside holds them
@@ -453,8 +453,8 @@ struct Program::GraphCache {
 
 void Program::set_graphs(bool on) { graphs_ = on ? std::make_shared<GraphCache>() : nullptr; }
 
-void Program::set_early_label_checks(bool on) {
-  early_label_checks_ = on;
+void Program::set_lean_replay(bool on) {
+  lean_replay_ = on;
   if (graphs_) graphs_ = std::make_shared<GraphCache>();  // recordings are made with the setting
 }
 
@@ -498,7 +498,7 @@ bool Program::record(Recording& r, const std::vector<Array>& inputs, std::string
     if (!seen) r.written.push_back(a.storage());
   }
   for (const auto& w : r.written) r.alone.push_back(w.use_count());
-  if (early_label_checks_ && !label_checks_.empty()) {  // Note [Early label checks]
+  if (lean_replay_ && !label_checks_.empty()) {  // Note [Lean replays]
     bool all = true;
     for (std::size_t k = 0; k < label_checks_.size() && all; ++k) {
       const Array& y = r.checked[2 * k];
@@ -514,9 +514,16 @@ bool Program::record(Recording& r, const std::vector<Array>& inputs, std::string
 
 bool Program::replay(const Recording& r, std::vector<Array>& inputs, std::vector<Array>& out) const {
   const int device = r.graph->device();
+  thread_local std::vector<kernels::cuda::CopyJob> copies;  // the arguments into the recording's buffers
+  copies.clear();
   for (std::size_t i = 0; i < inputs.size(); ++i)
     if (inputs[i].data() != r.staging[i].data())
-      cuda::copy_on_device(r.staging[i].data(), inputs[i].data(), static_cast<std::size_t>(inputs[i].nbytes()), device);
+      copies.push_back({r.staging[i].data(), inputs[i].data(), static_cast<std::size_t>(inputs[i].nbytes())});
+  if (lean_replay_) {
+    kernels::cuda::copy_batch(copies, device);  // Note [Lean replays]
+  } else {
+    for (const kernels::cuda::CopyJob& c : copies) cuda::copy_on_device(c.dst, c.src, c.bytes, device);
+  }
   auto classes = [&](std::size_t k) {
     const Array& z = r.checked[2 * k + 1];
     return z.ndim() == 2 ? z.shape()[1] : int64_t{0};
@@ -524,7 +531,7 @@ bool Program::replay(const Recording& r, std::vector<Array>& inputs, std::vector
   for (std::size_t k = 0; k < r.early.size(); ++k) r.early[k]->queue(r.checked[2 * k], classes(k));
   r.graph->launch();
   for (std::size_t k = 0; k < label_checks_.size(); ++k) {  // Note [Deferred label checks]
-    if (!r.early.empty() && r.early[k]->passed()) continue;  // Note [Early label checks]
+    if (!r.early.empty() && r.early[k]->passed()) continue;  // Note [Lean replays]
     // Waits for the launch; raises the op's ValueError naming the first bad label.
     ops::check_labels(label_checks_[k].op.c_str(), r.checked[2 * k], classes(k));
   }

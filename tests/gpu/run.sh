@@ -39,8 +39,8 @@ phase cpp-test build/gpu/uma_tests --gtest_brief=1
 phase python-install "$PY" -m pip install --no-build-isolation --no-deps --force-reinstall \
   -Ccmake.define.UMA_CUDA=ON -Ccmake.define.UMA_BUILD_TESTS=ON -Cbuild-dir=build/gpu .
 phase python-test bash -c "cd /tmp && $PY -m pytest $PWD/tests/python/test_cuda.py $PWD/tests/python/test_cuda_graphs.py $PWD/tests/python/test_backends_gpu.py $PWD/tests/python/test_fft.py -q -ra -p no:cacheprovider"
-# The graph tests again with early label checks on (Note [Early label checks]; off by default).
-phase python-early-checks bash -c "cd /tmp && UMA_CUDA_EARLY_CHECKS=1 $PY -m pytest $PWD/tests/python/test_cuda_graphs.py \
+# The graph tests again with lean replays on (Note [Lean replays]; off by default).
+phase python-lean-replay bash -c "cd /tmp && UMA_CUDA_LEAN_REPLAY=1 $PY -m pytest $PWD/tests/python/test_cuda_graphs.py \
   $PWD/tests/python/test_cuda.py -q -ra -p no:cacheprovider"
 # Every test of the suite that runs on the GPU (the cuda parametrizations of every file, and the
 # jax-cuda / torch-cuda backends in the backend matrix), spread over the cores.
@@ -58,7 +58,7 @@ if command -v compute-sanitizer >/dev/null; then
   phase memcheck-python bash -c "cd /tmp && compute-sanitizer --tool memcheck --error-exitcode 1 --leak-check no \
     $PY -m pytest $PWD/tests/python/test_cuda_graphs.py $PWD/tests/python/test_cuda.py -k 'graph or linker or program' \
     -q -p no:cacheprovider"
-  phase memcheck-early-checks bash -c "cd /tmp && UMA_CUDA_EARLY_CHECKS=1 compute-sanitizer --tool memcheck \
+  phase memcheck-lean-replay bash -c "cd /tmp && UMA_CUDA_LEAN_REPLAY=1 compute-sanitizer --tool memcheck \
     --error-exitcode 1 --leak-check no $PY -m pytest $PWD/tests/python/test_cuda_graphs.py -q -p no:cacheprovider"
 else
   summary+=("memcheck: skipped (no compute-sanitizer)")

@@ -60,9 +60,9 @@ def test_graphs_switch_and_stats_without_recording():
     np.testing.assert_array_equal(np.asarray(out[0]), [0.0, 2.0, 4.0])
     assert p.graph_stats() == {"recorded": 0, "replayed": 0, "early_checked": 0, "failed": 0, "kept_bytes": 0,
                                "last_failure": ""}
-    assert not p.early_label_checks
-    p.early_label_checks = True
-    assert p.early_label_checks and p.graphs
+    assert not p.lean_replay
+    p.lean_replay = True
+    assert p.lean_replay and p.graphs
     np.testing.assert_array_equal(np.asarray(p.run([uma.asarray(np.arange(2.0))])[0]), [0.0, 2.0])
 
 
@@ -138,13 +138,13 @@ def test_set_value_between_calls_is_seen():
 def test_failing_replay_changes_nothing(early):
     """A bad label inside a replayed step raises the op's ValueError before any update is
     written; the next calls go on as if it never happened. With early label checks (Note
-    [Early label checks]) a replay whose labels are an argument waits for their checks alone:
+    [Lean replays]) a replay whose labels are an argument waits for their checks alone:
     every replay counts as checked early but the failing one, which raises through the
     deferred check after the launch."""
     X, Y = batch(32)
-    params, step = mlp(CudaLinker(graphs=True, fuse=True, early_checks=early))
+    params, step = mlp(CudaLinker(graphs=True, fuse=True, lean_replay=early))
     eparams, estep = mlp(EagerCuda())
-    assert step._thunk.program.early_label_checks is early
+    assert step._thunk.program.lean_replay is early
     for k in range(4):
         same_bits(step(X, Y), estep(X, Y), f"loss {k}")
     s = stats(step)
@@ -166,7 +166,32 @@ def test_failing_replay_changes_nothing(early):
 
 
 @needs_gpu
-def test_early_label_checks_leave_labels_computed_in_the_step_to_the_deferred_check():
+def test_lean_replay_copies_every_argument_layout():
+    """Note [Lean replays]: a replay copies its arguments with one kernel where their pointers
+    and sizes are 16-byte multiples (per 32 arguments), and one cudaMemcpyAsync each otherwise:
+    12-byte, 1-byte and misaligned (a view one element in) arguments, and 40 arguments at once
+    (two kernels), give the eager ops' results bit for bit on every call."""
+    sym = uma.sym
+    xs = [sym.vector(f"x{k}", dtype="float32") for k in range(40)]
+    small, tiny = sym.vector("small", dtype="float32"), sym.vector("tiny", dtype="int8")
+    total = uma.sum(uma.stack([uma.sum(x) for x in xs])) + uma.sum(small) * 3 + uma.sum(uma.astype(tiny, "float32"))
+    inputs = [*xs, small, tiny]
+    lean, eager = (uma.function(inputs, total, backend=b)
+                   for b in (CudaLinker(graphs=True, fuse=True, lean_replay=True), EagerCuda()))
+    rng = np.random.default_rng(3)
+    for call in range(5):
+        whole = uma.asarray(rng.standard_normal(65).astype(np.float32), device="cuda")
+        args = [uma.asarray(rng.standard_normal(64).astype(np.float32), device="cuda") for _ in range(39)]
+        args.append(whole[1:])  # one element in: not 16-byte aligned
+        args.append(uma.asarray(rng.standard_normal(3).astype(np.float32), device="cuda"))  # 12 bytes
+        args.append(uma.asarray(rng.integers(-9, 9, 16).astype(np.int8), device="cuda"))  # 16 bytes
+        same_bits(lean(*args), eager(*args), f"call {call}")
+    s = stats(lean)
+    assert s["replayed"] >= 3 and s["failed"] == 0, s
+
+
+@needs_gpu
+def test_lean_replay_leaves_labels_computed_in_the_step_to_the_deferred_check():
     """Labels the step computes (here int32 labels cast to int64) are checked after the launch,
     as without early checks: no replay counts as checked early, and a bad label raises."""
     sym = uma.sym
@@ -174,7 +199,7 @@ def test_early_label_checks_leave_labels_computed_in_the_step_to_the_deferred_ch
     w = uma.shared(np.random.default_rng(0).standard_normal((20, 5)).astype(np.float32), "w")
     cost = uma.mean(uma.softmax_cross_entropy(x @ w, uma.astype(y, "int64")))
     fns = [uma.function([x, y], cost, updates={w: w - 0.1 * uma.grad(cost, w)}, backend=b)
-           for b in (CudaLinker(graphs=True, fuse=True, early_checks=True), EagerCuda())]
+           for b in (CudaLinker(graphs=True, fuse=True, lean_replay=True), EagerCuda())]
     X, Y = batch(32)
     Y32 = uma.asarray(np.asarray(Y.to_device("cpu")).astype(np.int32), device="cuda")
     for k in range(5):
@@ -430,12 +455,12 @@ def test_cuda_linker_arguments(monkeypatch):
     assert linker.fuse is False and CudaLinker(fuse=True).fuse is True
     monkeypatch.delenv("UMA_CUDA_FUSE")
     assert linker.fuse is SWITCH_DEFAULTS["UMA_CUDA_FUSE"]
-    with pytest.raises(TypeError, match="early_checks must be True, False or None, got 1"):
-        CudaLinker(early_checks=1)
-    monkeypatch.setenv("UMA_CUDA_EARLY_CHECKS", "on")
-    assert linker.early_checks is True and CudaLinker(early_checks=False).early_checks is False
-    monkeypatch.delenv("UMA_CUDA_EARLY_CHECKS")
-    assert linker.early_checks is SWITCH_DEFAULTS["UMA_CUDA_EARLY_CHECKS"]
+    with pytest.raises(TypeError, match="lean_replay must be True, False or None, got 1"):
+        CudaLinker(lean_replay=1)
+    monkeypatch.setenv("UMA_CUDA_LEAN_REPLAY", "on")
+    assert linker.lean_replay is True and CudaLinker(lean_replay=False).lean_replay is False
+    monkeypatch.delenv("UMA_CUDA_LEAN_REPLAY")
+    assert linker.lean_replay is SWITCH_DEFAULTS["UMA_CUDA_LEAN_REPLAY"]
     x = uma.sym.vector("x")
     assert CudaLinker.graph_stats(uma.function([x], x * 2, backend="cpu")) is None
     assert CudaLinker.graph_stats(None) is None

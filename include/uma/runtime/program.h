@@ -82,17 +82,21 @@ std::vector<std::string> op_names();
 // nothing. The checked slots (labels and the logits that give the class count) stay alive
 // until then.
 
-// Note [Early label checks]
-// With early label checks on (set_early_label_checks), a recording whose label checks all
-// read int64 labels from inputs (its staging buffers: the labels a caller passes) queues
-// each check before its launch: a one-block kernel writes its verdict into pinned host memory,
-// and an event is recorded after it. After the launch the host waits for
-// that event alone, so it waits for the work queued before the step (the previous calls) and
-// the checks, not for the step itself: the call returns while the GPU still runs the step, and
-// the next call's host work overlaps it. A flag that reports a bad label runs the deferred
-// check (Note [Deferred label checks]), which waits for the launch and raises the op's
-// ValueError naming the label, before any result is handed out. Labels computed inside the
-// step, or of another dtype, keep the deferred check after the launch.
+// Note [Lean replays]
+// With lean replays on (set_lean_replay; off by default: not yet run on a GPU), a replay
+// (Note [Program graphs]) spends less of the host's time before and after its launch:
+// - its arguments' copies into the recording's buffers are one kernel launch
+//   (kernels::cuda::copy_batch) instead of one cudaMemcpyAsync each;
+// - a recording whose label checks all read int64 labels from arguments (its staging
+//   buffers) queues each check before its launch: a one-block kernel writes its verdict into
+//   pinned host memory, and an event is recorded after it. After the launch the host waits
+//   for those events alone, so for the work queued before the step (the previous calls) and
+//   the checks, not for the step itself: the call returns while the GPU still runs the step,
+//   and the next call's host work overlaps it. A verdict that reports a bad label runs the
+//   deferred check (Note [Deferred label checks]), which waits for the launch and raises the
+//   op's ValueError naming the label before any result is handed out. Labels computed inside
+//   the step, or of another dtype, keep the deferred check after the launch.
+// Results and errors are the same bit for bit as without.
 
 // Note [Program graphs]
 // With graphs on (set_graphs; the cuda linker turns them on), run_into records a run as one
@@ -122,12 +126,12 @@ class Program {
   /// Turns CUDA graphs on or off (Note [Program graphs]); off drops every recording.
   void set_graphs(bool on);
   bool graphs() const noexcept { return graphs_ != nullptr; }
-  /// Turns early label checks of recordings on or off (Note [Early label checks]); drops every
-  /// recording (they are made with the setting).
-  void set_early_label_checks(bool on);
-  bool early_label_checks() const noexcept { return early_label_checks_; }
+  /// Turns lean replays on or off (Note [Lean replays]); drops every recording (they are
+  /// made with the setting).
+  void set_lean_replay(bool on);
+  bool lean_replay() const noexcept { return lean_replay_; }
   /// What the graphs did so far: recordings made, runs replayed, replays whose label checks
-  /// the host waited for alone (Note [Early label checks]), recordings that failed (their
+  /// the host waited for alone (Note [Lean replays]), recordings that failed (their
   /// signatures run op by op), device bytes the recordings keep, and the last failure's
   /// reason ("" when none).
   struct GraphStats {
@@ -222,7 +226,7 @@ class Program {
   struct Recording;
   bool run_graph(std::vector<Array>& inputs, std::vector<Array>& out) const;
   bool record(Recording& r, const std::vector<Array>& inputs, std::string& why) const;
-  // true when the label checks were waited for alone (Note [Early label checks])
+  // true when the label checks were waited for alone (Note [Lean replays])
   bool replay(const Recording& r, std::vector<Array>& inputs, std::vector<Array>& out) const;
   template <class Value>
   void check_labels(const Value& value) const;  // value(slot) -> const Array&
@@ -239,7 +243,7 @@ class Program {
   std::vector<OutputSource> output_sources_;  // per output
   bool scalar_plan_ = false;       // every step can run in run_scalar (Note [Scalar programs])
   std::shared_ptr<GraphCache> graphs_;  // null: graphs off (Note [Program graphs])
-  bool early_label_checks_ = false;     // Note [Early label checks]
+  bool lean_replay_ = false;     // Note [Lean replays]
   // The slot dtypes of the first input dtypes that ran on elements (most calls repeat them):
   // written once (state 0 -> 1 -> 2), then only read.
   mutable std::atomic<int> types_state_{0};

@@ -1,6 +1,9 @@
 // Host side of the strided-copy kernels (kernels/cuda_kernels.h): pack gathers a strided
 // device view into contiguous memory, unpack scatters contiguous memory into a strided view,
-// fill writes one element everywhere.
+// fill writes one element everywhere, copy_batch queues many small copies as one kernel.
+#include <algorithm>
+#include <cstdint>
+
 #include "kernels/cuda/launch.h"
 #include "kernels/cuda_kernels.h"
 #include "memory/cuda/cuda_check.h"
@@ -69,6 +72,34 @@ void fill(const Array& dst, const void* value) {
   uma::cuda::detail::DeviceGuard guard(device);
   const int e = cuda_launch::fill(dst.data(), value, dst.size(), static_cast<int>(dst.itemsize()), uma::cuda::stream(device));
   if (e != 0) uma::cuda::detail::fail(static_cast<cudaError_t>(e), "fill<<<...>>>", __FILE__, __LINE__);
+}
+
+void copy_batch(std::span<const CopyJob> jobs, int device) {
+  uma::cuda::detail::DeviceGuard guard(device);
+  void* stream = uma::cuda::stream(device);
+  cuda_launch::CopyJobs batch{};
+  int64_t most = 0;
+  auto flush = [&] {
+    const int e = cuda_launch::copy_jobs(batch, most, stream);
+    if (e != 0) uma::cuda::detail::fail(static_cast<cudaError_t>(e), "copy_jobs<<<...>>>", __FILE__, __LINE__);
+    batch.n = 0;
+    most = 0;
+  };
+  for (const CopyJob& j : jobs) {
+    if (j.bytes == 0) continue;
+    const auto bits = reinterpret_cast<std::uintptr_t>(j.dst) | reinterpret_cast<std::uintptr_t>(j.src) | j.bytes;
+    if (j.bytes > kBatchCopyBytes || (bits & 15) != 0) {  // large, or not in 16-byte units
+      uma::cuda::copy_on_device(j.dst, j.src, j.bytes, device);
+      continue;
+    }
+    if (batch.n == cuda_launch::kCopyJobs) flush();
+    batch.src[batch.n] = j.src;
+    batch.dst[batch.n] = j.dst;
+    batch.n16[batch.n] = static_cast<int64_t>(j.bytes / 16);
+    most = std::max(most, batch.n16[batch.n]);
+    ++batch.n;
+  }
+  if (batch.n > 0) flush();
 }
 
 }  // namespace uma::kernels::cuda

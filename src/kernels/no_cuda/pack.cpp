@@ -35,6 +35,9 @@ void softmax_xent(const char* op, const Array&, const Array&, const Array*, int6
   unavailable(op, out);
 }
 void check_labels(const char* op, const Array& labels, int64_t) { unavailable(op, labels); }
+void copy_batch(std::span<const CopyJob> jobs, int) {
+  if (!jobs.empty()) UMA_FAIL(Runtime, "copy_batch: uma was built without CUDA support");
+}
 struct LabelFlag::Impl {};
 LabelFlag::LabelFlag(Device d) {
   UMA_FAIL(Runtime, "label check: device ", d.str(), " is not available: uma was built without CUDA support");

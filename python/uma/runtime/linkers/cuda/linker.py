@@ -41,10 +41,10 @@ Label checks: the cross-entropy steps are queued with their label check deferred
 Program checks each label input once, after the whole step is queued and before ``run``
 returns, so before any update is written (Note [Deferred label checks] of
 ``include/uma/runtime/program.h``): one wait per call, and a bad label still raises the op's
-``ValueError`` and changes no shared variable. With ``early_checks`` (default off,
-:data:`SWITCH_DEFAULTS`), a replayed recording queues the checks of labels it takes as
-arguments before its launch and waits for them alone, so the call returns while the step
-still runs (Note [Early label checks]).
+``ValueError`` and changes no shared variable. With ``lean_replay`` (default off,
+:data:`SWITCH_DEFAULTS`), a replayed recording copies its arguments with one kernel, queues the
+checks of labels it takes as arguments before its launch and waits for them alone, so the
+call returns while the step still runs (Note [Lean replays]).
 
 Every op runs on the device (indexing, the functional updates and one_hot included). Besides
 the label check, the host waits for the GPU where an op's result or error depends on device
@@ -72,9 +72,9 @@ def _uma():
 
 #: The cuda linker's switches when neither the argument nor the environment sets them. Graphs
 #: and fusion on (with them, every cuda test of the suite and test_cuda_graphs.py passed on an
-#: H100: docs/measurements/gpu_tests/summary.txt). Early label checks off: not yet run on a GPU
-#: (tests/gpu/run.sh runs test_cuda_graphs.py with them on as well; on by default once it passes).
-SWITCH_DEFAULTS = {"UMA_CUDA_GRAPHS": True, "UMA_CUDA_FUSE": True, "UMA_CUDA_EARLY_CHECKS": False}
+#: H100: docs/measurements/gpu_tests/summary.txt). Lean replays off: not yet run on a GPU
+#: (tests/gpu/run.sh runs test_cuda_graphs.py and test_cuda.py with them on as well).
+SWITCH_DEFAULTS = {"UMA_CUDA_GRAPHS": True, "UMA_CUDA_FUSE": True, "UMA_CUDA_LEAN_REPLAY": False}
 
 #: With graphs on by default (neither the argument nor UMA_CUDA_GRAPHS set), a Program of fewer
 #: steps runs op by op: a one-kernel function took 10.3 µs per call replayed against 8.0 µs op
@@ -117,24 +117,24 @@ class CudaLinker(Linker):
     name = "cuda"
     dispatch = cuda_impl
 
-    def __init__(self, device="cuda:0", graphs=None, fuse=None, early_checks=None):
+    def __init__(self, device="cuda:0", graphs=None, fuse=None, lean_replay=None):
         """``device``: a cuda device (``"cuda:N"``, a ``uma.Device``). ``graphs``: CUDA graphs of
         the Programs (Note [Program graphs]); ``fuse``: fused elementwise chains (Note [Fused
-        chains on cuda]); ``early_checks``: a replayed step waits for its label checks alone,
-        not for the step (Note [Early label checks]). Each True, False, or None for the
-        environment (``UMA_CUDA_GRAPHS``, ``UMA_CUDA_FUSE``, ``UMA_CUDA_EARLY_CHECKS``:
+        chains on cuda]); ``lean_replay``: a replayed step copies its arguments with one kernel
+        and waits for its label checks alone, not for the step (Note [Lean replays]). Each True, False, or None for the
+        environment (``UMA_CUDA_GRAPHS``, ``UMA_CUDA_FUSE``, ``UMA_CUDA_LEAN_REPLAY``:
         1/true/on/yes or 0/false/off/no; unset: :data:`SWITCH_DEFAULTS`), read when a function is
         compiled. ValueError for another device or setting, TypeError for a switch that is not a
         bool or None."""
         d = _uma().Device(device)
         if d.type != "cuda":
             raise ValueError(f"CudaLinker: expected a cuda device, got {device!r}")
-        for name, v in (("graphs", graphs), ("fuse", fuse), ("early_checks", early_checks)):
+        for name, v in (("graphs", graphs), ("fuse", fuse), ("lean_replay", lean_replay)):
             if v is not None and not isinstance(v, bool):
                 raise TypeError(f"CudaLinker: {name} must be True, False or None, got {v!r}")
         self.device = str(d)
         self.residency = self.device
-        self._graphs, self._fuse, self._early_checks = graphs, fuse, early_checks
+        self._graphs, self._fuse, self._lean_replay = graphs, fuse, lean_replay
 
     @property
     def graphs(self):
@@ -147,10 +147,11 @@ class CudaLinker(Linker):
         return _switch("UMA_CUDA_FUSE", self._fuse)
 
     @property
-    def early_checks(self):
-        """Whether replayed steps wait for their label checks alone (the argument, else
-        ``UMA_CUDA_EARLY_CHECKS``; Note [Early label checks] of ``include/uma/runtime/program.h``)."""
-        return _switch("UMA_CUDA_EARLY_CHECKS", self._early_checks)
+    def lean_replay(self):
+        """Whether replays are lean: one kernel for the argument copies, the label checks waited
+        for alone (the argument, else
+        ``UMA_CUDA_LEAN_REPLAY``; Note [Lean replays] of ``include/uma/runtime/program.h``)."""
+        return _switch("UMA_CUDA_LEAN_REPLAY", self._lean_replay)
 
     def input_filter(self, value, type):
         uma = _uma()
@@ -187,7 +188,7 @@ class CudaLinker(Linker):
         if thunk.program is not None:
             explicit = self._graphs is not None or os.environ.get("UMA_CUDA_GRAPHS") is not None
             thunk.program.graphs = self.graphs and (explicit or thunk.program.num_steps >= AUTO_GRAPH_MIN_STEPS)
-            thunk.program.early_label_checks = self.early_checks
+            thunk.program.lean_replay = self.lean_replay
         return thunk
 
     @staticmethod
