@@ -853,7 +853,7 @@ void bind_runtime(nb::module_& m) {
                           std::vector<std::shared_ptr<runtime::SharedCell>> cells, std::vector<int> updates,
                           std::size_t n_outputs, bool allow_input_downcast, nb::object filter, nb::object shape_check,
                           bool single, std::string backend, std::shared_ptr<const runtime::Residency> residency,
-                          bool eager, nb::object describe) {
+                          bool eager, nb::object describe, bool hold_reads) {
         std::vector<runtime::InputSpec> in;
         for (nb::handle item : specs) {
           nb::tuple t = nb::borrow<nb::tuple>(item);
@@ -865,7 +865,7 @@ void bind_runtime(nb::module_& m) {
           in.push_back(std::move(s));
         }
         UMA_CHECK(residency != nullptr, Value, "Function: no residency");
-        runtime::FunctionOptions opts{backend, residency, allow_input_downcast, eager};
+        runtime::FunctionOptions opts{backend, residency, allow_input_downcast, eager, hold_reads};
         const std::size_t n_values = n_outputs + updates.size();
         PyFunction* f;
         if (nb::isinstance<runtime::Program>(compiled)) {
@@ -908,8 +908,10 @@ void bind_runtime(nb::module_& m) {
       }, nb::arg("compiled"), nb::arg("specs"), nb::arg("cells"), nb::arg("updates"), nb::arg("n_outputs"),
          nb::arg("allow_input_downcast"), nb::arg("filter").none(), nb::arg("shape_check").none(), nb::arg("single"),
          nb::arg("backend"), nb::arg("residency"), nb::arg("eager"), nb::arg("describe").none(),
+         nb::arg("hold_reads") = false,
          "`compiled`: a Program (run in C++ on uma arrays of the residency's device) or a thunk\n"
-         "(values -> [outputs..., updates...], called with the GIL).")
+         "(values -> [outputs..., updates...], called with the GIL). `hold_reads`: keep the locks of the\n"
+         "variables a call only reads until the thunk returns (FunctionOptions::hold_reads).")
       .def("__call__", [](PyFunction& f, nb::tuple args) -> nb::object {
         if (f.fn.program()) {
           auto r = fast_call(f, PySequence_Fast_ITEMS(args.ptr()), nb::len(args));

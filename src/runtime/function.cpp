@@ -348,8 +348,9 @@ bool Function::run_call(const V* in, std::size_t n_in, std::vector<V>* owned, st
     else
       values.push_back(c->read(options_.residency));
   }
-  for (std::size_t i = 0; i < lock_order_.size(); ++i)  // read: their values are immutable
-    if (!lock_written_[i]) locks.unlock(i);
+  if (!options_.hold_reads)  // read: their values are immutable (FunctionOptions::hold_reads)
+    for (std::size_t i = 0; i < lock_order_.size(); ++i)
+      if (!lock_written_[i]) locks.unlock(i);
   bool checked = false;  // the thunk checked its update values itself
   if constexpr (kArrays)
     run_program(values, outputs);

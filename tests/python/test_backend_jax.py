@@ -239,6 +239,72 @@ def test_a_graph_with_a_label_check_donates_nothing_and_a_bad_label_changes_noth
     np.testing.assert_array_equal(W.get_value(), before)
 
 
+def test_an_update_that_breaks_a_static_shape_donates_nothing_and_changes_nothing():
+    """The shape of a signature's updates is known when JAX traces, before anything runs: an
+    update that does not fit its variable's static shape makes that call run without donating,
+    so the call's ValueError leaves every stored JAX value alive and unchanged."""
+    a = uma.shared(np.zeros(3), "a")
+    w = uma.shared(np.zeros(3), "w", shape=(3,))
+    x = sym.vector("x")
+    step = uma.function([x], [], updates={a: a + x, w: w + x}, backend="jax")
+    grow = uma.function([x], [], updates={a: a + 1, w: sym.concatenate([w, x])}, backend="jax")
+    step(np.ones(3))
+    step(np.ones(3))  # a and w hold JAX's own arrays now (donatable)
+    stored = [v.container.copy_in("jax") for v in (a, w)]
+    for _ in range(2):  # the error path twice: the failed trace is not cached
+        with pytest.raises(ValueError, match="static shape is \\(3,\\); no shared variable was changed"):
+            grow(np.ones(2))
+        assert all(not s.is_deleted() for s in stored)
+        np.testing.assert_array_equal(a.get_value(), [2.0, 2.0, 2.0])
+        np.testing.assert_array_equal(w.get_value(), [2.0, 2.0, 2.0])
+    step(np.ones(3))
+    np.testing.assert_array_equal(w.get_value(), [3.0, 3.0, 3.0])
+
+
+def test_concurrent_readers_never_meet_a_donated_value():
+    """A call keeps the locks of what it only reads until its jitted call has taken the values
+    (Linker.consumes_stored_values), so a concurrent update cannot donate a value a reader has
+    read but not yet handed to JAX; every call sees some serial order."""
+    import threading
+    import time
+    w = uma.shared(np.zeros(1 << 14), "w")
+    write = uma.function([], [], updates={w: w + 1}, backend="jax")
+    read = uma.function([], sym.sum(w), backend="jax")
+    write()
+    errors, done, n = [], threading.Event(), 400
+
+    def writer():
+        try:
+            for _ in range(n):
+                write()
+                time.sleep(2e-4)  # the readers run between the writes
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+        finally:
+            done.set()
+
+    def reader():
+        last = 0.0
+        while not done.is_set():
+            try:
+                total = float(np.asarray(read()))
+            except Exception as e:  # noqa: BLE001 - reported below
+                errors.append(e)
+                return
+            if total % (1 << 14) != 0 or total < last:  # a whole number of updates, in order
+                errors.append(f"read {total} after {last}")
+                return
+            last = total
+
+    threads = [threading.Thread(target=writer), threading.Thread(target=reader), threading.Thread(target=reader)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    np.testing.assert_array_equal(w.get_value(), np.full(1 << 14, n + 1.0))
+
+
 def test_native_arguments_get_the_checked_path_s_errors():
     x = sym.vector("x", shape=(3,))
     w = uma.shared(np.zeros(3), "w")

@@ -82,6 +82,11 @@ struct FunctionOptions {
   std::shared_ptr<const Residency> residency = host_residency();
   bool allow_input_downcast = false;
   bool eager = false;
+  /// Keep the locks of the variables a call only reads until its thunk returns. Off, they are
+  /// released once their values are read (stored values are immutable). On for a residency
+  /// whose stored values another call's update may consume (JAX donates them to XLA): the
+  /// thunk must have handed the values to its framework before a writer can consume them.
+  bool hold_reads = false;
 };
 
 class Function {

@@ -262,7 +262,8 @@ class Function:
                              [c.cell for c in self._containers], updates, self._n_out, downcast,
                              filter_arg if runs_program else None, None if checks_shapes else check_shapes,
                              self._single,
-                             self.backend, residency, self.update_policy == "eager", value_type)
+                             self.backend, residency, self.update_policy == "eager", value_type,
+                             getattr(linker, "consumes_stored_values", False))
         # Per update, the static axes of its variable that the update expression leaves open
         # (None): a wrong length there is the graph's value (ValueError), elsewhere the backend
         # broke the type (TypeError).

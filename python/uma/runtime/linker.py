@@ -47,6 +47,12 @@ class Linker:
       at compile time, naming the dtype and the variable, for a graph with any variable
       (argument, shared variable, intermediate or output) of another dtype, so a backend never
       narrows a value it cannot hold (MLX has no complex128).
+      ``consumes_stored_values`` (bool, default False): True when this backend's functions may
+      consume the stored values they update (JAX donates them to XLA, which frees or reuses
+      their buffers). A call of such a backend then keeps the locks of the variables it only
+      reads until its thunk returns, so a concurrent update cannot consume a value the thunk
+      has read but not yet handed to the framework (other backends release them once read:
+      their stored values are immutable).
 
     What a linker may meet
       :meth:`known_ops` lists every op a compiled graph can contain, generated from the op
@@ -159,6 +165,7 @@ class Linker:
     device: str | None = None
     dispatch = None
     dtypes: frozenset | None = None
+    consumes_stored_values: bool = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

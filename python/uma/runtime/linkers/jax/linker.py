@@ -34,6 +34,8 @@ raises uma's ``ValueError`` after the segment and before any update is written. 
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ....graph import ops as o
@@ -128,6 +130,8 @@ class JaxLinker(Linker):
     has no such GPU."""
 
     dispatch = jax_impl
+    #: updated shared values are donated to XLA (see :func:`_whole_graph`)
+    consumes_stored_values = True
 
     def __init__(self, device=None):
         self.device, self.name, self.residency = framework_device("jax", device)
@@ -237,6 +241,11 @@ def _constant(c, device):
     return _to_jax_copy(_uma().asarray(c.value), device)
 
 
+class _UpdateMisfit(Exception):
+    """Raised while the donating function traces a signature whose update does not fit its
+    variable's type (see :func:`_whole_graph`)."""
+
+
 def _whole_graph(fgraph, nodes, fns, in_vars, out_vars, consts, device):
     """The thunk of a graph whose every node JAX computes: one ``jax.jit`` function of all the
     graph's inputs (the explicit inputs, then the shared values) returning every output and
@@ -252,7 +261,9 @@ def _whole_graph(fgraph, nodes, fns, in_vars, out_vars, consts, device):
 
     The shared values that are updated are donated to XLA (``donate_argnums``: the old value
     is dead once the update is written) unless the graph has a label check, which can fail
-    after the computation while the old values must stay; JAX itself keeps a buffer that is
+    after the computation while the old values must stay, or the signature's updates do not
+    fit their variables' types (found while tracing, before anything runs: that call runs
+    without donating, and the C++ call's check raises with the old values kept); JAX itself keeps a buffer that is
     also exported (a host view of it through DLPack, as ``get_value(borrow=True)`` returns).
     A call does not wait for its computations, as a jitted JAX call does not: the arguments are
     the caller's ``jax.Array`` s or copies (``argument_filter``), and a shared value's host
@@ -270,7 +281,7 @@ def _whole_graph(fgraph, nodes, fns, in_vars, out_vars, consts, device):
     update_of = dict(fgraph.update_mapping)  # output index -> input index
     wants = [_np_dtype(v.type.dtype) for v in outputs]
 
-    def run(*vals):
+    def run(*vals, donating=False):
         for v, x in zip(inputs, vals):
             if not v.type.is_compatible_shape(tuple(x.shape)) or x.dtype != _np_dtype(v.type.dtype):
                 raise TypeError(f"jax: a value of {x.dtype}{tuple(x.shape)} for {v.type}")
@@ -301,6 +312,8 @@ def _whole_graph(fgraph, nodes, fns, in_vars, out_vars, consts, device):
             ii = update_of.get(k)
             if ii is not None and not inputs[ii].type.is_compatible_shape(tuple(r.shape)):
                 thunk.checks_updates = False  # the call's own checks name the problem
+                if donating:  # nothing has run: the call runs without donating, then raises
+                    raise _UpdateMisfit()
             results.append(r)
         if not flags:
             return tuple(results)
@@ -311,7 +324,7 @@ def _whole_graph(fgraph, nodes, fns, in_vars, out_vars, consts, device):
     donate = () if checks else tuple(sorted(set(update_of.values())))
     # results on the linker's device, also where no argument says where (JAX's default device)
     sharding = jax.sharding.SingleDeviceSharding(device)
-    jitted = jax.jit(run, donate_argnums=donate, out_shardings=sharding)
+    jitted = jax.jit(functools.partial(run, donating=bool(donate)), donate_argnums=donate, out_shardings=sharding)
     # XLA on a GPU refuses to donate a buffer that a DLPack view holds (a value shared with uma
     # or torch since a switch of residency): such a call runs without donation, and its results,
     # JAX's own, are donated by the next ones. The refusal comes before anything runs.
@@ -322,6 +335,8 @@ def _whole_graph(fgraph, nodes, fns, in_vars, out_vars, consts, device):
     def launch(values):
         try:
             return jitted(*values)
+        except _UpdateMisfit:  # raised while tracing: keep the old values for the call's own error
+            return keep(*values)
         except ValueError as e:
             if keep is jitted or "external reference" not in str(e):
                 raise
