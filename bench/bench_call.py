@@ -2,7 +2,8 @@
 against peers measured in the same process.
 
     make bench BENCH=bench/bench_call.py          # sets up the venv, installs uma, runs this
-    .venv/bin/python bench/bench_call.py [--quick] [--json PATH] [--only counter,three,mlp]
+    .venv/bin/python bench/bench_call.py [--repeat N | --quick] [--json PATH] [--pin CPU]
+        [--only counter,three,mlp,frameworks,frameworks-scalar]
 
 Table 1 — ``f = function([], [], updates={c: c + 1})`` on a float64 scalar shared variable:
 uma ``cpu`` (the C++ call path of :mod:`uma.runtime.function`) and ``reference`` (for scale),
@@ -437,10 +438,15 @@ def main(argv=None):
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     ap.add_argument("--pin", type=int, metavar="CPU",
                     help="run on this one CPU (the frameworks' worker threads too, which start later and "
-                         "inherit it): a hand-off to MLX's worker thread is then a switch on one core, "
+                         "inherit it; threads started at import, such as OpenBLAS's, keep every CPU): a hand-off to MLX's worker thread is then a switch on one core, "
                          "not a wake-up of another core, whose latency varies from run to run")
     args = ap.parse_args(argv)
+    if args.repeat < 1:
+        ap.error(f"--repeat: expected at least 1, got {args.repeat}")
     if args.pin is not None:
+        allowed = sorted(os.sched_getaffinity(0))
+        if args.pin not in allowed:
+            ap.error(f"--pin: CPU {args.pin} is not one this process may run on ({allowed})")
         os.sched_setaffinity(0, {args.pin})
     repeat = 3 if args.quick else args.repeat
     only = set(args.only.split(","))

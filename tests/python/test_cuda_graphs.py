@@ -462,6 +462,10 @@ def test_cuda_linker_arguments(monkeypatch):
     monkeypatch.delenv("UMA_CUDA_LEAN_REPLAY")
     assert linker.lean_replay is SWITCH_DEFAULTS["UMA_CUDA_LEAN_REPLAY"]
     x = uma.sym.vector("x")
+    # a device that is not usable is refused when compiling, whatever the graph
+    missing = f"cuda:{uma.cuda.device_count()}" if GPU else "cuda:0"
+    with pytest.raises(RuntimeError, match=f"CudaLinker: device {missing} is not available"):
+        uma.function([x], x + x, backend=CudaLinker(missing))
     assert CudaLinker.graph_stats(uma.function([x], x * 2, backend="cpu")) is None
     assert CudaLinker.graph_stats(None) is None
 

@@ -178,8 +178,15 @@ class CudaLinker(Linker):
                         if not has_perform(n.op) and program.checked_spec(n, program_op(n.op, n)) is None)
 
     def compile(self, fgraph):
+        """The graph as one Program on the device (module documentation). RuntimeError naming
+        the reason when the device is not usable (no GPU, or a build without CUDA)."""
         uma = _uma()
         dev = self.device
+        if not uma.cuda.is_available():
+            raise RuntimeError(f"CudaLinker: device {dev} is not available: {uma.cuda.unavailable_reason()}")
+        if uma.Device(dev).index >= uma.cuda.device_count():
+            raise RuntimeError(f"CudaLinker: device {dev} is not available: this machine has "
+                               f"{uma.cuda.device_count()} GPU(s)")
         steps = program.plan_steps(fgraph, program_op, fuse=self.fuse)
         thunk = program.compile_program(
             fgraph, steps, backend="cuda", constant=lambda c: uma.asarray(c.value, device=dev),
@@ -194,7 +201,8 @@ class CudaLinker(Linker):
     @staticmethod
     def graph_stats(fn):
         """What the CUDA graphs of a compiled ``cuda`` function did (``Program.graph_stats``:
-        recordings made, runs replayed, failed recordings and why, device bytes kept); None
+        recordings made, runs replayed, replays whose label checks were waited for alone
+        (``early_checked``, with lean replays), failed recordings and why, device bytes kept); None
         when ``fn`` is not one Program with graphs on (another backend, graphs off)."""
         prog = getattr(getattr(fn, "_thunk", None), "program", None)
         return None if prog is None or not prog.graphs else prog.graph_stats()
