@@ -193,7 +193,7 @@ void Program::check_labels(const Value& value) const {
 }
 
 void Program::plan_releases() {
-  if (graphs_) graphs_ = std::make_shared<GraphCache>();  // the steps changed: drop the recordings
+  if (graphs()) reset_graphs(true);  // the steps changed: drop the recordings
   types_state_.store(0, std::memory_order_relaxed);  // the steps changed: forget the cached dtypes
   scalar_plan_ = nslots_ <= kElementSlots && !steps_.empty() && label_checks_.empty();
   for (const Step& st : steps_) scalar_plan_ = scalar_plan_ && st.scalar;
@@ -451,19 +451,32 @@ struct Program::GraphCache {
   GraphStats stats;
 };
 
-void Program::set_graphs(bool on) { graphs_ = on ? std::make_shared<GraphCache>() : nullptr; }
+void Program::reset_graphs(bool on) {
+  std::shared_ptr<GraphCache> fresh = on ? std::make_shared<GraphCache>() : nullptr;
+  std::lock_guard<std::mutex> lock(graphs_mu_);
+  graphs_.swap(fresh);
+  graphs_on_.store(on, std::memory_order_release);
+}  // the old recordings go when the last run holding them returns
+
+std::shared_ptr<Program::GraphCache> Program::graph_cache() const {
+  std::lock_guard<std::mutex> lock(graphs_mu_);
+  return graphs_;
+}
+
+void Program::set_graphs(bool on) { reset_graphs(on); }
 
 void Program::set_lean_replay(bool on) {
-  lean_replay_ = on;
-  if (graphs_) graphs_ = std::make_shared<GraphCache>();  // recordings are made with the setting
+  lean_replay_.store(on, std::memory_order_relaxed);
+  if (graphs()) reset_graphs(true);  // recordings are made with the setting
 }
 
 Program::GraphStats Program::graph_stats() const {
-  if (!graphs_) return {};
-  std::lock_guard<std::mutex> lock(graphs_->mu);
-  GraphStats s = graphs_->stats;
+  const std::shared_ptr<GraphCache> cache = graph_cache();
+  if (!cache) return {};
+  std::lock_guard<std::mutex> lock(cache->mu);
+  GraphStats s = cache->stats;
   s.kept_bytes = 0;
-  for (const auto& [key, sig] : graphs_->signatures)
+  for (const auto& [key, sig] : cache->signatures)
     for (const Recording& r : sig.recordings) {
       s.kept_bytes += r.graph->kept_bytes();
       for (const auto& w : r.written) s.kept_bytes += w->data.nbytes();
@@ -498,7 +511,7 @@ bool Program::record(Recording& r, const std::vector<Array>& inputs, std::string
     if (!seen) r.written.push_back(a.storage());
   }
   for (const auto& w : r.written) r.alone.push_back(w.use_count());
-  if (lean_replay_ && !label_checks_.empty()) {  // Note [Lean replays]
+  if (lean_replay() && !label_checks_.empty()) {  // Note [Lean replays]
     bool all = true;
     for (std::size_t k = 0; k < label_checks_.size() && all; ++k) {
       const Array& y = r.checked[2 * k];
@@ -519,7 +532,7 @@ bool Program::replay(const Recording& r, std::vector<Array>& inputs, std::vector
   for (std::size_t i = 0; i < inputs.size(); ++i)
     if (inputs[i].data() != r.staging[i].data())
       copies.push_back({r.staging[i].data(), inputs[i].data(), static_cast<std::size_t>(inputs[i].nbytes())});
-  if (lean_replay_) {
+  if (lean_replay()) {
     kernels::cuda::copy_batch(copies, device);  // Note [Lean replays]
   } else {
     for (const kernels::cuda::CopyJob& c : copies) cuda::copy_on_device(c.dst, c.src, c.bytes, device);
@@ -549,7 +562,7 @@ bool Program::replay(const Recording& r, std::vector<Array>& inputs, std::vector
   return !r.early.empty();
 }
 
-bool Program::run_graph(std::vector<Array>& inputs, std::vector<Array>& out) const {
+bool Program::run_graph(GraphCache& g, std::vector<Array>& inputs, std::vector<Array>& out) const {
   if (inputs.empty() || steps_.empty()) return false;
   const Device dev = inputs[0].device();
   if (dev.type != DeviceType::CUDA) return false;
@@ -564,7 +577,6 @@ bool Program::run_graph(std::vector<Array>& inputs, std::vector<Array>& out) con
     key.push_back(a.ndim());
     key.insert(key.end(), a.shape().begin(), a.shape().end());
   }
-  GraphCache& g = *graphs_;
   std::lock_guard<std::mutex> lock(g.mu);
   auto it = g.signatures.find(key);
   if (it == g.signatures.end()) {
@@ -602,7 +614,10 @@ bool Program::run_graph(std::vector<Array>& inputs, std::vector<Array>& out) con
 void Program::run_into(std::vector<Array>& inputs, std::vector<Array>& out) const {
   UMA_CHECK(inputs.size() == inputs_.size(), Type, "Program expects ", inputs_.size(), " inputs, got ", inputs.size());
   if (scalar_plan_ && run_scalar(inputs, out)) return;  // Note [Scalar programs]
-  if (graphs_ && run_graph(inputs, out)) return;        // Note [Program graphs]
+  if (graphs()) {  // Note [Program graphs]
+    const std::shared_ptr<GraphCache> cache = graph_cache();
+    if (cache && run_graph(*cache, inputs, out)) return;
+  }
   Scratch& scratch = thread_scratch();
   if (scratch.slots.size() < static_cast<std::size_t>(nslots_)) scratch.slots.resize(nslots_);
   scratch.n = static_cast<std::size_t>(nslots_);

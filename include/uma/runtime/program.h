@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -123,13 +124,15 @@ class Program {
   static constexpr int kGraphsPerSignature = 2;
   /// Input signatures with recordings per program; others run op by op.
   static constexpr int kGraphSignatures = 8;
-  /// Turns CUDA graphs on or off (Note [Program graphs]); off drops every recording.
+  /// Turns CUDA graphs on or off (Note [Program graphs]); drops every recording and the
+  /// statistics. Safe while other threads run the program (they finish with the recordings
+  /// they found).
   void set_graphs(bool on);
-  bool graphs() const noexcept { return graphs_ != nullptr; }
-  /// Turns lean replays on or off (Note [Lean replays]); drops every recording (they are
-  /// made with the setting).
+  bool graphs() const noexcept { return graphs_on_.load(std::memory_order_acquire); }
+  /// Turns lean replays on or off (Note [Lean replays]); drops every recording and the
+  /// statistics (recordings are made with the setting), as set_graphs does.
   void set_lean_replay(bool on);
-  bool lean_replay() const noexcept { return lean_replay_; }
+  bool lean_replay() const noexcept { return lean_replay_.load(std::memory_order_relaxed); }
   /// What the graphs did so far: recordings made, runs replayed, replays whose label checks
   /// the host waited for alone (Note [Lean replays]), recordings that failed (their
   /// signatures run op by op), device bytes the recordings keep, and the last failure's
@@ -224,7 +227,9 @@ class Program {
   void run_steps(std::vector<Array>& slots, std::vector<const Array*>& args) const;
   struct GraphCache;
   struct Recording;
-  bool run_graph(std::vector<Array>& inputs, std::vector<Array>& out) const;
+  bool run_graph(GraphCache& g, std::vector<Array>& inputs, std::vector<Array>& out) const;
+  std::shared_ptr<GraphCache> graph_cache() const;  // graphs_, read under graphs_mu_
+  void reset_graphs(bool on);                       // a new GraphCache (or none), under graphs_mu_
   bool record(Recording& r, const std::vector<Array>& inputs, std::string& why) const;
   // true when the label checks were waited for alone (Note [Lean replays])
   bool replay(const Recording& r, std::vector<Array>& inputs, std::vector<Array>& out) const;
@@ -242,8 +247,12 @@ class Program {
   std::vector<char> take_output_;  // per output: the slot's last read among the outputs
   std::vector<OutputSource> output_sources_;  // per output
   bool scalar_plan_ = false;       // every step can run in run_scalar (Note [Scalar programs])
-  std::shared_ptr<GraphCache> graphs_;  // null: graphs off (Note [Program graphs])
-  bool lean_replay_ = false;     // Note [Lean replays]
+  // Note [Program graphs]: the recordings (null: graphs off). The pointer is swapped and read
+  // under graphs_mu_; a run holds its own reference, so a swap never frees what it uses.
+  std::shared_ptr<GraphCache> graphs_;
+  mutable std::mutex graphs_mu_;
+  std::atomic<bool> graphs_on_{false};   // graphs_ != nullptr, read without the mutex
+  std::atomic<bool> lean_replay_{false};  // Note [Lean replays]
   // The slot dtypes of the first input dtypes that ran on elements (most calls repeat them):
   // written once (state 0 -> 1 -> 2), then only read.
   mutable std::atomic<int> types_state_{0};
