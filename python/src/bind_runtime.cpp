@@ -737,12 +737,13 @@ void bind_runtime(nb::module_& m) {
       .def_prop_ro("num_steps", &runtime::Program::num_steps)
       .def_prop_rw("graphs", &runtime::Program::graphs, &runtime::Program::set_graphs,
                    "CUDA graphs (Note [Program graphs] in runtime/program.h): True records a run per input "
-                   "signature of C-contiguous cuda arrays and replays it; setting it drops every recording.")
+                   "signature of C-contiguous cuda arrays and replays it; setting it drops every recording and the "
+                   "statistics (safe while other threads run the program).")
       .def_prop_rw("lean_replay", &runtime::Program::lean_replay,
                    &runtime::Program::set_lean_replay,
                    "Lean replays of CUDA graph recordings (Note [Lean replays] in runtime/program.h): True "
                    "copies the arguments with one kernel and waits for the label checks alone, queued before "
-                   "each launch, not for the step; setting it drops every recording.")
+                   "each launch, not for the step; setting it drops every recording and the statistics.")
       .def("graph_stats", [](const runtime::Program& p) {
         const runtime::Program::GraphStats s = p.graph_stats();
         nb::dict d;

@@ -122,6 +122,23 @@ def test_uma_host_copies_reach_jax_without_a_copy():
     assert w.container.copy_in("jax").unsafe_buffer_pointer() == host.ctypes.data
 
 
+def test_a_misaligned_host_value_reaches_jax_through_one_aligned_copy():
+    """Host memory off JAX's 64-byte alignment (a NumPy buffer, here 8 bytes in) is copied once
+    by uma into aligned memory, which JAX then shares; the source is never shared or written."""
+    raw = _aligned64(1001)
+    src = raw[1:]
+    src[:] = np.arange(1000.0)
+    assert src.ctypes.data % 64 == 8
+    w = uma.shared(src, "w", borrow=True)
+    uma.function([], sym.sum(w), backend="jax")()
+    value = w.container.copy_in("jax")
+    assert value.unsafe_buffer_pointer() % 64 == 0 and value.unsafe_buffer_pointer() != src.ctypes.data
+    np.testing.assert_array_equal(np.asarray(value), np.arange(1000.0))
+    uma.function([], [], updates={w: w + 1}, backend="jax")()
+    np.testing.assert_array_equal(src, np.arange(1000.0))  # the source is not written
+    np.testing.assert_array_equal(w.get_value(), np.arange(1000.0) + 1)
+
+
 def _aligned64(n):
     """A float64 NumPy array of n elements at a 64-byte-aligned address (JAX imports it without
     a copy)."""

@@ -52,17 +52,24 @@ def _uma():
     return uma
 
 
+#: JAX on the CPU takes a host buffer through DLPack without copying only at this alignment.
+_JAX_HOST_ALIGNMENT = 64
+
+
 def _to_jax(a, device):
     """A ``jax.Array`` on JAX device ``device`` of ``uma.Array`` ``a``: DLPack (shared where JAX
-    takes the buffer and ``a`` is on that device), else a copy. Bool memory is made 0/1 bytes
+    takes the buffer and ``a`` is on that device), else a copy (of host memory JAX does not
+    take, a misaligned NumPy buffer: uma's copy, which JAX then shares). Bool memory is made 0/1 bytes
     first: uma reads any nonzero byte as True (DESIGN.md, "bool memory"), XLA's bool operations
     use the bytes as they are."""
     jax = _jax()
     if a.dtype.name == "bool":
         a = _uma().not_equal(a, False)
+    if a.device.type == "cpu" and a._data_ptr % _JAX_HOST_ALIGNMENT:
+        a = _uma().array(a)  # JAX would copy it itself, more slowly: uma's copy is aligned, and shared
     try:
         x = jax.dlpack.from_dlpack(a)
-    except Exception:  # a layout or alignment JAX does not import: one copy
+    except Exception:  # a layout JAX does not import: one copy
         return jax.device_put(np.asarray(a.to_device("cpu")), device)
     return x if x.devices() == {device} else jax.device_put(x, device)
 
