@@ -12,7 +12,8 @@ Values live in residency ``"jax"`` (``"jax-cuda:N"`` on a GPU): a shared variabl
 ``jax`` function updated keeps its value as a ``jax.Array`` until another backend, or
 ``get_value``, reads it. Conversions use DLPack: JAX -> uma shares memory (uma sees it
 read-only, as JAX arrays are immutable); uma -> JAX shares memory where JAX accepts the
-buffer's alignment and copies otherwise. On a GPU both directions stay on the device: a switch
+buffer's alignment (64 bytes on the host, as uma allocates) and otherwise copies it once into
+uma's aligned memory, which JAX then shares. On a GPU both directions stay on the device: a switch
 between ``jax-cuda`` and uma's ``cuda`` (or ``torch-cuda``) never goes through host memory.
 Every value, constant and computation of a function is placed on the linker's device, whatever
 JAX's default device is.
