@@ -519,8 +519,12 @@ bool Program::record(Recording& r, const std::vector<Array>& inputs, std::string
       for (const Array& a : r.staging) staged = staged || a.data() == y.data();
       all = staged && y.dtype() == DType::Int64 && y.ndim() == 1;
     }
-    for (std::size_t k = 0; all && k < label_checks_.size(); ++k)
-      r.early.push_back(std::make_unique<kernels::cuda::LabelFlag>(r.checked[2 * k].device()));
+    try {
+      for (std::size_t k = 0; all && k < label_checks_.size(); ++k)
+        r.early.push_back(std::make_unique<kernels::cuda::LabelFlag>(r.checked[2 * k].device()));
+    } catch (const Error&) {
+      r.early.clear();  // no pinned word or event to be had: the deferred checks, as without
+    }
   }
   return true;
 }
