@@ -80,8 +80,8 @@ struct CopyJob {
 /// cudaMemcpyAsync each (their time is the copy's, not the call's).
 constexpr std::size_t kBatchCopyBytes = std::size_t{16} << 20;
 /// The copies `jobs` on uma's stream of cuda `device`, in order with its other work: those of
-/// at most kBatchCopyBytes whose pointers and size are multiples of 16 bytes in one kernel
-/// launch (per 32), the others one cudaMemcpyAsync each. Waits for nothing.
+/// at most kBatchCopyBytes whose pointers are 16-byte aligned in one kernel launch (per 32),
+/// the others one cudaMemcpyAsync each. Waits for nothing.
 void copy_batch(std::span<const CopyJob> jobs, int device);
 
 /// A label check whose verdict the host waits for alone, not for the work queued after it

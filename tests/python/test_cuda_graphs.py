@@ -168,9 +168,10 @@ def test_failing_replay_changes_nothing(early):
 @needs_gpu
 def test_lean_replay_copies_every_argument_layout():
     """Note [Lean replays]: a replay copies its arguments with one kernel where their pointers
-    and sizes are 16-byte multiples (per 32 arguments), and one cudaMemcpyAsync each otherwise:
-    12-byte, 1-byte and misaligned (a view one element in) arguments, and 40 arguments at once
-    (two kernels), give the eager ops' results bit for bit on every call."""
+    are 16-byte aligned (per 32 arguments; 16-byte units, then the last bytes one by one), and
+    one cudaMemcpyAsync each otherwise: 12-byte and 16-byte arguments, a misaligned one (a view
+    one element in) and 40 arguments at once (two kernels) give the eager ops' results bit for
+    bit on every call."""
     sym = uma.sym
     xs = [sym.vector(f"x{k}", dtype="float32") for k in range(40)]
     small, tiny = sym.vector("small", dtype="float32"), sym.vector("tiny", dtype="int8")

@@ -28,17 +28,18 @@ int strided_scatter(const void* src, void* dst, const StridedGeometry& g, int64_
 /// Returns a cudaError_t.
 int fill(void* dst, const void* value, int64_t n, int itemsize, void* stream);
 
-/// Copies queued as one kernel (copy_batch in kernels/cuda_kernels.h): per job, n16[k] 16-byte
-/// units from src[k] to dst[k], both 16-byte aligned and not overlapping.
+/// Copies queued as one kernel (copy_batch in kernels/cuda_kernels.h): per job, bytes[k] bytes
+/// from src[k] to dst[k], both 16-byte aligned and not overlapping (16-byte units, then the
+/// last bytes one by one).
 constexpr int kCopyJobs = 32;
 struct CopyJobs {
   const void* src[kCopyJobs];
   void* dst[kCopyJobs];
-  int64_t n16[kCopyJobs];
+  int64_t bytes[kCopyJobs];
   int n;
 };
 /// Queues the `jobs.n` copies of `jobs` on `stream` (one block row per job; `most` is the
-/// largest n16). Returns a cudaError_t.
+/// largest byte count). Returns a cudaError_t.
 int copy_jobs(const CopyJobs& jobs, int64_t most, void* stream);
 
 }  // namespace uma::kernels::cuda_launch

@@ -87,16 +87,16 @@ void copy_batch(std::span<const CopyJob> jobs, int device) {
   };
   for (const CopyJob& j : jobs) {
     if (j.bytes == 0) continue;
-    const auto bits = reinterpret_cast<std::uintptr_t>(j.dst) | reinterpret_cast<std::uintptr_t>(j.src) | j.bytes;
-    if (j.bytes > kBatchCopyBytes || (bits & 15) != 0) {  // large, or not in 16-byte units
+    const auto bits = reinterpret_cast<std::uintptr_t>(j.dst) | reinterpret_cast<std::uintptr_t>(j.src);
+    if (j.bytes > kBatchCopyBytes || (bits & 15) != 0) {  // large, or not 16-byte aligned
       uma::cuda::copy_on_device(j.dst, j.src, j.bytes, device);
       continue;
     }
     if (batch.n == cuda_launch::kCopyJobs) flush();
     batch.src[batch.n] = j.src;
     batch.dst[batch.n] = j.dst;
-    batch.n16[batch.n] = static_cast<int64_t>(j.bytes / 16);
-    most = std::max(most, batch.n16[batch.n]);
+    batch.bytes[batch.n] = static_cast<int64_t>(j.bytes);
+    most = std::max(most, batch.bytes[batch.n]);
     ++batch.n;
   }
   if (batch.n > 0) flush();

@@ -80,14 +80,19 @@ int launch_fill(void* dst, const void* value, int64_t n, void* stream) {
   return static_cast<int>(cudaGetLastError());
 }
 
-// Row blockIdx.y of the grid copies job blockIdx.y in 16-byte units (grid-stride over x).
+// Row blockIdx.y of the grid copies job blockIdx.y: 16-byte units (grid-stride over x), then
+// the last bytes (fewer than 16), one per thread of the first block.
 __global__ void copy_jobs_kernel(CopyJobs jobs) {
   const int k = blockIdx.y;
   const uint4* __restrict__ src = static_cast<const uint4*>(jobs.src[k]);
   uint4* __restrict__ dst = static_cast<uint4*>(jobs.dst[k]);
-  const int64_t n = jobs.n16[k];
+  const int64_t n = jobs.bytes[k] / 16;
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) dst[i] = src[i];
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (int64_t i = first; i < n; i += step) dst[i] = src[i];
+  const int64_t tail = jobs.bytes[k] - n * 16;
+  if (first < tail)
+    reinterpret_cast<unsigned char*>(dst + n)[first] = reinterpret_cast<const unsigned char*>(src + n)[first];
 }
 
 }  // namespace
@@ -96,9 +101,10 @@ int copy_jobs(const CopyJobs& jobs, int64_t most, void* stream) {
   if (jobs.n <= 0 || most <= 0) return 0;
   if (jobs.n > kCopyJobs) return static_cast<int>(cudaErrorInvalidValue);
   const int threads = 256;
-  int64_t blocks = (most + threads - 1) / threads;
+  int64_t blocks = (most / 16 + threads - 1) / threads;
   const int64_t cap = static_cast<int64_t>(sm_count()) * 8;
   if (blocks > cap) blocks = cap;
+  if (blocks < 1) blocks = 1;  // a job of fewer than 16 bytes: its tail alone
   copy_jobs_kernel<<<dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(jobs.n)), threads, 0,
                      static_cast<cudaStream_t>(stream)>>>(jobs);
   return static_cast<int>(cudaGetLastError());
