@@ -2,7 +2,11 @@
 // CUDA build every (op, dtype) pair the cpu kernels implement has a GPU kernel in the dtype
 // the ops layer computes it in (float16/bfloat16 elementwise ops compute in float32, logical
 // ops in bool); a build without CUDA has none. Runs without a GPU (the table is host code).
+// And kernels::cuda::copy_batch, on a GPU (skipped without one).
 #include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
 
 #include "kernels/cpu/elementwise_ops.h"
 #include "kernels/cuda_kernels.h"
@@ -56,6 +60,40 @@ TEST(CudaKernels, EveryReductionOnEveryDtype) {
     for (int o = 0; o <= static_cast<int>(ReduceOp::Any); ++o)
       EXPECT_EQ(kernels::cuda::supports(static_cast<ReduceOp>(o), static_cast<DType>(d)), cuda)
           << ops::op_name(static_cast<ReduceOp>(o)) << " on " << dtype_name(static_cast<DType>(d));
+}
+
+// kernels::cuda::copy_batch: every size from 1 byte up, aligned and misaligned, more jobs than
+// one launch takes (kCopyJobs = 32), each copy exactly its bytes (the bytes around it untouched).
+TEST(CudaKernels, CopyBatchCopiesEveryJobExactly) {
+  if (!cuda::is_available()) GTEST_SKIP() << "no usable CUDA GPU: " << cuda::unavailable_reason();
+  const Device dev{DeviceType::CUDA, 0};
+  std::vector<std::size_t> sizes;
+  for (std::size_t n = 1; n <= 40; ++n) sizes.push_back(n);
+  for (std::size_t n : {255u, 256u, 4099u, 65536u}) sizes.push_back(n);
+  std::size_t total = 0;
+  for (std::size_t n : sizes) total += 2 * (n + 64);
+  std::vector<unsigned char> pattern(total);
+  for (std::size_t i = 0; i < total; ++i) pattern[i] = static_cast<unsigned char>(i * 131 + 7);
+  Array src = Array::empty({static_cast<int64_t>(total)}, DType::UInt8, dev);
+  Array dst = Array::empty({static_cast<int64_t>(total)}, DType::UInt8, dev);
+  cuda::copy_to_device(src.data(), pattern.data(), total, 0);
+  std::vector<unsigned char> zeros(total, 0);
+  cuda::copy_to_device(dst.data(), zeros.data(), total, 0);
+  std::vector<kernels::cuda::CopyJob> jobs;
+  std::vector<unsigned char> want(total, 0);
+  std::size_t at = 0;
+  for (std::size_t k = 0; k < sizes.size(); ++k) {
+    const std::size_t n = sizes[k];
+    const std::size_t skew = (k % 3 == 2) ? 4 : 0;  // every third job 4 bytes off 16-byte alignment
+    const std::size_t s = at + 16 + skew, d = at + n + 64 + 16;
+    jobs.push_back({static_cast<unsigned char*>(dst.data()) + d, static_cast<const unsigned char*>(src.data()) + s, n});
+    std::memcpy(want.data() + d, pattern.data() + s, n);
+    at += 2 * (n + 64);
+  }
+  kernels::cuda::copy_batch(jobs, 0);
+  std::vector<unsigned char> got(total);
+  cuda::copy_to_host(got.data(), dst.data(), total, 0);
+  EXPECT_EQ(got, want);
 }
 
 }  // namespace
