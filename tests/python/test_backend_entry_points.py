@@ -110,3 +110,20 @@ def test_an_unknown_backend_still_names_the_available_ones(plugin_path):
             print(e)
     """, plugin_path)
     assert "unknown backend 'nope'" in r.stdout and "toy" in r.stdout
+
+
+def test_a_folder_named_like_a_framework_registers_no_backend(tmp_path, monkeypatch):
+    """The built-in framework backends are registered where the framework is a module of its
+    own (found without importing it), not where a bare folder of that name is on the path (a
+    project's ``torch/`` directory, which Python would import as an empty namespace package)."""
+    from uma.runtime import _installed
+    (tmp_path / "fw_folder_only").mkdir()
+    (tmp_path / "fw_package").mkdir()
+    (tmp_path / "fw_package" / "__init__.py").write_text("")
+    (tmp_path / "fw_namespace").mkdir()  # as MLX: a namespace package with an extension inside
+    (tmp_path / "fw_namespace" / "core.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert not _installed("fw_folder_only")
+    assert _installed("fw_package")
+    assert _installed("fw_namespace.core") and not _installed("fw_namespace.missing")
+    assert not _installed("no_such_module_anywhere")

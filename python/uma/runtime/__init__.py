@@ -38,24 +38,35 @@ def _cuda_build_of(dist):
         return False
 
 
+def _installed(module):
+    """Whether ``module`` can be imported as a module of its own (found without importing it):
+    a file or an extension, not a bare folder of that name on the path (the current directory's
+    ``torch/``), which Python would import as an empty namespace package."""
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return False
+    return spec is not None and spec.origin not in (None, "namespace")
+
+
 register_backend("reference", ReferenceLinker(), replace=True)
 register_backend("cpu", CpuLinker(), replace=True)
 register_backend("numpy", NumpyLinker(), replace=True)
-if importlib.util.find_spec("jax") is not None:  # JAX is imported at the first compile
+if _installed("jax"):  # JAX is imported at the first compile
     register_backend("jax", JaxLinker(), replace=True)
-if importlib.util.find_spec("mlx") is not None:  # MLX is imported at the first compile
+if _installed("mlx.core"):  # MLX (a namespace package) is imported at the first compile
     register_backend("mlx", MlxLinker(), replace=True)
-if importlib.util.find_spec("numba") is not None:  # Numba is imported at the first compile
+if _installed("numba"):  # Numba is imported at the first compile
     register_backend("numba", NumbaLinker(), replace=True)
-if importlib.util.find_spec("torch") is not None:  # PyTorch is imported at the first compile
+if _installed("torch"):  # PyTorch is imported at the first compile
     register_backend("torch", TorchLinker(), replace=True)
 if CudaLinker.available():  # "cuda" exists only where a GPU is usable (get_linker explains otherwise)
     register_backend("cuda", CudaLinker(), replace=True)
     # JAX and PyTorch on the GPU, where their CUDA builds are installed (found without importing
     # them; a build without the GPU uma sees is a RuntimeError at the first compile)
-    if any(importlib.util.find_spec(m) is not None for m in ("jax_cuda13_plugin", "jax_cuda12_plugin")):
+    if any(_installed(m) for m in ("jax_cuda13_plugin", "jax_cuda12_plugin")):
         register_backend("jax-cuda", JaxLinker("cuda:0"), replace=True)
-    if importlib.util.find_spec("torch") is not None and _cuda_build_of("torch"):
+    if _installed("torch") and _cuda_build_of("torch"):
         register_backend("torch-cuda", TorchLinker("cuda:0"), replace=True)
 
 __all__ = [
