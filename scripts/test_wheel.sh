@@ -44,9 +44,9 @@ for whl in "${wheels[@]}"; do
     "$real_py" -m venv "$work/venv" || ok=0
   fi
   t0=$SECONDS
-  [ $ok = 1 ] && pipi "$whl" || ok=0  # uma and its one dependency, NumPy
+  [ $ok = 1 ] && pipi "$whl" || ok=0  # uma and its dependencies, NumPy and ml_dtypes
   secs=$((SECONDS - t0))
-  echo "[wheel-test] pip install of the wheel (and numpy): ${secs}s"
+  echo "[wheel-test] pip install of the wheel (and numpy, ml_dtypes): ${secs}s"
   t0=$SECONDS
   [ $ok = 1 ] && [ "${OFFLINE:-0}" != 1 ] && { pipi scikit-learn matplotlib || ok=0; }  # the demo's data and plot
   # EXTRA_PIP: more requirements for the venv, e.g. "nvidia-cublas==13.0.2.14" for the CUDA

@@ -367,7 +367,14 @@ nb::object to_numpy_view(const Array& a0) {
   const Array a = to_host(a0);  // a cuda array: a host copy (callers decide whether a copy is allowed)
   nb::module_ np = nb::module_::import_("numpy");
   if (a.dtype() == DType::BFloat16) {
-    nb::module_ mld = nb::module_::import_("ml_dtypes");
+    nb::object mld;
+    try {
+      mld = nb::module_::import_("ml_dtypes");
+    } catch (nb::python_error&) {
+      throw nb::import_error(
+          "a bfloat16 array goes to NumPy as ml_dtypes.bfloat16, and ml_dtypes is not installed "
+          "(a dependency of uma: pip install ml_dtypes)");
+    }
     // Internal uint16 view only to hand the bytes to NumPy; the result is typed bfloat16.
     Array bits(a.storage(), a.data(), a.shape(), a.strides(), DType::UInt16, a.writable());
     nb::object arr = np.attr("asarray")(nb::cast(bits));

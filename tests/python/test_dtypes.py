@@ -200,3 +200,12 @@ def test_bfloat16_inputs_take_python_numbers_in_a_fresh_process():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=child_env())
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "1.5"
+
+
+def test_bfloat16_to_numpy_without_ml_dtypes_names_the_missing_package(monkeypatch):
+    """ml_dtypes is a dependency of uma (NumPy's bfloat16); where it cannot be imported, a
+    bfloat16 array's way to NumPy raises an ImportError naming it, not a bare import failure."""
+    b = uma.asarray(np.ones(3, np.float32), dtype="bfloat16")
+    monkeypatch.setitem(sys.modules, "ml_dtypes", None)
+    with pytest.raises(ImportError, match="ml_dtypes is not installed .a dependency of uma"):
+        np.asarray(b)

@@ -35,10 +35,7 @@ AxisError = np.exceptions.AxisError
 
 
 def _np_any_dtype(name):
-    """The NumPy dtype for any uma dtype name (bfloat16 through ml_dtypes)."""
-    if name == "bfloat16":
-        import ml_dtypes
-        return np.dtype(ml_dtypes.bfloat16)
+    """The NumPy dtype for any uma dtype name (bfloat16 through ml_dtypes: ``np_dtype``)."""
     return np_dtype(name)
 
 
