@@ -12,6 +12,8 @@ Comparisons: ``<``, ``<=``, ``>``, ``>=`` on variables build graph nodes, but ``
 are Python identity (variables are hashable graph nodes, the PyTensor convention): use
 ``uma.equal(a, b)`` / ``uma.not_equal(a, b)`` for elementwise equality.
 """
+import numpy as _np
+
 from ._api import ALIASES as _ALIASES
 from .graph import Variable, grad
 from .graph import ops as _ops
@@ -29,8 +31,14 @@ def tensor(name=None, dtype="float64", shape=None, *, ndim=None):
     """A symbolic array input of ``dtype`` and static ``shape`` (ints or None per axis).
 
     Give ``shape`` (e.g. ``(None, 784)``) or ``ndim`` (all axes unknown). ``TypeError`` for a
-    bad dtype, a missing shape or a shape entry that is not an int or None.
+    bad dtype, a missing shape, a shape entry that is not an int or None, or an ``ndim`` that is
+    not an int; ``ValueError`` for a negative ``ndim``.
     """
+    if ndim is not None:
+        if isinstance(ndim, (bool, _np.bool_)) or not isinstance(ndim, (int, _np.integer)):
+            raise TypeError(f"tensor: ndim must be an int, got {ndim!r}")
+        if ndim < 0:
+            raise ValueError(f"tensor: ndim must be at least 0, got {ndim}")
     if shape is None:
         if ndim is None:
             raise TypeError("tensor: give shape=(...) (ints or None per axis) or ndim=")

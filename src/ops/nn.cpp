@@ -28,6 +28,17 @@ XentArgs check_xent(const char* op, const Array& logits, const Array& labels) {
           logits.shape()[0], logits.shape()[1]};
 }
 
+// Host uint64 labels: the first one outside [0, nclasses) named by its own value (the int64
+// cast the kernels check would show 2**64 - 1 as -1).
+void check_unsigned_labels(const char* op, const Array& labels, int64_t nclasses) {
+  if (labels.dtype() != DType::UInt64 || !labels.device().is_cpu()) return;
+  const Array y = contiguous(labels);
+  const uint64_t* v = y.data_as<uint64_t>();
+  for (int64_t i = 0; i < y.size(); ++i)
+    UMA_CHECK(v[i] < static_cast<uint64_t>(nclasses), Value, op, ": label ", v[i], " at position ", i,
+              " is out of range [0, ", nclasses, ")");
+}
+
 }  // namespace
 
 namespace {
@@ -67,6 +78,7 @@ Array xent_forward(const char* op, const Array& logits0, const Array& labels0, b
     return astype(xent_forward(op, astype(logits, DType::Float32), labels, check_labels, depth), logits.dtype());
   XentArgs a = check_xent(op, logits, labels);
   if (depth > 0 && depth != a.c) return one_hot_product(op, logits, labels, depth);
+  if (depth == 0) check_unsigned_labels(op, labels, a.c);  // the cpu checks whatever check_labels says
   Array out = Array::empty(softmax_cross_entropy_shape(logits.shape(), labels.shape(), op), logits.dtype(), dev);
   kernels::softmax_xent(op, a.z, a.y, nullptr, 0, out, check_labels, depth > 0);
   return out;
@@ -83,6 +95,7 @@ Array xent_backward(const char* op, const Array& grad0, const Array& logits0, co
   const Shape shape = softmax_cross_entropy_grad_shape(grad.shape(), logits.shape(), labels.shape());
   XentArgs a = check_xent(op, logits, labels);
   if (depth > 0 && depth != a.c) return one_hot_product_grad(op, grad, logits, labels, depth);
+  if (depth == 0) check_unsigned_labels(op, labels, a.c);  // the cpu checks whatever check_labels says
   Array g = grad.dtype() == logits.dtype() ? grad : astype(grad, logits.dtype());
   const int64_t gstride = g.ndim() == 0 || g.shape()[0] == 1 ? 0 : g.strides()[0];
   Array out = Array::empty(shape, logits.dtype(), dev);
@@ -136,6 +149,7 @@ void check_labels(const char* op, const Array& labels0, int64_t nclasses) {
             dtype_name(labels0.dtype()));
   UMA_CHECK(labels0.ndim() == 1, Value, op, ": labels must be 1-d, got shape ", shape_str(labels0.shape()));
   UMA_CHECK(nclasses >= 0, Value, op, ": the number of classes must be >= 0, got ", nclasses);
+  check_unsigned_labels(op, labels0, nclasses);
   const Array y = labels0.dtype() == DType::Int64 ? contiguous(labels0) : astype(labels0, DType::Int64);
   kernels::check_labels(op, y, nclasses);
 }

@@ -892,3 +892,17 @@ def test_input_conversion_errors_propagate_unchanged(exc):
         f(Bad())
     with pytest.raises(TypeError, match="cannot convert"):
         f(object())
+
+
+@pytest.mark.parametrize("backend", ["cpu", "numpy", "reference"])
+def test_a_bad_uint64_label_is_named_by_its_own_value(backend):
+    """uint64 labels beyond int64's range are named as given, not as their int64 wrap (-1)."""
+    z, y = sym.matrix("z"), sym.vector("y", dtype="uint64")
+    f = uma.function([z, y], sym.mean(sym.softmax_cross_entropy(z, y)), backend=backend)
+    for labels, bad, at in (([0, 2**64 - 1], 2**64 - 1, 1), ([2, 2**63 + 5], 2**63 + 5, 1), ([4, 2**64 - 1], 4, 0)):
+        with pytest.raises(ValueError, match=rf"label {bad} at position {at} is out of range \[0, 3\)"):
+            f(np.zeros((2, 3)), np.array(labels, np.uint64))
+    with pytest.raises(ValueError, match=rf"label {2**64 - 1} at position 0"):
+        uma._core._check_labels(np.array([2**64 - 1], np.uint64), 3)
+    with pytest.raises(ValueError, match=rf"label {2**64 - 2} at position 1"):
+        uma._core.softmax_cross_entropy(np.zeros((2, 3)), np.array([0, 2**64 - 2], np.uint64), check_labels=False)

@@ -469,3 +469,20 @@ def test_arrays_refuse_equality_and_in_place_updates_with_variables():
         np.testing.assert_array_equal(np.asarray(arr), before)
     f = uma.function([x], uma.sym.equal(a, x).astype("float64"))
     np.testing.assert_array_equal(np.asarray(f(np.array([0.0, 5.0, 2.0]))), [1.0, 0.0, 1.0])
+
+
+def test_tensor_constructor_checks_ndim_and_shape():
+    """sym.tensor: ndim must be a non-negative int (not a bool, float or string), and agree with
+    shape where both are given; without either, a TypeError says what to give."""
+    from uma import sym
+    assert sym.tensor("t", ndim=0).ndim == 0 and sym.tensor("t", ndim=np.int64(3)).ndim == 3
+    for bad in (1.5, "2", True, np.bool_(True), None.__class__):
+        with pytest.raises(TypeError, match="ndim must be an int"):
+            sym.tensor("t", ndim=bad)
+    for bad in (-1, -5):
+        with pytest.raises(ValueError, match=f"ndim must be at least 0, got {bad}"):
+            sym.tensor("t", ndim=bad)
+    with pytest.raises(ValueError, match="ndim=2 does not match shape"):
+        sym.tensor("t", ndim=2, shape=(None,))
+    with pytest.raises(TypeError, match="give shape="):
+        sym.tensor("t")
