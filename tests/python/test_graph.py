@@ -486,3 +486,14 @@ def test_tensor_constructor_checks_ndim_and_shape():
         sym.tensor("t", ndim=2, shape=(None,))
     with pytest.raises(TypeError, match="give shape="):
         sym.tensor("t")
+
+
+def test_strings_are_not_graph_values():
+    """A str or bytes where a graph expects a value is refused naming it (not as a NumPy
+    string dtype uma lacks)."""
+    v = sym.vector("v")
+    for bad in ("abc", b"x", np.array(["a", "b"])):
+        with pytest.raises(TypeError, match="in a symbolic graph .not a number or an array of numbers"):
+            uma.function([v], bad)
+        with pytest.raises(TypeError, match="in a symbolic graph"):
+            v + bad
