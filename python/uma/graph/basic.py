@@ -330,7 +330,7 @@ def as_variable(x, name_for_errors="value") -> Variable:
         arr = np.asarray(x)
     except Exception as e:  # pragma: no cover - unusual objects
         raise TypeError(f"cannot use {type(x).__name__} as a {name_for_errors}: {e}") from None
-    if arr.dtype == object or arr.dtype.kind in "USV":  # objects, strings, bytes, raw records
+    if arr.dtype == object or arr.dtype.kind in "US":  # objects, strings, bytes (bfloat16 is kind V)
         raise TypeError(f"cannot use {x!r} as a {name_for_errors} in a symbolic graph (not a number "
                         f"or an array of numbers)")
     return Constant(arr)
