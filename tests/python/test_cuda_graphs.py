@@ -197,10 +197,12 @@ def test_lean_replay_leaves_labels_computed_in_the_step_to_the_deferred_check():
     as without early checks: no replay counts as checked early, and a bad label raises."""
     sym = uma.sym
     x, y = sym.matrix("x", dtype="float32"), sym.vector("y", dtype="int32")
-    w = uma.shared(np.random.default_rng(0).standard_normal((20, 5)).astype(np.float32), "w")
-    cost = uma.mean(uma.softmax_cross_entropy(x @ w, uma.astype(y, "int64")))
-    fns = [uma.function([x, y], cost, updates={w: w - 0.1 * uma.grad(cost, w)}, backend=b)
-           for b in (CudaLinker(graphs=True, fuse=True, lean_replay=True), EagerCuda())]
+
+    def build(backend):  # each function updates its own copy of w
+        w = uma.shared(np.random.default_rng(0).standard_normal((20, 5)).astype(np.float32), "w")
+        cost = uma.mean(uma.softmax_cross_entropy(x @ w, uma.astype(y, "int64")))
+        return uma.function([x, y], cost, updates={w: w - 0.1 * uma.grad(cost, w)}, backend=backend)
+    fns = [build(b) for b in (CudaLinker(graphs=True, fuse=True, lean_replay=True), EagerCuda())]
     X, Y = batch(32)
     Y32 = uma.asarray(np.asarray(Y.to_device("cpu")).astype(np.int32), device="cuda")
     for k in range(5):
