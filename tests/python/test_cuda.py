@@ -1099,6 +1099,30 @@ def test_cuda_max_min_nan_and_first_occurrence(dtype):
 
 
 @needs_gpu
+@pytest.mark.parametrize("shape", [(300, 70), (1024, 4096), (2, 50, 33)])
+def test_cuda_column_reductions_match_numpy(shape):
+    """Reductions over the leading axes with the innermost kept (the column kernel: a bias
+    gradient's sum over the rows, split over blocks where the rows are many): float32 sums and
+    means as the float64 sum rounded once, and max/min/argmax/argmin on values with many ties
+    and some NaNs, where the first occurrence wins."""
+    rng = np.random.default_rng(len(shape))
+    x = rng.integers(-3, 4, size=shape).astype(np.float32)
+    x.reshape(-1)[rng.choice(x.size, size=x.size // 97, replace=False)] = np.nan
+    d = uma.asarray(x, device="cuda")
+    axis = tuple(range(len(shape) - 1))
+    for name in ("max", "min", "argmax", "argmin"):
+        if name.startswith("arg") and len(axis) > 1:
+            continue
+        ax = axis[0] if name.startswith("arg") else axis
+        assert_matches(getattr(uma, name)(d, axis=ax), getattr(np, name)(x, axis=ax))
+    y = rng.standard_normal(shape).astype(np.float32)
+    dy = uma.asarray(y, device="cuda")
+    for name in ("sum", "mean"):
+        want = getattr(np, name)(y.astype(np.float64), axis=axis).astype(np.float32)
+        np.testing.assert_array_equal(np.asarray(getattr(uma, name)(dy, axis=axis).to_device("cpu")), want)
+
+
+@needs_gpu
 @pytest.mark.parametrize("dtype", OP_DTYPES)
 def test_cuda_large_full_reductions(dtype):
     """Full reductions of a million elements (the split kernels and their second pass), from

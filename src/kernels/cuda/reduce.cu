@@ -21,12 +21,21 @@ int64_t reduce_splits(const ReduceGeometry& g, int itemsize) {
   const int64_t sms = sm_count();
   // Innermost axis kept (neighbouring outputs are neighbouring addresses) and enough outputs
   // to fill the GPU, or short rows: one thread per output.
-  const bool inner_kept = g.nkept > 0 && g.kept_strides[g.nkept - 1] == itemsize;
-  if (g.rsize <= 32 || (inner_kept && g.nout >= sms * 256)) return 0;
-  // Otherwise blocks: about 4 per multiprocessor in all (one resident wave of 256-thread
-  // blocks, each with four 16-byte loads in flight per thread), each with at least 4096
-  // elements.
+  const bool columns = red::inner_kept(g, itemsize);
+  if (g.rsize <= 32 || (columns && g.nout >= sms * 256)) return 0;
+  // Otherwise about 4 blocks per multiprocessor in all (one resident wave of 256-thread
+  // blocks). Columns: blocks of 32 outputs, split over the reduced range while each thread
+  // keeps at least 4 elements.
   const int64_t target = sms * 4;
+  if (columns) {
+    const int64_t column_blocks = (g.nout + red::kColumnLanes - 1) / red::kColumnLanes;
+    int64_t splits = (target + column_blocks - 1) / column_blocks;
+    const int64_t max_by_size = g.rsize / (red::kColumnWarps * 4);
+    if (splits > max_by_size) splits = max_by_size;
+    return splits < 1 ? 1 : splits;
+  }
+  // Blocks per output, each with four 16-byte loads in flight per thread and at least 4096
+  // elements.
   int64_t splits = g.nout >= target ? 1 : (target + g.nout - 1) / g.nout;
   const int64_t max_by_size = (g.rsize + 4095) / 4096;
   if (splits > max_by_size) splits = max_by_size;

@@ -4,6 +4,10 @@
 // Output element o reduces the elements at offset_kept(o) + offset_red(r). Two kernels:
 // - thread per output (few reduced elements, or the innermost axis is kept so neighbouring
 //   threads read neighbouring addresses: coalesced);
+// - columns (the innermost axis kept but too few outputs to fill the GPU with a thread each,
+//   such as a bias gradient, a sum over the rows of a matrix): a warp's 32 lanes take 32
+//   neighbouring outputs (coalesced), the 8 warps of a block and `splits` blocks share the
+//   reduced range;
 // - `splits` blocks per output, interleaved over the reduced range (grid-stride), with four
 //   16-byte loads in flight per thread on a contiguous reduced axis and a shared-memory tree
 //   at the end; with splits > 1 the blocks write partial accumulators to a workspace that a
@@ -169,6 +173,12 @@ struct Policy {
   }
 };
 
+/// Whether the innermost kept axis has unit element stride (neighbouring outputs read
+/// neighbouring addresses).
+__host__ __device__ inline bool inner_kept(const ReduceGeometry& g, int64_t itemsize) {
+  return g.nkept > 0 && g.kept_strides[g.nkept - 1] == itemsize;
+}
+
 __device__ __forceinline__ int64_t kept_offset(int64_t o, const ReduceGeometry& g) {
   int64_t off = 0;
   for (int d = g.nkept - 1; d >= 0; --d) {
@@ -269,6 +279,36 @@ __global__ void reduce_blocks(const char* __restrict__ in, typename Policy<OP, T
   }
 }
 
+// Columns (`inner_kept`): lane x of warp y in block (bx, by) reduces output bx * 32 + x over
+// the reduced elements by * 8 + y, then every splits * 8 further; the block's 8 warps combine
+// through shared memory, in warp order, and with splits > 1 each block writes its partial
+// accumulators for the second pass.
+constexpr int kColumnLanes = 32, kColumnWarps = kThreads / kColumnLanes;
+
+template <int OP, class T>
+__global__ void reduce_columns(const char* __restrict__ in, typename Policy<OP, T>::Out* __restrict__ out,
+                               typename Policy<OP, T>::Acc* __restrict__ partial, ReduceGeometry g, int64_t splits) {
+  using P = Policy<OP, T>;
+  using Acc = typename P::Acc;
+  __shared__ Acc sm[kColumnWarps][kColumnLanes];
+  const int x = static_cast<int>(threadIdx.x) % kColumnLanes, y = static_cast<int>(threadIdx.x) / kColumnLanes;
+  const int64_t o = static_cast<int64_t>(blockIdx.x) * kColumnLanes + x, split = blockIdx.y;
+  Acc acc = P::identity();
+  if (o < g.nout) {
+    const char* base = in + kept_offset(o, g);
+    const int64_t step = splits * kColumnWarps;
+    for (int64_t r = split * kColumnWarps + y; r < g.rsize; r += step)
+      acc = P::combine(acc, P::load(*reinterpret_cast<const T*>(base + red_offset(r, g)), r));
+  }
+  sm[y][x] = acc;
+  __syncthreads();
+  if (y == 0 && o < g.nout) {
+    for (int w = 1; w < kColumnWarps; ++w) acc = P::combine(acc, sm[w][x]);
+    if (splits == 1) out[o] = P::finish(acc, g.rsize);
+    else partial[o * splits + split] = acc;
+  }
+}
+
 // The second pass: block o combines the `splits` partial accumulators of output o.
 template <int OP, class T>
 __global__ void reduce_finish(const typename Policy<OP, T>::Acc* __restrict__ partial,
@@ -285,11 +325,16 @@ template <int OP, class T>
 int launch(const char* in, void* out0, const ReduceGeometry& g, int64_t splits, void* ws, cudaStream_t st) {
   using P = Policy<OP, T>;
   auto* out = static_cast<typename P::Out*>(out0);
+  auto* partial = static_cast<typename P::Acc*>(ws);
   if (splits == 0) {
     reduce_per_thread<OP, T><<<grid_for(g.nout), kThreads, 0, st>>>(in, out, g);
+  } else if (inner_kept(g, sizeof(T))) {
+    const dim3 grid(static_cast<unsigned>((g.nout + kColumnLanes - 1) / kColumnLanes), static_cast<unsigned>(splits));
+    reduce_columns<OP, T><<<grid, kThreads, 0, st>>>(in, out, partial, g, splits);
+    if (splits > 1)
+      reduce_finish<OP, T><<<static_cast<unsigned>(g.nout), kThreads, 0, st>>>(partial, out, g.nout, splits, g.rsize);
   } else {
     const bool dense = g.nred == 1 && g.red_strides[0] == static_cast<int64_t>(sizeof(T));
-    auto* partial = static_cast<typename P::Acc*>(ws);
     reduce_blocks<OP, T><<<static_cast<unsigned>(g.nout * splits), kThreads, 0, st>>>(in, out, partial, g, splits, dense);
     if (splits > 1)
       reduce_finish<OP, T><<<static_cast<unsigned>(g.nout), kThreads, 0, st>>>(partial, out, g.nout, splits, g.rsize);
