@@ -8,8 +8,8 @@
 # CuPy), OUTDIR/bench_cuda_transfer.{json,txt} (host<->GPU 1 MiB..4 GiB vs torch, CuPy, JAX)
 # OUTDIR/bench_call.{json,txt} (call overhead on the GPU machine's host),
 # OUTDIR/bench_conversions.{json,txt} (switches of residency, cuda / jax-cuda / torch-cuda
-# included) and OUTDIR/bench_gpu_step.txt with bench_gpu_step_lean.json (the GPU step with
-# lean replays, Note [Lean replays], against the same peers). Then, where
+# included) and OUTDIR/bench_gpu_step.{json,txt} (the GPU training step and the scalar call
+# against torch and JAX). Then, where
 # matplotlib is installed: python3 bench/plot_benchmarks.py --measurements OUTDIR.
 # REPEAT (default 3) sets the transfer benchmark's repeats. Exit status: the first failure's.
 set -u
@@ -31,5 +31,5 @@ run bench_cuda_ops --json "$OUT/bench_cuda_ops.json"
 run bench_cuda_transfer --repeat "${REPEAT:-3}" --json "$OUT/bench_cuda_transfer.json"
 run bench_call --json "$OUT/bench_call.json"
 run bench_conversions --sizes 1024,16777216 --json "$OUT/bench_conversions.json"
-UMA_CUDA_LEAN_REPLAY=1 run bench_gpu_step --repeat 5 --json "$OUT/bench_gpu_step_lean.json"
+run bench_gpu_step --repeat 5 --json "$OUT/bench_gpu_step.json"
 exit $status

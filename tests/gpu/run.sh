@@ -5,6 +5,7 @@
 # compute-sanitizer memcheck on the C++ CUDA tests.
 #
 #   bash tests/gpu/run.sh [LOGDIR]
+#   PHASES="cpp-build python-install python-test" bash tests/gpu/run.sh   # only these phases
 #
 # Needs: nvcc (PATH or /usr/local/cuda/bin), cmake, ninja, g++, GoogleTest, OpenBLAS, and a
 # python3 with numpy, nanobind, scikit-build-core, pytest, pytest-xdist, hypothesis (torch, cupy, jax optional). No
@@ -22,6 +23,7 @@ status=0
 summary=()
 phase() {  # name, command...
   local name="$1"; shift
+  if [ -n "${PHASES:-}" ] && [[ " $PHASES " != *" $name "* ]]; then return 0; fi
   local t0=$SECONDS
   echo "=== $name"
   if "$@" >"$LOG/$name.log" 2>&1; then summary+=("$name: ok ($((SECONDS - t0)) s)")
@@ -39,8 +41,8 @@ phase cpp-test build/gpu/uma_tests --gtest_brief=1
 phase python-install "$PY" -m pip install --no-build-isolation --no-deps --force-reinstall \
   -Ccmake.define.UMA_CUDA=ON -Ccmake.define.UMA_BUILD_TESTS=ON -Cbuild-dir=build/gpu .
 phase python-test bash -c "cd /tmp && $PY -m pytest $PWD/tests/python/test_cuda.py $PWD/tests/python/test_cuda_graphs.py $PWD/tests/python/test_backends_gpu.py $PWD/tests/python/test_fft.py -q -ra -p no:cacheprovider"
-# The graph tests again with lean replays on (Note [Lean replays]; off by default).
-phase python-lean-replay bash -c "cd /tmp && UMA_CUDA_LEAN_REPLAY=1 $PY -m pytest $PWD/tests/python/test_cuda_graphs.py \
+# The graph tests again with lean replays off (Note [Lean replays]; on by default).
+phase python-no-lean-replay bash -c "cd /tmp && UMA_CUDA_LEAN_REPLAY=0 $PY -m pytest $PWD/tests/python/test_cuda_graphs.py \
   $PWD/tests/python/test_cuda.py -q -ra -p no:cacheprovider"
 # Every test of the suite that runs on the GPU (the cuda parametrizations of every file, and the
 # jax-cuda / torch-cuda backends in the backend matrix), spread over the cores.
@@ -58,7 +60,7 @@ if command -v compute-sanitizer >/dev/null; then
   phase memcheck-python bash -c "cd /tmp && compute-sanitizer --tool memcheck --error-exitcode 1 --leak-check no \
     $PY -m pytest $PWD/tests/python/test_cuda_graphs.py $PWD/tests/python/test_cuda.py -k 'graph or linker or program' \
     -q -p no:cacheprovider"
-  phase memcheck-lean-replay bash -c "cd /tmp && UMA_CUDA_LEAN_REPLAY=1 compute-sanitizer --tool memcheck \
+  phase memcheck-no-lean-replay bash -c "cd /tmp && UMA_CUDA_LEAN_REPLAY=0 compute-sanitizer --tool memcheck \
     --error-exitcode 1 --leak-check no $PY -m pytest $PWD/tests/python/test_cuda_graphs.py -q -p no:cacheprovider"
 else
   summary+=("memcheck: skipped (no compute-sanitizer)")

@@ -84,7 +84,8 @@ std::vector<std::string> op_names();
 // until then.
 
 // Note [Lean replays]
-// With lean replays on (set_lean_replay; off by default: not yet run on a GPU), a replay
+// With lean replays on (set_lean_replay; a Program starts with them off, the cuda linker turns
+// them on by default), a replay
 // (Note [Program graphs]) spends less of the host's time before and after its launch:
 // - its arguments' copies into the recording's buffers are one kernel launch
 //   (kernels::cuda::copy_batch) instead of one cudaMemcpyAsync each;

@@ -41,7 +41,7 @@ Label checks: the cross-entropy steps are queued with their label check deferred
 Program checks each label input once, after the whole step is queued and before ``run``
 returns, so before any update is written (Note [Deferred label checks] of
 ``include/uma/runtime/program.h``): one wait per call, and a bad label still raises the op's
-``ValueError`` and changes no shared variable. With ``lean_replay`` (default off,
+``ValueError`` and changes no shared variable. With ``lean_replay`` (default on,
 :data:`SWITCH_DEFAULTS`), a replayed recording copies its arguments with one kernel, queues the
 checks of labels it takes as arguments before its launch and waits for them alone, so the
 call returns while the step still runs (Note [Lean replays]).
@@ -70,11 +70,12 @@ def _uma():
     return uma
 
 
-#: The cuda linker's switches when neither the argument nor the environment sets them. Graphs
-#: and fusion on (with them, every cuda test of the suite and test_cuda_graphs.py passed on an
-#: H100: docs/measurements/gpu_tests/summary.txt). Lean replays off: not yet run on a GPU
-#: (tests/gpu/run.sh runs test_cuda_graphs.py and test_cuda.py with them on as well).
-SWITCH_DEFAULTS = {"UMA_CUDA_GRAPHS": True, "UMA_CUDA_FUSE": True, "UMA_CUDA_LEAN_REPLAY": False}
+#: The cuda linker's switches when neither the argument nor the environment sets them: all on
+#: (with them, every cuda test of the suite passed on an H100 and an H200, and the small
+#: training steps of bench/bench_gpu_step.py took 0.065 ms with lean replays against 0.116
+#: without: docs/measurements/gpu_tests/summary.txt, docs/benchmarks.md). tests/gpu/run.sh
+#: runs test_cuda_graphs.py and test_cuda.py with lean replays off as well.
+SWITCH_DEFAULTS = {"UMA_CUDA_GRAPHS": True, "UMA_CUDA_FUSE": True, "UMA_CUDA_LEAN_REPLAY": True}
 
 #: With graphs on by default (neither the argument nor UMA_CUDA_GRAPHS set), a Program of fewer
 #: steps runs op by op: a one-kernel function took 10.3 µs per call replayed against 8.0 µs op
