@@ -13,6 +13,8 @@
 #include "kernels/cuda/device_ops.cuh"
 #include "kernels/cuda/grid.cuh"
 
+#include <cstdint>
+
 namespace uma::kernels::cuda_launch {
 
 namespace {
@@ -20,6 +22,10 @@ namespace {
 using namespace cuda_dev;
 
 constexpr int kInvalid = static_cast<int>(cudaErrorInvalidValue);
+
+struct FusedSteps {
+  int64_t bytes[kFusedInputs];
+};
 
 __device__ __forceinline__ float settle(float v) {
   asm volatile("" : "+f"(v));
@@ -71,26 +77,67 @@ __device__ T run_unary(int op, T x) {
   }
 }
 
+// The chain's instructions on the inputs in r[0, nin); r[nin + k] is instruction k's result.
 template <class T>
-__global__ void fused_kernel(FusedOperands in, FusedCode code, T* __restrict__ out, Space s) {
-  T r[kFusedInputs + kFusedCode];
+__device__ __forceinline__ T run_code(const FusedCode& code, T* r) {
   const int nin = code.nin, ncode = code.ncode;
+  for (int k = 0; k < ncode; ++k) {
+    T v;
+    if (code.kind[k] == kFusedBinary) v = run_binary<T>(code.op[k], r[code.a[k]], r[code.b[k]]);
+    else if (code.kind[k] == kFusedUnary) v = run_unary<T>(code.op[k], r[code.a[k]]);
+    else v = r[code.a[k]] != T(0) ? r[code.b[k]] : r[code.c[k]];
+    r[nin + k] = settle(v);
+  }
+  return r[nin + ncode - 1];
+}
+
+// A dense space (every operand contiguous over it or a scalar): element i of operand k is at
+// byte i * step[k] (step: the item size, or 0 for a scalar), no index arithmetic.
+template <class T>
+__global__ void fused_dense(FusedOperands in, FusedCode code, T* __restrict__ out, int64_t n,
+                            FusedSteps step) {
+  T r[kFusedInputs + kFusedCode];
+  const int nin = code.nin;
+  for (int64_t i = global_index(); i < n; i += grid_step()) {
+    for (int k = 0; k < nin; ++k) r[k] = *reinterpret_cast<const T*>(in.op[k].ptr + i * step.bytes[k]);
+    out[i] = run_code(code, r);
+  }
+}
+
+// A strided space: the element's coordinates are found once (I: 32-bit division where the
+// space has fewer than 2^32 elements) and each operand's offset summed along them.
+template <class T, class I>
+__global__ void fused_strided(FusedOperands in, FusedCode code, T* __restrict__ out, Space s) {
+  T r[kFusedInputs + kFusedCode];
+  int64_t off[kFusedInputs];
+  const int nin = code.nin;
   for (int64_t i = global_index(); i < s.n; i += grid_step()) {
-    for (int k = 0; k < nin; ++k) r[k] = *reinterpret_cast<const T*>(in.op[k].ptr + offset_of(i, s, in.op[k]));
-    for (int k = 0; k < ncode; ++k) {
-      T v;
-      if (code.kind[k] == kFusedBinary) v = run_binary<T>(code.op[k], r[code.a[k]], r[code.b[k]]);
-      else if (code.kind[k] == kFusedUnary) v = run_unary<T>(code.op[k], r[code.a[k]]);
-      else v = r[code.a[k]] != T(0) ? r[code.b[k]] : r[code.c[k]];
-      r[nin + k] = settle(v);
+    for (int k = 0; k < nin; ++k) off[k] = 0;
+    I rest = static_cast<I>(i);
+    for (int d = s.ndim - 1; d >= 0; --d) {
+      const I extent = static_cast<I>(s.shape[d]);
+      const I q = rest / extent;
+      const int64_t c = static_cast<int64_t>(rest - q * extent);
+      for (int k = 0; k < nin; ++k) off[k] += c * in.op[k].byte_strides[d];
+      rest = q;
     }
-    out[i] = r[nin + ncode - 1];
+    for (int k = 0; k < nin; ++k) r[k] = *reinterpret_cast<const T*>(in.op[k].ptr + off[k]);
+    out[i] = run_code(code, r);
   }
 }
 
 template <class T>
 int launch(const FusedOperands& in, const FusedCode& code, void* out, const Space& s, cudaStream_t st) {
-  fused_kernel<T><<<grid_for(s.n), kThreads, 0, st>>>(in, code, static_cast<T*>(out), s);
+  T* o = static_cast<T*>(out);
+  if (s.dense) {
+    FusedSteps step{};
+    for (int k = 0; k < code.nin; ++k) step.bytes[k] = s.ndim == 0 ? 0 : in.op[k].byte_strides[0];
+    fused_dense<T><<<grid_for(s.n), kThreads, 0, st>>>(in, code, o, s.n, step);
+  } else if (s.n <= static_cast<int64_t>(UINT32_MAX)) {
+    fused_strided<T, uint32_t><<<grid_for(s.n), kThreads, 0, st>>>(in, code, o, s);
+  } else {
+    fused_strided<T, int64_t><<<grid_for(s.n), kThreads, 0, st>>>(in, code, o, s);
+  }
   return static_cast<int>(cudaGetLastError());
 }
 
