@@ -436,12 +436,25 @@ Array import_sequence(nb::handle obj, std::optional<DType> dtype, std::optional<
     // NumPy falls back to object arrays for Python ints beyond int64; asking for int64 makes
     // it raise the precise OverflowError. Other objects (Fraction, Decimal, anything with
     // __int__) stay an object array, which is refused below: int() would truncate them.
+    bool overflow = false;
     try {
       arr = np.attr("asarray")(obj, nb::arg("dtype") = "int64");
       kind = py_str(arr.attr("dtype").attr("kind"));
     } catch (nb::python_error& e) {
-      if (e.matches(PyExc_OverflowError)) throw;
+      if (!e.matches(PyExc_OverflowError)) throw;
+      overflow = true;
     }
+    if (overflow)  // NumPy's message names no value: name the first int outside int64 and uint64
+      for (nb::handle x : arr.attr("flat")) {
+        int over = 0;
+        PyLong_AsLongLongAndOverflow(x.ptr(), &over);
+        if (over > 0) {
+          PyLong_AsUnsignedLongLong(x.ptr());
+          if (!PyErr_Occurred()) continue;
+          PyErr_Clear();
+        }
+        UMA_CHECK(over == 0, Overflow, api, ": Python integer ", py_str(x), " is out of bounds for int64 and uint64");
+      }
   }
   UMA_CHECK(kind != "O" && kind != "U" && kind != "S", Type, api, ": cannot convert ",
             py_repr((obj)).substr(0, 80), " to an array (NumPy infers dtype ",

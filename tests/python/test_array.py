@@ -436,6 +436,18 @@ def test_setitem_out_of_range_python_int_overflow_error(dtype, value):
     assert u.tolist() == [0, 0, 0]
 
 
+@pytest.mark.parametrize("value", [[2**64], [[1, 2], [3, 2**64 + 5]], [-2**63 - 1, 0], 2**70])
+def test_asarray_int_beyond_64_bits_names_the_value(value):
+    """NumPy makes an object array of such ints (uma has no object dtype); uma raises
+    OverflowError naming the first int that fits neither int64 nor uint64."""
+    assert np.asarray(value).dtype == object  # the oracle: no 64-bit dtype holds it
+    bad = next(v for v in np.asarray(value, dtype=object).flat if not -2**63 <= v < 2**64)
+    with pytest.raises(OverflowError, match=str(bad)):
+        uma.asarray(value)
+    with pytest.raises(OverflowError, match=str(bad)):
+        uma.shared(value)
+
+
 @pytest.mark.parametrize("idx,value_shape", [(Ellipsis, (3,)), (0, (2, 4)), ((slice(None), 0), (3,)), (1, (4, 1))])
 def test_setitem_shape_mismatch_value_error(idx, value_shape):
     n = np.zeros((2, 3, 4))
