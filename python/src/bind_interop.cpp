@@ -556,7 +556,15 @@ Array asarray(nb::handle obj, std::optional<DType> dtype, std::optional<Device> 
     // NumPy arrays: the buffer protocol carries layout and the read-only flag at a third of
     // the cost of building __array_interface__; dtypes without a PEP 3118 format (bfloat16)
     // fall back to the array interface.
-    if (auto a = import_buffer(obj, dtype, device, copy, api, /*fallback=*/true)) return *a;
+    try {
+      if (auto a = import_buffer(obj, dtype, device, copy, api, /*fallback=*/true)) return *a;
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::Type) throw;
+      const std::string kind = py_str(obj.attr("dtype").attr("kind"));
+      UMA_CHECK(kind.find_first_of("OUSMm") == std::string::npos, Type, api, ": NumPy dtype ",
+                py_str(obj.attr("dtype")), " has no uma equivalent (uma has no object, string or datetime dtypes)");
+      throw;
+    }
     return import_array_interface(obj, obj.attr("__array_interface__"), dtype, device, copy, api);
   }
   if (nb::hasattr(obj, "__dlpack__") && !PyType_Check(obj.ptr())) {
@@ -737,19 +745,22 @@ void bind_interop(nb::module_& m) {
       "__array_interface__/__array__ object, nested sequence or Python scalar.\n"
       "copy=None shares when possible, copy=True always copies, copy=False raises uma.CopyError\n"
       "(a ValueError and BufferError) when a copy would be needed. Read-only sources give read-only results.");
-  m.def("array", [](nb::handle obj, nb::handle dtype, nb::handle device) {
+  m.def("array", [](nb::handle obj, nb::handle dtype, nb::handle device, nb::handle copy) {
         std::optional<Device> dev;
         if (!device.is_none()) dev = to_device(device);
-        return asarray(obj, to_dtype(dtype), dev, CopyMode::Always, "array");
+        return asarray(obj, to_dtype(dtype), dev, to_copy_mode(copy), "array");
       }, nb::arg("obj").none(), nb::arg("dtype").none() = nb::none(), nb::arg("device").none() = nb::none(),
-      "A new uma.Array holding a copy of obj (always copies; the result is writable).");
+      nb::kw_only(), nb::arg("copy").none() = nb::bool_(true),
+      "A uma.Array of obj's values; by default a new, writable copy (copy=True). As numpy.array\n"
+      "(NumPy 2): copy=None copies only when needed (asarray's sharing), copy=False raises\n"
+      "uma.CopyError when a copy would be needed.");
   m.def("from_dlpack", [](nb::handle x, nb::handle device, nb::handle copy) {
         UMA_CHECK(nb::hasattr(x, "__dlpack__"), Type, "from_dlpack: ", py_repr((nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(x.ptr()))))),
                   " does not implement __dlpack__");
         std::optional<Device> dev;
         if (!device.is_none()) dev = to_device(device);
         return import_dlpack(x, std::nullopt, dev, to_copy_mode(copy), "from_dlpack");
-      }, nb::arg("x"), nb::kw_only(), nb::arg("device").none() = nb::none(), nb::arg("copy").none() = nb::none(),
+      }, nb::arg("x").none(), nb::kw_only(), nb::arg("device").none() = nb::none(), nb::arg("copy").none() = nb::none(),
       "Imports a DLPack producer (Python Array API standard, from_dlpack). Calls\n"
       "x.__dlpack__(max_version=(1, 1)), falling back to x.__dlpack__() on TypeError. Shares memory\n"
       "unless copy=True; legacy capsules import read-only; copy=False raises uma.CopyError when\n"

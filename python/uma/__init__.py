@@ -3,7 +3,8 @@ without copies unless a copy is truly needed (see DESIGN.md).
 
 Arrays: ``uma.asarray`` / ``uma.from_dlpack`` share memory with NumPy, PyTorch and any
 DLPack or buffer-protocol producer when dtype, layout, device and mutability allow
-(``copy=False`` raises ``uma.CopyError`` otherwise); ``uma.array`` always copies.
+(``copy=False`` raises ``uma.CopyError`` otherwise); ``uma.array`` copies (unless asked
+otherwise with ``copy=None`` or ``copy=False``, as ``numpy.array``).
 Compiled functions: ``uma.sym``, ``uma.grad``, ``uma.shared`` and ``uma.function``.
 """
 from __future__ import annotations

@@ -11,6 +11,7 @@ its gets and releases.
 import array
 import gc
 import mmap
+import re
 import struct
 import sys
 
@@ -544,3 +545,33 @@ def test_python_ints_beyond_64_bits_name_the_target_dtype_or_are_true_for_bool()
             np.asarray(v, dtype=dt)
     for v in (2**64, -2**63 - 1, 2**100):
         assert np.asarray(uma.asarray(v, dtype="bool")).item() is np.asarray(v, dtype=bool).item() is True
+
+
+@pytest.mark.parametrize("values,dtype", [(["a", "bc"], None), ([b"x"], None), ([object(), 1], object)])
+def test_numpy_string_and_object_arrays_name_their_dtype(values, dtype):
+    n = np.array(values, dtype=dtype)
+    assert n.dtype.kind in "OUS"
+    with pytest.raises(TypeError, match=f"asarray: NumPy dtype {re.escape(str(n.dtype))} has no uma equivalent"):
+        uma.asarray(n)
+
+
+def test_from_dlpack_of_none_says_so():
+    with pytest.raises(TypeError, match="from_dlpack: <class 'NoneType'> does not implement __dlpack__"):
+        uma.from_dlpack(None)
+
+
+def test_array_copy_keyword_is_numpys():
+    """uma.array copies by default; copy=None and copy=False are numpy.array's (NumPy 2): share
+    when possible, and copy=False raises CopyError when a copy is needed."""
+    n = np.arange(4.0)
+    assert not np.shares_memory(np.asarray(uma.array(n)), n)
+    assert not np.shares_memory(np.asarray(uma.array(n, copy=True)), n)
+    for copy in (None, False):
+        assert np.shares_memory(np.asarray(uma.array(n, copy=copy)), n)
+        assert np.shares_memory(np.array(n, copy=copy), n)  # the oracle
+    with pytest.raises(ValueError):
+        np.array([1, 2], copy=False)
+    with pytest.raises(uma.CopyError, match="copy=False is impossible: a list must be copied"):
+        uma.array([1, 2], copy=False)
+    with pytest.raises(TypeError, match="copy must be True, False or None, got 1"):
+        uma.array(n, copy=1)
