@@ -35,10 +35,14 @@ _OPS = ELEMENTWISE + [
     "split", "take", "set_subtensor", "inc_subtensor", "softmax", "log_softmax", "relu",
 ]
 
-#: Other names of ops: NumPy's conjugate and the Python Array API standard's spellings.
+#: Other names of ops: the Python Array API standard's spellings of NumPy's names, and NumPy's
+#: of the standard's.
 ALIASES = {
     "conjugate": "conj", "acos": "arccos", "asin": "arcsin", "atan": "arctan", "atan2": "arctan2",
     "pow": "power", "concat": "concatenate", "permute_dims": "transpose",
+    "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "absolute": "abs", "true_divide": "divide",
+    "bitwise_not": "bitwise_invert", "invert": "bitwise_invert", "left_shift": "bitwise_left_shift",
+    "right_shift": "bitwise_right_shift",
 }
 
 __all__ = _OPS + list(ALIASES) + ["promote_types", "result_type", "can_cast"]
