@@ -344,6 +344,23 @@ def test_numpy_errors_and_failing_calls_change_nothing():
     np.testing.assert_array_equal(W.get_value(), np.ones((3, 2)))
 
 
+@pytest.mark.parametrize("backend", ["numpy", "cpu", "reference"])
+def test_out_of_range_indices_name_the_op_on_every_host_backend(backend):
+    """NumPy's IndexError (the oracle's words), prefixed by the op the graph holds."""
+    x, i, y = sym.vector("x"), sym.vector("i", dtype="int64"), sym.vector("y")
+    X = np.zeros(3)
+    with pytest.raises(IndexError) as oracle:
+        X[np.array([4])] = 1.0
+    f = uma.function([x, i, y], sym.set_subtensor(x, i, y), backend=backend)
+    with pytest.raises(IndexError, match=f"^set_subtensor: {oracle.value}$"):
+        f(X, np.array([4]), np.ones(1))
+    with pytest.raises(IndexError) as oracle:
+        np.take(X, np.array([3]))
+    g = uma.function([x, i], x[i], backend=backend)
+    with pytest.raises(IndexError, match=f"^take: {oracle.value}$"):
+        g(X, np.array([3]))
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
 def test_numpy_keeps_declared_dtypes(dtype, rng):
     a = uma.shared(random_data(dtype, (3,), rng, "positive"), "a")

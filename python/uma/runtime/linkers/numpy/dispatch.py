@@ -291,12 +291,25 @@ def _segment(node, v):
 
 # ---- indexing and functional updates -----------------------------------------------------------
 
-_register(o.GetItem)(lambda n, v: [v[0][n.op.index]])
-_register(o.Take)(lambda n, v: [np.take(v[0], v[1], axis=n.op.axis)])
-_register(o.MaskSelect)(lambda n, v: [v[0][v[1]]])
+def _op_named(fn):
+    """``fn`` with NumPy's IndexError prefixed by the op's name, as the other linkers' errors
+    are (``take: index 3 is out of bounds ...``)."""
+    @functools.wraps(fn)
+    def impl(node, v):
+        try:
+            return fn(node, v)
+        except IndexError as e:
+            raise IndexError(f"{node.op.name}: {e}") from None
+    return impl
+
+
+_register(o.GetItem)(_op_named(lambda n, v: [v[0][n.op.index]]))
+_register(o.Take)(_op_named(lambda n, v: [np.take(v[0], v[1], axis=n.op.axis)]))
+_register(o.MaskSelect)(_op_named(lambda n, v: [v[0][v[1]]]))
 
 
 @_register(o.GetItemGrad)
+@_op_named
 def _getitem_grad(node, v):
     g, x = v
     z = np.zeros(x.shape, dtype=numpy_dtype(node.outputs[0].dtype))
@@ -305,6 +318,7 @@ def _getitem_grad(node, v):
 
 
 @_register(o.UpdateSubtensor)
+@_op_named
 def _update(node, v):
     op = node.op
     x, y = v[0], v[1]
