@@ -462,9 +462,7 @@ void bind_array(nb::module_& m) {
         return scalar_to_python(a);
       })
       .def("astype", [](const Array& a, nb::handle dtype, bool copy) {
-        DType t = *to_dtype(dtype);
-        if (!copy && t == a.dtype()) return a;
-        return ops::astype(a, t);
+        return astype_for_python(a, *to_dtype(dtype), copy);
       }, nb::arg("dtype"), nb::arg("copy") = true,
       "Values converted to dtype (never reinterpreted). copy=False returns self when the dtype already matches.")
       .def("copy", [](const Array& a) { return ops::copy(a); })

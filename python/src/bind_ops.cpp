@@ -526,6 +526,16 @@ nb::list op_table() {
 }
 }  // namespace
 
+Array astype_for_python(const Array& a, DType t, bool copy) {
+  if (!copy && t == a.dtype()) return a;
+  if (is_complex(a.dtype()) && !is_complex(t) && t != DType::Bool) {  // bool: nonzero, nothing dropped
+    nb::object category = nb::module_::import_("numpy.exceptions").attr("ComplexWarning");
+    if (PyErr_WarnEx(category.ptr(), "Casting complex values to real discards the imaginary part", 1) < 0)
+      throw nb::python_error();  // warnings turned into errors
+  }
+  return ops::astype(a, t);
+}
+
 void bind_ops(nb::module_& m) {
   // ---- creation ----
   m.def("zeros", [](nb::handle shape, nb::handle dtype, nb::handle device) {
@@ -855,10 +865,7 @@ void bind_ops(nb::module_& m) {
         return ops::squeeze(operand(a, nullptr, "squeeze"), axes_of(axis));
       }, nb::arg("a"), nb::arg("axis").none() = nb::none(), "View without size-1 axes (all, or those named).");
   m.def("astype", [](nb::handle a, nb::handle dtype, bool copy) {
-        Array A = operand(a, nullptr, "astype");
-        DType t = *to_dtype(dtype);
-        if (!copy && t == A.dtype()) return A;
-        return ops::astype(A, t);
+        return astype_for_python(operand(a, nullptr, "astype"), *to_dtype(dtype), copy);
       }, nb::arg("x"), nb::arg("dtype"), nb::kw_only(), nb::arg("copy") = true,
       "Values converted to dtype (Array API astype); never reinterprets bits.");
 

@@ -82,6 +82,10 @@ Array asarray(nb::handle obj, std::optional<DType> dtype, std::optional<Device> 
 /// give read-only arrays). nullopt for anything else (the caller takes the general path).
 std::optional<Array> import_ndarray_input(nb::handle h, DType dtype, std::size_t ndim, std::size_t copy_bytes,
                                          const char* api);
+/// `a` as dtype `t` for the Python astype (the method and the function): `a` itself when
+/// `copy` is false and the dtype matches, else converted values. Complex to a real or integer
+/// dtype keeps the real parts with NumPy's ComplexWarning (numpy.ndarray.astype does the same).
+Array astype_for_python(const Array& a, DType t, bool copy);
 /// An operand of an op: uma arrays as they are, Python scalars as 0-d arrays of the dtype
 /// NEP 50 gives with `other`'s dtype (weak), anything else through asarray.
 Array operand(nb::handle h, const Array* other, const char* op);
