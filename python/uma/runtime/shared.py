@@ -188,6 +188,8 @@ def shared(value, name=None, *, borrow=False, shape=None):
         arr = value
     elif is_python_scalar(value) or isinstance(value, (list, tuple, np.generic)):
         arr = np.asarray(value)
+        if arr.dtype == object:
+            uma.asarray(value)  # raises the cause by name (an int beyond 64 bits, a non-number)
         borrow = True  # already a private copy
     else:
         try:
@@ -195,8 +197,6 @@ def shared(value, name=None, *, borrow=False, shape=None):
         except Exception as e:
             raise TypeError(f"shared: cannot make a shared variable from {type(value).__name__} ({e})") from None
     if isinstance(arr, np.ndarray) and arr.dtype.kind not in "biufc" and arr.dtype.name != "bfloat16":
-        if borrow and arr.dtype.kind == "O":
-            uma.asarray(value)  # its error names the cause (an int beyond 64 bits names itself)
         raise TypeError(f"shared: unsupported dtype {arr.dtype}")  # bfloat16: ml_dtypes' (kind 'V')
     host = uma.asarray(arr) if borrow else uma.array(arr)
     ndim = len(host.shape)
