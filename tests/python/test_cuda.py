@@ -1177,15 +1177,22 @@ def test_cuda_matmul_matches_numpy(dtype):
         want = (a.astype(np.float64) @ b.astype(np.float64)).astype(dtype)
         assert np.asarray(got).shape == want.shape and str(got.device) == "cuda:0"
         np.testing.assert_allclose(np.asarray(got).astype(np.float64), want, rtol=tol, atol=tol * 10)
-    # transposed and sliced operands
-    a = rng.standard_normal((40, 30)).astype(dtype)
-    b = rng.standard_normal((50, 40)).astype(dtype)
-    da, db = uma.asarray(a, device="cuda"), uma.asarray(b, device="cuda")
-    want = a.T.astype(np.float64) @ b.T.astype(np.float64)
-    np.testing.assert_allclose(np.asarray(uma.matmul(da.T, db.T)).astype(np.float64), want, rtol=tol, atol=tol * 10)
-    want = a[::2, 1:].astype(np.float64) @ b[1:30, ::3].astype(np.float64)
-    np.testing.assert_allclose(np.asarray(uma.matmul(da[::2, 1:], db[1:30, ::3])).astype(np.float64), want,
-                               rtol=tol, atol=tol * 10)
+    # transposed and sliced operands, small (float32/float64: uma's tiled kernel) and large
+    # (more than 2^16 outputs and 256 terms: cuBLAS)
+    for s in (1, 10):
+        a = rng.standard_normal((40 * s, 30 * s)).astype(dtype)
+        b = rng.standard_normal((50 * s, 40 * s)).astype(dtype)
+        da, db = uma.asarray(a, device="cuda"), uma.asarray(b, device="cuda")
+        want = a.T.astype(np.float64) @ b.T.astype(np.float64)
+        t = tol * np.sqrt(s)
+        np.testing.assert_allclose(np.asarray(uma.matmul(da.T, db.T)).astype(np.float64), want, rtol=t, atol=t * 10)
+        want = a[::2, 1:].astype(np.float64) @ b[1:30 * s, ::3].astype(np.float64)
+        np.testing.assert_allclose(np.asarray(uma.matmul(da[::2, 1:], db[1:30 * s, ::3])).astype(np.float64), want,
+                                   rtol=t, atol=t * 10)
+        x = rng.standard_normal((3, 20 * s, 30 * s)).astype(dtype)  # batched, one operand broadcast
+        want = x.astype(np.float64) @ a[: 30 * s].astype(np.float64)
+        np.testing.assert_allclose(np.asarray(uma.matmul(uma.asarray(x, device="cuda"), da[: 30 * s]))
+                                   .astype(np.float64), want, rtol=t, atol=t * 10)
 
 
 @needs_gpu

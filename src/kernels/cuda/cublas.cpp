@@ -10,7 +10,9 @@
 // when ops::set_cuda_matmul_precision asked for them), float16/bfloat16 with float32 compute,
 // complex64/complex128 with the float32/float64 compute types (complex scalars).
 // Row-major C = A @ B is computed as the column-major C^T = B^T A^T (plain transposes, no
-// conjugation). Bool and integer products run uma's own kernel (kernels/cuda/matmul_int.cu).
+// conjugation). Bool and integer products, and small float32/float64 ones (small_product:
+// there cuBLAS's kernels take several microseconds and a split-K pass), run uma's own tiled
+// kernel (kernels/cuda/matmul_tiled.cu), in every precision setting.
 #include <dlfcn.h>
 
 #include <cstdlib>
@@ -149,12 +151,18 @@ int64_t batch_stride(const Array& x, int64_t nb, int64_t matrix_elems) {
 
 namespace {
 
-// Bool and integer products with uma's tiled kernel; a and b keep their strides where one
-// batch stride walks their leading axes, else they are packed.
-void int_matmul(const Array& a0, const Array& b0, const Array& out) {
+// Whether a float32/float64 product is small enough for the tiled kernel: at most 2^16 output
+// elements (256 blocks of one tile), each a sum of at most 256 terms (16 shared-memory slabs).
+// The products of a small MLP's training step (64 wide, batch 128) are; a 1024-row batch's
+// first layer is not.
+bool small_product(int64_t outputs, int64_t K) { return outputs <= (int64_t{1} << 16) && K <= 256; }
+
+// Products with uma's tiled kernel; a and b keep their strides where one batch stride walks
+// their leading axes, else they are packed.
+void tiled_matmul(const Array& a0, const Array& b0, const Array& out) {
   const int64_t nd = out.ndim(), nb = nd - 2;
   const int64_t M = out.shape()[nd - 2], N = out.shape()[nd - 1], K = a0.shape()[nd - 1];
-  cuda_launch::IntGemm g{};
+  cuda_launch::TiledGemm g{};
   g.M = M;
   g.N = N;
   g.K = K;
@@ -180,8 +188,8 @@ void int_matmul(const Array& a0, const Array& b0, const Array& out) {
   g.b_bs = sb;
   const int dev = out.device().index;
   uma::cuda::detail::DeviceGuard guard(dev);
-  const int e = cuda_launch::int_matmul(static_cast<int>(out.dtype()), a.data(), b.data(), out.data(), g,
-                                        uma::cuda::stream(dev));
+  const int e = cuda_launch::tiled_matmul(static_cast<int>(out.dtype()), a.data(), b.data(), out.data(), g,
+                                          uma::cuda::stream(dev));
   if (e != 0) uma::cuda::detail::fail(static_cast<cudaError_t>(e), "matmul<<<...>>>", __FILE__, __LINE__);
 }
 
@@ -189,7 +197,9 @@ void int_matmul(const Array& a0, const Array& b0, const Array& out) {
 
 void matmul(const Array& a0, const Array& b0, const Array& out) {
   const DType t = out.dtype();
-  if (t == DType::Bool || is_integer(t)) return int_matmul(a0, b0, out);
+  if (t == DType::Bool || is_integer(t)) return tiled_matmul(a0, b0, out);
+  if ((t == DType::Float32 || t == DType::Float64) && small_product(out.size(), a0.shape()[a0.ndim() - 1]))
+    return tiled_matmul(a0, b0, out);
   const int ct = cuda_type(t);
   const int64_t nd = out.ndim(), nb = nd - 2;
   const int64_t M = out.shape()[nd - 2], N = out.shape()[nd - 1], K = a0.shape()[nd - 1];

@@ -57,86 +57,150 @@ __device__ __forceinline__ T un_value(T x) {
   return T(0);
 }
 
+// A thread runs the chain on kPack consecutive elements at a time, each instruction decoded
+// once for all of them, and reads and writes them 16 bytes at a time where the memory allows.
+constexpr int kPack = 4;
 template <class T>
-__device__ T run_binary(int op, T a, T b) {
+struct alignas(16) Pack {
+  T v[kPack];
+};
+
+template <class T, int OP>
+__device__ __forceinline__ void bin_pack(Pack<T>& o, const Pack<T>& a, const Pack<T>& b) {
+#pragma unroll
+  for (int j = 0; j < kPack; ++j) o.v[j] = settle(bin_value<T, OP>(a.v[j], b.v[j]));
+}
+
+template <class T, int OP>
+__device__ __forceinline__ void un_pack(Pack<T>& o, const Pack<T>& a) {
+#pragma unroll
+  for (int j = 0; j < kPack; ++j) o.v[j] = settle(un_value<T, OP>(a.v[j]));
+}
+
+template <class T>
+__device__ void run_binary(int op, Pack<T>& o, const Pack<T>& a, const Pack<T>& b) {
   switch (op) {
-#define UMA_FUSED_BIN(Id, ...) case Id: return bin_value<T, Id>(a, b);
+#define UMA_FUSED_BIN(Id, ...) case Id: bin_pack<T, Id>(o, a, b); return;
     UMA_BINARY_OPS(UMA_FUSED_BIN)
 #undef UMA_FUSED_BIN
-    default: __trap(); return T(0);
+    default: __trap();
   }
 }
 
 template <class T>
-__device__ T run_unary(int op, T x) {
+__device__ void run_unary(int op, Pack<T>& o, const Pack<T>& a) {
   switch (op) {
-#define UMA_FUSED_UN(Id, ...) case Id: return un_value<T, Id>(x);
+#define UMA_FUSED_UN(Id, ...) case Id: un_pack<T, Id>(o, a); return;
     UMA_UNARY_OPS(UMA_FUSED_UN)
 #undef UMA_FUSED_UN
-    default: __trap(); return T(0);
+    default: __trap();
   }
 }
 
 // The chain's instructions on the inputs in r[0, nin); r[nin + k] is instruction k's result.
 template <class T>
-__device__ __forceinline__ T run_code(const FusedCode& code, T* r) {
+__device__ __forceinline__ const Pack<T>& run_code(const FusedCode& code, Pack<T>* r) {
   const int nin = code.nin, ncode = code.ncode;
   for (int k = 0; k < ncode; ++k) {
-    T v;
-    if (code.kind[k] == kFusedBinary) v = run_binary<T>(code.op[k], r[code.a[k]], r[code.b[k]]);
-    else if (code.kind[k] == kFusedUnary) v = run_unary<T>(code.op[k], r[code.a[k]]);
-    else v = r[code.a[k]] != T(0) ? r[code.b[k]] : r[code.c[k]];
-    r[nin + k] = settle(v);
+    Pack<T>& o = r[nin + k];
+    if (code.kind[k] == kFusedBinary) {
+      run_binary<T>(code.op[k], o, r[code.a[k]], r[code.b[k]]);
+    } else if (code.kind[k] == kFusedUnary) {
+      run_unary<T>(code.op[k], o, r[code.a[k]]);
+    } else {
+      const Pack<T>&c = r[code.a[k]], &x = r[code.b[k]], &y = r[code.c[k]];
+#pragma unroll
+      for (int j = 0; j < kPack; ++j) o.v[j] = c.v[j] != T(0) ? x.v[j] : y.v[j];
+    }
   }
   return r[nin + ncode - 1];
 }
 
+__device__ __forceinline__ void copy16(void* dst, const void* src, int bytes) {
+  for (int q = 0; q < bytes / 16; ++q) static_cast<uint4*>(dst)[q] = static_cast<const uint4*>(src)[q];
+}
+
 // A dense space (every operand contiguous over it or a scalar): element i of operand k is at
-// byte i * step[k] (step: the item size, or 0 for a scalar), no index arithmetic.
+// byte i * step[k] (step: the item size, or 0 for a scalar), no index arithmetic. Bit k of
+// `vec` (bit kFusedInputs: the output): contiguous and 16-byte aligned.
 template <class T>
-__global__ void fused_dense(FusedOperands in, FusedCode code, T* __restrict__ out, int64_t n,
-                            FusedSteps step) {
-  T r[kFusedInputs + kFusedCode];
+__global__ void __launch_bounds__(kThreads, 4) fused_dense(FusedOperands in, FusedCode code, T* __restrict__ out, int64_t n,
+                            FusedSteps step, uint32_t vec) {
+  Pack<T> r[kFusedInputs + kFusedCode];
   const int nin = code.nin;
-  for (int64_t i = global_index(); i < n; i += grid_step()) {
-    for (int k = 0; k < nin; ++k) r[k] = *reinterpret_cast<const T*>(in.op[k].ptr + i * step.bytes[k]);
-    out[i] = run_code(code, r);
+  for (int64_t i = global_index() * kPack; i < n; i += grid_step() * kPack) {
+    const bool whole = i + kPack <= n;
+    for (int k = 0; k < nin; ++k) {
+      const char* p = in.op[k].ptr;
+      if (step.bytes[k] == 0) {
+        const T x = *reinterpret_cast<const T*>(p);
+#pragma unroll
+        for (int j = 0; j < kPack; ++j) r[k].v[j] = x;
+      } else if (whole && ((vec >> k) & 1u)) {
+        copy16(&r[k], p + i * static_cast<int64_t>(sizeof(T)), sizeof(Pack<T>));
+      } else {
+#pragma unroll
+        for (int j = 0; j < kPack; ++j)
+          r[k].v[j] = i + j < n ? *reinterpret_cast<const T*>(p + (i + j) * step.bytes[k]) : T(0);
+      }
+    }
+    const Pack<T>& y = run_code(code, r);
+    if (whole && ((vec >> kFusedInputs) & 1u)) {
+      copy16(out + i, &y, sizeof(Pack<T>));
+    } else {
+#pragma unroll
+      for (int j = 0; j < kPack; ++j)
+        if (i + j < n) out[i + j] = y.v[j];
+    }
   }
 }
 
-// A strided space: the element's coordinates are found once (I: 32-bit division where the
+// A strided space: each element's coordinates are found once (I: 32-bit division where the
 // space has fewer than 2^32 elements) and each operand's offset summed along them.
 template <class T, class I>
-__global__ void fused_strided(FusedOperands in, FusedCode code, T* __restrict__ out, Space s) {
-  T r[kFusedInputs + kFusedCode];
+__global__ void __launch_bounds__(kThreads, 4) fused_strided(FusedOperands in, FusedCode code, T* __restrict__ out, Space s) {
+  Pack<T> r[kFusedInputs + kFusedCode];
   int64_t off[kFusedInputs];
   const int nin = code.nin;
-  for (int64_t i = global_index(); i < s.n; i += grid_step()) {
-    for (int k = 0; k < nin; ++k) off[k] = 0;
-    I rest = static_cast<I>(i);
-    for (int d = s.ndim - 1; d >= 0; --d) {
-      const I extent = static_cast<I>(s.shape[d]);
-      const I q = rest / extent;
-      const int64_t c = static_cast<int64_t>(rest - q * extent);
-      for (int k = 0; k < nin; ++k) off[k] += c * in.op[k].byte_strides[d];
-      rest = q;
+  for (int64_t i = global_index() * kPack; i < s.n; i += grid_step() * kPack) {
+#pragma unroll
+    for (int j = 0; j < kPack; ++j) {
+      for (int k = 0; k < nin; ++k) off[k] = 0;
+      I rest = static_cast<I>(i + j < s.n ? i + j : i);
+      for (int d = s.ndim - 1; d >= 0; --d) {
+        const I extent = static_cast<I>(s.shape[d]);
+        const I q = rest / extent;
+        const int64_t c = static_cast<int64_t>(rest - q * extent);
+        for (int k = 0; k < nin; ++k) off[k] += c * in.op[k].byte_strides[d];
+        rest = q;
+      }
+      for (int k = 0; k < nin; ++k) r[k].v[j] = *reinterpret_cast<const T*>(in.op[k].ptr + off[k]);
     }
-    for (int k = 0; k < nin; ++k) r[k] = *reinterpret_cast<const T*>(in.op[k].ptr + off[k]);
-    out[i] = run_code(code, r);
+    const Pack<T>& y = run_code(code, r);
+#pragma unroll
+    for (int j = 0; j < kPack; ++j)
+      if (i + j < s.n) out[i + j] = y.v[j];
   }
 }
+
+bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
 template <class T>
 int launch(const FusedOperands& in, const FusedCode& code, void* out, const Space& s, cudaStream_t st) {
   T* o = static_cast<T*>(out);
+  const int64_t packs = (s.n + kPack - 1) / kPack;
   if (s.dense) {
     FusedSteps step{};
-    for (int k = 0; k < code.nin; ++k) step.bytes[k] = s.ndim == 0 ? 0 : in.op[k].byte_strides[0];
-    fused_dense<T><<<grid_for(s.n), kThreads, 0, st>>>(in, code, o, s.n, step);
+    uint32_t vec = aligned16(out) ? 1u << kFusedInputs : 0u;
+    for (int k = 0; k < code.nin; ++k) {
+      step.bytes[k] = s.ndim == 0 ? 0 : in.op[k].byte_strides[0];
+      if (step.bytes[k] == static_cast<int64_t>(sizeof(T)) && aligned16(in.op[k].ptr)) vec |= 1u << k;
+    }
+    fused_dense<T><<<grid_for(packs), kThreads, 0, st>>>(in, code, o, s.n, step, vec);
   } else if (s.n <= static_cast<int64_t>(UINT32_MAX)) {
-    fused_strided<T, uint32_t><<<grid_for(s.n), kThreads, 0, st>>>(in, code, o, s);
+    fused_strided<T, uint32_t><<<grid_for(packs), kThreads, 0, st>>>(in, code, o, s);
   } else {
-    fused_strided<T, int64_t><<<grid_for(s.n), kThreads, 0, st>>>(in, code, o, s);
+    fused_strided<T, int64_t><<<grid_for(packs), kThreads, 0, st>>>(in, code, o, s);
   }
   return static_cast<int>(cudaGetLastError());
 }

@@ -25,12 +25,12 @@ int64_t reduce_splits(const ReduceGeometry& g, int itemsize) {
   if (g.rsize <= 32 || (columns && g.nout >= sms * 256)) return 0;
   // Otherwise about 4 blocks per multiprocessor in all (one resident wave of 256-thread
   // blocks). Columns: blocks of 32 outputs, split over the reduced range while each thread
-  // keeps at least 4 elements.
+  // keeps at least 32 elements (a short column is one kernel, not two).
   const int64_t target = sms * 4;
   if (columns) {
     const int64_t column_blocks = (g.nout + red::kColumnLanes - 1) / red::kColumnLanes;
     int64_t splits = (target + column_blocks - 1) / column_blocks;
-    const int64_t max_by_size = g.rsize / (red::kColumnWarps * 4);
+    const int64_t max_by_size = g.rsize / (red::kColumnWarps * 32);
     if (splits > max_by_size) splits = max_by_size;
     return splits < 1 ? 1 : splits;
   }

@@ -1,8 +1,10 @@
-// Integer and bool matrix products on the GPU (launcher in kernels/cuda/index_launch.h; the
-// float and complex dtypes go to cuBLAS, kernels/cuda/cublas.cpp). A 16 x 16 output tile per
-// block, the K dimension staged through shared memory in 16-wide slabs; the accumulation is
+// uma's own matrix products on the GPU (launcher in kernels/cuda/index_launch.h): bool and
+// integer products, and small float32/float64 ones (kernels/cuda/cublas.cpp says which; the
+// others go to cuBLAS). A 16 x 16 output tile per block, the K dimension staged through
+// shared memory in 16-wide slabs, one thread per output element. Integer accumulation is
 // kernels::cpu::gemm's (unsigned 64-bit, wrapping, truncated to the dtype once; bool: or of
-// ands), so results equal the cpu path exactly.
+// ands), so results equal the cpu path exactly; floats accumulate in their own type with
+// fused multiply-adds in k order, as cuBLAS's float kernels do.
 #include <cstdint>
 #include <type_traits>
 
@@ -16,7 +18,7 @@ namespace {
 constexpr int kTile = 16;
 
 template <class T>
-__global__ void int_gemm_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out, IntGemm g) {
+__global__ void tiled_gemm_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out, TiledGemm g) {
   __shared__ T as[kTile][kTile + 1];
   __shared__ T bs[kTile][kTile + 1];
   const int tx = threadIdx.x, ty = threadIdx.y;
@@ -28,7 +30,8 @@ __global__ void int_gemm_kernel(const T* __restrict__ a, const T* __restrict__ b
     const int64_t i = (rest / tn) * kTile + ty, j = (rest % tn) * kTile + tx;
     const T* ab = a + bt * g.a_bs;
     const T* bb = b + bt * g.b_bs;
-    unsigned long long acc = 0;
+    constexpr bool kFloat = std::is_floating_point_v<T>;
+    std::conditional_t<kFloat, T, unsigned long long> acc = 0;
     bool any = false;
     for (int64_t k0 = 0; k0 < g.K; k0 += kTile) {
       as[ty][tx] = (i < g.M && k0 + tx < g.K) ? ab[i * g.a_rs + (k0 + tx) * g.a_cs] : T(0);
@@ -36,6 +39,7 @@ __global__ void int_gemm_kernel(const T* __restrict__ a, const T* __restrict__ b
       __syncthreads();
       for (int kk = 0; kk < kTile; ++kk) {
         if constexpr (std::is_same_v<T, bool8>) any = any || (as[ty][kk] && bs[kk][tx]);  // byte != 0
+        else if constexpr (kFloat) acc = fma(as[ty][kk], bs[kk][tx], acc);
         else acc += static_cast<unsigned long long>(as[ty][kk]) * static_cast<unsigned long long>(bs[kk][tx]);
       }
       __syncthreads();
@@ -48,20 +52,20 @@ __global__ void int_gemm_kernel(const T* __restrict__ a, const T* __restrict__ b
 }
 
 template <class T>
-int launch(const void* a, const void* b, void* out, const IntGemm& g, void* stream) {
+int launch(const void* a, const void* b, void* out, const TiledGemm& g, void* stream) {
   const int64_t tiles = g.batch * ((g.M + kTile - 1) / kTile) * ((g.N + kTile - 1) / kTile);
   int64_t blocks = tiles;
   const int64_t cap = static_cast<int64_t>(sm_count()) * 16;
   if (blocks > cap) blocks = cap;
   if (blocks < 1) blocks = 1;
-  int_gemm_kernel<T><<<static_cast<unsigned>(blocks), dim3(kTile, kTile), 0, static_cast<cudaStream_t>(stream)>>>(
+  tiled_gemm_kernel<T><<<static_cast<unsigned>(blocks), dim3(kTile, kTile), 0, static_cast<cudaStream_t>(stream)>>>(
       static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(out), g);
   return static_cast<int>(cudaGetLastError());
 }
 
 }  // namespace
 
-int int_matmul(int dtype, const void* a, const void* b, void* out, const IntGemm& g, void* stream) {
+int tiled_matmul(int dtype, const void* a, const void* b, void* out, const TiledGemm& g, void* stream) {
   if (g.M == 0 || g.N == 0 || g.batch == 0) return 0;
   switch (dtype) {
     case kBool: return launch<bool8>(a, b, out, g, stream);
@@ -73,6 +77,8 @@ int int_matmul(int dtype, const void* a, const void* b, void* out, const IntGemm
     case kUInt16: return launch<uint16_t>(a, b, out, g, stream);
     case kUInt32: return launch<uint32_t>(a, b, out, g, stream);
     case kUInt64: return launch<uint64_t>(a, b, out, g, stream);
+    case kFloat32: return launch<float>(a, b, out, g, stream);
+    case kFloat64: return launch<double>(a, b, out, g, stream);
     default: return static_cast<int>(cudaErrorInvalidValue);
   }
 }
