@@ -379,6 +379,14 @@ FUSED_CHAINS = [  # (inputs' shapes, code): registers 0..n-1 are the inputs
     ([(5, 7), (5, 7), ()], [("less_equal", 2, 0), ("where", 3, 1, 2), ("multiply", 4, 0)]),
     ([(3, 1, 9), (4, 1), (9,)], [("subtract", 0, 1), ("multiply", 3, 3), ("add", 4, 2), ("maximum", 5, 0)]),
     ([(1000,), (1000,)], [("multiply", 0, 1), ("add", 2, 1), ("multiply", 3, 0), ("subtract", 4, 2)]),
+    # a value per row (read once per pack) beside a bias row (read 16 bytes at a time)
+    ([(40, 12), (40, 1), (12,)], [("subtract", 0, 1), ("multiply", 3, 2), ("tanh", 4, 0)]),
+    # an operand repeated both along rows and across the leading axis (divided, then wrapped)
+    ([(6, 5, 8), (5, 1), (6, 1, 1)], [("add", 0, 1), ("multiply", 3, 2), ("maximum", 4, 0)]),
+    # periods and row lengths that are not multiples of a pack (element by element)
+    ([(7, 3), (3,), (7, 1)], [("add", 0, 1), ("subtract", 3, 2)]),
+    # more elements than one pass of the grid covers, with a bias row
+    ([(1100, 1030), (1030,)], [("multiply", 0, 1), ("add", 2, 1)]),
 ]
 
 
@@ -419,6 +427,27 @@ def test_fused_chain_on_cuda_is_bit_for_bit_the_ops(case, dtype):
     got = p.run(values)[0]
     assert str(got.device) == "cuda:0"
     same_bits(got, _unfused(code, values), f"chain {case} {dtype}")
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_fused_chain_on_cuda_reads_views(dtype):
+    """Operands that are views: one element into a buffer (not 16-byte aligned), a transpose (the
+    strided kernel), a row and a column taken from a larger buffer. Bit for bit the eager ops."""
+    rng = np.random.default_rng(11)
+    base = uma.asarray(_chain_inputs([(4200,)], dtype, rng)[0], device="cuda")
+    square = uma.asarray(_chain_inputs([(64, 64)], dtype, rng)[0], device="cuda")
+    cases = [
+        [base[1:4097].reshape((64, 64)), base[5:69]],               # unaligned matrix, bias row
+        [square, base[1:4097].reshape((64, 64)), base[3:67].reshape((64, 1))],
+        [square.T, base[:64]],                                       # transposed: strided
+    ]
+    code = [("multiply", 0, 1), ("add", 2, 0), ("subtract", 3, 1)]
+    for k, values in enumerate(cases):
+        p = uma._core.Program()
+        slots = [p.add_input() for _ in values]
+        p.set_outputs([p.add_fused(slots, code, dtype)])
+        same_bits(p.run(values)[0], _unfused(code, values), f"views case {k} {dtype}")
 
 
 @needs_gpu

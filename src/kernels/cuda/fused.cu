@@ -23,8 +23,16 @@ using namespace cuda_dev;
 
 constexpr int kInvalid = static_cast<int>(cudaErrorInvalidValue);
 
-struct FusedSteps {
-  int64_t bytes[kFusedInputs];
+// How a blocked space reads operand k at flat output index i: the element e = (i / div[k]) %
+// mod[k] (div 1: no division; mod 0: no wrap) at ptr[k] + e * step[k] bytes (step 0: one
+// scalar). A contiguous operand is (div 1, mod 0), a bias row repeated over rows (mod = the row
+// length), a per-row value repeated along each row (div = the row length). Bit k of `vec`: its
+// kPack elements from a pack's start are consecutive and 16-byte aligned; of `splat`: they are
+// one element (div a multiple of kPack).
+struct FusedBlocked {
+  const char* ptr[kFusedInputs];
+  int64_t step[kFusedInputs], div[kFusedInputs], mod[kFusedInputs];
+  uint32_t vec, splat;
 };
 
 __device__ __forceinline__ float settle(float v) {
@@ -120,32 +128,61 @@ __device__ __forceinline__ void copy16(void* dst, const void* src, int bytes) {
   for (int q = 0; q < bytes / 16; ++q) static_cast<uint4*>(dst)[q] = static_cast<const uint4*>(src)[q];
 }
 
-// A dense space (every operand contiguous over it or a scalar): element i of operand k is at
-// byte i * step[k] (step: the item size, or 0 for a scalar), no index arithmetic. Bit k of
-// `vec` (bit kFusedInputs: the output): contiguous and 16-byte aligned.
+template <class I>
+__device__ __forceinline__ int64_t blocked_element(const FusedBlocked& in, int k, int64_t i) {
+  I e = static_cast<I>(i);
+  if (in.div[k] != 1) e /= static_cast<I>(in.div[k]);
+  if (in.mod[k] != 0) e %= static_cast<I>(in.mod[k]);
+  return static_cast<int64_t>(e);
+}
+
+// The pack of operand k at flat index i (elements past n read as 0).
+template <class T, class I>
+__device__ __forceinline__ void blocked_load(Pack<T>& x, const FusedBlocked& in, int k, int64_t i, int64_t n, bool whole) {
+  const char* p = in.ptr[k];
+  const int64_t step = in.step[k];
+  if (step == 0) {
+    const T v = *reinterpret_cast<const T*>(p);
+#pragma unroll
+    for (int j = 0; j < kPack; ++j) x.v[j] = v;
+  } else if (whole && ((in.vec >> k) & 1u)) {
+    copy16(&x, p + blocked_element<I>(in, k, i) * step, sizeof(Pack<T>));
+  } else if (whole && ((in.splat >> k) & 1u)) {
+    const T v = *reinterpret_cast<const T*>(p + blocked_element<I>(in, k, i) * step);
+#pragma unroll
+    for (int j = 0; j < kPack; ++j) x.v[j] = v;
+  } else {
+#pragma unroll
+    for (int j = 0; j < kPack; ++j)
+      x.v[j] = i + j < n ? *reinterpret_cast<const T*>(p + blocked_element<I>(in, k, i + j) * step) : T(0);
+  }
+}
+
+// The operands' loads of a pack are issued before any is used (the first kPrefetch<T> operands
+// into registers: 64 bytes of packs, as many as the register budget of __launch_bounds__ holds
+// without spilling), so that they are in flight together.
 template <class T>
-__global__ void __launch_bounds__(kThreads, 4) fused_dense(FusedOperands in, FusedCode code, T* __restrict__ out, int64_t n,
-                            FusedSteps step, uint32_t vec) {
+constexpr int kPrefetch = 64 / static_cast<int>(sizeof(Pack<T>));
+
+// A blocked space (every operand read as FusedBlocked says; I: 32-bit index arithmetic where
+// the space has fewer than 2^32 elements). `out_vec`: the output is 16-byte aligned.
+template <class T, class I>
+__global__ void __launch_bounds__(kThreads, 4) fused_blocked(FusedBlocked in, FusedCode code, T* __restrict__ out, int64_t n,
+                                                              bool out_vec) {
   Pack<T> r[kFusedInputs + kFusedCode];
   const int nin = code.nin;
   for (int64_t i = global_index() * kPack; i < n; i += grid_step() * kPack) {
     const bool whole = i + kPack <= n;
-    for (int k = 0; k < nin; ++k) {
-      const char* p = in.op[k].ptr;
-      if (step.bytes[k] == 0) {
-        const T x = *reinterpret_cast<const T*>(p);
+    Pack<T> x[kPrefetch<T>];
 #pragma unroll
-        for (int j = 0; j < kPack; ++j) r[k].v[j] = x;
-      } else if (whole && ((vec >> k) & 1u)) {
-        copy16(&r[k], p + i * static_cast<int64_t>(sizeof(T)), sizeof(Pack<T>));
-      } else {
+    for (int k = 0; k < kPrefetch<T>; ++k)
+      if (k < nin) blocked_load<T, I>(x[k], in, k, i, n, whole);
+    for (int k = kPrefetch<T>; k < nin; ++k) blocked_load<T, I>(r[k], in, k, i, n, whole);
 #pragma unroll
-        for (int j = 0; j < kPack; ++j)
-          r[k].v[j] = i + j < n ? *reinterpret_cast<const T*>(p + (i + j) * step.bytes[k]) : T(0);
-      }
-    }
+    for (int k = 0; k < kPrefetch<T>; ++k)
+      if (k < nin) r[k] = x[k];
     const Pack<T>& y = run_code(code, r);
-    if (whole && ((vec >> kFusedInputs) & 1u)) {
+    if (whole && out_vec) {
       copy16(out + i, &y, sizeof(Pack<T>));
     } else {
 #pragma unroll
@@ -185,22 +222,46 @@ __global__ void __launch_bounds__(kThreads, 4) fused_strided(FusedOperands in, F
 
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
+// Operand k of the merged space as a blocked read (FusedBlocked), or false where its strides
+// are not one C-contiguous run of axes with zero strides around it.
+bool as_blocked(const Operand& o, const Space& s, int64_t itemsize, FusedBlocked& b, int k) {
+  int end = s.ndim;  // the run is the axes [begin, end)
+  while (end > 0 && o.byte_strides[end - 1] == 0) --end;
+  b.ptr[k] = o.ptr;
+  b.div[k] = 1;
+  b.mod[k] = 0;
+  b.step[k] = end == 0 ? 0 : itemsize;
+  if (end == 0) return true;  // a scalar
+  if (o.byte_strides[end - 1] != itemsize) return false;
+  int begin = end - 1;
+  int64_t run = s.shape[end - 1];
+  for (; begin > 0 && o.byte_strides[begin - 1] == itemsize * run; --begin) run *= s.shape[begin - 1];
+  for (int d = 0; d < begin; ++d)
+    if (o.byte_strides[d] != 0) return false;
+  for (int d = end; d < s.ndim; ++d) b.div[k] *= s.shape[d];
+  if (begin > 0) b.mod[k] = run;
+  const bool consecutive = b.div[k] == 1 && b.mod[k] % kPack == 0;  // a pack never wraps
+  if (consecutive && aligned16(o.ptr)) b.vec |= 1u << k;
+  if (b.div[k] % kPack == 0) b.splat |= 1u << k;
+  return true;
+}
+
 template <class T>
 int launch(const FusedOperands& in, const FusedCode& code, void* out, const Space& s, cudaStream_t st) {
   T* o = static_cast<T*>(out);
-  const int64_t packs = (s.n + kPack - 1) / kPack;
-  if (s.dense) {
-    FusedSteps step{};
-    uint32_t vec = aligned16(out) ? 1u << kFusedInputs : 0u;
-    for (int k = 0; k < code.nin; ++k) {
-      step.bytes[k] = s.ndim == 0 ? 0 : in.op[k].byte_strides[0];
-      if (step.bytes[k] == static_cast<int64_t>(sizeof(T)) && aligned16(in.op[k].ptr)) vec |= 1u << k;
-    }
-    fused_dense<T><<<grid_for(packs), kThreads, 0, st>>>(in, code, o, s.n, step, vec);
-  } else if (s.n <= static_cast<int64_t>(UINT32_MAX)) {
-    fused_strided<T, uint32_t><<<grid_for(packs), kThreads, 0, st>>>(in, code, o, s);
+  const unsigned grid = grid_for((s.n + kPack - 1) / kPack);
+  const bool small = s.n <= static_cast<int64_t>(UINT32_MAX);
+  FusedBlocked b{};
+  bool blocked = true;
+  for (int k = 0; k < code.nin && blocked; ++k) blocked = as_blocked(in.op[k], s, sizeof(T), b, k);
+  if (blocked && small) {
+    fused_blocked<T, uint32_t><<<grid, kThreads, 0, st>>>(b, code, o, s.n, aligned16(out));
+  } else if (blocked) {
+    fused_blocked<T, int64_t><<<grid, kThreads, 0, st>>>(b, code, o, s.n, aligned16(out));
+  } else if (small) {
+    fused_strided<T, uint32_t><<<grid, kThreads, 0, st>>>(in, code, o, s);
   } else {
-    fused_strided<T, int64_t><<<grid_for(packs), kThreads, 0, st>>>(in, code, o, s);
+    fused_strided<T, int64_t><<<grid, kThreads, 0, st>>>(in, code, o, s);
   }
   return static_cast<int>(cudaGetLastError());
 }

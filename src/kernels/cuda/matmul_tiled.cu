@@ -1,7 +1,7 @@
 // uma's own matrix products on the GPU (launcher in kernels/cuda/index_launch.h): bool and
 // integer products, and small float32/float64 ones (kernels/cuda/cublas.cpp says which; the
 // others go to cuBLAS). A 16 x 16 output tile per block, the K dimension staged through
-// shared memory in 16-wide slabs, one thread per output element. Integer accumulation is
+// shared memory in slabs (kSlab), one thread per output element. Integer accumulation is
 // kernels::cpu::gemm's (unsigned 64-bit, wrapping, truncated to the dtype once; bool: or of
 // ands), so results equal the cpu path exactly; floats accumulate in their own type with
 // fused multiply-adds in k order, as cuBLAS's float kernels do.
@@ -16,28 +16,52 @@ namespace uma::kernels::cuda_launch {
 namespace {
 
 constexpr int kTile = 16;
+// The K dimension is staged through shared memory in slabs of kSlab<T> (256 4-byte or 128
+// 8-byte values: 33 KB of tiles a block): each thread issues its kSlab / kTile loads of A and
+// of B together, so a product with K <= kSlab costs one round trip to memory, not K / 16.
+template <class T>
+constexpr int kSlab = sizeof(T) <= 4 ? 256 : 128;
+constexpr int kBatch = 8;
 
 template <class T>
 __global__ void tiled_gemm_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out, TiledGemm g) {
-  __shared__ T as[kTile][kTile + 1];
-  __shared__ T bs[kTile][kTile + 1];
+  constexpr int S = kSlab<T>;
+  __shared__ T as[kTile][S + 1];
+  __shared__ T bs[S][kTile + 1];
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int64_t tm = (g.M + kTile - 1) / kTile, tn = (g.N + kTile - 1) / kTile;
   const int64_t tiles = g.batch * tm * tn;
   // Uniform per block (depends on blockIdx only), so every thread reaches each barrier.
   for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     const int64_t bt = tile / (tm * tn), rest = tile - bt * (tm * tn);
-    const int64_t i = (rest / tn) * kTile + ty, j = (rest % tn) * kTile + tx;
+    const int64_t i0 = (rest / tn) * kTile, j0 = (rest % tn) * kTile;
+    const int64_t i = i0 + ty, j = j0 + tx;
     const T* ab = a + bt * g.a_bs;
     const T* bb = b + bt * g.b_bs;
     constexpr bool kFloat = std::is_floating_point_v<T>;
     std::conditional_t<kFloat, T, unsigned long long> acc = 0;
     bool any = false;
-    for (int64_t k0 = 0; k0 < g.K; k0 += kTile) {
-      as[ty][tx] = (i < g.M && k0 + tx < g.K) ? ab[i * g.a_rs + (k0 + tx) * g.a_cs] : T(0);
-      bs[ty][tx] = (k0 + ty < g.K && j < g.N) ? bb[(k0 + ty) * g.b_rs + j * g.b_cs] : T(0);
+    for (int64_t k0 = 0; k0 < g.K; k0 += S) {
+      const int slab = static_cast<int>(g.K - k0 < S ? g.K - k0 : S);
+      // Row ty of A's tile and column tx of B's, kTile apart along the slab: kBatch loads of
+      // each issued before they are stored.
+      for (int q0 = 0; q0 < slab; q0 += kTile * kBatch) {
+        T va[kBatch], vb[kBatch];
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) {
+          const int qa = q0 + u * kTile + tx, qb = q0 + u * kTile + ty;
+          va[u] = qa < slab && i < g.M ? ab[i * g.a_rs + (k0 + qa) * g.a_cs] : T(0);
+          vb[u] = qb < slab && j < g.N ? bb[(k0 + qb) * g.b_rs + j * g.b_cs] : T(0);
+        }
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) {
+          const int qa = q0 + u * kTile + tx, qb = q0 + u * kTile + ty;
+          if (qa < slab) as[ty][qa] = va[u];
+          if (qb < slab) bs[qb][tx] = vb[u];
+        }
+      }
       __syncthreads();
-      for (int kk = 0; kk < kTile; ++kk) {
+      for (int kk = 0; kk < slab; ++kk) {
         if constexpr (std::is_same_v<T, bool8>) any = any || (as[ty][kk] && bs[kk][tx]);  // byte != 0
         else if constexpr (kFloat) acc = fma(as[ty][kk], bs[kk][tx], acc);
         else acc += static_cast<unsigned long long>(as[ty][kk]) * static_cast<unsigned long long>(bs[kk][tx]);
