@@ -200,9 +200,39 @@ def main(argv=None):
     for k, (med, best) in sc.items():
         print(f"{k:<26}{med * 1e3:>10.2f} µs (best {best * 1e3:.2f})")
     results["scalar call (µs)"] = {k: {"us_median": v[0] * 1e3, "us_best": v[1] * 1e3} for k, v in sc.items()}
+    results["goals"] = goals(results)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(results, fh, indent=1)
+
+
+SCALAR_GOAL_US = 8.0
+
+
+def goals(results):
+    """Prints and returns issue 13's goals against this run: every row at most JAX jit's time
+    (exact float32 against JAX's exact float32 products; the wide model also with TF32 against
+    JAX's default, TF32), the wide model at exact float32 at most torch eager's, and the scalar
+    call under 8 µs. Each: (uma, peer, ratio, met)."""
+    checks = []
+    for label, row in results.items():
+        if "uma cuda" not in row:
+            continue
+        pairs = [("uma cuda", "JAX jit (f32)")]
+        if label.startswith("4096-4096-10"):
+            pairs += [("uma cuda (TF32)", "JAX jit (TF32)"), ("uma cuda", "torch eager")]
+        for ours, peer in pairs:
+            if ours in row and peer in row:
+                u, q = row[ours]["ms_median"], row[peer]["ms_median"]
+                checks.append((f"{label}: {ours} vs {peer}", u, q, u / q, u <= q))
+    sc = results.get("scalar call (µs)", {}).get("uma cuda c = c + 1")
+    if sc:
+        u = sc["us_median"]
+        checks.append(("scalar call (µs) vs the 8 µs goal", u, SCALAR_GOAL_US, u / SCALAR_GOAL_US, u < SCALAR_GOAL_US))
+    print("\nGoals of issue 13 (ratio: uma / peer, median; met when at most 1):")
+    for what, u, q, ratio, met in checks:
+        print(f"  {what:<52} {u:>9.3f} {q:>9.3f} {ratio:>7.2f}x  {'met' if met else 'NOT MET'}")
+    return [{"check": w, "uma": u, "peer": q, "ratio": r, "met": m} for w, u, q, r, m in checks]
 
 
 if __name__ == "__main__":
