@@ -354,6 +354,15 @@ Array import_managed(M* m, bool readonly, std::optional<DType> dtype, std::optio
 
 Array import_dlpack(nb::handle obj, std::optional<DType> dtype, std::optional<Device> device, CopyMode copy,
                     const char* api) {
+  // PyTorch's lazily negated views (is_neg(): the memory holds the negated values) export that
+  // memory through DLPack without the negation; their values exist only in a copy,
+  // resolve_neg().
+  if (nb::hasattr(obj, "is_neg") && nb::hasattr(obj, "resolve_neg") && nb::cast<bool>(obj.attr("is_neg")())) {
+    UMA_CHECK(copy != CopyMode::Never, Copy, api,
+              ": the tensor is a negated view (is_neg() is True): its memory holds the negated values, so it cannot "
+              "be shared; call resolve_neg() first, or allow a copy");
+    return import_dlpack(obj.attr("resolve_neg")(), dtype, device, copy, api);
+  }
   nb::object cap;
   {
     // A CUDA producer gets uma's stream on its device (Array API handshake: the producer
@@ -558,14 +567,21 @@ Array asarray(nb::handle obj, std::optional<DType> dtype, std::optional<Device> 
     // fall back to the array interface.
     try {
       if (auto a = import_buffer(obj, dtype, device, copy, api, /*fallback=*/true)) return *a;
+      return import_array_interface(obj, obj.attr("__array_interface__"), dtype, device, copy, api);
     } catch (const Error& e) {
       if (e.kind() != ErrorKind::Type) throw;
-      const std::string kind = py_str(obj.attr("dtype").attr("kind"));
-      UMA_CHECK(kind.find_first_of("OUSMm") == std::string::npos, Type, api, ": NumPy dtype ",
-                py_str(obj.attr("dtype")), " has no uma equivalent (uma has no object, string or datetime dtypes)");
+      // Dtypes without a uma equivalent, named as NumPy names them (not by their buffer format
+      // or typestr): objects, strings, datetimes, structured and other void dtypes (ml_dtypes'
+      // types other than bfloat16 among them), extended precision.
+      nb::object dt = obj.attr("dtype");
+      const std::string kind = py_str(dt.attr("kind"));
+      const int64_t size = nb::cast<int64_t>(dt.attr("itemsize"));
+      const bool extended = (kind == "f" && size > 8) || (kind == "c" && size > 16);
+      UMA_CHECK(kind.find_first_of("OUSMmV") == std::string::npos && !extended, Type, api, ": NumPy dtype ",
+                py_str(dt), " has no uma equivalent (uma's dtypes: bool, int8-int64, uint8-uint64, float16, bfloat16, "
+                "float32, float64, complex64, complex128)");
       throw;
     }
-    return import_array_interface(obj, obj.attr("__array_interface__"), dtype, device, copy, api);
   }
   if (nb::hasattr(obj, "__dlpack__") && !PyType_Check(obj.ptr())) {
     // A producer that also speaks the Arrow PyCapsule interface may refuse DLPack for what

@@ -880,6 +880,26 @@ def test_torch_views_to_uma_share(view):
         assert [r[4] for r in u.tolist()] == [-2.0] * 3
 
 
+def test_torch_negated_view_imports_its_values():
+    """A negated view (is_neg(): the imaginary part of a conjugate) holds -x in its memory and
+    DLPack exports that memory as is; uma imports its values through a copy (resolve_neg) and
+    refuses copy=False with CopyError."""
+    torch = _torch()
+    z = torch.tensor([1 + 2j, 3 - 4j, -5 + 0.5j], dtype=torch.complex128)
+    t = z.conj().imag
+    assert t.is_neg()
+    want = np.imag(np.conj(z.numpy()))
+    for u in (uma.asarray(t), uma.from_dlpack(t), uma.array(t), uma.asarray(t, copy=True),
+              uma.shared(t).get_value()):
+        np.testing.assert_array_equal(np.asarray(u), want)
+    x = uma.sym.vector("x", dtype="float64")
+    np.testing.assert_array_equal(np.asarray(uma.function([x], x * 1.0, backend="cpu")(t)), want)
+    for call in (lambda: uma.asarray(t, copy=False), lambda: uma.from_dlpack(t, copy=False)):
+        with pytest.raises(uma.CopyError, match=r"negated view \(is_neg\(\) is True\)"):
+            call()
+    assert t.is_neg() and z.tolist() == [1 + 2j, 3 - 4j, -5 + 0.5j]  # the source is as it was
+
+
 @pytest.mark.parametrize("dtype", TORCH_DTYPES)
 def test_uma_to_torch_shares(dtype):
     torch = _torch()
