@@ -489,11 +489,13 @@ void bind_array(nb::module_& m) {
         std::vector<IndexKey> k = parse_key(key);
         Array src = is_python_scalar(value) ? ops::scalar_array(to_scalar(value, a.dtype()), a.dtype())
                                             : asarray(value, std::nullopt, std::nullopt, interop::CopyMode::IfNeeded, "__setitem__");
+        warn_discarded_imaginary(src.dtype(), a.dtype());  // before anything is written
         ops::index_assign(a, k, src);
       }, nb::arg("key").none(), nb::arg("value").none(),
       "a[key] = value in place, for every key a[key] reads (NumPy's indexing): value broadcasts to the\n"
       "region's shape (ValueError otherwise) and is converted to a's dtype as NumPy's assignment does\n"
-      "(unsafe casting; OverflowError for a Python int out of range); repeated indices: the last write\n"
+      "(unsafe casting; complex into a real or integer dtype keeps the real parts with NumPy's\n"
+      "ComplexWarning; OverflowError for a Python int out of range); repeated indices: the last write\n"
       "wins. ValueError for a read-only array. Every device: on a cuda array the indices are checked\n"
       "before anything is written, so a failed assignment leaves a unchanged.")
       .def("__dlpack__", &dlpack_export, nb::kw_only(), nb::arg("stream").none() = nb::none(),
@@ -625,6 +627,13 @@ void bind_array(nb::module_& m) {
   UMA_CMP("__gt__", Greater)
   UMA_CMP("__ge__", GreaterEqual)
 #undef UMA_CMP
+  cls.def("__contains__", [](const Array& a, nb::handle v) {
+    if (v.is_none()) return false;  // no element equals None (as a == None above)
+    const Array found = ops::reduce(ReduceOp::Any, binary_py(BinaryOp::Equal, a, v, false), std::nullopt, false);
+    return nb::cast<bool>(nb::bool_(scalar_to_python(to_host(found))));
+  }, nb::arg("value").none(),
+  "`value in a`: whether any element equals value (NumPy's ndarray.__contains__, (a == value).any());\n"
+  "value broadcasts against a (ValueError otherwise).");
   cls.def("__matmul__", [](const Array& a, nb::handle o) -> nb::object {
     if (defers_to(o)) return nb::borrow(Py_NotImplemented);
     return nb::cast(ops::matmul(a, operand(o, &a, "matmul")));

@@ -526,13 +526,16 @@ nb::list op_table() {
 }
 }  // namespace
 
+void warn_discarded_imaginary(DType from, DType to) {
+  if (!is_complex(from) || is_complex(to) || to == DType::Bool) return;
+  nb::object category = nb::module_::import_("numpy.exceptions").attr("ComplexWarning");
+  if (PyErr_WarnEx(category.ptr(), "Casting complex values to real discards the imaginary part", 1) < 0)
+    throw nb::python_error();  // warnings turned into errors
+}
+
 Array astype_for_python(const Array& a, DType t, bool copy) {
   if (!copy && t == a.dtype()) return a;
-  if (is_complex(a.dtype()) && !is_complex(t) && t != DType::Bool) {  // bool: nonzero, nothing dropped
-    nb::object category = nb::module_::import_("numpy.exceptions").attr("ComplexWarning");
-    if (PyErr_WarnEx(category.ptr(), "Casting complex values to real discards the imaginary part", 1) < 0)
-      throw nb::python_error();  // warnings turned into errors
-  }
+  warn_discarded_imaginary(a.dtype(), t);
   return ops::astype(a, t);
 }
 

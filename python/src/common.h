@@ -82,6 +82,10 @@ Array asarray(nb::handle obj, std::optional<DType> dtype, std::optional<Device> 
 /// give read-only arrays). nullopt for anything else (the caller takes the general path).
 std::optional<Array> import_ndarray_input(nb::handle h, DType dtype, std::size_t ndim, std::size_t copy_bytes,
                                          const char* api);
+/// NumPy's ComplexWarning when values of dtype `from` are converted to `to`, a real or integer
+/// dtype that keeps only their real parts (bool keeps "nonzero": nothing is dropped). Throws the
+/// Python error when warnings are errors.
+void warn_discarded_imaginary(DType from, DType to);
 /// `a` as dtype `t` for the Python astype (the method and the function): `a` itself when
 /// `copy` is false and the dtype matches, else converted values. Complex to a real or integer
 /// dtype keeps the real parts with NumPy's ComplexWarning (numpy.ndarray.astype does the same).

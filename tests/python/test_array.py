@@ -410,18 +410,47 @@ def test_setitem_every_dtype(dtype):
 
 @pytest.mark.parametrize("src,dst", ASTYPE_PAIRS, ids=[f"{a}->{b}" for a, b in ASTYPE_PAIRS])
 def test_setitem_array_value_casts_between_all_dtypes(src, dst):
-    """Assigning an array of one dtype into another converts like NumPy (storage, not compute)."""
+    """Assigning an array of one dtype into another converts like NumPy (storage, not compute),
+    with NumPy's ComplexWarning where the imaginary parts are dropped."""
     n = _astype_source(src)
     expected = np.zeros(n.shape, dtype=np_dtype(dst))
-    numpy_quiet(lambda: expected.__setitem__(Ellipsis, n))
+    with warnings.catch_warnings(record=True) as oracle, np.errstate(all="ignore"):
+        warnings.simplefilter("always")
+        expected[...] = n
     u = uma.zeros(n.shape, dtype=dst)
-    u[...] = uma.asarray(n)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        u[...] = uma.asarray(n)
+    complex_warnings = [[w for w in ws if issubclass(w.category, np.exceptions.ComplexWarning)] for ws in (seen, oracle)]
+    assert len(complex_warnings[0]) == len(complex_warnings[1])
     assert_matches(u, expected, rtol=0, atol=0)
     r = uma.zeros((2,) + n.shape, dtype=dst)
     r[:, ::-1] = uma.asarray(n)  # broadcast over a new axis into a reversed view
     e2 = np.zeros((2,) + n.shape, dtype=np_dtype(dst))
     numpy_quiet(lambda: e2.__setitem__((slice(None), slice(None, None, -1)), n))
     assert_matches(r, e2, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("value", [5.0, 7, np.nan, [0, 1, 2], [0, 1, 5], None, True, False, 2 + 0j])
+def test_contains_like_numpy(value):
+    """`value in a` is NumPy's (a == value).any(), on every dtype of the suite."""
+    for dt in ("float64", "int32", "bool", "complex64"):
+        n = np.arange(6).reshape(2, 3).astype(dt)
+        assert (value in uma.asarray(n)) == (value in n), (value, dt)
+    assert (1 in uma.asarray(np.zeros(0))) is False
+    with pytest.raises(ValueError, match="could not be broadcast"):
+        [1, 2] in uma.asarray(np.zeros((2, 3)))  # noqa: B015
+
+
+def test_setitem_complex_warning_as_error_writes_nothing():
+    """With warnings as errors, a complex value assigned into a real array raises NumPy's
+    ComplexWarning before anything is written."""
+    u = uma.asarray(np.arange(4.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", np.exceptions.ComplexWarning)
+        with pytest.raises(np.exceptions.ComplexWarning, match="discards the imaginary part"):
+            u[1:3] = np.array([5 + 1j, 6 - 1j])
+    assert u.tolist() == [0.0, 1.0, 2.0, 3.0]
 
 
 def test_setitem_casts_like_numpy():
