@@ -547,12 +547,26 @@ def test_python_ints_beyond_64_bits_name_the_target_dtype_or_are_true_for_bool()
         assert np.asarray(uma.asarray(v, dtype="bool")).item() is np.asarray(v, dtype=bool).item() is True
 
 
-@pytest.mark.parametrize("values,dtype", [(["a", "bc"], None), ([b"x"], None), ([object(), 1], object)])
-def test_numpy_string_and_object_arrays_name_their_dtype(values, dtype):
-    n = np.array(values, dtype=dtype)
-    assert n.dtype.kind in "OUS"
-    with pytest.raises(TypeError, match=f"asarray: NumPy dtype {re.escape(str(n.dtype))} has no uma equivalent"):
-        uma.asarray(n)
+def _float8():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    return ml_dtypes.float8_e4m3fn
+
+
+@pytest.mark.parametrize("make", [
+    lambda: np.array(["a", "bc"]), lambda: np.array([b"x"]), lambda: np.array([object(), 1], dtype=object),
+    lambda: np.array(["2020-01-01"], dtype="datetime64[s]"), lambda: np.array([1], dtype="timedelta64[ms]"),
+    lambda: np.zeros(2, dtype="V4"), lambda: np.zeros(2, dtype=[("a", "i4"), ("b", "f8")]),
+    lambda: np.zeros(2, dtype=_float8()),
+] + ([lambda: np.zeros(2, dtype=np.longdouble), lambda: np.zeros(2, dtype=np.clongdouble)]
+     if np.dtype(np.longdouble).itemsize > 8 else []),
+    ids=lambda f: "")
+def test_numpy_arrays_of_other_dtypes_name_their_dtype(make):
+    """A NumPy array whose dtype uma lacks is refused with NumPy's name of that dtype, not its
+    buffer format or typestr."""
+    n = make()
+    for call in (lambda: uma.asarray(n), lambda: uma.array(n), lambda: uma.shared(n)):
+        with pytest.raises(TypeError, match=f"NumPy dtype {re.escape(str(n.dtype))} has no uma equivalent"):
+            call()
 
 
 def test_from_dlpack_of_none_says_so():

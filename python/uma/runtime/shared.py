@@ -196,8 +196,7 @@ def shared(value, name=None, *, borrow=False, shape=None):
             arr = uma.asarray(value)
         except Exception as e:
             raise TypeError(f"shared: cannot make a shared variable from {type(value).__name__} ({e})") from None
-    if isinstance(arr, np.ndarray) and arr.dtype.kind not in "biufc" and arr.dtype.name != "bfloat16":
-        raise TypeError(f"shared: unsupported dtype {arr.dtype}")  # bfloat16: ml_dtypes' (kind 'V')
+    # A NumPy dtype without a uma equivalent raises asarray's TypeError, naming it.
     host = uma.asarray(arr) if borrow else uma.array(arr)
     ndim = len(host.shape)
     if shape is None:
