@@ -146,13 +146,15 @@ NB_MODULE(_core, m) {
     Py_DECREF(bases);
     m.attr("CopyError") = nb::handle(g_copy_error);
   }
-  // LinAlgError subclasses ValueError, as numpy.linalg.LinAlgError does.
+  // LinAlgError subclasses numpy.linalg.LinAlgError (itself a ValueError), so code written for
+  // NumPy catches it.
+  nb::object np_linalg_error = nb::module_::import_("numpy").attr("linalg").attr("LinAlgError");
   g_linalg_error = PyErr_NewExceptionWithDoc(
       "uma.linalg.LinAlgError",
       "Raised by uma.linalg when a matrix cannot be factorised: singular (inv, solve), not positive\n"
       "definite (cholesky), or a factorisation that did not converge (eigh, eigvalsh, svd, svdvals).\n"
-      "Subclass of ValueError, as numpy.linalg.LinAlgError.",
-      PyExc_ValueError, nullptr);
+      "Subclass of numpy.linalg.LinAlgError, and so of ValueError.",
+      np_linalg_error.ptr(), nullptr);
   m.attr("LinAlgError") = nb::handle(g_linalg_error);
   g_axis_error = nb::object(nb::module_::import_("numpy").attr("exceptions").attr("AxisError")).release().ptr();
   nb::register_exception_translator([](const std::exception_ptr& p, void*) { translate_exception(p); });

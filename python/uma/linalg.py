@@ -18,7 +18,7 @@ functions are compositions of uma ops (through the factorisations where they nee
 and the aliases of main-namespace functions (``matmul``, ``matrix_transpose``, ``outer``,
 ``tensordot``, ``trace``, ``vecdot``, ``diagonal``) run on any device.
 
-Errors: ``LinAlgError`` (a ``ValueError``, as ``numpy.linalg.LinAlgError``) naming the shape
+Errors: ``LinAlgError`` (a subclass of ``numpy.linalg.LinAlgError``, a ``ValueError``) naming the shape
 for fewer than 2 dimensions or non-square matrices where the factorisations, ``matrix_power`` and
 ``pinv`` need square matrices or stacks of them (``numpy.linalg`` raises its LinAlgError there);
 ``ValueError`` naming the shape for the same in ``diagonal``, ``trace``, ``matrix_norm`` and
