@@ -361,7 +361,10 @@ Array import_dlpack(nb::handle obj, std::optional<DType> dtype, std::optional<De
     UMA_CHECK(copy != CopyMode::Never, Copy, api,
               ": the tensor is a negated view (is_neg() is True): its memory holds the negated values, so it cannot "
               "be shared; call resolve_neg() first, or allow a copy");
-    return import_dlpack(obj.attr("resolve_neg")(), dtype, device, copy, api);
+    nb::object values = obj.attr("resolve_neg")();
+    UMA_CHECK(!(nb::hasattr(values, "is_neg") && nb::cast<bool>(values.attr("is_neg")())), Type, api,
+              ": resolve_neg() returned another negated view");
+    return import_dlpack(values, dtype, device, copy, api);
   }
   nb::object cap;
   {

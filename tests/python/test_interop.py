@@ -899,6 +899,19 @@ def test_torch_negated_view_imports_its_values():
             call()
     assert t.is_neg() and z.tolist() == [1 + 2j, 3 - 4j, -5 + 0.5j]  # the source is as it was
 
+    class Stuck:  # a producer whose resolve_neg() never resolves: an error, not endless recursion
+        def is_neg(self):
+            return True
+
+        def resolve_neg(self):
+            return self
+
+        def __dlpack__(self, **kwargs):
+            raise AssertionError("never exported")
+
+    with pytest.raises(TypeError, match="resolve_neg\\(\\) returned another negated view"):
+        uma.asarray(Stuck())
+
 
 @pytest.mark.parametrize("dtype", TORCH_DTYPES)
 def test_uma_to_torch_shares(dtype):
