@@ -152,7 +152,8 @@ int64_t batch_stride(const Array& x, int64_t nb, int64_t matrix_elems) {
 namespace {
 
 // Whether a float32/float64 product is small enough for the tiled kernel: at most 2^16 output
-// elements (256 blocks of one tile), each a sum of at most 256 terms (16 shared-memory slabs).
+// elements (256 blocks of one tile), each a sum of at most 256 terms (one shared-memory slab of
+// float32 values, two of float64: kernels/cuda/matmul_tiled.cu).
 // The products of a small MLP's training step (64 wide, batch 128) are; a 1024-row batch's
 // first layer is not.
 bool small_product(int64_t outputs, int64_t K) { return outputs <= (int64_t{1} << 16) && K <= 256; }
