@@ -22,6 +22,15 @@ using interop::ForeignLayout;
 
 namespace {
 
+// interop::import_foreign, with NumPy's ComplexWarning first where `dtype` keeps only the real
+// parts of complex values (numpy.asarray(x, dtype) warns the same). No warning where copy=False
+// refuses the conversion instead.
+Array import_foreign_py(const interop::ForeignLayout& f, const std::function<DataPtr()>& adopt, std::optional<DType> dtype,
+                     std::optional<Device> device, CopyMode copy, const char* api) {
+  if (dtype && copy != CopyMode::Never) warn_discarded_imaginary(f.dtype, *dtype);
+  return interop::import_foreign(f, adopt, dtype, device, copy, api);
+}
+
 void release_pyobject(void* ctx, void*, std::size_t) noexcept {
   with_gil([&] { Py_DECREF(static_cast<PyObject*>(ctx)); });
 }
@@ -234,7 +243,7 @@ Array import_array_interface(nb::handle obj, nb::handle iface, std::optional<DTy
     f.ptr = reinterpret_cast<void*>(static_cast<uintptr_t>(addr));
     f.readonly = ro != 0;
     UMA_CHECK(f.ptr != nullptr || checked_size(f.shape) == 0, Value, api, ": __array_interface__ has a NULL data pointer");
-    return interop::import_foreign(f, [&]() {
+    return import_foreign_py(f, [&]() {
       Py_INCREF(obj.ptr());
       return adopt(f.ptr, static_cast<std::size_t>(extent_bytes(f)), Device::cpu(), &release_pyobject, obj.ptr());
     }, dtype, device, copy, api);
@@ -252,7 +261,7 @@ Array import_array_interface(nb::handle obj, nb::handle iface, std::optional<DTy
     // Every element inside the buffer's len bytes (offset included), or ValueError.
     f = interop::layout_of_interface_buffer(t, sw, shape, byte_strides, hb->view.buf,
                                             static_cast<int64_t>(hb->view.len), offset, hb->view.readonly != 0, api);
-    Array out = interop::import_foreign(f, [&]() {
+    Array out = import_foreign_py(f, [&]() {
       adopted = true;
       HeldBuffer* raw = hb.release();
       return adopt(f.ptr, static_cast<std::size_t>(extent_bytes(f)), Device::cpu(), &release_buffer, raw);
@@ -318,7 +327,7 @@ std::optional<Array> import_buffer(nb::handle obj, std::optional<DType> dtype, s
   if (device && !device->is_cpu() && copy == CopyMode::Never && is_ndarray(obj)) set_alloc_base(obj, f);
   bool adopted = false;
   try {
-    Array out = interop::import_foreign(f, [&]() {
+    Array out = import_foreign_py(f, [&]() {
       adopted = true;
       HeldBuffer* raw = hb.release();
       return adopt(f.ptr, static_cast<std::size_t>(extent_bytes(f)), Device::cpu(), &release_buffer, raw);
@@ -340,7 +349,7 @@ Array import_managed(M* m, bool readonly, std::optional<DType> dtype, std::optio
   bool handed = false;
   try {
     ForeignLayout f = interop::layout_of(m->dl_tensor, readonly);
-    Array out = interop::import_foreign(f, [&]() {
+    Array out = import_foreign_py(f, [&]() {
       handed = true;
       return adopt(f.ptr, static_cast<std::size_t>(extent_bytes(f)), f.device, &release_dlpack<M>, m, f.kind);
     }, dtype, device, copy, api);
@@ -537,6 +546,7 @@ Array asarray(nb::handle obj, std::optional<DType> dtype, std::optional<Device> 
   if (nb::isinstance<Array>(obj)) {
     const Array& a = nb::cast<const Array&>(obj);
     ForeignLayout f;
+    if (dtype && copy != CopyMode::Never) warn_discarded_imaginary(a.dtype(), *dtype);  // as import_foreign_py
     f.ptr = a.data();
     f.dtype = a.dtype();
     f.shape = a.shape();
@@ -550,7 +560,7 @@ Array asarray(nb::handle obj, std::optional<DType> dtype, std::optional<Device> 
         auto keep = std::make_unique<std::shared_ptr<Storage>>(a.storage());
         f.alloc_base = a.storage()->data.get();
         f.alloc_nbytes = a.storage()->data.nbytes();
-        return interop::import_foreign(f, [&]() {
+        return import_foreign_py(f, [&]() {
           const auto [lo, hi] = interop::byte_extent(f.shape, f.byte_strides, a.itemsize());
           return adopt(static_cast<char*>(f.ptr) + lo, static_cast<std::size_t>(hi - lo), Device::cpu(),
                        [](void* ctx, void*, std::size_t) noexcept { delete static_cast<std::shared_ptr<Storage>*>(ctx); },
@@ -662,10 +672,10 @@ std::optional<Array> import_ndarray_input(nb::handle h, DType dtype, std::size_t
       if (nbytes) std::memcpy(out.data(), f.ptr, nbytes);
       return out;
     }
-    return interop::import_foreign(f, [&]() -> DataPtr { UMA_FAIL(Runtime, api, ": unexpected adoption"); },
+    return import_foreign_py(f, [&]() -> DataPtr { UMA_FAIL(Runtime, api, ": unexpected adoption"); },
                                    std::nullopt, std::nullopt, CopyMode::Always, api);
   }
-  return interop::import_foreign(f, [&]() {
+  return import_foreign_py(f, [&]() {
     Py_INCREF(h.ptr());
     return adopt(f.ptr, static_cast<std::size_t>(extent_bytes(f)), Device::cpu(), &release_pyobject, h.ptr());
   }, std::nullopt, std::nullopt, CopyMode::IfNeeded, api);

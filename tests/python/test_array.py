@@ -431,6 +431,36 @@ def test_setitem_array_value_casts_between_all_dtypes(src, dst):
     assert_matches(r, e2, rtol=0, atol=0)
 
 
+@pytest.mark.parametrize("src", ["complex64", "complex128", "float64"])
+def test_asarray_with_dtype_warns_like_numpy(src):
+    """asarray(x, dtype=...) of complex values to a real or integer dtype keeps the real parts
+    with NumPy's ComplexWarning, as numpy.asarray(x, dtype) does, whatever x is (a NumPy array,
+    a uma array, a DLPack producer); copy=False refuses with CopyError, without a warning."""
+    n = _astype_source(src)
+    sources = [n, uma.asarray(n)]
+    try:
+        import torch
+        sources.append(torch.from_numpy(n.copy()))
+    except ImportError:
+        pass
+    for dst in ALL_DTYPES:
+        with warnings.catch_warnings(record=True) as oracle, np.errstate(all="ignore"):
+            warnings.simplefilter("always")
+            expected = np.asarray(n, dtype=np_dtype(dst))
+        want = sum(issubclass(w.category, np.exceptions.ComplexWarning) for w in oracle)
+        for x in sources:
+            with warnings.catch_warnings(record=True) as seen:
+                warnings.simplefilter("always")
+                got = uma.asarray(x, dtype=dst)
+            assert sum(issubclass(w.category, np.exceptions.ComplexWarning) for w in seen) == want, (type(x), dst)
+            assert_matches(got, expected, rtol=0, atol=0)
+        if dst != src:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                with pytest.raises(uma.CopyError):
+                    uma.asarray(n, dtype=dst, copy=False)
+
+
 @pytest.mark.parametrize("value", [5.0, 7, np.nan, [0, 1, 2], [0, 1, 5], None, True, False, 2 + 0j])
 def test_contains_like_numpy(value):
     """`value in a` is NumPy's (a == value).any(), on every dtype of the suite."""
