@@ -22,12 +22,17 @@ using interop::ForeignLayout;
 
 namespace {
 
-// interop::import_foreign, with NumPy's ComplexWarning first where `dtype` keeps only the real
-// parts of complex values (numpy.asarray(x, dtype) warns the same). No warning where copy=False
+// NumPy's ComplexWarning where an import converts complex `from` values to a `dtype` that keeps
+// only their real parts (numpy.asarray(x, dtype) warns the same); none where copy=False
 // refuses the conversion instead.
+void warn_on_conversion(DType from, std::optional<DType> dtype, CopyMode copy) {
+  if (dtype && copy != CopyMode::Never) warn_discarded_imaginary(from, *dtype);
+}
+
+// interop::import_foreign for asarray's dtype argument: warn_on_conversion first.
 Array import_foreign_py(const interop::ForeignLayout& f, const std::function<DataPtr()>& adopt, std::optional<DType> dtype,
-                     std::optional<Device> device, CopyMode copy, const char* api) {
-  if (dtype && copy != CopyMode::Never) warn_discarded_imaginary(f.dtype, *dtype);
+                        std::optional<Device> device, CopyMode copy, const char* api) {
+  warn_on_conversion(f.dtype, dtype, copy);
   return interop::import_foreign(f, adopt, dtype, device, copy, api);
 }
 
@@ -546,7 +551,7 @@ Array asarray(nb::handle obj, std::optional<DType> dtype, std::optional<Device> 
   if (nb::isinstance<Array>(obj)) {
     const Array& a = nb::cast<const Array&>(obj);
     ForeignLayout f;
-    if (dtype && copy != CopyMode::Never) warn_discarded_imaginary(a.dtype(), *dtype);  // as import_foreign_py
+    warn_on_conversion(a.dtype(), dtype, copy);
     f.ptr = a.data();
     f.dtype = a.dtype();
     f.shape = a.shape();
@@ -672,10 +677,10 @@ std::optional<Array> import_ndarray_input(nb::handle h, DType dtype, std::size_t
       if (nbytes) std::memcpy(out.data(), f.ptr, nbytes);
       return out;
     }
-    return import_foreign_py(f, [&]() -> DataPtr { UMA_FAIL(Runtime, api, ": unexpected adoption"); },
+    return interop::import_foreign(f, [&]() -> DataPtr { UMA_FAIL(Runtime, api, ": unexpected adoption"); },
                                    std::nullopt, std::nullopt, CopyMode::Always, api);
   }
-  return import_foreign_py(f, [&]() {
+  return interop::import_foreign(f, [&]() {
     Py_INCREF(h.ptr());
     return adopt(f.ptr, static_cast<std::size_t>(extent_bytes(f)), Device::cpu(), &release_pyobject, h.ptr());
   }, std::nullopt, std::nullopt, CopyMode::IfNeeded, api);
