@@ -201,6 +201,9 @@ def main(argv=None):
         print(f"{k:<26}{med * 1e3:>10.2f} µs (best {best * 1e3:.2f})")
     results["scalar call (µs)"] = {k: {"us_median": v[0] * 1e3, "us_best": v[1] * 1e3} for k, v in sc.items()}
     results["goals"] = goals(results)
+    # Whether uma's fused chains ran generated kernels (Note [Generated chain kernels]).
+    results["chain kernels"] = uma._core.cuda._chain_kernel_stats()
+    print(f"\numa chain kernels: {results['chain kernels']}")
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(results, fh, indent=1)

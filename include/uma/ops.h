@@ -466,6 +466,18 @@ enum class MatmulPrecision : int { Highest = 0, TF32 = 1 };
 /// graphs are per precision: Note [Program graphs]).
 void set_cuda_matmul_precision(MatmulPrecision p) noexcept;
 MatmulPrecision cuda_matmul_precision() noexcept;
+/// What the cuda chain compiler did in this process (uma.cuda's test hook). A fused chain over
+/// a blocked space (every operand contiguous, a scalar, or repeated along axes) runs a kernel
+/// generated for it and compiled with NVRTC at its first launch (Note [Generated chain kernels]
+/// in kernels/cuda/chain_compiler.cpp); where NVRTC or the CUDA headers are missing, or
+/// UMA_CUDA_CHAIN_KERNELS=0, the instruction-interpreting kernel runs it, with the same results.
+/// `generated`: chains compiled and loaded; `interpreted`: chains that fell back; `reason`: why
+/// the first fell back ("" when none did).
+struct ChainKernelStats {
+  int64_t generated = 0, interpreted = 0;
+  std::string reason;
+};
+ChainKernelStats cuda_chain_kernel_stats();
 
 // ---- shape -----------------------------------------------------------------------------
 /// Reshape; one dimension may be -1. A view when the layout allows, else a copy.

@@ -39,6 +39,15 @@ void bind_cuda(nb::module_& m) {
       }, nb::arg("tf32"), "TF32 (True) or exact (False) float32/complex64 products on cuda devices.");
   c.def("_matmul_tf32", [] { return ops::cuda_matmul_precision() == ops::MatmulPrecision::TF32; },
         "Whether float32/complex64 products on cuda devices use TF32.");
+  c.def("_chain_kernel_stats", [] {
+        const ops::ChainKernelStats st = ops::cuda_chain_kernel_stats();
+        nb::dict d;
+        d["generated"] = st.generated;
+        d["interpreted"] = st.interpreted;
+        d["reason"] = st.reason;
+        return d;
+      }, "The cuda chain compiler's record (ops::cuda_chain_kernel_stats): fused chains given a generated\n"
+         "kernel, chains run by the interpreting kernel, and why the first fell back ('' when none did).");
   c.def("_registration_count", &cuda::registration_count, "Live host registrations made by uma (tests).");
   c.def("_staging_bytes", &cuda::staging_bytes, "Pinned bytes held by the transfer staging pool.");
   c.def("_pointer_kind", [](uintptr_t p) {

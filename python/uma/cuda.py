@@ -18,12 +18,15 @@ _c = _core.cuda
 
 
 def _use_pip_library(variable: str, soname: str) -> None:
-    """A CUDA build opens cuBLAS at its first GPU matmul, cuFFT at its first GPU transform and
-    cuSOLVER at its first GPU factorisation (dlopen of ``$UMA_CUBLAS`` / ``$UMA_CUFFT`` /
-    ``$UMA_CUSOLVER``, then the library on the loader's path, then /usr/local/cuda). When the
-    PyPI wheel holding ``soname`` (``nvidia-cublas``, ``nvidia-cufft``, ``nvidia-cusolver``;
-    CUDA 13: ``site-packages/nvidia/cu13/lib``) is installed and ``variable`` is unset, it is set
-    to that library here, so the CUDA wheel of uma needs no CUDA toolkit; nothing is loaded at
+    """A CUDA build opens cuBLAS at its first GPU matmul, cuFFT at its first GPU transform,
+    cuSOLVER at its first GPU factorisation and NVRTC at the first fused elementwise chain it
+    compiles a kernel for (dlopen of ``$UMA_CUBLAS`` / ``$UMA_CUFFT`` / ``$UMA_CUSOLVER`` /
+    ``$UMA_NVRTC``, then the library on the loader's path, then /usr/local/cuda). When the PyPI
+    wheel holding ``soname`` (``nvidia-cublas``, ``nvidia-cufft``, ``nvidia-cusolver``,
+    ``nvidia-cuda-nvrtc``; CUDA 13: ``site-packages/nvidia/cu13/lib``) is installed and
+    ``variable`` is unset, it is set to that library here, so the CUDA wheel of uma needs no
+    CUDA toolkit (compiling chain kernels also reads the toolkit's CCCL headers; without them
+    fused chains run on the interpreting kernel, with the same results); nothing is loaded at
     import."""
     if os.environ.get(variable) or not _c.built_with_cuda():
         return
@@ -35,7 +38,7 @@ def _use_pip_library(variable: str, soname: str) -> None:
 
 
 for _variable, _soname in (("UMA_CUBLAS", "libcublas.so.13"), ("UMA_CUFFT", "libcufft.so.12"),
-                           ("UMA_CUSOLVER", "libcusolver.so.12")):
+                           ("UMA_CUSOLVER", "libcusolver.so.12"), ("UMA_NVRTC", "libnvrtc.so.13")):
     _use_pip_library(_variable, _soname)
 
 

@@ -19,6 +19,9 @@ PY="${PYTHON:-python3}"
 JOBS="${JOBS:-$(nproc)}"
 export PATH="$PATH:/usr/local/cuda/bin"
 export XLA_PYTHON_CLIENT_PREALLOCATE=false NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+# Fused chains must get generated kernels here (NVRTC and the toolkit's headers are on this
+# machine); the interpreting kernel is tested by its own phase below.
+export UMA_REQUIRE_CHAIN_KERNELS=1
 status=0
 summary=()
 phase() {  # name, command...
@@ -44,6 +47,9 @@ phase python-test bash -c "cd /tmp && $PY -m pytest $PWD/tests/python/test_cuda.
 # The graph tests again with lean replays off (Note [Lean replays]; on by default).
 phase python-no-lean-replay bash -c "cd /tmp && UMA_CUDA_LEAN_REPLAY=0 $PY -m pytest $PWD/tests/python/test_cuda_graphs.py \
   $PWD/tests/python/test_cuda.py -q -ra -p no:cacheprovider"
+# The fused chains on the instruction-interpreting kernel (Note [Generated chain kernels]).
+phase python-interpreted-chains bash -c "cd /tmp && UMA_CUDA_CHAIN_KERNELS=0 UMA_REQUIRE_CHAIN_KERNELS=0 $PY -m pytest \
+  $PWD/tests/python/test_cuda_graphs.py -k 'fused or chain or training' -q -ra -p no:cacheprovider"
 # Every test of the suite that runs on the GPU (the cuda parametrizations of every file, and the
 # jax-cuda / torch-cuda backends in the backend matrix), spread over the cores.
 phase python-gpu-all bash -c "cd /tmp && $PY -m pytest $PWD/tests/python -k cuda -n $JOBS -q -ra -p no:cacheprovider"

@@ -6,6 +6,8 @@ linker (node by node with the eager ops, no Program), which the replays must equ
 bit. Without a usable GPU (CI) these tests skip with the reason; the no-GPU contract (the
 switch exists, nothing records) runs everywhere.
 """
+import os
+
 import numpy as np
 import pytest
 
@@ -448,6 +450,84 @@ def test_fused_chain_on_cuda_reads_views(dtype):
         slots = [p.add_input() for _ in values]
         p.set_outputs([p.add_fused(slots, code, dtype)])
         same_bits(p.run(values)[0], _unfused(code, values), f"views case {k} {dtype}")
+
+
+def _fusable_chains(dtype):
+    """A two-instruction chain per op of the op table that fuses in `dtype`: the op on the two
+    inputs (a comparison as a where's condition), then a product with the second input."""
+    chains = []
+    for row in uma._core._op_table():
+        name = row["name"]
+        if row["arity"] == 1:
+            code = [(name, 0, 0), ("multiply", 2, 1)]
+        elif row["bool_result"]:
+            code = [(name, 0, 1), ("where", 2, 0, 1), ("multiply", 3, 1)]
+        else:
+            code = [(name, 0, 1), ("multiply", 2, 1)]
+        p = uma._core.Program()
+        slots = [p.add_input(), p.add_input()]
+        try:
+            p.set_outputs([p.add_fused(slots, code, dtype)])
+        except TypeError:  # "<op> cannot be fused for dtype <dtype>"
+            continue
+        chains.append((name, p))
+    return chains
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
+def test_every_fusable_op_in_a_chain_on_cuda_is_bit_for_bit_the_op(dtype):
+    """Each op that fuses in `dtype`, in a chain kernel (generated per chain where NVRTC is there:
+    Note [Generated chain kernels]), gives the bits of its own eager kernel, on operands with
+    special values (zeros, negatives, NaN and infinities for floats)."""
+    rng = np.random.default_rng(5)
+    if dtype.startswith("int"):
+        x, y = (rng.integers(-60, 60, size=(37, 9)).astype(dtype) for _ in range(2))
+        y[0, :3] = 0
+    else:
+        x, y = (rng.standard_normal((37, 9)).astype(dtype) * 3 for _ in range(2))
+        x.flat[:6] = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0]
+        y.flat[:6] = [0.0, 2.0, -np.inf, 0.5, 1.0, np.nan]
+    values = [uma.asarray(x, device="cuda"), uma.asarray(y, device="cuda")]
+    chains = _fusable_chains(dtype)
+    assert len(chains) >= (20 if dtype.startswith("int") else 40), [n for n, _ in chains]
+    for name, p in chains:
+        with np.errstate(all="ignore"):
+            expected = _eager_chain(name, values)
+        same_bits(p.run(values)[0], expected, f"{name} {dtype}")
+
+
+_UNARY_NAMES = {row["name"] for row in uma._core._op_table() if row["arity"] == 1}
+_BOOL_NAMES = {row["name"] for row in uma._core._op_table() if row["bool_result"]}
+
+
+def _eager_chain(name, values):
+    """_fusable_chains' chain for op `name`, op by op with uma's eager ops on the device."""
+    x, y = values
+    f = getattr(uma, name)
+    if name in _UNARY_NAMES:
+        r = f(x)
+    elif name in _BOOL_NAMES:
+        r = uma.where(f(x, y), x, y)
+    else:
+        r = f(x, y)
+    return uma.multiply(r, y)
+
+
+@needs_gpu
+def test_chain_kernels_are_generated_or_the_reason_is_given():
+    """A fused chain runs a kernel generated for it, or the interpreting kernel with the reason
+    recorded; UMA_REQUIRE_CHAIN_KERNELS=1 (the GPU run, tests/gpu/run.sh) requires generation."""
+    x = uma.asarray(np.arange(12.0).reshape(3, 4), device="cuda")
+    p = uma._core.Program()
+    slots = [p.add_input(), p.add_input()]
+    p.set_outputs([p.add_fused(slots, [("add", 0, 1), ("exp", 2, 0), ("multiply", 3, 0)], "float64")])
+    same_bits(p.run([x, x])[0], uma.exp(x + x) * x, "chain")
+    st = uma._core.cuda._chain_kernel_stats()
+    assert st["generated"] + st["interpreted"] >= 1, st
+    assert (st["interpreted"] == 0) == (st["reason"] == ""), st
+    if os.environ.get("UMA_REQUIRE_CHAIN_KERNELS") == "1":
+        assert st["generated"] >= 1 and st["interpreted"] == 0, st
 
 
 @needs_gpu

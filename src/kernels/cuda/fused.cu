@@ -10,7 +10,7 @@
 // instructions into one FMA. Hence the chain's result is bit for bit the unfused ops', as on
 // the host (kernels/cpu/fused.cpp). A comparison's register holds 1 or 0 of the chain's dtype,
 // read only as a where's condition (FusedInstr::select).
-#include "kernels/cuda/device_ops.cuh"
+#include "kernels/cuda/fused_chain.cuh"
 #include "kernels/cuda/grid.cuh"
 
 #include <cstdint>
@@ -23,72 +23,10 @@ using namespace cuda_dev;
 
 constexpr int kInvalid = static_cast<int>(cudaErrorInvalidValue);
 
-// How a blocked space reads operand k at flat output index i: the element e = (i / div[k]) %
-// mod[k] (div 1: no division; mod 0: no wrap) at ptr[k] + e * step[k] bytes (step 0: one
-// scalar). A contiguous operand is (div 1, mod 0), a bias row repeated over rows (mod = the row
-// length), a per-row value repeated along each row (div = the row length). Bit k of `vec`: its
-// kPack elements from a pack's start are consecutive and 16-byte aligned; of `splat`: they are
-// one element (div a multiple of kPack).
-struct FusedBlocked {
-  const char* ptr[kFusedInputs];
-  int64_t step[kFusedInputs], div[kFusedInputs], mod[kFusedInputs];
-  uint32_t vec, splat;
-};
-
-__device__ __forceinline__ float settle(float v) {
-  asm volatile("" : "+f"(v));
-  return v;
-}
-__device__ __forceinline__ double settle(double v) {
-  asm volatile("" : "+d"(v));
-  return v;
-}
-__device__ __forceinline__ int32_t settle(int32_t v) { return v; }
-__device__ __forceinline__ int64_t settle(int64_t v) { return v; }
-
-template <class T, int OP>
-__device__ __forceinline__ T bin_value(T a, T b) {
-  if constexpr (binary_ok(OP, dt_of<T>())) {
-    if constexpr (std::is_same_v<BinOut<T, OP>, T>) return apply_binary<T, OP>(a, b);
-    else if constexpr (bin_bool_out(OP)) return apply_binary<T, OP>(a, b) ? T(1) : T(0);
-  }
-  __trap();  // the host checked the chain (fused_supported): never reached
-  return T(0);
-}
-
-template <class T, int OP>
-__device__ __forceinline__ T un_value(T x) {
-  if constexpr (unary_ok(OP, dt_of<T>())) {
-    if constexpr (std::is_same_v<UnOut<T, OP>, T>) return apply_unary<T, OP>(x);
-  }
-  __trap();
-  return T(0);
-}
-
-// A thread runs the chain on kPack consecutive elements at a time, each instruction decoded
-// once for all of them, and reads and writes them 16 bytes at a time where the memory allows.
-constexpr int kPack = 4;
-template <class T>
-struct alignas(16) Pack {
-  T v[kPack];
-};
-
-template <class T, int OP>
-__device__ __forceinline__ void bin_pack(Pack<T>& o, const Pack<T>& a, const Pack<T>& b) {
-#pragma unroll
-  for (int j = 0; j < kPack; ++j) o.v[j] = settle(bin_value<T, OP>(a.v[j], b.v[j]));
-}
-
-template <class T, int OP>
-__device__ __forceinline__ void un_pack(Pack<T>& o, const Pack<T>& a) {
-#pragma unroll
-  for (int j = 0; j < kPack; ++j) o.v[j] = settle(un_value<T, OP>(a.v[j]));
-}
-
 template <class T>
 __device__ void run_binary(int op, Pack<T>& o, const Pack<T>& a, const Pack<T>& b) {
   switch (op) {
-#define UMA_FUSED_BIN(Id, ...) case Id: bin_pack<T, Id>(o, a, b); return;
+#define UMA_FUSED_BIN(Id, ...) case Id: bin_pack<T, Id>(o, a, b, 0); return;
     UMA_BINARY_OPS(UMA_FUSED_BIN)
 #undef UMA_FUSED_BIN
     default: __trap();
@@ -98,7 +36,7 @@ __device__ void run_binary(int op, Pack<T>& o, const Pack<T>& a, const Pack<T>& 
 template <class T>
 __device__ void run_unary(int op, Pack<T>& o, const Pack<T>& a) {
   switch (op) {
-#define UMA_FUSED_UN(Id, ...) case Id: un_pack<T, Id>(o, a); return;
+#define UMA_FUSED_UN(Id, ...) case Id: un_pack<T, Id>(o, a, 0); return;
     UMA_UNARY_OPS(UMA_FUSED_UN)
 #undef UMA_FUSED_UN
     default: __trap();
@@ -111,51 +49,11 @@ __device__ __forceinline__ const Pack<T>& run_code(const FusedCode& code, Pack<T
   const int nin = code.nin, ncode = code.ncode;
   for (int k = 0; k < ncode; ++k) {
     Pack<T>& o = r[nin + k];
-    if (code.kind[k] == kFusedBinary) {
-      run_binary<T>(code.op[k], o, r[code.a[k]], r[code.b[k]]);
-    } else if (code.kind[k] == kFusedUnary) {
-      run_unary<T>(code.op[k], o, r[code.a[k]]);
-    } else {
-      const Pack<T>&c = r[code.a[k]], &x = r[code.b[k]], &y = r[code.c[k]];
-#pragma unroll
-      for (int j = 0; j < kPack; ++j) o.v[j] = c.v[j] != T(0) ? x.v[j] : y.v[j];
-    }
+    if (code.kind[k] == kFusedBinary) run_binary<T>(code.op[k], o, r[code.a[k]], r[code.b[k]]);
+    else if (code.kind[k] == kFusedUnary) run_unary<T>(code.op[k], o, r[code.a[k]]);
+    else select_pack(o, r[code.a[k]], r[code.b[k]], r[code.c[k]]);
   }
   return r[nin + ncode - 1];
-}
-
-__device__ __forceinline__ void copy16(void* dst, const void* src, int bytes) {
-  for (int q = 0; q < bytes / 16; ++q) static_cast<uint4*>(dst)[q] = static_cast<const uint4*>(src)[q];
-}
-
-template <class I>
-__device__ __forceinline__ int64_t blocked_element(const FusedBlocked& in, int k, int64_t i) {
-  I e = static_cast<I>(i);
-  if (in.div[k] != 1) e /= static_cast<I>(in.div[k]);
-  if (in.mod[k] != 0) e %= static_cast<I>(in.mod[k]);
-  return static_cast<int64_t>(e);
-}
-
-// The pack of operand k at flat index i (elements past n read as 0).
-template <class T, class I>
-__device__ __forceinline__ void blocked_load(Pack<T>& x, const FusedBlocked& in, int k, int64_t i, int64_t n, bool whole) {
-  const char* p = in.ptr[k];
-  const int64_t step = in.step[k];
-  if (step == 0) {
-    const T v = *reinterpret_cast<const T*>(p);
-#pragma unroll
-    for (int j = 0; j < kPack; ++j) x.v[j] = v;
-  } else if (whole && ((in.vec >> k) & 1u)) {
-    copy16(&x, p + blocked_element<I>(in, k, i) * step, sizeof(Pack<T>));
-  } else if (whole && ((in.splat >> k) & 1u)) {
-    const T v = *reinterpret_cast<const T*>(p + blocked_element<I>(in, k, i) * step);
-#pragma unroll
-    for (int j = 0; j < kPack; ++j) x.v[j] = v;
-  } else {
-#pragma unroll
-    for (int j = 0; j < kPack; ++j)
-      x.v[j] = i + j < n ? *reinterpret_cast<const T*>(p + blocked_element<I>(in, k, i + j) * step) : T(0);
-  }
 }
 
 // The operands' loads of a pack are issued before any is used (the first kPrefetch<T> operands
@@ -181,14 +79,7 @@ __global__ void __launch_bounds__(kThreads, 4) fused_blocked(FusedBlocked in, Fu
 #pragma unroll
     for (int k = 0; k < kPrefetch<T>; ++k)
       if (k < nin) r[k] = x[k];
-    const Pack<T>& y = run_code(code, r);
-    if (whole && out_vec) {
-      copy16(out + i, &y, sizeof(Pack<T>));
-    } else {
-#pragma unroll
-      for (int j = 0; j < kPack; ++j)
-        if (i + j < n) out[i + j] = y.v[j];
-    }
+    store_pack(out, run_code(code, r), i, n, whole, out_vec);
   }
 }
 
@@ -254,6 +145,14 @@ int launch(const FusedOperands& in, const FusedCode& code, void* out, const Spac
   FusedBlocked b{};
   bool blocked = true;
   for (int k = 0; k < code.nin && blocked; ++k) blocked = as_blocked(in.op[k], s, sizeof(T), b, k);
+  if (blocked) {
+    if (const void* kernel = chain_kernel(dt_of<T>(), code, !small)) {  // Note [Generated chain kernels]
+      int64_t n = s.n;
+      bool out_vec = aligned16(out);
+      void* args[] = {&b, &o, &n, &out_vec};
+      return static_cast<int>(cudaLaunchKernel(kernel, dim3(grid), dim3(kThreads), args, 0, st));
+    }
+  }
   if (blocked && small) {
     fused_blocked<T, uint32_t><<<grid, kThreads, 0, st>>>(b, code, o, s.n, aligned16(out));
   } else if (blocked) {

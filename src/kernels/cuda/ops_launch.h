@@ -50,6 +50,11 @@ struct FusedOperands {
 /// out = the chain's result over the space (int32, int64, float32, float64; every operand of
 /// that dtype); cudaErrorInvalidValue for another dtype or a chain over the limits.
 int fused(int dtype, const FusedOperands& in, const FusedCode& code, void* out, const Space& s, void* stream);
+/// The kernel generated and compiled for the chain (Note [Generated chain kernels] in
+/// chain_compiler.cpp) in dtype `dtype` over a blocked space, with 64-bit index arithmetic
+/// when `wide_index`: a cudaKernel_t taking (FusedBlocked, T* out, int64_t n, bool out_vec),
+/// launched with kThreads threads per block; nullptr where the interpreting kernel runs it.
+const void* chain_kernel(int dtype, const FusedCode& code, bool wide_index);
 int cast(int from, int to, const Operand& a, void* out, const Space& s, void* stream);
 
 /// Reduction geometry: output element o (C order over the kept axes) reduces the elements at

@@ -3,6 +3,7 @@
 // valid programs).
 #include "kernels/cuda_kernels.h"
 #include "uma/error.h"
+#include "uma/ops.h"
 
 namespace uma::kernels::cuda {
 
@@ -73,3 +74,9 @@ void svd(const char* op, const Array& a, const Array&, const Array*, const Array
 void qr(const Array& a, const Array&, const Array&, bool) { unavailable("qr", a); }
 
 }  // namespace uma::kernels::cuda
+
+namespace uma::ops {
+
+ChainKernelStats cuda_chain_kernel_stats() { return ChainKernelStats{0, 0, "uma was built without CUDA support"}; }
+
+}  // namespace uma::ops

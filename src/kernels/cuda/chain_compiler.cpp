@@ -1,0 +1,331 @@
+// Generated kernels for fused elementwise chains on cuda devices (kernels/cuda/ops_launch.h's
+// chain_kernel).
+//
+// Note [Generated chain kernels]
+// fused.cu's kernels interpret a chain's instructions (FusedCode): each pack decodes every
+// instruction, and the registers, an array indexed at run time, live in local memory. Here the
+// chain is written out as straight-line CUDA C++ instead — one call of bin_pack / un_pack /
+// select_pack per instruction, every value a named register — and compiled with NVRTC at the
+// chain's first launch into a kernel for the device's architecture. The generated code calls
+// the same device functions as the interpreting kernel (kernels/cuda/fused_chain.cuh, the op
+// table's scalar routines of device_ops.cuh) with each instruction's result settled, so the two
+// give the same bits (Note [Fused chains on cuda]). NVRTC reads those headers from copies
+// embedded in the library (rtc_headers.h) and CCCL's cuda/std headers from the CUDA toolkit;
+// <cstdint>, <type_traits> and <cmath> are mapped to their cuda/std versions, and
+// -default-device compiles the op table's unannotated constexpr functions for the device.
+//
+// Each (chain, dtype, index width, architecture) is compiled once per process and its kernel
+// kept until exit (a cudaLibrary, loaded into every context that launches it); a chain whose
+// compilation fails is remembered as failed and runs on the interpreting kernel, as every chain
+// does where libnvrtc (CUDA 13: $UMA_NVRTC, which uma.cuda sets to the nvidia-cuda-nvrtc
+// wheel's library, then the loader's path, then the toolkit) or the CCCL headers are missing,
+// or where UMA_CUDA_CHAIN_KERNELS=0. Compiling takes about 0.1 s per chain (NVRTC's automatic
+// precompiled header holds the parsed headers after the first, about 0.6 s).
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "kernels/cuda/library.h"
+#include "kernels/cuda/ops_launch.h"
+#include "kernels/cuda/rtc_headers.h"
+#include "memory/cuda/cuda_check.h"
+#include "uma/ops.h"
+
+#ifndef UMA_CUDA_TOOLKIT_INCLUDE
+#define UMA_CUDA_TOOLKIT_INCLUDE "/usr/local/cuda/include"
+#endif
+
+namespace uma::kernels::cuda {
+
+namespace {
+
+namespace L = cuda_launch;
+
+// The NVRTC entry points used (nvrtc.h, CUDA 13), declared from its documentation.
+using Program = void*;  // nvrtcProgram
+using CreateFn = int (*)(Program*, const char* src, const char* name, int nheaders, const char* const* headers,
+                         const char* const* include_names);
+using CompileFn = int (*)(Program, int nopts, const char* const* opts);
+using SizeFn = int (*)(Program, std::size_t*);
+using GetFn = int (*)(Program, char*);
+using DestroyFn = int (*)(Program*);
+using ErrorStringFn = const char* (*)(int);
+
+// std headers as NVRTC sees them: CCCL's cuda/std versions, with uma's `std::` names (always
+// written inside namespace uma) resolving to cuda::std.
+constexpr const char* kStdAlias = "namespace uma { namespace std = ::cuda::std; }\n";
+const char* const kStdHeaders[][2] = {
+    {"cstdint", "#pragma once\n#include <cuda/std/cstdint>\n"},
+    {"type_traits", "#pragma once\n#include <cuda/std/type_traits>\n"},
+    {"cmath", "#pragma once\n#include <cuda/std/cmath>\n"},
+    {"cuda_runtime.h", "#pragma once\n"},  // NVRTC's built-ins declare what the kernels use
+};
+
+struct Compiler {
+  std::mutex mu;
+  bool tried = false;
+  bool enabled = false;
+  std::string reason;  // why the first chain fell back ("" when none did)
+  CreateFn create = nullptr;
+  CompileFn compile = nullptr;
+  SizeFn log_size = nullptr, cubin_size = nullptr;
+  GetFn log = nullptr, cubin = nullptr;
+  DestroyFn destroy = nullptr;
+  ErrorStringFn error_string = nullptr;
+  std::string include_option;  // -I<the folder holding cuda/std/complex>
+  std::vector<std::string> header_texts;
+  std::vector<const char*> headers, names;
+  std::unordered_map<std::string, const void*> kernels;  // nullptr: failed, interpreted
+  int arch[64] = {};                                     // per device, major * 10 + minor
+  int64_t generated = 0, interpreted = 0;
+};
+
+Compiler& compiler() {
+  static Compiler* c = new Compiler();  // leaked: its kernels are used until process exit
+  return *c;
+}
+
+bool is_file(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// The folder to pass NVRTC as -I for <cuda/std/complex>: the toolkit uma was built with, then
+// $CUDA_HOME, $CUDA_PATH and /usr/local/cuda (CUDA 13 keeps CCCL under include/cccl).
+std::string cccl_folder() {
+  std::vector<std::string> roots{UMA_CUDA_TOOLKIT_INCLUDE};
+  for (const char* env : {"CUDA_HOME", "CUDA_PATH"})
+    if (const char* v = std::getenv(env); v && *v) roots.push_back(std::string(v) + "/include");
+  roots.emplace_back("/usr/local/cuda/include");
+  for (const std::string& r : roots)
+    for (const std::string& d : {r + "/cccl", r})
+      if (is_file(d + "/cuda/std/complex")) return d;
+  return {};
+}
+
+// libnvrtc opens its builtins library (libnvrtc-builtins.so.13.*) by name; one loaded from a
+// folder outside the loader's path finds it only when that library is already loaded.
+void load_builtins_beside(void* so, const char* symbol) {
+  Dl_info info{};
+  void* sym = dlsym(so, symbol);
+  if (!sym || !dladdr(sym, &info) || !info.dli_fname) return;
+  std::error_code ec;
+  const std::filesystem::path dir = std::filesystem::path(info.dli_fname).parent_path();
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("libnvrtc-builtins.so.13", 0) == 0 && name.find(".alt.") == std::string::npos)
+      (void)dlopen(e.path().c_str(), RTLD_NOW | RTLD_GLOBAL);
+  }
+}
+
+// Loads NVRTC and the headers once; false (c.reason says why) when chains must be interpreted.
+bool ready(Compiler& c) {
+  if (c.tried) return c.enabled;
+  c.tried = true;
+  if (const char* v = std::getenv("UMA_CUDA_CHAIN_KERNELS"); v && std::strcmp(v, "0") == 0) {
+    c.reason = "UMA_CUDA_CHAIN_KERNELS=0";
+    return false;
+  }
+  std::string tried;
+  void* so = open_library("UMA_NVRTC", {"libnvrtc.so.13", "/usr/local/cuda/lib64/libnvrtc.so.13"}, tried);
+  if (!so) {
+    c.reason = "NVRTC (libnvrtc.so.13) is not installed: pip install nvidia-cuda-nvrtc, or set UMA_NVRTC to the "
+               "library's path (tried: " + tried + ")";
+    return false;
+  }
+  c.create = reinterpret_cast<CreateFn>(dlsym(so, "nvrtcCreateProgram"));
+  c.compile = reinterpret_cast<CompileFn>(dlsym(so, "nvrtcCompileProgram"));
+  c.log_size = reinterpret_cast<SizeFn>(dlsym(so, "nvrtcGetProgramLogSize"));
+  c.log = reinterpret_cast<GetFn>(dlsym(so, "nvrtcGetProgramLog"));
+  c.cubin_size = reinterpret_cast<SizeFn>(dlsym(so, "nvrtcGetCUBINSize"));
+  c.cubin = reinterpret_cast<GetFn>(dlsym(so, "nvrtcGetCUBIN"));
+  c.destroy = reinterpret_cast<DestroyFn>(dlsym(so, "nvrtcDestroyProgram"));
+  c.error_string = reinterpret_cast<ErrorStringFn>(dlsym(so, "nvrtcGetErrorString"));
+  if (!c.create || !c.compile || !c.log_size || !c.log || !c.cubin_size || !c.cubin || !c.destroy || !c.error_string) {
+    c.reason = "libnvrtc lacks nvrtcGetCUBIN";
+    return false;
+  }
+  load_builtins_beside(so, "nvrtcCreateProgram");
+  const std::string cccl = cccl_folder();
+  if (cccl.empty()) {
+    c.reason = "the CUDA toolkit's CCCL headers (cuda/std/complex) were not found under " UMA_CUDA_TOOLKIT_INCLUDE
+               ", $CUDA_HOME/include or /usr/local/cuda/include";
+    return false;
+  }
+  c.include_option = "-I" + cccl;
+  for (const auto& h : kStdHeaders) {
+    c.header_texts.push_back(std::string(h[1]) + kStdAlias);
+    c.names.push_back(h[0]);
+  }
+  for (int k = 0; k < kRtcHeaderCount; ++k) {
+    c.header_texts.emplace_back(kRtcHeaders[k].text);
+    c.names.push_back(kRtcHeaders[k].name);
+  }
+  for (const std::string& t : c.header_texts) c.headers.push_back(t.c_str());
+  c.enabled = true;
+  return true;
+}
+
+const char* type_name(int dtype) {
+  switch (dtype) {
+    case L::kInt32: return "int";
+    case L::kInt64: return "long long";
+    case L::kFloat32: return "float";
+    case L::kFloat64: return "double";
+    default: return nullptr;
+  }
+}
+
+// The CUDA source of the chain's kernel, `uma_chain(FusedBlocked, T* out, int64_t n, bool
+// out_vec)`: chain_blocked (fused_chain.cuh) with the instructions as straight-line code.
+std::string chain_source(int dtype, const L::FusedCode& code, bool wide_index) {
+  const std::string t = type_name(dtype);
+  auto reg = [&](int r) {
+    std::string name(r < code.nin ? "x[" : "r");
+    name += std::to_string(r);
+    if (r < code.nin) name += ']';
+    return name;
+  };
+  std::string s = "#include \"kernels/cuda/fused_chain.cuh\"\n"
+                  "namespace {\n"
+                  "using namespace uma::kernels::cuda_dev;\n"
+                  "using T = " + t + ";\n"
+                  "struct Chain {\n"
+                  "  static __device__ __forceinline__ Pack<T> run(const Pack<T>* x, unsigned long long zero) {\n";
+  for (int k = 0; k < code.ncode; ++k) {
+    const std::string o = reg(code.nin + k), op = std::to_string(code.op[k]);
+    s += "    Pack<T> " + o + ";\n    ";
+    if (code.kind[k] == L::kFusedBinary)
+      s += "bin_pack<T, " + op + ">(" + o + ", " + reg(code.a[k]) + ", " + reg(code.b[k]) + ", zero);\n";
+    else if (code.kind[k] == L::kFusedUnary)
+      s += "un_pack<T, " + op + ">(" + o + ", " + reg(code.a[k]) + ", zero);\n";
+    else
+      s += "select_pack(" + o + ", " + reg(code.a[k]) + ", " + reg(code.b[k]) + ", " + reg(code.c[k]) + ");\n";
+  }
+  s += "    return " + reg(code.nin + code.ncode - 1) + ";\n  }\n};\n}  // namespace\n";
+  s += "extern \"C\" __global__ void __launch_bounds__(uma::kernels::cuda_launch::kThreads, kChainMinBlocks) "
+       "uma_chain(FusedBlocked in, T* __restrict__ out, long long n, bool out_vec) {\n"
+       "  chain_blocked<T, " + std::string(wide_index ? "long long" : "unsigned int") + ", " +
+       std::to_string(code.nin) + ", Chain>(in, out, n, out_vec);\n}\n";
+  return s;
+}
+
+// Compiles `src` for sm_<arch> and loads it; nullptr with c.reason set (first failure) on error.
+const void* build(Compiler& c, const std::string& src, int arch, int device) {
+  auto fail = [&](const std::string& why) -> const void* {
+    if (c.reason.empty()) c.reason = why;
+    return nullptr;
+  };
+  Program prog = nullptr;
+  int r = c.create(&prog, src.c_str(), "uma_chain.cu", static_cast<int>(c.headers.size()), c.headers.data(),
+                   c.names.data());
+  if (r != 0) return fail(std::string("nvrtcCreateProgram: ") + c.error_string(r));
+  const std::string arch_option = "-arch=sm_" + std::to_string(arch);
+  const char* opts[] = {"-std=c++17", "-default-device", "-pch", arch_option.c_str(), c.include_option.c_str()};
+  r = c.compile(prog, static_cast<int>(sizeof(opts) / sizeof(opts[0])), opts);
+  std::string image;
+  if (r == 0) {
+    std::size_t n = 0;
+    if (c.cubin_size(prog, &n) == 0 && n > 0) {
+      image.resize(n);
+      if (c.cubin(prog, image.data()) != 0) image.clear();
+    }
+  } else {
+    std::size_t n = 0;
+    std::string log;
+    if (c.log_size(prog, &n) == 0 && n > 1) {
+      log.resize(n);
+      if (c.log(prog, log.data()) != 0) log.clear();
+    }
+    (void)c.destroy(&prog);
+    return fail(std::string("nvrtcCompileProgram: ") + c.error_string(r) + ": " + log.substr(0, 2000));
+  }
+  (void)c.destroy(&prog);
+  if (image.empty()) return fail("nvrtcGetCUBIN returned no image");
+  cudaLibrary_t lib = nullptr;
+  cudaKernel_t kernel = nullptr;
+  cudaError_t e;
+  {
+    ::uma::cuda::detail::RelaxCapture relax(device);  // loading is not recorded work
+    e = cudaLibraryLoadData(&lib, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+    if (e == cudaSuccess) e = cudaLibraryGetKernel(&kernel, lib, "uma_chain");
+  }
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return fail(std::string("loading the generated chain kernel: ") + cudaGetErrorString(e));
+  }
+  return reinterpret_cast<const void*>(kernel);
+}
+
+}  // namespace
+
+}  // namespace uma::kernels::cuda
+
+namespace uma::kernels::cuda_launch {
+
+const void* chain_kernel(int dtype, const FusedCode& code, bool wide_index) {
+  auto& c = ::uma::kernels::cuda::compiler();
+  if (!::uma::kernels::cuda::type_name(dtype)) return nullptr;
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= 64) {
+    (void)cudaGetLastError();
+    return nullptr;
+  }
+  // The key: the chain's code, dtype, index width and the device's architecture.
+  std::string key;
+  key.reserve(16 + 6 * static_cast<std::size_t>(code.ncode));
+  key.push_back(static_cast<char>(dtype));
+  key.push_back(wide_index ? 'w' : 'n');
+  key.push_back(static_cast<char>(code.nin));
+  for (int k = 0; k < code.ncode; ++k) {
+    key.push_back(static_cast<char>(code.kind[k]));
+    key.append(reinterpret_cast<const char*>(&code.op[k]), sizeof(code.op[k]));
+    key.push_back(static_cast<char>(code.a[k]));
+    key.push_back(static_cast<char>(code.b[k]));
+    key.push_back(static_cast<char>(code.c[k]));
+  }
+  std::lock_guard<std::mutex> lock(c.mu);
+  const bool ok = ::uma::kernels::cuda::ready(c);
+  if (ok) {
+    int& arch = c.arch[device];
+    if (arch == 0) {
+      int major = 0, minor = 0;
+      if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+          cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return nullptr;
+      }
+      arch = major * 10 + minor;
+    }
+    key += std::to_string(arch);
+  }
+  auto it = c.kernels.find(key);
+  if (it != c.kernels.end()) return it->second;
+  const void* k = ok ? ::uma::kernels::cuda::build(c, ::uma::kernels::cuda::chain_source(dtype, code, wide_index),
+                                                   c.arch[device], device)
+                     : nullptr;
+  ++(k ? c.generated : c.interpreted);
+  c.kernels.emplace(std::move(key), k);
+  return k;
+}
+
+}  // namespace uma::kernels::cuda_launch
+
+namespace uma::ops {
+
+ChainKernelStats cuda_chain_kernel_stats() {
+  auto& c = ::uma::kernels::cuda::compiler();
+  std::lock_guard<std::mutex> lock(c.mu);
+  return ChainKernelStats{c.generated, c.interpreted, c.reason};
+}
+
+}  // namespace uma::ops
