@@ -11,7 +11,9 @@
 # wheel links the CUDA runtime statically and needs no CUDA library to import: the runtime
 # opens the driver (libcuda.so.1) when a GPU is first asked for, and uma opens cuBLAS
 # (libcublas.so.13; the nvidia-cublas wheel is found too) at the first GPU matmul and cuFFT
-# (libcufft.so.12; the nvidia-cufft wheel too) at the first GPU transform; what is
+# (libcufft.so.12; the nvidia-cufft wheel too) at the first GPU transform, and NVRTC
+# (libnvrtc.so.13 and CCCL's headers; the nvidia-cuda-nvrtc and nvidia-cuda-cccl wheels too) to
+# compile fused chains' kernels, which run on an interpreting kernel without it; what is
 # missing is named in uma.cuda.unavailable_reason() and in the RuntimeError. Same distribution
 # name and version for both: the folder says the flavour.
 #

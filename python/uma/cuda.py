@@ -17,29 +17,30 @@ __all__ = ["is_available", "device_count", "synchronize", "built_with_cuda", "un
 _c = _core.cuda
 
 
-def _use_pip_library(variable: str, soname: str) -> None:
+def _use_pip_library(variable: str, path: str) -> None:
     """A CUDA build opens cuBLAS at its first GPU matmul, cuFFT at its first GPU transform,
     cuSOLVER at its first GPU factorisation and NVRTC at the first fused elementwise chain it
     compiles a kernel for (dlopen of ``$UMA_CUBLAS`` / ``$UMA_CUFFT`` / ``$UMA_CUSOLVER`` /
-    ``$UMA_NVRTC``, then the library on the loader's path, then /usr/local/cuda). When the PyPI
-    wheel holding ``soname`` (``nvidia-cublas``, ``nvidia-cufft``, ``nvidia-cusolver``,
-    ``nvidia-cuda-nvrtc``; CUDA 13: ``site-packages/nvidia/cu13/lib``) is installed and
-    ``variable`` is unset, it is set to that library here, so the CUDA wheel of uma needs no
-    CUDA toolkit (compiling chain kernels also reads the toolkit's CCCL headers; without them
-    fused chains run on the interpreting kernel, with the same results); nothing is loaded at
-    import."""
+    ``$UMA_NVRTC``, then the library on the loader's path, then /usr/local/cuda); NVRTC reads
+    CCCL's headers from ``$UMA_CUDA_CCCL``, then the CUDA toolkit. When the PyPI wheel holding
+    ``path`` (``nvidia-cublas``, ``nvidia-cufft``, ``nvidia-cusolver``, ``nvidia-cuda-nvrtc``,
+    ``nvidia-cuda-cccl``; CUDA 13: under ``site-packages/nvidia/cu13``) is installed and
+    ``variable`` is unset, it is set to that file or folder here, so the CUDA wheel of uma
+    needs no CUDA toolkit (without NVRTC or CCCL's headers, fused chains run on the
+    interpreting kernel, with the same results); nothing is loaded at import."""
     if os.environ.get(variable) or not _c.built_with_cuda():
         return
     for d in sys.path:
-        p = os.path.join(d or ".", "nvidia", "cu13", "lib", soname)
-        if os.path.isfile(p):
+        p = os.path.join(d or ".", "nvidia", "cu13", path)
+        if os.path.exists(p):
             os.environ[variable] = p
             return
 
 
-for _variable, _soname in (("UMA_CUBLAS", "libcublas.so.13"), ("UMA_CUFFT", "libcufft.so.12"),
-                           ("UMA_CUSOLVER", "libcusolver.so.12"), ("UMA_NVRTC", "libnvrtc.so.13")):
-    _use_pip_library(_variable, _soname)
+for _variable, _path in (("UMA_CUBLAS", "lib/libcublas.so.13"), ("UMA_CUFFT", "lib/libcufft.so.12"),
+                         ("UMA_CUSOLVER", "lib/libcusolver.so.12"), ("UMA_NVRTC", "lib/libnvrtc.so.13"),
+                         ("UMA_CUDA_CCCL", "include/cccl")):
+    _use_pip_library(_variable, _path)
 
 
 def is_available() -> bool:

@@ -48,11 +48,30 @@ def test_cuda_build_uses_the_pip_cublas_library(tmp_path, monkeypatch):
     monkeypatch.setattr(uma.cuda, "_c", Built)
     monkeypatch.setattr("sys.path", ["/nonexistent", str(tmp_path)])
     monkeypatch.setenv("UMA_CUBLAS", "")
-    uma.cuda._use_pip_library("UMA_CUBLAS", "libcublas.so.13")
+    uma.cuda._use_pip_library("UMA_CUBLAS", "lib/libcublas.so.13")
     assert os.environ["UMA_CUBLAS"] == str(lib / "libcublas.so.13")
     monkeypatch.setenv("UMA_CUBLAS", "/chosen/libcublas.so")  # a user's choice is kept
-    uma.cuda._use_pip_library("UMA_CUBLAS", "libcublas.so.13")
+    uma.cuda._use_pip_library("UMA_CUBLAS", "lib/libcublas.so.13")
     assert os.environ["UMA_CUBLAS"] == "/chosen/libcublas.so"
+
+
+def test_cuda_build_uses_the_pip_cccl_headers(tmp_path, monkeypatch):
+    """The nvidia-cuda-cccl wheel's include/cccl folder becomes $UMA_CUDA_CCCL (the headers the
+    chain compiler gives NVRTC); a missing folder leaves the variable unset."""
+    class Built:
+        @staticmethod
+        def built_with_cuda():
+            return True
+
+    monkeypatch.setattr(uma.cuda, "_c", Built)
+    monkeypatch.setattr("sys.path", [str(tmp_path)])
+    monkeypatch.delenv("UMA_CUDA_CCCL", raising=False)
+    uma.cuda._use_pip_library("UMA_CUDA_CCCL", "include/cccl")
+    assert "UMA_CUDA_CCCL" not in os.environ
+    cccl = tmp_path / "nvidia" / "cu13" / "include" / "cccl"
+    cccl.mkdir(parents=True)
+    uma.cuda._use_pip_library("UMA_CUDA_CCCL", "include/cccl")
+    assert os.environ["UMA_CUDA_CCCL"] == str(cccl)
 
 
 def test_cpu_check_names_the_missing_x86_features(monkeypatch):

@@ -18,8 +18,8 @@
 // kept until exit (a cudaLibrary, loaded into every context that launches it); a chain whose
 // compilation fails is remembered as failed and runs on the interpreting kernel, as every chain
 // does where libnvrtc (CUDA 13: $UMA_NVRTC, which uma.cuda sets to the nvidia-cuda-nvrtc
-// wheel's library, then the loader's path, then the toolkit) or the CCCL headers are missing,
-// or where UMA_CUDA_CHAIN_KERNELS=0. Compiling takes about 0.1 s per chain (NVRTC's automatic
+// wheel's library, then the loader's path, then the toolkit) or CCCL's headers (cccl_folder)
+// are missing, or where UMA_CUDA_CHAIN_KERNELS=0. Compiling takes about 0.1 s per chain (NVRTC's automatic
 // precompiled header holds the parsed headers after the first, about 0.6 s).
 #include <cuda_runtime.h>
 #include <dlfcn.h>
@@ -99,9 +99,12 @@ bool is_file(const std::string& p) {
   return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-// The folder to pass NVRTC as -I for <cuda/std/complex>: the toolkit uma was built with, then
-// $CUDA_HOME, $CUDA_PATH and /usr/local/cuda (CUDA 13 keeps CCCL under include/cccl).
+// The folder to pass NVRTC as -I for <cuda/std/complex>: $UMA_CUDA_CCCL (which uma.cuda sets to
+// the nvidia-cuda-cccl wheel's include/cccl), then the include folders of the toolkit uma was
+// built with, $CUDA_HOME, $CUDA_PATH and /usr/local/cuda (CUDA 13 keeps CCCL under
+// include/cccl).
 std::string cccl_folder() {
+  if (const char* v = std::getenv("UMA_CUDA_CCCL"); v && *v && is_file(std::string(v) + "/cuda/std/complex")) return v;
   std::vector<std::string> roots{UMA_CUDA_TOOLKIT_INCLUDE};
   for (const char* env : {"CUDA_HOME", "CUDA_PATH"})
     if (const char* v = std::getenv(env); v && *v) roots.push_back(std::string(v) + "/include");
@@ -157,8 +160,9 @@ bool ready(Compiler& c) {
   load_builtins_beside(so, "nvrtcCreateProgram");
   const std::string cccl = cccl_folder();
   if (cccl.empty()) {
-    c.reason = "the CUDA toolkit's CCCL headers (cuda/std/complex) were not found under " UMA_CUDA_TOOLKIT_INCLUDE
-               ", $CUDA_HOME/include or /usr/local/cuda/include";
+    c.reason = "CCCL's headers (cuda/std/complex) were not found in $UMA_CUDA_CCCL, " UMA_CUDA_TOOLKIT_INCLUDE
+               ", $CUDA_HOME/include or /usr/local/cuda/include: pip install nvidia-cuda-cccl, or install the CUDA "
+               "toolkit";
     return false;
   }
   c.include_option = "-I" + cccl;
