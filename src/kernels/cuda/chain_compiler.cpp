@@ -154,7 +154,8 @@ bool ready(Compiler& c) {
   c.destroy = reinterpret_cast<DestroyFn>(dlsym(so, "nvrtcDestroyProgram"));
   c.error_string = reinterpret_cast<ErrorStringFn>(dlsym(so, "nvrtcGetErrorString"));
   if (!c.create || !c.compile || !c.log_size || !c.log || !c.cubin_size || !c.cubin || !c.destroy || !c.error_string) {
-    c.reason = "libnvrtc lacks nvrtcGetCUBIN";
+    c.reason = "libnvrtc lacks one of nvrtcCreateProgram, nvrtcCompileProgram, nvrtcGetProgramLog(Size), "
+               "nvrtcGetCUBIN(Size), nvrtcDestroyProgram, nvrtcGetErrorString";
     return false;
   }
   load_builtins_beside(so, "nvrtcCreateProgram");
@@ -290,6 +291,7 @@ const void* chain_kernel(int dtype, const FusedCode& code, bool wide_index) {
   key.push_back(static_cast<char>(dtype));
   key.push_back(wide_index ? 'w' : 'n');
   key.push_back(static_cast<char>(code.nin));
+  key.push_back(static_cast<char>(code.ncode));
   for (int k = 0; k < code.ncode; ++k) {
     key.push_back(static_cast<char>(code.kind[k]));
     key.append(reinterpret_cast<const char*>(&code.op[k]), sizeof(code.op[k]));
