@@ -5,10 +5,12 @@
 // Note [Fused chains on cuda]
 // Each instruction computes exactly what its op's own kernel computes (apply_binary /
 // apply_unary of device_ops.cuh, the same scalar routines), and each instruction's result is
-// materialised as a value of the chain's dtype before the next reads it (`settle`: an empty asm
-// the value must pass through), so nvcc cannot contract a product and a sum of different
+// materialised as a value of the chain's dtype before the next reads it (`settle` in
+// fused_chain.cuh), so neither NVVM nor ptxas can contract a product and a sum of different
 // instructions into one FMA. Hence the chain's result is bit for bit the unfused ops', as on
-// the host (kernels/cpu/fused.cpp). A comparison's register holds 1 or 0 of the chain's dtype,
+// the host (kernels/cpu/fused.cpp). The kernels here interpret the chain; a chain over a
+// blocked space usually runs a kernel generated for it instead (Note [Generated chain
+// kernels] in chain_compiler.cpp), with the same results. A comparison's register holds 1 or 0 of the chain's dtype,
 // read only as a where's condition (FusedInstr::select).
 #include "kernels/cuda/fused_chain.cuh"
 #include "kernels/cuda/grid.cuh"
