@@ -594,6 +594,14 @@ void bind_array(nb::module_& m) {
   UMA_BIN("__lshift__", "__rlshift__", BitwiseLeftShift)
   UMA_BIN("__rshift__", "__rrshift__", BitwiseRightShift)
 #undef UMA_BIN
+  // divmod(a, b): NumPy's (a // b, a % b), the two ops' own results.
+  cls.def("__divmod__", [](const Array& a, nb::handle o) -> nb::object {
+    if (defers_to(o)) return nb::borrow(Py_NotImplemented);
+    return nb::make_tuple(binary_py(BinaryOp::FloorDivide, a, o, false), binary_py(BinaryOp::Remainder, a, o, false));
+  }, nb::arg("other").none());
+  cls.def("__rdivmod__", [](const Array& a, nb::handle o) {
+    return nb::make_tuple(binary_py(BinaryOp::FloorDivide, a, o, true), binary_py(BinaryOp::Remainder, a, o, true));
+  }, nb::arg("other").none());
 #define UMA_IOP(pyname, OP) \
   cls.def(pyname, [](nb::handle self, nb::handle o) { inplace(BinaryOp::OP, nb::cast<Array&>(self), o); return nb::borrow(self); });
   UMA_IOP("__iadd__", Add)

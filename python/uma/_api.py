@@ -213,6 +213,20 @@ def _iter(a):
 Array.__repr__ = _repr
 Array.__reduce__ = _reduce
 Array.__iter__ = _iter
+
+
+def _format(a, spec):
+    """``format(a, spec)``, NumPy's rule: a 0-d array formats its element (``f"{x:.2f}"``); any
+    other array only with an empty spec (its ``str``), else TypeError."""
+    if a.ndim == 0:
+        return format(a.item(), spec)
+    if spec:
+        raise TypeError(f"unsupported format string {spec!r} passed to uma.Array.__format__ "
+                        f"(only a 0-d array formats its element; this one has shape {a.shape})")
+    return str(a)
+
+
+Array.__format__ = _format
 Array.__str__ = lambda a: str(np.asarray(a)) if a.dtype.name != "bfloat16" else str(np.asarray(a.astype("float32")))
 
 

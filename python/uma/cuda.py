@@ -24,14 +24,17 @@ def _use_pip_library(variable: str, path: str) -> None:
     ``$UMA_NVRTC``, then the library on the loader's path, then /usr/local/cuda); NVRTC reads
     CCCL's headers from ``$UMA_CUDA_CCCL``, then the CUDA toolkit. When the PyPI wheel holding
     ``path`` (``nvidia-cublas``, ``nvidia-cufft``, ``nvidia-cusolver``, ``nvidia-cuda-nvrtc``,
-    ``nvidia-cuda-cccl``; CUDA 13: under ``site-packages/nvidia/cu13``) is installed and
-    ``variable`` is unset, it is set to that file or folder here, so the CUDA wheel of uma
+    ``nvidia-cuda-cccl``; CUDA 13: under ``site-packages/nvidia/cu13``; absolute entries of
+    ``sys.path`` only, never the working directory) is installed and ``variable`` is unset, it
+    is set to that file or folder here, so the CUDA wheel of uma
     needs no CUDA toolkit (without NVRTC or CCCL's headers, fused chains run on the
     interpreting kernel, with the same results); nothing is loaded at import."""
     if os.environ.get(variable) or not _c.built_with_cuda():
         return
     for d in sys.path:
-        p = os.path.join(d or ".", "nvidia", "cu13", path)
+        if not d or not os.path.isabs(d):  # never the working directory: a file planted there
+            continue
+        p = os.path.join(d, "nvidia", "cu13", path)
         if os.path.exists(p):
             os.environ[variable] = p
             return
@@ -88,7 +91,8 @@ def matmul_precision() -> str:
 
 
 def built_with_cuda() -> bool:
-    """True when this build of uma contains the CUDA code (nvcc was found at build time)."""
+    """True when this build of uma contains the CUDA code (CMake's ``UMA_CUDA=ON``, or ``AUTO``
+    on a machine where an NVIDIA GPU and nvcc were found)."""
     return _c.built_with_cuda()
 
 

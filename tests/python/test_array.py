@@ -472,6 +472,36 @@ def test_contains_like_numpy(value):
         [1, 2] in uma.asarray(np.zeros((2, 3)))  # noqa: B015
 
 
+@pytest.mark.parametrize("spec", ["", ".2f", "10.3e", "+", ">8"])
+def test_format_like_numpy(spec):
+    """format(a, spec): a 0-d array formats its element as NumPy's does; another array only with
+    an empty spec."""
+    for n in (np.array(3.14159), np.array(-7), np.array(True), np.arange(3.0)):
+        try:
+            want = format(n, spec)
+        except (TypeError, ValueError) as err:
+            with pytest.raises(type(err)):
+                format(uma.asarray(n), spec)
+        else:
+            assert format(uma.asarray(n), spec) == want, (n, spec)
+
+
+def test_divmod_like_numpy():
+    """divmod(a, b) and divmod(b, a) are NumPy's (a // b, a % b), integer and float, with
+    zeros, negatives and Python scalars."""
+    x = np.array([-7, -3, 0, 3, 7, 9])
+    y = np.array([2, -2, 3, -3, 0, 4])
+    cases = [(x, y), (x, 3), (7, x[x != 0]), (x.astype(float), y.astype(float)), (x.astype(float), -2.5)]
+    for a, b in cases:
+        with np.errstate(all="ignore"):
+            q, r = divmod(a, b)
+        ua = uma.asarray(a) if isinstance(a, np.ndarray) else a
+        ub = uma.asarray(b) if isinstance(b, np.ndarray) else b
+        uq, ur = divmod(ua, ub)
+        assert_matches(uq, q, rtol=0, atol=0)
+        assert_matches(ur, r, rtol=0, atol=0)
+
+
 def test_setitem_complex_warning_as_error_writes_nothing():
     """With warnings as errors, a complex value assigned into a real array raises NumPy's
     ComplexWarning before anything is written."""

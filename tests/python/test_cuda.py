@@ -1258,9 +1258,12 @@ def test_cuda_memory_stats_count_transfer_bytes():
 
 @no_gpu
 def test_cuda_backend_absent_without_gpu():
+    """Without a usable GPU there is no cuda backend, and asking for it names why (the reason
+    uma.cuda gives: a build without CUDA, no driver, no GPU)."""
     assert "cuda" not in uma.backends()
-    with pytest.raises(RuntimeError, match="not available"):
+    with pytest.raises(RuntimeError, match="not available") as e:
         uma.function([], [], backend="cuda")
+    assert uma.cuda.unavailable_reason() in str(e.value)
 
 
 def _mlp(backend):

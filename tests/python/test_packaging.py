@@ -66,6 +66,14 @@ def test_cuda_build_uses_the_pip_cccl_headers(tmp_path, monkeypatch):
     monkeypatch.setattr(uma.cuda, "_c", Built)
     monkeypatch.setattr("sys.path", [str(tmp_path)])
     monkeypatch.delenv("UMA_CUDA_CCCL", raising=False)
+    # A folder in the working directory (sys.path's '' or a relative entry) is never taken.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "rel").mkdir()
+    (tmp_path / "rel" / "nvidia" / "cu13" / "include" / "cccl").mkdir(parents=True)
+    monkeypatch.setattr("sys.path", ["", "rel"])
+    uma.cuda._use_pip_library("UMA_CUDA_CCCL", "include/cccl")
+    assert "UMA_CUDA_CCCL" not in os.environ
+    monkeypatch.setattr("sys.path", ["", str(tmp_path)])
     uma.cuda._use_pip_library("UMA_CUDA_CCCL", "include/cccl")
     assert "UMA_CUDA_CCCL" not in os.environ
     cccl = tmp_path / "nvidia" / "cu13" / "include" / "cccl"

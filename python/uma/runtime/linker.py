@@ -445,7 +445,8 @@ def get_linker(backend) -> Linker:
     """The linker for ``backend`` (a registered name, an entry point of the group
     ``uma.backends`` (see :func:`backends`), or a Linker instance).
 
-    ``RuntimeError`` for ``"cuda"`` in a build without it, ``ValueError`` for another unknown
+    ``RuntimeError`` naming why for ``"cuda"`` where no GPU is usable (a build without CUDA, no
+    driver, no GPU: ``uma.cuda.unavailable_reason()``), ``ValueError`` for another unknown
     name, ``TypeError`` for something that is neither."""
     if isinstance(backend, Linker):
         return backend
@@ -457,6 +458,7 @@ def get_linker(backend) -> Linker:
         return _BACKENDS[backend]
     except KeyError:
         if backend == "cuda" or backend.startswith("cuda:"):
-            raise RuntimeError(f"backend {backend!r} is not available in this build "
+            from .. import cuda
+            raise RuntimeError(f"backend {backend!r} is not available: {cuda.unavailable_reason()} "
                                f"(available: {', '.join(backends())})") from None
         raise ValueError(f"unknown backend {backend!r} (available: {', '.join(backends())})") from None

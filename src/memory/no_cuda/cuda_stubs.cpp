@@ -6,7 +6,9 @@
 namespace uma::cuda {
 
 namespace {
-constexpr const char* kReason = "uma was built without CUDA support (no nvcc at build time)";
+constexpr const char* kReason =
+    "uma was built without CUDA support (CMake's UMA_CUDA=AUTO builds it only where an NVIDIA GPU and nvcc are "
+    "found; UMA_CUDA=ON builds it wherever nvcc is)";
 [[noreturn]] void unavailable(const char* api) { UMA_FAIL(Runtime, api, ": CUDA is not available: ", kReason); }
 }  // namespace
 
