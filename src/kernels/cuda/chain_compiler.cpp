@@ -24,7 +24,6 @@
 // precompiled header, -pch, keeps the parsed headers after the first).
 #include <cuda_runtime.h>
 #include <dlfcn.h>
-#include <sys/stat.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -63,13 +62,14 @@ using ErrorStringFn = const char* (*)(int);
 
 // std headers as NVRTC sees them: CCCL's cuda/std versions, with uma's `std::` names (always
 // written inside namespace uma) resolving to cuda::std.
-constexpr const char* kStdAlias = "namespace uma { namespace std = ::cuda::std; }\n";
-const char* const kStdHeaders[][2] = {
-    {"cstdint", "#pragma once\n#include <cuda/std/cstdint>\n"},
-    {"type_traits", "#pragma once\n#include <cuda/std/type_traits>\n"},
-    {"cmath", "#pragma once\n#include <cuda/std/cmath>\n"},
-    {"cuda_runtime.h", "#pragma once\n"},  // NVRTC's built-ins declare what the kernels use
+#define UMA_STD_ALIAS "namespace uma { namespace std = ::cuda::std; }\n"
+const RtcHeader kStdHeaders[] = {
+    {"cstdint", "#pragma once\n#include <cuda/std/cstdint>\n" UMA_STD_ALIAS},
+    {"type_traits", "#pragma once\n#include <cuda/std/type_traits>\n" UMA_STD_ALIAS},
+    {"cmath", "#pragma once\n#include <cuda/std/cmath>\n" UMA_STD_ALIAS},
+    {"cuda_runtime.h", "#pragma once\n" UMA_STD_ALIAS},  // NVRTC's built-ins declare what the kernels use
 };
+#undef UMA_STD_ALIAS
 
 struct Compiler {
   std::mutex mu;
@@ -83,8 +83,7 @@ struct Compiler {
   DestroyFn destroy = nullptr;
   ErrorStringFn error_string = nullptr;
   std::string include_option;  // -I<the folder holding cuda/std/complex>
-  std::vector<std::string> header_texts;
-  std::vector<const char*> headers, names;
+  std::vector<const char*> headers, names;  // kStdHeaders, then kRtcHeaders
   std::unordered_map<std::string, const void*> kernels;  // nullptr: failed, interpreted
   int arch[64] = {};                                     // per device, major * 10 + minor
   int64_t generated = 0, interpreted = 0;
@@ -96,8 +95,8 @@ Compiler& compiler() {
 }
 
 bool is_file(const std::string& p) {
-  struct stat st {};
-  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  std::error_code ec;
+  return std::filesystem::is_regular_file(p, ec);
 }
 
 // The folder to pass NVRTC as -I for <cuda/std/complex>: $UMA_CUDA_CCCL (which uma.cuda sets to
@@ -168,15 +167,12 @@ bool ready(Compiler& c) {
     return false;
   }
   c.include_option = "-I" + cccl;
-  for (const auto& h : kStdHeaders) {
-    c.header_texts.push_back(std::string(h[1]) + kStdAlias);
-    c.names.push_back(h[0]);
-  }
-  for (int k = 0; k < kRtcHeaderCount; ++k) {
-    c.header_texts.emplace_back(kRtcHeaders[k].text);
-    c.names.push_back(kRtcHeaders[k].name);
-  }
-  for (const std::string& t : c.header_texts) c.headers.push_back(t.c_str());
+  auto add = [&](const RtcHeader& h) {
+    c.names.push_back(h.name);
+    c.headers.push_back(h.text);
+  };
+  for (const RtcHeader& h : kStdHeaders) add(h);
+  for (int k = 0; k < kRtcHeaderCount; ++k) add(kRtcHeaders[k]);
   c.enabled = true;
   return true;
 }

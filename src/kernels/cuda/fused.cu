@@ -113,8 +113,6 @@ __global__ void __launch_bounds__(kThreads, 4) fused_strided(FusedOperands in, F
   }
 }
 
-bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
-
 // Operand k of the merged space as a blocked read (FusedBlocked), or false where its strides
 // are not one C-contiguous run of axes with zero strides around it.
 bool as_blocked(const Operand& o, const Space& s, int64_t itemsize, FusedBlocked& b, int k) {
@@ -144,21 +142,21 @@ int launch(const FusedOperands& in, const FusedCode& code, void* out, const Spac
   T* o = static_cast<T*>(out);
   const unsigned grid = grid_for((s.n + kPack - 1) / kPack);
   const bool small = s.n <= static_cast<int64_t>(UINT32_MAX);
+  bool out_vec = aligned16(out);  // a kernel argument (cudaLaunchKernel takes its address)
   FusedBlocked b{};
   bool blocked = true;
   for (int k = 0; k < code.nin && blocked; ++k) blocked = as_blocked(in.op[k], s, sizeof(T), b, k);
   if (blocked) {
     if (const void* kernel = chain_kernel(dt_of<T>(), code, !small)) {  // Note [Generated chain kernels]
       int64_t n = s.n;
-      bool out_vec = aligned16(out);
       void* args[] = {&b, &o, &n, &out_vec};
       return static_cast<int>(cudaLaunchKernel(kernel, dim3(grid), dim3(kThreads), args, 0, st));
     }
   }
   if (blocked && small) {
-    fused_blocked<T, uint32_t><<<grid, kThreads, 0, st>>>(b, code, o, s.n, aligned16(out));
+    fused_blocked<T, uint32_t><<<grid, kThreads, 0, st>>>(b, code, o, s.n, out_vec);
   } else if (blocked) {
-    fused_blocked<T, int64_t><<<grid, kThreads, 0, st>>>(b, code, o, s.n, aligned16(out));
+    fused_blocked<T, int64_t><<<grid, kThreads, 0, st>>>(b, code, o, s.n, out_vec);
   } else if (small) {
     fused_strided<T, uint32_t><<<grid, kThreads, 0, st>>>(in, code, o, s);
   } else {
