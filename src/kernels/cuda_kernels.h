@@ -63,9 +63,11 @@ void matmul(const Array& a, const Array& b, const Array& out);
 /// labels (N,): forward into out (N,), or with `grad` (gstride 0 or 1) the gradient into
 /// out (N, C). With `check`, ValueError naming the first label outside [0, C) (`op` names the
 /// op), which waits for the stream; without, rows with a bad label come out NaN and nothing
-/// waits (the caller checks with check_labels).
+/// waits (the caller checks with check_labels). With `one_hot_rows` (one_hot_cross_entropy:
+/// `check` must be false) a label outside [0, C) is a zero row of one_hot(labels, C): its loss
+/// and gradient row are 0.
 void softmax_xent(const char* op, const Array& logits, const Array& labels, const Array* grad, int64_t gstride,
-                  const Array& out, bool check);
+                  const Array& out, bool check, bool one_hot_rows);
 /// ValueError naming the first of the contiguous int64 `labels` (N,) outside [0, nclasses);
 /// waits for the stream (reads a 4-byte status word).
 void check_labels(const char* op, const Array& labels, int64_t nclasses);

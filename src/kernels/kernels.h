@@ -250,15 +250,14 @@ inline void one_hot(const Array& idx, int64_t depth, const Array& out) {
   if (out.device().is_cpu()) cpu::one_hot(idx, depth, out); else cuda::one_hot(idx, depth, out);
 }
 /// `check`: a bad label raises ValueError (the cpu kernel always checks; the cuda kernel
-/// without `check` leaves those rows NaN and does not wait for the device).
+/// without `check` leaves those rows NaN and does not wait for the device). `one_hot_rows`
+/// (one_hot_cross_entropy): no label is checked, and a label outside [0, C) gives a zero row.
 inline void softmax_xent(const char* op, const Array& logits, const Array& labels, const Array* grad,
                          int64_t gstride, const Array& out, bool check, bool one_hot_rows = false) {
-  if (out.device().is_cpu()) {
+  if (out.device().is_cpu())
     cpu::softmax_xent(op, logits, labels, grad, gstride, out, one_hot_rows);
-  } else {
-    UMA_CHECK(!one_hot_rows, Value, op, ": has no cuda kernel (use the one-hot product form on cuda)");
-    cuda::softmax_xent(op, logits, labels, grad, gstride, out, check);
-  }
+  else
+    cuda::softmax_xent(op, logits, labels, grad, gstride, out, check && !one_hot_rows, one_hot_rows);
 }
 inline void check_labels(const char* op, const Array& labels, int64_t nclasses) {
   if (labels.device().is_cpu()) cpu::check_labels(op, labels, nclasses); else cuda::check_labels(op, labels, nclasses);

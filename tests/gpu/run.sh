@@ -62,12 +62,16 @@ if command -v compute-sanitizer >/dev/null; then
   # out-of-memory test (its failing cudaMalloc is the point).
   phase memcheck compute-sanitizer --tool memcheck --error-exitcode 1 --leak-check no \
     build/gpu/uma_tests --gtest_filter='Cuda*:-Cuda.OutOfMemory*' --gtest_brief=1
-  # The cuda linker's Python tests (Programs, their CUDA graphs, label checks) under memcheck.
+  # The cuda linker's Python tests (Programs, their CUDA graphs, label checks) under memcheck;
+  # not the every-op chain test (about 240 chain kernels compiled and loaded under the sanitizer
+  # would take most of this script's time; python-test runs it, and each chain runs the same
+  # launch path as the chains of these tests).
   phase memcheck-python bash -c "cd /tmp && compute-sanitizer --tool memcheck --error-exitcode 1 --leak-check no \
-    $PY -m pytest $PWD/tests/python/test_cuda_graphs.py $PWD/tests/python/test_cuda.py -k 'graph or linker or program' \
-    -q -p no:cacheprovider"
+    $PY -m pytest $PWD/tests/python/test_cuda_graphs.py $PWD/tests/python/test_cuda.py \
+    -k '(graph or linker or program) and not every_fusable_op' -q -p no:cacheprovider"
   phase memcheck-no-lean-replay bash -c "cd /tmp && UMA_CUDA_LEAN_REPLAY=0 compute-sanitizer --tool memcheck \
-    --error-exitcode 1 --leak-check no $PY -m pytest $PWD/tests/python/test_cuda_graphs.py -q -p no:cacheprovider"
+    --error-exitcode 1 --leak-check no $PY -m pytest $PWD/tests/python/test_cuda_graphs.py -k 'not every_fusable_op' \
+    -q -p no:cacheprovider"
 else
   summary+=("memcheck: skipped (no compute-sanitizer)")
 fi

@@ -46,6 +46,11 @@ def same_bits(a, b, what):
                                   err_msg=what)
 
 
+def host(a):
+    """``a`` as a NumPy array (a device array copied to the host)."""
+    return np.asarray(a.to_device("cpu") if isinstance(a, uma.Array) else a)
+
+
 def stats(fn):
     return CudaLinker.graph_stats(fn)
 
@@ -542,6 +547,125 @@ def test_training_step_fuses_and_equals_the_eager_ops():
         same_bits(step(X, Y), estep(X, Y), f"loss {k}")
     for p, q in zip(params, eparams):
         same_bits(p.get_value(), q.get_value(), p.name)
+
+
+def one_hot_step(backend, mode=None, depth=5):
+    """(params, step): a float32 tanh MLP 20 -> 16 -> 5 with its loss written as
+    ``-mean(sum(one_hot(y, depth) * log_softmax(z, axis=1), axis=1))`` (the digits model of
+    bench/bench_gpu_step.py) and its SGD step (lr 0.5)."""
+    rng = np.random.default_rng(3)
+    sym = uma.sym
+    params = [uma.shared((rng.standard_normal(s) * 0.5).astype(np.float32), n)
+              for n, s in (("W1", (20, 16)), ("b1", (16,)), ("W2", (16, 5)), ("b2", (5,)))]
+    W1, b1, W2, b2 = params
+    x, y = sym.matrix("x", dtype="float32"), sym.vector("y", dtype="int64")
+    z = sym.tanh(x @ W1 + b1) @ W2 + b2
+    loss = -sym.mean(sym.sum(sym.one_hot(y, depth, dtype="float32") * sym.log_softmax(z, axis=1), axis=1))
+    grads = uma.grad(loss, params)
+    step = uma.function([x, y], loss, updates=[(p, p - 0.5 * g) for p, g in zip(params, grads)], backend=backend,
+                        mode=mode)
+    return params, step
+
+
+def numpy_one_hot_step(X, Y, values):
+    """The loss and the updated parameters of one_hot_step's graph as written, in float64 NumPy
+    (labels outside [0, 5) are zero rows of one_hot: no loss, no gradient)."""
+    W1, b1, W2, b2 = (v.astype(np.float64) for v in values)
+    X = X.astype(np.float64)
+    h = np.tanh(X @ W1 + b1)
+    z = h @ W2 + b2
+    logp = z - z.max(axis=1, keepdims=True)
+    logp -= np.log(np.exp(logp).sum(axis=1, keepdims=True))
+    oh = (Y[:, None] == np.arange(5)[None, :]).astype(np.float64)
+    n = X.shape[0]
+    dz = (np.exp(logp) * oh.sum(axis=1, keepdims=True) - oh) / n
+    dh = (dz @ W2.T) * (1 - h * h)
+    grads = (X.T @ dh, dh.sum(axis=0), h.T @ dz, dz.sum(axis=0))
+    return -(oh * logp).sum(axis=1).mean(), [v - 0.5 * g for v, g in zip((W1, b1, W2, b2), grads)]
+
+
+@needs_gpu
+def test_one_hot_cross_entropy_step_runs_its_closed_form_on_cuda():
+    """The closed_forms pass runs on cuda: the loss and its gradient are one kernel each (no
+    log_softmax, one_hot or product in the Program); replays equal the eager oracle (the same
+    passes, node by node) bit for bit; the values are the graph as written within the accuracy
+    rule, labels outside [0, 5) included (zero rows)."""
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((32, 20)).astype(np.float32)
+    Y = rng.integers(0, 5, 32)
+    Y[[3, 10, 17]] = [-1, 5, 99]
+    Xd, Yd = uma.asarray(X, device="cuda"), uma.asarray(Y, device="cuda")
+    params, step = one_hot_step(GRAPHS)
+    eparams, estep = one_hot_step(EagerCuda())
+    program = uma.dprint(step, file="str").split("cuda program")[1]
+    assert "one_hot_cross_entropy(" in program and "one_hot_cross_entropy_grad(" in program
+    assert "log_softmax" not in program and "one_hot(" not in program
+    assert step._thunk.program.num_label_checks == 0  # one_hot's labels are never checked
+    values = [p.get_value() for p in params]
+    for k in range(6):
+        want_loss, want = numpy_one_hot_step(X, Y, values)
+        loss = step(Xd, Yd)
+        same_bits(loss, estep(Xd, Yd), f"loss {k}")
+        np.testing.assert_allclose(host(loss), want_loss, rtol=1e-5)
+        values = [p.get_value() for p in params]
+        for p, q, v, w in zip(params, eparams, values, want):
+            same_bits(v, q.get_value(), f"{p.name} after call {k}")
+            np.testing.assert_allclose(v, w, rtol=1e-4, atol=1e-5, err_msg=f"{p.name} after call {k}")
+    s = stats(step)
+    assert (s["recorded"], s["replayed"], s["failed"]) == (2, 5, 0), s
+
+
+@needs_gpu
+def test_one_hot_closed_form_can_be_switched_off_on_cuda():
+    """Mode(exclude=["closed_forms"]) keeps the product as written on cuda; its values are the
+    closed form's within the accuracy rule."""
+    rng = np.random.default_rng(9)
+    X = uma.asarray(rng.standard_normal((16, 20)).astype(np.float32), device="cuda")
+    Y = uma.asarray(rng.integers(0, 5, 16), device="cuda")
+    off_params, off = one_hot_step(GRAPHS, mode={"exclude": ["closed_forms"]})
+    on_params, on = one_hot_step(GRAPHS)
+    eparams, eoff = one_hot_step(EagerCuda(), mode={"exclude": ["closed_forms"]})
+    assert "one_hot_cross_entropy" not in uma.dprint(off, file="str")
+    for k in range(4):
+        a = off(X, Y)
+        same_bits(a, eoff(X, Y), f"loss {k}")
+        np.testing.assert_allclose(host(a), host(on(X, Y)), rtol=1e-5)
+    for p, q in zip(off_params, on_params):
+        np.testing.assert_allclose(p.get_value(), q.get_value(), rtol=1e-4, atol=1e-6, err_msg=p.name)
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("label_dtype", ["int64", "int32"])
+def test_one_hot_cross_entropy_kernel_on_cuda_equals_the_cpu_kernel(dtype, label_dtype):
+    """The Program ops one_hot_cross_entropy and its gradient on device arrays: the cpu kernel's
+    values within the accuracy rule; a label outside [0, C) is a zero row (loss 0, gradient
+    row 0) exactly, even under a NaN upstream gradient; depth 1 against 4 classes is the
+    product that broadcasts; another depth is the product's ValueError."""
+    from uma.runtime.linkers.program import op_runner
+    rng = np.random.default_rng(4)
+    Z = rng.standard_normal((40, 4)).astype(dtype) * 3
+    Y = rng.integers(0, 4, 40).astype(label_dtype)
+    Y[[0, 7, 39]] = [-1, 4, 1000]
+    G = rng.standard_normal(40).astype(dtype)
+    G[7] = np.nan
+    rtol = 1e-5 if dtype == "float32" else 1e-12
+    for depth in (4, 1):
+        fwd = op_runner("one_hot_cross_entropy", {"depth": depth}, 2)
+        bwd = op_runner("one_hot_cross_entropy_grad", {"depth": depth}, 3)
+        on_host = (fwd([uma.asarray(Z), uma.asarray(Y)])[0], bwd([uma.asarray(G), uma.asarray(Z), uma.asarray(Y)])[0])
+        dev = (fwd([uma.asarray(Z, device="cuda"), uma.asarray(Y, device="cuda")])[0],
+               bwd([uma.asarray(G, device="cuda"), uma.asarray(Z, device="cuda"), uma.asarray(Y, device="cuda")])[0])
+        for h, d in zip(on_host, dev):
+            assert str(d.device).startswith("cuda")
+            np.testing.assert_allclose(host(d), host(h), rtol=rtol, atol=rtol, err_msg=f"depth {depth}")
+        if depth == 4:
+            loss, grad = (host(v) for v in dev)
+            assert (loss[[0, 7, 39]] == 0).all() and (grad[[0, 7, 39]] == 0).all()
+            assert np.isfinite(grad).all()  # row 7's NaN upstream gradient meets a zero row
+    fwd = op_runner("one_hot_cross_entropy", {"depth": 3}, 2)
+    with pytest.raises(ValueError, match="could not be broadcast"):
+        fwd([uma.asarray(Z, device="cuda"), uma.asarray(Y, device="cuda")])
 
 
 def test_cuda_linker_arguments(monkeypatch):

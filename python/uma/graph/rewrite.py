@@ -22,13 +22,13 @@ included):
     (or ``x``). A rule only fires when the result has exactly the type (dtype and static
     shape) of what it replaces. Not done because they are not exact: ``x + 0.0``
     (``-0.0 + 0.0`` is ``+0.0``), ``x * 0`` (NaN, inf, -0), float ``x - x`` (NaN, inf).
-``closed_forms`` (linker pass, ``cpu``)
+``closed_forms`` (linker pass, ``cpu`` and ``cuda``)
     cross-entropy written as ``sum(one_hot(y) * log_softmax(z), axis=1)``, and the gradient
     uma derives for it, become one op each (``one_hot_cross_entropy`` and its gradient). The
     one pass here that changes values: within the accuracy rule (DESIGN.md, "Decisions"), and
     where the logits hold infinities (the closed form's limit instead of the product's NaN).
     ``Mode(exclude=["closed_forms"])`` keeps the graph as written.
-``fusion`` (linker pass, ``cpu``)
+``fusion`` (linker pass, ``cpu`` and ``cuda``)
     a chain of elementwise ops of one dtype becomes one loop over memory.
 ``elide_broadcasts`` (linker pass, ``cpu``)
     a ``broadcast_like`` feeding an elementwise op that broadcasts by itself is dropped.
@@ -52,7 +52,8 @@ __all__ = ["Mode", "GRAPH_PASSES", "LINKER_PASSES", "PASSES", "rewrite", "set_va
 
 #: Graph passes in the order they run (a pass may appear more than once in the pipeline).
 GRAPH_PASSES = ("cse", "constant_folding", "simplify")
-#: Passes a linker runs while compiling (the ``cpu`` linker).
+#: Passes a linker runs while compiling (the ``cpu`` linker; the ``cuda`` linker runs
+#: ``closed_forms`` and ``fusion``).
 LINKER_PASSES = ("closed_forms", "elide_broadcasts", "fusion")
 #: Every pass name a :class:`Mode` accepts.
 PASSES = GRAPH_PASSES + LINKER_PASSES

@@ -243,23 +243,24 @@ void raise_bad_label(const char* op, const Array& flag, const Array& y, int64_t 
 }  // namespace
 
 void softmax_xent(const char* op, const Array& z, const Array& y, const Array* grad, int64_t gstride, const Array& out,
-                  bool check_labels_now) {
+                  bool check_labels_now, bool one_hot_rows) {
   UMA_ASSERT(z.is_c_contiguous() && y.is_c_contiguous() && out.is_c_contiguous() && z.ndim() == 2);
   const int64_t n = z.shape()[0], c = z.shape()[1];
   if (n == 0) return;
-  if (c == 0) {  // every label is out of range: raise whether or not the check was deferred
-    check_labels(op, y, c);
-    return;
-  }
   Array flag;
   Launch l(out);
   auto st = static_cast<cudaStream_t>(l.stream);
+  if (c == 0) {  // every label is out of range: raise whether or not the check was deferred
+    if (!one_hot_rows) check_labels(op, y, c);
+    else UMA_CUDA_CHECK(cudaMemsetAsync(out.data(), 0, static_cast<std::size_t>(out.nbytes()), st));  // zero rows
+    return;
+  }
   if (check_labels_now) {
     flag = Array::empty({1}, DType::Int32, out.device());
     UMA_CUDA_CHECK(cudaMemsetAsync(flag.data(), 0, sizeof(int), st));
   }
-  check(L::xent(grad != nullptr, static_cast<int>(z.dtype()), static_cast<int>(y.dtype()), z.data(), y.data(),
-                grad ? grad->data() : nullptr, gstride, out.data(), n, c,
+  check(L::xent(grad != nullptr, one_hot_rows, static_cast<int>(z.dtype()), static_cast<int>(y.dtype()), z.data(),
+                y.data(), grad ? grad->data() : nullptr, gstride, out.data(), n, c,
                 check_labels_now ? static_cast<int*>(flag.data()) : nullptr, l.stream),
         "softmax_cross_entropy<<<...>>>");
   if (check_labels_now) raise_bad_label(op, flag, y, c, st);

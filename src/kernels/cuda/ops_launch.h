@@ -88,8 +88,9 @@ int cumulate(bool product, int dtype, const char* in, void* out, const ScanGeome
 /// with labels (n,) of int32/int64 (label_dtype, contiguous). Forward: out (n,). Backward:
 /// out (n, c) = grad_i * (softmax - onehot), grad read with element stride gstride (0 or 1).
 /// A label outside [0, c) sets *bad_flag (device int; nullptr: not reported) to 1 and its
-/// row's results are NaN.
-int xent(bool backward, int dtype, int label_dtype, const void* logits, const void* labels, const void* grad,
+/// row's results are NaN, or with `one_hot_rows` 0 (the row of one_hot(y, c) is zero: no loss,
+/// no gradient; the closed form of one_hot_cross_entropy).
+int xent(bool backward, bool one_hot_rows, int dtype, int label_dtype, const void* logits, const void* labels, const void* grad,
          int64_t gstride, void* out, int64_t n, int64_t c, int* bad_flag, void* stream);
 /// Sets *bad_flag to 1 when one of the int64 labels (n,) lies outside [0, c).
 int label_range(const void* labels, int64_t n, int64_t c, int* bad_flag, void* stream);

@@ -23,8 +23,8 @@ __device__ __forceinline__ T warp_sum(T v) {
 }
 
 template <class T, class L>
-__global__ void xent_kernel(bool backward, const T* __restrict__ z, const L* __restrict__ y, const T* __restrict__ g,
-                            int64_t gstride, T* __restrict__ out, int64_t n, int64_t c, int* bad) {
+__global__ void xent_kernel(bool backward, bool one_hot_rows, const T* __restrict__ z, const L* __restrict__ y,
+                            const T* __restrict__ g, int64_t gstride, T* __restrict__ out, int64_t n, int64_t c, int* bad) {
   const int lane = threadIdx.x & 31;
   const int64_t warps = static_cast<int64_t>(gridDim.x) * (blockDim.x / 32);
   for (int64_t i = global_index() / 32; i < n; i += warps) {
@@ -38,28 +38,30 @@ __global__ void xent_kernel(bool backward, const T* __restrict__ z, const L* __r
     T s = 0;
     for (int64_t j = lane; j < c; j += 32) s += exp(row[j] - m);
     s = warp_sum(s);
-    const T nan = T(0) / T(0);
+    const T bad_row = one_hot_rows ? T(0) : T(0) / T(0);  // a zero row of one_hot, or NaN
     if (!backward) {
-      if (lane == 0) out[i] = ok ? m + log(s) - row[label] : nan;
+      if (lane == 0) out[i] = ok ? m + log(s) - row[label] : bad_row;
     } else {
       const T gi = g[i * gstride];
       T* o = out + i * c;
       for (int64_t j = lane; j < c; j += 32)
-        o[j] = ok ? gi * (exp(row[j] - m) / s - (j == label ? T(1) : T(0))) : nan;
+        o[j] = ok ? gi * (exp(row[j] - m) / s - (j == label ? T(1) : T(0))) : bad_row;
     }
   }
 }
 
 template <class T>
-int launch_t(bool backward, int label_dtype, const void* z, const void* y, const void* g, int64_t gstride, void* out,
-             int64_t n, int64_t c, int* bad, cudaStream_t st) {
+int launch_t(bool backward, bool one_hot_rows, int label_dtype, const void* z, const void* y, const void* g,
+             int64_t gstride, void* out, int64_t n, int64_t c, int* bad, cudaStream_t st) {
   const unsigned grid = grid_for(n * 32);
   if (label_dtype == kInt64)
-    xent_kernel<T, int64_t><<<grid, kThreads, 0, st>>>(backward, static_cast<const T*>(z), static_cast<const int64_t*>(y),
-                                                       static_cast<const T*>(g), gstride, static_cast<T*>(out), n, c, bad);
+    xent_kernel<T, int64_t><<<grid, kThreads, 0, st>>>(backward, one_hot_rows, static_cast<const T*>(z),
+                                                       static_cast<const int64_t*>(y), static_cast<const T*>(g), gstride,
+                                                       static_cast<T*>(out), n, c, bad);
   else if (label_dtype == kInt32)
-    xent_kernel<T, int32_t><<<grid, kThreads, 0, st>>>(backward, static_cast<const T*>(z), static_cast<const int32_t*>(y),
-                                                       static_cast<const T*>(g), gstride, static_cast<T*>(out), n, c, bad);
+    xent_kernel<T, int32_t><<<grid, kThreads, 0, st>>>(backward, one_hot_rows, static_cast<const T*>(z),
+                                                       static_cast<const int32_t*>(y), static_cast<const T*>(g), gstride,
+                                                       static_cast<T*>(out), n, c, bad);
   else
     return static_cast<int>(cudaErrorInvalidValue);
   return static_cast<int>(cudaGetLastError());
@@ -94,12 +96,14 @@ int label_range(const void* labels, int64_t n, int64_t c, int* bad_flag, void* s
   return static_cast<int>(cudaGetLastError());
 }
 
-int xent(bool backward, int dtype, int label_dtype, const void* logits, const void* labels, const void* grad,
+int xent(bool backward, bool one_hot_rows, int dtype, int label_dtype, const void* logits, const void* labels, const void* grad,
          int64_t gstride, void* out, int64_t n, int64_t c, int* bad_flag, void* stream) {
   if (n == 0) return 0;
   auto st = static_cast<cudaStream_t>(stream);
-  if (dtype == kFloat32) return launch_t<float>(backward, label_dtype, logits, labels, grad, gstride, out, n, c, bad_flag, st);
-  if (dtype == kFloat64) return launch_t<double>(backward, label_dtype, logits, labels, grad, gstride, out, n, c, bad_flag, st);
+  if (dtype == kFloat32)
+    return launch_t<float>(backward, one_hot_rows, label_dtype, logits, labels, grad, gstride, out, n, c, bad_flag, st);
+  if (dtype == kFloat64)
+    return launch_t<double>(backward, one_hot_rows, label_dtype, logits, labels, grad, gstride, out, n, c, bad_flag, st);
   return static_cast<int>(cudaErrorInvalidValue);
 }
 

@@ -32,7 +32,7 @@ void matmul(const Array&, const Array&, const Array& out) { unavailable("matmul"
 void fft_c2c(const Array&, const Array& out, const std::vector<int64_t>&, bool, double) { unavailable("fft", out); }
 void fft_r2c(const Array&, const Array& out, const std::vector<int64_t>&, bool, double) { unavailable("rfft", out); }
 void fft_c2r(const Array&, const Array& out, const std::vector<int64_t>&, bool, double) { unavailable("irfft", out); }
-void softmax_xent(const char* op, const Array&, const Array&, const Array*, int64_t, const Array& out, bool) {
+void softmax_xent(const char* op, const Array&, const Array&, const Array*, int64_t, const Array& out, bool, bool) {
   unavailable(op, out);
 }
 void check_labels(const char* op, const Array& labels, int64_t) { unavailable(op, labels); }

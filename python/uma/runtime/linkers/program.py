@@ -22,7 +22,7 @@ from __future__ import annotations
 from ...graph.basic import Constant
 from .walk import straight_line, walk
 
-__all__ = ["program_supports", "plan_steps", "compile_program", "ProgramThunk"]
+__all__ = ["program_supports", "plan_steps", "compile_program", "ProgramThunk", "linker_passes", "op_runner"]
 
 
 def _uma():
@@ -39,6 +39,22 @@ def _runner(prog):
     daemon thread ended at interpreter exit passes through it)."""
     run = _core()._program_run
     return lambda values: run(prog, values)
+
+
+def linker_passes(fgraph, passes):
+    """Runs on ``fgraph``, in order, each ``(name, apply)`` of ``passes`` that the function's mode
+    enables (``fgraph.mode``, :func:`uma.graph.rewrite.as_mode`; a name of None always runs),
+    validating the graph after each when the mode or the environment asks
+    (:func:`uma.graph.rewrite.check_pass`). Returns the mode."""
+    from ...graph.rewrite import as_mode, check_pass, validation_enabled
+    mode = as_mode(getattr(fgraph, "mode", None))
+    check = mode.validate or validation_enabled()
+    for name, apply in passes:
+        if name is None or mode.enabled(name):
+            apply(fgraph)
+            if check:
+                check_pass(fgraph, name or apply.__name__)
+    return mode
 
 
 def _freeze(attrs):
@@ -70,6 +86,18 @@ def program_supports(name, attrs, nin) -> bool:
                 ok = False
         _PROBED[key] = ok
     return ok
+
+
+def op_runner(name, attrs, nin):
+    """``values -> [output]``: the Program op ``name`` with ``attrs`` over ``nin`` inputs, run
+    alone (a Program of that one step): the eager op as a Program runs it, for ops that have
+    no Python binding of their own."""
+    core = _core()
+    prog = core.Program()
+    slots = [prog.add_input() for _ in range(nin)]
+    prog.set_outputs([prog.add_op(name, slots, dict(attrs))])
+    run = _runner(prog)
+    return lambda values: list(run(list(values)))
 
 
 def checked_spec(node, spec):

@@ -17,8 +17,9 @@ Compilation (after the graph passes of the function's mode, :mod:`uma.graph.rewr
 An op the Program does not support (which ops it supports is probed once per op name and
 attributes) is run in Python with its reference ``perform``, between Program segments;
 ``CpuLinker.python_ops(fn)`` lists them for a compiled function. ``uma.dprint(fn)`` shows the
-Program's steps. The plan, the segments and the thunk are :mod:`..program`'s, shared with
-the ``cuda`` linker; the passes above are this linker's own.
+Program's steps. The plan, the segments, the thunk and the running of the passes
+(:func:`..program.linker_passes`) are :mod:`..program`'s, shared with the ``cuda`` linker,
+which runs ``closed_forms`` and ``fusion`` of the passes above.
 """
 from __future__ import annotations
 
@@ -229,30 +230,14 @@ class CpuLinker(Linker):
         return distinct(n.op for n in fgraph.toposort() if not has_perform(n.op) and _spec(n) is None)
 
     def compile(self, fgraph):
-        from ....graph.rewrite import as_mode, check_pass, validation_enabled
         uma = _uma()
         core = getattr(uma, "_core", None)
         if core is None or not hasattr(core, "Program"):
             thunk = make_evaluator(fgraph)
             names = [n.op.name for n in fgraph.toposort()]
             return program.ProgramThunk(thunk, names, 0, [])
-        mode = as_mode(getattr(fgraph, "mode", None))
-        check = mode.validate or validation_enabled()
-        if mode.enabled("closed_forms"):
-            closed_forms(fgraph)
-            if check:
-                check_pass(fgraph, "closed_forms")
-        if mode.enabled("elide_broadcasts"):
-            elide_broadcasts(fgraph)
-            if check:
-                check_pass(fgraph, "elide_broadcasts")
-        lower_composites(fgraph)
-        if check:
-            check_pass(fgraph, "lower_composites")
-        if mode.enabled("constant_folding"):
-            fold_constants(fgraph)
-            if check:
-                check_pass(fgraph, "constant_folding")
+        mode = program.linker_passes(fgraph, [("closed_forms", closed_forms), ("elide_broadcasts", elide_broadcasts),
+                                              (None, lower_composites), ("constant_folding", fold_constants)])
         steps = plan_steps(fgraph, fuse=mode.enabled("fusion"))
         return program.compile_program(
             fgraph, steps, backend="cpu", constant=lambda c: uma.asarray(c.value),

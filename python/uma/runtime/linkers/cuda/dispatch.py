@@ -8,7 +8,9 @@
   Python steps, for the nodes the Program does not run, and the node-by-node evaluation of
   :meth:`~.linker.CudaLinker.compile_eager`. Every op runs its reference ``perform`` (the
   eager ops dispatch to the CUDA kernels) except those below, which have device
-  implementations of their own; only an op without ``perform`` is unsupported.
+  implementations of their own (the closed-form cross-entropy ops run their Program op:
+  the kernel a compiled Program runs, not the product their ``perform`` writes out); only an
+  op without ``perform`` is unsupported.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import functools
 
 from ....graph import ops as o
 from ..cpu.dispatch import program_op as cpu_program_op
+from ..program import op_runner
 from ..walk import perform_impl
 
 __all__ = ["program_op", "cuda_impl"]
@@ -72,3 +75,12 @@ def _cross_entropy(op, node):
     the middle of a step)."""
     kernel = getattr(_uma()._core, op.name)
     return lambda values: [kernel(*values, check_labels=False)]
+
+
+@cuda_impl.register(o.OneHotCrossEntropy)
+@cuda_impl.register(o.OneHotCrossEntropyGrad)
+def _one_hot_cross_entropy(op, node):
+    """The closed form's kernel (the ``closed_forms`` pass puts these ops in the graph): the
+    Program op alone, so that node-by-node evaluation computes what a compiled Program does."""
+    name, attrs = program_op(op, node)
+    return op_runner(name, attrs, len(node.inputs))

@@ -7,13 +7,15 @@ The Program's ops are uma's eager ops, and an op runs on the device of its input
 makes an array from another's shape, such as ``zeros_like`` or ``getitem_grad``, makes it on
 that array's device), so every kernel is queued on uma's stream of the device and the host
 never waits except where a value must reach it (``get_value``, a function's outputs
-converted by the caller). Constants are device arrays, made once at compile time. The cpu
-linker's passes that change how values are computed (lowering composites, folding
-constants, closed forms) are not applied: outputs and updates are bit for bit those of the
-eager ops node by node (:meth:`CudaLinker.compile_eager`). With ``fuse=True`` (default
-:data:`SWITCH_DEFAULTS`, ``UMA_CUDA_FUSE``) elementwise chains and matrix-product epilogues
-are fused as on the cpu (one kernel per chain, Note [Fused chains on cuda] in
-``src/kernels/cuda/fused.cu``), which changes no value. An op without a
+converted by the caller). Constants are device arrays, made once at compile time. Of the cpu
+linker's passes, ``closed_forms`` runs (where the function's mode enables it: cross-entropy
+written with ``one_hot`` and ``log_softmax`` becomes one kernel per row for the loss and one
+for its gradient, within the accuracy rule); lowering composites and folding constants do
+not. Outputs and updates are bit for bit those of the eager ops node by node over the graph
+after the same passes (:meth:`CudaLinker.compile_eager`). With ``fuse=True`` (default
+:data:`SWITCH_DEFAULTS`, ``UMA_CUDA_FUSE``) and the mode's ``fusion`` pass, elementwise chains
+and matrix-product epilogues are fused as on the cpu (one kernel per chain, Note [Fused
+chains on cuda] in ``src/kernels/cuda/fused.cu``), which changes no value. An op without a
 Program op runs in Python between Program segments (:func:`~.dispatch.cuda_impl`: its
 ``perform`` on device arrays; a result a ``perform`` returns on the host is moved to the
 device); ``CudaLinker.python_ops(fn)`` lists them, and ``uma.dprint(fn)`` shows the steps.
@@ -58,6 +60,7 @@ import os
 
 from ...linker import Linker, distinct
 from .. import program
+from ..cpu.linker import closed_forms
 from ..reference.linker import array_result
 from ..walk import evaluator, has_perform
 from .dispatch import cuda_impl, program_op
@@ -118,6 +121,9 @@ class CudaLinker(Linker):
 
     name = "cuda"
     dispatch = cuda_impl
+    #: The linker passes (:func:`.program.linker_passes`) that :meth:`compile` and
+    #: :meth:`compile_eager` both run, so that both compute the same graph.
+    passes = (("closed_forms", closed_forms),)
 
     def __init__(self, device="cuda:0", graphs=None, fuse=None, lean_replay=None):
         """``device``: a cuda device (``"cuda:N"``, a ``uma.Device``). ``graphs``: CUDA graphs of
@@ -189,7 +195,8 @@ class CudaLinker(Linker):
         if uma.Device(dev).index >= uma.cuda.device_count():
             raise RuntimeError(f"CudaLinker: device {dev} is not available: this machine has "
                                f"{uma.cuda.device_count()} GPU(s)")
-        steps = program.plan_steps(fgraph, program_op, fuse=self.fuse)
+        mode = program.linker_passes(fgraph, self.passes)
+        steps = program.plan_steps(fgraph, program_op, fuse=self.fuse and mode.enabled("fusion"))
         thunk = program.compile_program(
             fgraph, steps, backend="cuda", constant=lambda c: uma.asarray(c.value, device=dev),
             python_impl=lambda node: cuda_impl(node.op, node),
@@ -211,9 +218,11 @@ class CudaLinker(Linker):
 
     def compile_eager(self, fgraph):
         """The thunk evaluating ``fgraph`` node by node with uma's eager ops on the device (the
-        graph walker's, over :func:`~.dispatch.cuda_impl`, label checks deferred to the end as
-        in :meth:`compile`): what a compiled Program must equal bit for bit."""
+        graph walker's, over :func:`~.dispatch.cuda_impl`, after the passes :meth:`compile`
+        runs, label checks deferred to the end as in :meth:`compile`): what a compiled Program
+        must equal bit for bit."""
         uma = _uma()
+        program.linker_passes(fgraph, self.passes)
         dev = self.device
         check = uma._core._check_labels
 
