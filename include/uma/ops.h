@@ -471,10 +471,12 @@ MatmulPrecision cuda_matmul_precision() noexcept;
 /// generated for it and compiled with NVRTC at its first launch (Note [Generated chain kernels]
 /// in kernels/cuda/chain_compiler.cpp); where NVRTC or the CUDA headers are missing, or
 /// UMA_CUDA_CHAIN_KERNELS=0, the instruction-interpreting kernel runs it, with the same results.
-/// `generated`: chains compiled and loaded; `interpreted`: chains that fell back; `reason`: why
-/// the first fell back ("" when none did).
+/// `generated`: chains given a generated kernel (compiled, or loaded from the on-disk image
+/// cache, Note [Kernel image cache]: `from_disk` of them); `interpreted`: chains that fell
+/// back; `reason`: why the first fell back ("" when none did).
 struct ChainKernelStats {
   int64_t generated = 0, interpreted = 0;
+  int64_t from_disk = 0;  // of the generated: kernels loaded from the image cache, not compiled
   std::string reason;
 };
 ChainKernelStats cuda_chain_kernel_stats();

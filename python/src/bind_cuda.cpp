@@ -44,10 +44,12 @@ void bind_cuda(nb::module_& m) {
         nb::dict d;
         d["generated"] = st.generated;
         d["interpreted"] = st.interpreted;
+        d["from_disk"] = st.from_disk;
         d["reason"] = st.reason;
         return d;
       }, "The cuda chain compiler's record (ops::cuda_chain_kernel_stats): fused chains given a generated\n"
-         "kernel, chains run by the interpreting kernel, and why the first fell back ('' when none did).");
+         "kernel, chains run by the interpreting kernel, generated kernels loaded from the on-disk image\n"
+         "cache instead of compiled, and why the first chain fell back ('' when none did).");
   c.def("_registration_count", &cuda::registration_count, "Live host registrations made by uma (tests).");
   c.def("_staging_bytes", &cuda::staging_bytes, "Pinned bytes held by the transfer staging pool.");
   c.def("_pointer_kind", [](uintptr_t p) {

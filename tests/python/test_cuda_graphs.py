@@ -7,6 +7,9 @@ bit. Without a usable GPU (CI) these tests skip with the reason; the no-GPU cont
 switch exists, nothing records) runs everywhere.
 """
 import os
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -533,6 +536,50 @@ def test_chain_kernels_are_generated_or_the_reason_is_given():
     assert (st["interpreted"] == 0) == (st["reason"] == ""), st
     if os.environ.get("UMA_REQUIRE_CHAIN_KERNELS") == "1":
         assert st["generated"] >= 1 and st["interpreted"] == 0, st
+
+
+_CHAIN_IN_A_PROCESS = textwrap.dedent("""
+    import sys
+    import numpy as np
+    import uma
+    x = uma.asarray(np.linspace(-4.0, 4.0, 1000), device="cuda")
+    p = uma._core.Program()
+    slots = [p.add_input(), p.add_input()]
+    p.set_outputs([p.add_fused(slots, [("multiply", 0, 1), ("tanh", 2, 0), ("subtract", 3, 0)], "float64")])
+    np.save(sys.argv[1], np.asarray(p.run([x, x])[0].to_device("cpu")))
+    st = uma._core.cuda._chain_kernel_stats()
+    print(st["generated"], st["from_disk"], st["interpreted"], repr(st["reason"]))
+""")
+
+
+@needs_gpu
+def test_chain_kernels_are_loaded_from_the_image_cache_by_a_later_process(tmp_path):
+    """Note [Kernel image cache]: a process compiles a chain and stores its image under
+    UMA_CACHE_DIR; a later process loads the image instead of compiling, with the same bits;
+    UMA_CACHE_DIR="" turns the cache off."""
+    def run(k, cache):
+        env = dict(os.environ, UMA_CACHE_DIR=cache)
+        r = subprocess.run([sys.executable, "-c", _CHAIN_IN_A_PROCESS, str(tmp_path / f"out{k}.npy")], env=env,
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr[-3000:]
+        generated, from_disk, interpreted, reason = r.stdout.split()[-4:]
+        if interpreted != "0":
+            pytest.skip(f"chains are interpreted here: {reason}")
+        return int(generated), int(from_disk), np.load(tmp_path / f"out{k}.npy")
+    cache = tmp_path / "cache"
+    first, second, off = run(0, str(cache)), run(1, str(cache)), run(2, "")
+    assert first[:2] == (1, 0) and second[:2] == (1, 1) and off[:2] == (1, 0), (first, second, off)
+    images = list((cache / "kernels").glob("*.img"))
+    assert len(images) == 1 and (cache / "kernels").stat().st_mode & 0o777 == 0o700
+    for _, _, out in (second, off):
+        np.testing.assert_array_equal(out.view(np.uint64), first[2].view(np.uint64))
+    np.testing.assert_allclose(first[2], np.tanh(np.linspace(-4.0, 4.0, 1000) ** 2) - np.linspace(-4.0, 4.0, 1000))
+    # a damaged image is a miss: the chain is compiled again and the image rewritten
+    images[0].write_bytes(images[0].read_bytes()[:100])
+    again = run(3, str(cache))
+    assert again[:2] == (1, 0)
+    np.testing.assert_array_equal(again[2].view(np.uint64), first[2].view(np.uint64))
+    assert run(4, str(cache))[:2] == (1, 1)
 
 
 @needs_gpu

@@ -15,7 +15,11 @@
 // -default-device compiles the op table's unannotated constexpr functions for the device.
 //
 // Each (chain, dtype, index width, architecture) is compiled once per process and its kernel
-// kept until exit (a cudaLibrary, loaded into every context that launches it); a chain whose
+// kept until exit (a cudaLibrary, loaded into every context that launches it). Its image is
+// also kept on disk (Note [Kernel image cache] in kernels/disk_cache.h) under an identity made
+// of the generated source, the options, NVRTC's version, the digest of the embedded headers and
+// CCCL's version header, so a later process with the same identity loads it without NVRTC; an
+// image that does not load is compiled again. A chain whose
 // compilation fails is remembered as failed and runs on the interpreting kernel, as every chain
 // does where libnvrtc (CUDA 13: $UMA_NVRTC, which uma.cuda sets to the nvidia-cuda-nvrtc
 // wheel's library, then the loader's path, then the toolkit) or CCCL's headers (cccl_folder)
@@ -29,6 +33,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -37,6 +43,7 @@
 #include "kernels/cuda/library.h"
 #include "kernels/cuda/ops_launch.h"
 #include "kernels/cuda/rtc_headers.h"
+#include "kernels/disk_cache.h"
 #include "memory/cuda/cuda_check.h"
 #include "uma/ops.h"
 
@@ -59,6 +66,7 @@ using SizeFn = int (*)(Program, std::size_t*);
 using GetFn = int (*)(Program, char*);
 using DestroyFn = int (*)(Program*);
 using ErrorStringFn = const char* (*)(int);
+using VersionFn = int (*)(int* major, int* minor);
 
 // std headers as NVRTC sees them: CCCL's cuda/std versions, with uma's `std::` names (always
 // written inside namespace uma) resolving to cuda::std.
@@ -83,10 +91,12 @@ struct Compiler {
   DestroyFn destroy = nullptr;
   ErrorStringFn error_string = nullptr;
   std::string include_option;  // -I<the folder holding cuda/std/complex>
+  std::string cache_dir;       // Note [Kernel image cache]; "" when off
+  std::string identity;        // what every image depends on besides its source and architecture
   std::vector<const char*> headers, names;  // kStdHeaders, then kRtcHeaders
   std::unordered_map<std::string, const void*> kernels;  // nullptr: failed, interpreted
   int arch[64] = {};                                     // per device, major * 10 + minor
-  int64_t generated = 0, interpreted = 0;
+  int64_t generated = 0, interpreted = 0, from_disk = 0;
 };
 
 Compiler& compiler() {
@@ -97,6 +107,11 @@ Compiler& compiler() {
 bool is_file(const std::string& p) {
   std::error_code ec;
   return std::filesystem::is_regular_file(p, ec);
+}
+
+std::string file_text(const std::string& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 // The folder to pass NVRTC as -I for <cuda/std/complex>: $UMA_CUDA_CCCL (which uma.cuda sets to
@@ -173,6 +188,16 @@ bool ready(Compiler& c) {
   };
   for (const RtcHeader& h : kStdHeaders) add(h);
   for (int k = 0; k < kRtcHeaderCount; ++k) add(kRtcHeaders[k]);
+  // The identity the cached images share (Note [Kernel image cache]).
+  c.cache_dir = ::uma::kernels::kernel_cache_dir();
+  int major = 0, minor = 0;
+  auto version = reinterpret_cast<VersionFn>(dlsym(so, "nvrtcVersion"));
+  if (!version || version(&major, &minor) != 0) c.cache_dir.clear();  // no version: no cache
+  std::string headers;
+  for (std::size_t k = 0; k < c.names.size(); ++k) headers.append(c.names[k]).append(1, '\0').append(c.headers[k]);
+  c.identity = "uma chain kernel 1\nnvrtc " + std::to_string(major) + "." + std::to_string(minor) + "\nheaders " +
+               ::uma::kernels::digest_hex(headers) + "\ncccl " +
+               ::uma::kernels::digest_hex(file_text(cccl + "/cuda/std/__cccl/version.h")) + "\n";
   c.enabled = true;
   return true;
 }
@@ -221,19 +246,24 @@ std::string chain_source(int dtype, const L::FusedCode& code, bool wide_index) {
   return s;
 }
 
-// Compiles `src` for sm_<arch> and loads it; nullptr with c.reason set (first failure) on error.
-const void* build(Compiler& c, const std::string& src, int arch, int device) {
-  auto fail = [&](const std::string& why) -> const void* {
-    if (c.reason.empty()) c.reason = why;
-    return nullptr;
+// The options NVRTC compiles a chain with, for sm_<arch>.
+std::vector<std::string> options(const Compiler& c, int arch) {
+  return {"-std=c++17", "-default-device", "-pch", "-arch=sm_" + std::to_string(arch), c.include_option};
+}
+
+// The cubin of `src`; "" with *why set on error.
+std::string compile_image(Compiler& c, const std::string& src, const std::vector<std::string>& opt, std::string* why) {
+  auto fail = [&](const std::string& w) {
+    *why = w;
+    return std::string();
   };
   Program prog = nullptr;
   int r = c.create(&prog, src.c_str(), "uma_chain.cu", static_cast<int>(c.headers.size()), c.headers.data(),
                    c.names.data());
   if (r != 0) return fail(std::string("nvrtcCreateProgram: ") + c.error_string(r));
-  const std::string arch_option = "-arch=sm_" + std::to_string(arch);
-  const char* opts[] = {"-std=c++17", "-default-device", "-pch", arch_option.c_str(), c.include_option.c_str()};
-  r = c.compile(prog, static_cast<int>(sizeof(opts) / sizeof(opts[0])), opts);
+  std::vector<const char*> opts;
+  for (const std::string& o : opt) opts.push_back(o.c_str());
+  r = c.compile(prog, static_cast<int>(opts.size()), opts.data());
   std::string image;
   if (r == 0) {
     std::size_t n = 0;
@@ -253,19 +283,55 @@ const void* build(Compiler& c, const std::string& src, int arch, int device) {
   }
   (void)c.destroy(&prog);
   if (image.empty()) return fail("nvrtcGetCUBIN returned no image");
+  return image;
+}
+
+// The kernel `uma_chain` of a cubin, loaded; nullptr with *why set on error.
+const void* load(const std::string& image, int device, std::string* why) {
   cudaLibrary_t lib = nullptr;
   cudaKernel_t kernel = nullptr;
   cudaError_t e;
   {
     ::uma::cuda::detail::RelaxCapture relax(device);  // loading is not recorded work
     e = cudaLibraryLoadData(&lib, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
-    if (e == cudaSuccess) e = cudaLibraryGetKernel(&kernel, lib, "uma_chain");
+    if (e == cudaSuccess) {
+      e = cudaLibraryGetKernel(&kernel, lib, "uma_chain");
+      if (e != cudaSuccess) (void)cudaLibraryUnload(lib);
+    }
   }
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
-    return fail(std::string("loading the generated chain kernel: ") + cudaGetErrorString(e));
+    *why = std::string("loading the generated chain kernel: ") + cudaGetErrorString(e);
+    return nullptr;
   }
   return reinterpret_cast<const void*>(kernel);
+}
+
+// The kernel of `src` for sm_<arch>: its cached image (Note [Kernel image cache]) when that
+// loads, else compiled (and cached); nullptr with c.reason set (first failure) on error.
+const void* build(Compiler& c, const std::string& src, int arch, int device) {
+  const std::vector<std::string> opt = options(c, arch);
+  std::string identity, why;
+  if (!c.cache_dir.empty()) {
+    identity = c.identity;
+    for (const std::string& o : opt) identity.append(o).append(1, '\n');
+    identity += src;
+    const std::string cached = ::uma::kernels::read_kernel_image(c.cache_dir, identity);
+    if (!cached.empty()) {
+      if (const void* k = load(cached, device, &why)) {
+        ++c.from_disk;
+        return k;
+      }
+    }
+  }
+  const std::string image = compile_image(c, src, opt, &why);
+  const void* k = image.empty() ? nullptr : load(image, device, &why);
+  if (!k) {
+    if (c.reason.empty()) c.reason = why;
+    return nullptr;
+  }
+  if (!identity.empty()) (void)::uma::kernels::write_kernel_image(c.cache_dir, identity, image);
+  return k;
 }
 
 }  // namespace
@@ -328,7 +394,7 @@ namespace uma::ops {
 ChainKernelStats cuda_chain_kernel_stats() {
   auto& c = ::uma::kernels::cuda::compiler();
   std::lock_guard<std::mutex> lock(c.mu);
-  return ChainKernelStats{c.generated, c.interpreted, c.reason};
+  return ChainKernelStats{c.generated, c.interpreted, c.from_disk, c.reason};
 }
 
 }  // namespace uma::ops

@@ -77,6 +77,6 @@ void qr(const Array& a, const Array&, const Array&, bool) { unavailable("qr", a)
 
 namespace uma::ops {
 
-ChainKernelStats cuda_chain_kernel_stats() { return ChainKernelStats{0, 0, "uma was built without CUDA support"}; }
+ChainKernelStats cuda_chain_kernel_stats() { return ChainKernelStats{0, 0, 0, "uma was built without CUDA support"}; }
 
 }  // namespace uma::ops
