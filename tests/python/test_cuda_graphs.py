@@ -687,8 +687,9 @@ def test_one_hot_closed_form_can_be_switched_off_on_cuda():
 def test_one_hot_cross_entropy_kernel_on_cuda_equals_the_cpu_kernel(dtype, label_dtype):
     """The Program ops one_hot_cross_entropy and its gradient on device arrays: the cpu kernel's
     values within the accuracy rule; a label outside [0, C) is a zero row (loss 0, gradient
-    row 0) exactly, even under a NaN upstream gradient; depth 1 against 4 classes is the
-    product that broadcasts; another depth is the product's ValueError."""
+    row 0) exactly, NaN where the product is (a NaN upstream gradient, a NaN logit); depth 1
+    against 4 classes is the product that broadcasts; another depth is the product's
+    ValueError."""
     from uma.runtime.linkers.program import op_runner
     rng = np.random.default_rng(4)
     Z = rng.standard_normal((40, 4)).astype(dtype) * 3
@@ -696,6 +697,7 @@ def test_one_hot_cross_entropy_kernel_on_cuda_equals_the_cpu_kernel(dtype, label
     Y[[0, 7, 39]] = [-1, 4, 1000]
     G = rng.standard_normal(40).astype(dtype)
     G[7] = np.nan
+    Z[39, 1] = np.nan
     rtol = 1e-5 if dtype == "float32" else 1e-12
     for depth in (4, 1):
         fwd = op_runner("one_hot_cross_entropy", {"depth": depth}, 2)
@@ -708,8 +710,9 @@ def test_one_hot_cross_entropy_kernel_on_cuda_equals_the_cpu_kernel(dtype, label
             np.testing.assert_allclose(host(d), host(h), rtol=rtol, atol=rtol, err_msg=f"depth {depth}")
         if depth == 4:
             loss, grad = (host(v) for v in dev)
-            assert (loss[[0, 7, 39]] == 0).all() and (grad[[0, 7, 39]] == 0).all()
-            assert np.isfinite(grad).all()  # row 7's NaN upstream gradient meets a zero row
+            assert loss[0] == 0 and loss[7] == 0 and (grad[0] == 0).all()
+            assert np.isnan(grad[7]).all() and np.isnan(loss[39]) and np.isnan(grad[39]).all()
+            assert np.isfinite(np.delete(grad, [7, 39], axis=0)).all()
     fwd = op_runner("one_hot_cross_entropy", {"depth": 3}, 2)
     with pytest.raises(ValueError, match="could not be broadcast"):
         fwd([uma.asarray(Z, device="cuda"), uma.asarray(Y, device="cuda")])

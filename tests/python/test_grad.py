@@ -387,3 +387,20 @@ def test_verify_grad_rejects_a_bad_step_or_tolerance(kw):
 def test_verify_grad_names_a_step_too_small_for_the_dtype(eps, dtype):
     with pytest.raises(ValueError, match=rf"verify_grad: eps={eps!r} is too small for {dtype} at pt\[0\] entry \(0,\)"):
         uma.verify_grad(lambda x: (x * x).sum(), [np.ones(3, dtype)], eps=eps)
+
+
+def test_grad_of_a_bfloat16_cost_in_a_fresh_process():
+    """uma.grad seeds the gradient with a bfloat16 constant; that must not depend on
+    ml_dtypes having been imported by something else first (a fresh interpreter)."""
+    import subprocess
+    import sys
+    script = (
+        "import sys, numpy as np, uma\n"
+        "x = uma.sym.vector('x', dtype='bfloat16')\n"
+        "(g,) = uma.grad(uma.sum(x * x), [x])\n"
+        "f = uma.function([x], g, backend='cpu')\n"
+        "v = uma.asarray(np.array([1.0, -2.5], np.float32)).astype('bfloat16')\n"
+        "print(np.asarray(f(v).astype('float32')).tolist())\n")
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.split("\n")[-2] == str([2.0, -5.0])

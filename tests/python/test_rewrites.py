@@ -54,6 +54,12 @@ def test_mode_forms_and_errors():
         Mode(exclude=["fusoin"])
     with pytest.raises(TypeError):
         Mode(exclude=[3])
+    for bad in (None, b"closed_forms", 3):
+        with pytest.raises(TypeError, match="exclude must be a pass name or an iterable of pass names"):
+            Mode(exclude=bad)
+    with pytest.raises(TypeError, match="validate must be True or False, got 'no'"):
+        Mode(validate="no")
+    assert Mode(exclude="fusion") == Mode(exclude=["fusion"]) and Mode(validate=np.True_).validate
     with pytest.raises(TypeError):
         rewrite.as_mode("fast")
     with pytest.raises(TypeError):
@@ -168,6 +174,31 @@ def test_integer_simplifications_are_exact(backend):
     f = uma.function([b], sym.logical_not(sym.logical_not(b)), backend=backend)
     assert ops_of(f) == []
     np.testing.assert_array_equal(np.asarray(f([True, False])), [True, False])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_negation_of_a_narrower_integer_is_not_moved_across_promotion(backend):
+    """-y of uint8 200 is 56 and of int8 -128 is -128 (they wrap before promotion), so x + (-y)
+    and x - (-y) of a wider x stay as written; NumPy is the oracle. In one dtype, or for
+    floats, the rewrite still applies."""
+    cases = [("float64", "uint8", np.array([0.0, 1.5]), np.array([3, 200], np.uint8)),
+             ("uint64", "uint8", np.array([7, 10], np.uint64), np.array([0, 200], np.uint8)),
+             ("int64", "int8", np.array([1, 2], np.int64), np.array([-128, 5], np.int8)),
+             ("float32", "int16", np.array([0.5, 2.0], np.float32), np.array([-32768, 7], np.int16))]
+    for xt, yt, xv, yv in cases:
+        x, y = sym.vector("x", dtype=xt), sym.vector("y", dtype=yt)
+        for expr, oracle in ((x + (-y), xv + (-yv)), ((-y) + x, (-yv) + xv), (x - (-y), xv - (-yv))):
+            f = uma.function([x, y], expr, backend=backend)
+            assert "negative" in ops_of(f), (xt, yt)
+            got = np.asarray(f(xv, yv))
+            assert got.dtype == oracle.dtype, (xt, yt)
+            np.testing.assert_array_equal(got, oracle, err_msg=f"{xt} with {yt}")
+    for xt, yt in (("int8", "int8"), ("float64", "float16")):
+        x, y = sym.vector("x", dtype=xt), sym.vector("y", dtype=yt)
+        f = uma.function([x, y], x + (-y), backend=backend)
+        assert "negative" not in ops_of(f) and "subtract" in ops_of(f), (xt, yt)
+        xv, yv = np.array([-128, 3], xt), np.array([-128, 100], yt)
+        np.testing.assert_array_equal(np.asarray(f(xv, yv)), xv + (-yv))
 
 
 INEXACT = {  # identities that do not hold bit for bit, so they must not be applied
@@ -300,6 +331,14 @@ def test_dprint_shows_the_compiled_graph(capsys):
         uma.dprint(3)
 
 
+def test_dprint_lists_the_linker_passes_the_backend_runs():
+    x = sym.vector("x")
+    first = {bk: uma.dprint(uma.function([x], x * 2, backend=bk, mode={"exclude": ["elide_broadcasts"]}),
+                            file="str").splitlines()[0] for bk in ("cpu", "reference", "numpy")}
+    assert first["cpu"].endswith("linker passes=[closed_forms, fusion]")
+    assert first["reference"].endswith("linker passes=[]") and first["numpy"].endswith("linker passes=[]")
+
+
 def test_cse_does_not_merge_ops_whose_attributes_differ_in_sign_of_zero():
     x = sym.vector("x")
     f = uma.function([x], [sym.full_like(x, 0.0), sym.full_like(x, -0.0), sym.full_like(x, 0.0)])
@@ -361,6 +400,33 @@ def test_closed_forms_replace_one_hot_cross_entropy_and_its_gradient(rng, dtype,
         np.testing.assert_allclose(np.asarray(got), np.asarray(exp), rtol=rtol, atol=rtol)
 
 
+def test_closed_form_rows_outside_the_labels_are_nan_where_the_product_is(rng):
+    """A label outside [0, K) is a zero row of one_hot: loss and gradient 0, and NaN where the
+    product written in the graph is NaN with no limit (a NaN or +inf logit in the row, every
+    logit -inf); rows inside [0, K) as the graph as written (the reference backend)."""
+    z, y = sym.matrix("z"), sym.vector("y", dtype="int64")
+    loss = -sym.mean(sym.sum(sym.one_hot(y, 3) * sym.log_softmax(z, axis=1), axis=1))
+    per_row = -sym.sum(sym.one_hot(y, 3) * sym.log_softmax(z, axis=1), axis=1)
+    (gz,) = uma.grad(loss, [z])
+    f = {bk: uma.function([z, y], [per_row, gz], backend=bk) for bk in ("cpu", "reference")}
+    assert "one_hot_cross_entropy(" in uma.dprint(f["cpu"], file="str")
+    inf, nan = np.inf, np.nan
+    Z = np.array([[0.5, -1.0, 2.0],     # label -1: finite row, 0
+                  [nan, 0.0, 1.0],      # label -1: NaN
+                  [inf, 0.0, 1.0],      # label 3: NaN
+                  [-inf, -inf, -inf],   # label 7: NaN
+                  [0.1, 0.2, 0.3],      # label 1: in range
+                  [nan, 0.0, 1.0]])     # label 0: in range, NaN
+    Y = np.array([-1, -1, 3, 7, 1, 0])
+    got, want = f["cpu"](Z, Y), f["reference"](Z, Y)
+    for g, w, what in zip(got, want, ("loss rows", "gradient")):
+        g, w = np.asarray(g), np.asarray(w)
+        np.testing.assert_array_equal(np.isnan(g), np.isnan(w), err_msg=what)
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-15, err_msg=what)
+    rows, grad = (np.asarray(v) for v in got)
+    assert rows[0] == 0 and (grad[0] == 0).all() and np.isnan(rows[1:4]).all() and np.isnan(grad[1:4]).all()
+
+
 def test_closed_forms_can_be_switched_off(rng):
     _, f = _one_hot_step("float64", mode={"exclude": ["closed_forms"]})
     text = uma.dprint(f["cpu"], file="str").split("cpu program")[1]
@@ -415,6 +481,22 @@ def test_closed_form_with_a_depth_other_than_the_classes_raises_and_changes_noth
     for backend in ("cpu", "reference"):
         with pytest.raises(ValueError):
             uma.function([x, y], [loss, *uma.grad(loss, [W1])], backend=backend)(rng.normal(size=(2, 3)), np.array([0, 1]))
+
+
+def test_closed_forms_leave_a_depth_zero_one_hot_as_written():
+    """one_hot(y, 0) has no closed form: the graph stays as written, so its errors are the
+    product's, the same as the reference backend's."""
+    z, y = sym.matrix("z"), sym.vector("y", dtype="int64")
+    loss = -sym.mean(sym.sum(sym.one_hot(y, 0) * sym.log_softmax(z, axis=1), axis=1))
+    f = {bk: uma.function([z, y], loss, backend=bk) for bk in ("cpu", "reference")}
+    assert "one_hot_cross_entropy" not in uma.dprint(f["cpu"], file="str")
+    for Z in (np.zeros((2, 3)), np.zeros((2, 0))):
+        errors = []
+        for bk in ("cpu", "reference"):
+            with pytest.raises(ValueError) as e:
+                f[bk](Z, np.array([0, 1]))
+            errors.append(str(e.value))
+        assert errors[0] == errors[1]
 
 
 def test_closed_forms_leave_a_weighted_product_alone(rng):

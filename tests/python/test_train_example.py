@@ -86,7 +86,9 @@ def test_compare_numpy_trains_the_same_model_by_hand(tmp_path, model, backend):
 
 
 def test_compare_backends_trains_the_same_model_on_each(tmp_path):
-    others = [b for b in uma.backends() if b not in ("cpu", "cuda")]
+    # uma's numpy backend is "numpy-backend" in --compare; "numpy" is the hand-written loop
+    others = ["numpy-backend" if b == "numpy" else b for b in uma.backends() if b not in ("cpu", "cuda")]
+    assert "numpy-backend" in others
     proc = run("--compare", ",".join(others + ["numpy"]), "--epochs", "3", "--json",
                "--plot", str(tmp_path / "c.png"))
     s = summary(proc)
@@ -192,10 +194,17 @@ def test_bad_data_messages_say_what_is_wrong(tmp_path):
             train.load_data(cases[what])
 
 
+def test_compare_all_names_every_backend_and_the_loop():
+    a = train.parse_args(["--compare", "all"], ["cpu", "numpy", "reference"])
+    assert a.compare == ["numpy-backend", "reference", "numpy"]  # not cpu: it is --backend
+    a = train.parse_args(["--backend", "numpy", "--compare", "all"], ["cpu", "numpy", "reference"])
+    assert a.compare == ["cpu", "reference", "numpy"]
+
+
 def test_bad_options_exit_2():
     for args in (["--epochs", "0"], ["--lr", "-1"], ["--backend", "nope"], ["--batch-size", "x"],
                  ["--model", "cnn"], ["--compare", "tensorflow"], ["--compare", ""], ["--compare", "cpu,,numpy"],
-                 ["--compare", "cpu"], ["--compare", "cpu,cpu"]):
+                 ["--compare", "cpu"], ["--compare", "cpu,cpu"], ["--backend", "numpy", "--compare", "numpy-backend"]):
         proc = run(*args)
         assert proc.returncode == 2, args
         assert "Traceback" not in proc.stderr

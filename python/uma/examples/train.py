@@ -20,8 +20,9 @@ PNG of the loss curve is saved (matplotlib, Agg).
 (same initial parameters, same minibatch order, gradients written out by hand) in the same
 process, and prints both mean epoch times, their ratio and how far the two models' final
 parameters are apart (they compute the same arithmetic, so the difference is rounding only).
-``--compare`` also takes backend names, comma-separated (``--compare jax,torch,numpy``), or
-``all`` (every registered backend and ``numpy``): each trains the same model from the same
+``--compare`` also takes backend names, comma-separated (``--compare jax,torch,numpy``; uma's
+own ``numpy`` backend is ``numpy-backend`` there, since ``numpy`` names the hand-written loop),
+or ``all`` (every registered backend and ``numpy``): each trains the same model from the same
 initial parameters in the same process, and a table gives each one's median epoch time (of
 the epochs after the first, which includes compiling), final
 loss, test accuracy and largest parameter difference from ``--backend``'s run.
@@ -295,6 +296,17 @@ def save_plot(path, losses):
     return os.path.abspath(path)
 
 
+def compare_name(backend):
+    """A backend's name in --compare: its own, but ``numpy-backend`` for uma's ``numpy``
+    backend (``numpy`` there is the hand-written loop)."""
+    return "numpy-backend" if backend == "numpy" else backend
+
+
+def backend_of(name):
+    """The backend a --compare name stands for (the inverse of :func:`compare_name`)."""
+    return "numpy" if name == "numpy-backend" else name
+
+
 def parse_args(argv, backends):
     p = argparse.ArgumentParser(prog="python -m uma.examples.train", description=__doc__.split("\n\n")[0])
     p.add_argument("--data", help="CSV (label in the last column) or NPZ with X and y; "
@@ -309,8 +321,9 @@ def parse_args(argv, backends):
     p.add_argument("--backend", default="cpu", choices=backends)
     p.add_argument("--compare", default=None,
                    help="also train, in this process, with each of these (comma-separated): numpy "
-                        "(a hand-written NumPy loop) or a backend name; 'all' = every backend and "
-                        "numpy; prints the epoch times side by side")
+                        "(a hand-written NumPy loop) or a backend name (uma's numpy backend: "
+                        "numpy-backend); 'all' = every backend and numpy; prints the epoch times "
+                        "side by side")
     p.add_argument("--dtype", default="float64", choices=["float32", "float64"])
     p.add_argument("--plot", default=os.path.join("out", "digits_loss.png"),
                    help="where to save the loss curve PNG (default: out/digits_loss.png)")
@@ -331,15 +344,16 @@ def parse_args(argv, backends):
     if a.distributed and a.compare:
         p.error("--compare is not available with --distributed")
     if a.compare is not None:
+        # "numpy" is the hand-written loop; uma's numpy backend is "numpy-backend" here
+        choices = [compare_name(b) for b in backends] + ["numpy"]
         names = []
         for n in (n.strip() for n in a.compare.split(",")):
-            names += list(backends) + ["numpy"] if n == "all" else [n]
-        unknown = [n for n in names if n not in backends and n != "numpy"]
+            names += choices if n == "all" else [n]
+        unknown = [n for n in names if n not in choices]
         if unknown or not names or "" in names:
             p.error(f"--compare: unknown {', '.join(map(repr, unknown or ['']))} (choose from "
-                    f"{', '.join(sorted(set(backends) | {'numpy'}))}, all)")
-        # "numpy" is the hand-written loop (the numpy backend would be the same name: the loop wins)
-        a.compare = list(dict.fromkeys(n for n in names if n != a.backend or n == "numpy"))
+                    f"{', '.join(sorted(choices))}, all)")
+        a.compare = list(dict.fromkeys(n for n in names if n != compare_name(a.backend)))
         if not a.compare:
             p.error(f"--compare: nothing to compare --backend {a.backend} with (name another backend or numpy)")
     if os.path.isdir(a.plot):
@@ -427,7 +441,7 @@ def _main(argv=None) -> int:
                f"{train_seconds:.3f}s training on rank 0 ({100 * comm['seconds'] / train_seconds:.1f}%)")
 
     compare = None
-    others = [n for n in (args.compare or []) if n != "numpy"]
+    others = [n for n in (args.compare or []) if n != "numpy"]  # backends, by their --compare names
     if others:
         compare = {}
         acc1 = float((np.asarray(predict(Xte)) == np.asarray(yte)).mean())
@@ -435,7 +449,7 @@ def _main(argv=None) -> int:
         rows = [(args.backend, steady(epoch_secs), losses[-1], acc1, 0.0)]
         for name in others:
             p2, train2, predict2, _ = build_model(uma, X.shape[1], args.hidden, n_classes, args.lr, args.seed,
-                                                  args.dtype, name, args.model)
+                                                  args.dtype, backend_of(name), args.model)
             l2, a2, s2 = train_loop(train2, predict2, Xtr, ytr, ytr_np, bs, args.epochs, args.seed)
             acc2 = float((np.asarray(predict2(Xte)) == np.asarray(yte)).mean())
             diff2 = max(float(np.max(np.abs(p.get_value() - q.get_value()))) for p, q in zip(params, p2))

@@ -15,7 +15,7 @@ import itertools
 
 import numpy as np
 
-from .type import TensorType, dtype_name
+from .type import TensorType, dtype_name, np_dtype
 
 __all__ = ["Variable", "Constant", "Apply", "Op", "as_variable", "toposort", "ancestors",
            "is_python_scalar"]
@@ -186,7 +186,7 @@ class Constant(Variable):
     """A variable with a fixed value (a read-only NumPy array of the type's dtype and shape)."""
 
     def __init__(self, value, dtype=None, name=None):
-        arr = np.array(value, dtype=None if dtype is None else np.dtype(dtype_name(dtype)), copy=True)
+        arr = np.array(value, dtype=None if dtype is None else np_dtype(dtype_name(dtype)), copy=True)
         if arr.dtype == object:
             raise TypeError(f"cannot make a constant from {value!r}")
         arr.flags.writeable = False

@@ -18,7 +18,9 @@ included):
     (see :data:`SIMPLIFICATIONS`): ``x * 1``, ``1 * x``, ``x / 1``, ``x - (+0.0)`` and
     ``x + (-0.0)`` -> ``x``; for integers also ``x + 0``, ``x - 0`` -> ``x`` and
     ``x - x`` -> zeros; ``-(-x)`` -> ``x``; ``not(not b)`` -> ``b``; ``x - (-y)`` -> ``x + y``;
-    ``x + (-y)`` and ``(-y) + x`` -> ``x - y``; ``transpose(transpose(x))`` -> one transpose
+    ``x + (-y)`` and ``(-y) + x`` -> ``x - y`` (these three where ``-y`` is computed in the
+    result's dtype or in a float one: ``-y`` of a narrower integer wraps before it is promoted);
+    ``transpose(transpose(x))`` -> one transpose
     (or ``x``). A rule only fires when the result has exactly the type (dtype and static
     shape) of what it replaces. Not done because they are not exact: ``x + 0.0``
     (``-0.0 + 0.0`` is ``+0.0``), ``x * 0`` (NaN, inf, -0), float ``x - x`` (NaN, inf).
@@ -26,7 +28,10 @@ included):
     cross-entropy written as ``sum(one_hot(y) * log_softmax(z), axis=1)``, and the gradient
     uma derives for it, become one op each (``one_hot_cross_entropy`` and its gradient). The
     one pass here that changes values: within the accuracy rule (DESIGN.md, "Decisions"), and
-    where the logits hold infinities (the closed form's limit instead of the product's NaN).
+    where a row's logits hold -inf beside finite values (the closed form's limit instead of the
+    product's NaN; NaN, +inf and an all -inf row give NaN in both, labels outside [0, K)
+    included). It fires where ``one_hot``'s dtype is the logits' (``one_hot(y, K,
+    dtype=z.dtype)``; the default float64 one-hot of float32 logits keeps the product).
     ``Mode(exclude=["closed_forms"])`` keeps the graph as written.
 ``fusion`` (linker pass, ``cpu`` and ``cuda``)
     a chain of elementwise ops of one dtype becomes one loop over memory.
@@ -85,7 +90,9 @@ class Mode:
     ``Mode()`` enables every pass in :data:`PASSES`; ``Mode(exclude=["fusion"])`` all but
     fusion; ``Mode(include=["cse"])`` only CSE; ``Mode(include=[])`` none. ``validate=True``
     runs :func:`~uma.graph.validate` after every pass. ``ValueError`` for an unknown pass
-    name (the message lists the known ones), ``TypeError`` for a name that is not a string.
+    name (the message lists the known ones); ``TypeError`` for a name that is not a string,
+    ``include``/``exclude`` that is not a name or an iterable of names, or ``validate`` that
+    is not a bool.
     """
 
     __slots__ = ("include", "exclude", "validate")
@@ -93,6 +100,8 @@ class Mode:
     def __init__(self, include=None, exclude=(), *, validate=False):
         self.include = None if include is None else _names(include, "include")
         self.exclude = _names(exclude, "exclude")
+        if not isinstance(validate, (bool, np.bool_)):
+            raise TypeError(f"Mode: validate must be True or False, got {validate!r}")
         self.validate = bool(validate)
 
     def enabled(self, name: str) -> bool:
@@ -125,6 +134,8 @@ class Mode:
 def _names(names, what):
     if isinstance(names, str):
         names = [names]
+    elif isinstance(names, (bytes, bytearray)) or not hasattr(names, "__iter__"):
+        raise TypeError(f"Mode: {what} must be a pass name or an iterable of pass names, got {names!r}")
     out = []
     for n in names:
         if not isinstance(n, str):
@@ -346,7 +357,7 @@ def _rule_add(node):
             return x
     for x, n in ((a, b), (b, a)):  # x + (-y) -> x - y
         neg = _op_of(n, "negative")
-        if neg is not None:
+        if neg is not None and _negation_commutes(neg, out):
             return _typed(ops.subtract(x, neg.inputs[0]), out)
     return None
 
@@ -360,7 +371,7 @@ def _rule_sub(node):
     if a is b and a.dtype[0] in "iu" and a.dtype != "bool":  # x - x (ints only)
         return _typed(ops.zeros_like(a), out)
     neg = _op_of(b, "negative")  # x - (-y) -> x + y
-    if neg is not None:
+    if neg is not None and _negation_commutes(neg, out):
         return _typed(ops.add(a, neg.inputs[0]), out)
     return None
 
@@ -382,6 +393,15 @@ def _rule_transpose(node):
     x = inner.inputs[0]
     perm = tuple(inner.op.axes[a] for a in node.op.axes)
     return _typed(ops.transpose(x, perm), node.outputs[0])
+
+
+def _negation_commutes(neg, out):
+    """Whether ``-y`` (the node ``neg``) computed in y's dtype and then promoted to ``out``'s is
+    ``-(y promoted)``: in the same dtype (two's complement wraps alike), or in a float or
+    complex dtype (negation and promotion are exact). ``-y`` of uint8 200 is 56, not -200, and
+    of int8 -128 is -128, so ``x + (-y)`` of a wider x is not ``x - y`` there."""
+    t = neg.outputs[0].dtype
+    return t == out.dtype or t[0] in "fcb" and t != "bool"
 
 
 def _typed(new, old):

@@ -555,7 +555,7 @@ def _describe_function(f):
     for oi, ii in fg.update_mapping.items():
         s = f.shared_variables[ii - n_in]
         roles[("out", oi)] = f" -> update of {s.name or 'shared #' + str(ii - n_in)}"
-    linker_passes = [p for p in LINKER_PASSES if f.mode.enabled(p)]
+    linker_passes = [p for p in LINKER_PASSES if p in f.linker.mode_passes and f.mode.enabled(p)]
     lines = [f"uma.Function backend={f.backend!r} graph passes=[{', '.join(f.passes)}] "
              f"linker passes=[{', '.join(linker_passes)}]"]
     lines += _describe_graph(fg.inputs, fg.outputs, roles)

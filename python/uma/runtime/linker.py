@@ -47,6 +47,9 @@ class Linker:
       at compile time, naming the dtype and the variable, for a graph with any variable
       (argument, shared variable, intermediate or output) of another dtype, so a backend never
       narrows a value it cannot hold (MLX has no complex128).
+      ``mode_passes`` (tuple of names, default empty): the linker passes of
+      :data:`uma.graph.rewrite.LINKER_PASSES` this linker runs where a function's mode enables
+      them (``uma.dprint`` lists those).
       ``consumes_stored_values`` (bool, default False): True when this backend's functions may
       consume the stored values they update (JAX donates them to XLA, which frees or reuses
       their buffers). A call of such a backend then keeps the locks of the variables it only
@@ -165,6 +168,7 @@ class Linker:
     device: str | None = None
     dispatch = None
     dtypes: frozenset | None = None
+    mode_passes: tuple = ()
     consumes_stored_values: bool = False
 
     def __init_subclass__(cls, **kwargs):

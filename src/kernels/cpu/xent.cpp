@@ -4,6 +4,13 @@
 //   grad[i, j]  = g_i * (softmax(z)_ij - [j == y_i]),  m_i = max_j z_ij
 //
 // One pass per row instead of the max/subtract/exp/sum/log/one-hot chain.
+//
+// one_hot_cross_entropy (one-hot rows): a label outside [0, C) is a zero row of one_hot, whose
+// loss and gradient are 0 as in the product they stand for, -sum(0 * log_softmax(z)), and NaN
+// where that product is NaN without a limit: a row whose sum of exponentials is NaN (a NaN or
+// +inf logit, or every logit -inf), and for the gradient also a NaN or infinite upstream
+// gradient (0 * g). (A -inf logit beside finite ones gives the product's 0 * -inf = NaN and the
+// closed form its limit, 0.)
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -53,7 +60,7 @@ void forward(const Rows& a, T* out) {
   for (int64_t i = 0; i < a.n; ++i) {
     T s = 0;
     for (int64_t j = 0; j < a.c; ++j) s += e[i * a.c + j];
-    out[i] = a.in_range(i) ? std::log(s) + m[i] - z[i * a.c + a.y[i]] : T(0);
+    out[i] = a.in_range(i) ? std::log(s) + m[i] - z[i * a.c + a.y[i]] : s == s ? T(0) : s;
   }
 }
 
@@ -62,13 +69,14 @@ void backward(const Rows& a, const T* g, int64_t gstride, T* out) {
   shifted_exp(a, out);
   for (int64_t i = 0; i < a.n; ++i) {
     T* o = out + i * a.c;
-    if (!a.in_range(i)) {  // a zero row of one_hot: no loss, no gradient
-      for (int64_t j = 0; j < a.c; ++j) o[j] = T(0);
-      continue;
-    }
     T s = 0;
     for (int64_t j = 0; j < a.c; ++j) s += o[j];
     const T gi = g[i * gstride];
+    if (!a.in_range(i)) {  // a zero row of one_hot: no gradient, unless the product is NaN
+      const T v = s == s && std::isfinite(gi) ? T(0) : std::numeric_limits<T>::quiet_NaN();
+      for (int64_t j = 0; j < a.c; ++j) o[j] = v;
+      continue;
+    }
     const T scale = gi / s;
     for (int64_t j = 0; j < a.c; ++j) o[j] *= scale;
     o[a.y[i]] -= gi;

@@ -38,11 +38,14 @@ __global__ void xent_kernel(bool backward, bool one_hot_rows, const T* __restric
     T s = 0;
     for (int64_t j = lane; j < c; j += 32) s += exp(row[j] - m);
     s = warp_sum(s);
-    const T bad_row = one_hot_rows ? T(0) : T(0) / T(0);  // a zero row of one_hot, or NaN
+    // A bad label's row is NaN, or with one_hot_rows the zero row of one_hot: 0, NaN where the
+    // product it stands for is (kernels/cpu/xent.cpp): s is NaN, or the gradient is not finite.
+    const T nan = T(0) / T(0);
     if (!backward) {
-      if (lane == 0) out[i] = ok ? m + log(s) - row[label] : bad_row;
+      if (lane == 0) out[i] = ok ? m + log(s) - row[label] : one_hot_rows && s == s ? T(0) : nan;
     } else {
       const T gi = g[i * gstride];
+      const T bad_row = one_hot_rows && s == s && gi - gi == T(0) ? T(0) : nan;
       T* o = out + i * c;
       for (int64_t j = lane; j < c; j += 32)
         o[j] = ok ? gi * (exp(row[j] - m) / s - (j == label ? T(1) : T(0))) : bad_row;

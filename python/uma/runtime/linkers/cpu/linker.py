@@ -110,7 +110,7 @@ def _product_with_one_hot(v):
         return None
     for a, b in (m.inputs, m.inputs[::-1]):
         oh = _owner_op(a, "one_hot")
-        if oh is not None and a.dtype == v.dtype and a.ndim == 2:
+        if oh is not None and a.dtype == v.dtype and a.ndim == 2 and oh.op.depth > 0:
             return oh.op.depth, oh.inputs[0], b
     return None
 
@@ -150,11 +150,13 @@ def closed_forms(fgraph):
       (``gv * (one_hot - softmax(z))`` per row: the rows of ``one_hot`` sum to 1, or to 0
       for a label outside [0, K), where both forms give 0).
 
-    A label outside [0, K) keeps one_hot's meaning (a zero row: loss 0, gradient 0). Where K
-    is not z's class count at run time the ops are the product: K = 1 broadcasts one_hot's
-    column, another K raises the product's ValueError (z's class axis, not declared length 1,
-    does not broadcast). Where z holds infinities the product gives NaN (0 * -inf) and the
-    closed form its limit."""
+    A label outside [0, K) keeps one_hot's meaning (a zero row: loss 0, gradient 0; NaN where
+    the product is NaN without a limit: a NaN or +inf logit in the row, every logit -inf, and
+    for the gradient a NaN or infinite upstream gradient). Where K is not z's class count at
+    run time the ops are the product: K = 1 broadcasts one_hot's column, another K raises the
+    product's ValueError (z's class axis, not declared length 1, does not broadcast); a K that
+    is not positive keeps the graph as written. Where a row of z holds -inf beside finite
+    values the product gives NaN (0 * -inf) and the closed form its limit."""
     from ....graph.ops import OneHotCrossEntropy, OneHotCrossEntropyGrad, negative
     for node in fgraph.toposort():
         if len(node.outputs) != 1:
@@ -224,6 +226,11 @@ class CpuLinker(Linker):
     name = "cpu"
     residency = "cpu"
     dispatch = program_op
+    #: The passes :meth:`compile` runs before planning (:func:`.program.linker_passes`; a name
+    #: of None always runs), then ``fusion`` in the plan.
+    passes = (("closed_forms", closed_forms), ("elide_broadcasts", elide_broadcasts), (None, lower_composites),
+              ("constant_folding", fold_constants))
+    mode_passes = ("closed_forms", "elide_broadcasts", "fusion")
 
     def unsupported(self, fgraph):
         """Ops with neither a Program op nor a reference ``perform`` (to run them in Python)."""
@@ -236,8 +243,7 @@ class CpuLinker(Linker):
             thunk = make_evaluator(fgraph)
             names = [n.op.name for n in fgraph.toposort()]
             return program.ProgramThunk(thunk, names, 0, [])
-        mode = program.linker_passes(fgraph, [("closed_forms", closed_forms), ("elide_broadcasts", elide_broadcasts),
-                                              (None, lower_composites), ("constant_folding", fold_constants)])
+        mode = program.linker_passes(fgraph, self.passes)
         steps = plan_steps(fgraph, fuse=mode.enabled("fusion"))
         return program.compile_program(
             fgraph, steps, backend="cpu", constant=lambda c: uma.asarray(c.value),
