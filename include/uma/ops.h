@@ -333,6 +333,9 @@ DType arange_default_dtype(const Scalar& start, const Scalar& stop, const Scalar
 /// ValueError for step == 0, a length that cannot be computed (NaN) or that exceeds 2**62;
 /// TypeError for complex arguments and for a bool range longer than 2.
 Array arange(const Scalar& start, const Scalar& stop, const Scalar& step, DType dtype);
+/// arange with its length `n` given (>= 0; a stop beyond 64 bits, whose length the caller
+/// computed): the elements as arange's, from start and start + step.
+Array arange_count(const Scalar& start, const Scalar& step, int64_t n, DType dtype);
 /// NumPy linspace of scalars, on the host: `num` values from start to stop (stop excluded when
 /// !endpoint) computed in float64 (complex128 for complex bounds) as start + i * step, the last
 /// one exactly stop; integer dtypes take the floor first. ValueError for num < 0.

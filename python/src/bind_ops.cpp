@@ -613,7 +613,29 @@ void bind_ops(nb::module_& m) {
           const double len = std::ceil((nb::cast<double>(nb::float_(last)) - nb::cast<double>(nb::float_(first))) /
                                        nb::cast<double>(nb::float_(step)));
           UMA_CHECK(!(len >= 0x1p62), Value, "arange: Maximum allowed size exceeded");
-          throw;
+          // Only the stop beyond 64 bits, integers, and a dtype given: NumPy stores start and
+          // start + step in the dtype and takes the length from Python's integers.
+          const std::optional<DType> given = to_dtype(dtype);
+          if (!given || is_complex(*given) || !PyIndex_Check(first.ptr()) || !PyIndex_Check(last.ptr()) ||
+              !PyIndex_Check(step.ptr()))
+            throw;
+          Scalar a, s;
+          try {
+            a = range_arg(first, "arange");
+            s = range_arg(step, "arange");
+          } catch (const Error&) {
+            throw e;
+          }
+          auto index = [](nb::handle h) { return nb::steal(PyNumber_Index(h.ptr())); };
+          const nb::object A = index(first), B = index(last), S = index(step);
+          UMA_CHECK(PyObject_IsTrue(S.ptr()) == 1, Value, "arange: step must not be zero");
+          const nb::object gap = nb::steal(PyNumber_Subtract(A.ptr(), B.ptr()));
+          const nb::object q = nb::steal(PyNumber_FloorDivide(gap.ptr(), S.ptr()));  // -ceil((B - A) / S)
+          int over = 0;
+          const long long neg_n = PyLong_AsLongLongAndOverflow(q.ptr(), &over);
+          UMA_CHECK(over >= 0 && neg_n > -(1LL << 62), Value, "arange: Maximum allowed size exceeded");
+          const int64_t n = over > 0 || neg_n >= 0 ? 0 : -neg_n;
+          return on_device(ops::arange_count(a, s, n, *given), dev);
         }
         const DType t = to_dtype(dtype).value_or(ops::arange_default_dtype(lo, hi, st));
         return on_device(ops::arange(lo, hi, st, t), dev);  // computed on the host (NumPy's fill rule)

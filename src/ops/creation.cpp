@@ -196,6 +196,13 @@ Array arange(const Scalar& start, const Scalar& stop, const Scalar& step, DType 
     UMA_CHECK(len < 0x1p62, Value, "arange: Maximum allowed size exceeded");
     n = len > 0 ? static_cast<int64_t>(len) : 0;
   }
+  return arange_count(start, step, n, dtype);
+}
+
+Array arange_count(const Scalar& start, const Scalar& step, int64_t n, DType dtype) {
+  for (const Scalar* v : {&start, &step})
+    UMA_CHECK(v->kind != ScalarKind::Complex, Type, "arange: complex arguments are not supported");
+  UMA_CHECK(n >= 0 && n < (int64_t{1} << 62), Value, "arange: Maximum allowed size exceeded");
   UMA_CHECK(dtype != DType::Bool || n <= 2, Type,
             "arange() is only supported for booleans when the result has at most length 2.");
   Array out = Array::empty({n}, dtype);

@@ -71,6 +71,17 @@ def test_small_integer_dtypes_wrap_like_numpy(dtype, data):
                      lambda: uma.arange(start, stop, step, dtype=dtype))
 
 
+@pytest.mark.parametrize("start,stop,step,dtype", [
+    (18446744073709545607, 18446744073709568407, 38, "uint64"),  # found by the test above
+    (5, 2**70, 2**62, "uint64"), (2**64 - 40, 2**64 + 20, 7, "uint64"), (0, 2**70, 2**60, "float64"),
+    (2**63 - 10, 2**63 + 50, 3, "int64"), (0, -2**70, -2**61, "int64"), (2**64 - 3, 2**64 + 3, 2, "uint8")])
+def test_arange_with_a_stop_beyond_64_bits_and_a_dtype_is_numpy_s(start, stop, step, dtype):
+    """NumPy takes the length from Python's integers and stores start and start + step in the
+    dtype (OverflowError where it cannot), so only the stop may lie beyond 64 bits."""
+    check_like_numpy(lambda: np.arange(start, stop, step, dtype=dtype),
+                     lambda: uma.arange(start, stop, step, dtype=dtype))
+
+
 _FINITE = st.floats(-1e12, 1e12, allow_nan=False, allow_infinity=False)
 
 
