@@ -614,6 +614,14 @@ Array asarray(nb::handle obj, std::optional<DType> dtype, std::optional<Device> 
     }
   }
   if (PyObject_CheckBuffer(obj.ptr())) {
+    // A NumPy scalar of a dtype uma has no equivalent for (datetime64 exports its bytes as
+    // format 'B'): the dtype's TypeError, never its bytes reinterpreted.
+    if (nb::hasattr(obj, "dtype") && nb::hasattr(obj.attr("dtype"), "kind") && nb::hasattr(obj, "__array_interface__")) {
+      nb::object dt = obj.attr("dtype");
+      UMA_CHECK(py_str(dt.attr("kind")).find_first_of("OUSMm") == std::string::npos, Type, api, ": NumPy dtype ",
+                py_str(dt), " has no uma equivalent (uma's dtypes: bool, int8-int64, uint8-uint64, float16, bfloat16, "
+                "float32, float64, complex64, complex128)");
+    }
     // Exporters that refuse a strided, formatted request (e.g. NumPy scalars of ml_dtypes
     // types) fall through to the array interface and __array__.
     const bool has_alternative = nb::hasattr(obj, "__array_interface__") || nb::hasattr(obj, "__array__");
@@ -623,7 +631,22 @@ Array asarray(nb::handle obj, std::optional<DType> dtype, std::optional<Device> 
   if (nb::hasattr(obj, "__array_interface__") && !PyType_Check(obj.ptr()))
     return import_array_interface(obj, obj.attr("__array_interface__"), dtype, device, copy, api);
   if (nb::hasattr(obj, "__array__") && !PyType_Check(obj.ptr())) {
-    nb::object arr = obj.attr("__array__")();
+    nb::object arr;
+    if (copy == CopyMode::Never) {
+      // NumPy 2's protocol (NumPy asarray): __array__(copy=False) returns an array over the
+      // object's memory or raises ValueError; an __array__ without the keyword cannot promise
+      // that, so neither can uma.
+      try {
+        arr = obj.attr("__array__")(nb::arg("copy") = false);
+      } catch (nb::python_error& e) {
+        if (!e.matches(PyExc_TypeError) && !e.matches(PyExc_ValueError)) throw;
+        UMA_FAIL(Copy, api, ": copy=False is impossible: ", py_str(nb::handle(Py_TYPE(obj.ptr())).attr("__name__")),
+                 ".__array__(copy=False) did not return an array without a copy (",
+                 py_str(nb::handle(Py_TYPE(e.value().ptr())).attr("__name__")), ": ", py_str(e.value()), ")");
+      }
+    } else {
+      arr = obj.attr("__array__")();
+    }
     UMA_CHECK(is_ndarray(arr), Type, api, ": __array__ did not return a numpy.ndarray");
     return import_array_interface(arr, arr.attr("__array_interface__"), dtype, device, copy, api);
   }

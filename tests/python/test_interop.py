@@ -4,6 +4,7 @@ and __dlpack__; DLPack round trips with NumPy and PyTorch. Sharing is always pro
 aliasing: write through one side, read the other."""
 import array as pyarray
 import gc
+import re
 import sys
 
 import numpy as np
@@ -529,6 +530,50 @@ def test_asarray_array_method_object():
     u = uma.asarray(obj)
     assert obj.calls, "__array__ was not used"
     assert u.tolist() == [[0, 1, 2], [3, 4, 5]] and u.dtype == np.int64
+
+
+class _OldStyleArray:
+    """__array__ without NumPy 2's keywords."""
+
+    def __array__(self):
+        return np.arange(3.0)
+
+
+class _RefusingArray:
+    """__array__ that cannot avoid a copy (NumPy 2's protocol: ValueError for copy=False)."""
+
+    def __array__(self, dtype=None, copy=None):
+        if copy is False:
+            raise ValueError("Unable to avoid copy")
+        return np.arange(2.0)
+
+
+def test_asarray_copy_false_through_array_method_shares_or_raises():
+    """NumPy asarray's __array__ protocol: copy=False asks __array__(copy=False), which shares
+    or raises; an __array__ without the keyword cannot promise it. A refusal is uma.CopyError
+    naming the type; without copy=False the object converts."""
+    base = np.arange(4.0)
+    obj = P.ArrayMethodObject(base)
+    u = uma.asarray(obj, copy=False)
+    assert obj.calls[-1] == (None, False)
+    base[0] = 7.0
+    assert u.tolist()[0] == 7.0
+    for o, why in ((_OldStyleArray(), "TypeError"), (_RefusingArray(), "ValueError: Unable to avoid copy")):
+        with pytest.raises(uma.CopyError, match=rf"copy=False is impossible: {type(o).__name__}\.__array__.*{why}"):
+            uma.asarray(o, copy=False)
+        assert uma.asarray(o).tolist() == np.asarray(o).tolist()
+    pa = pytest.importorskip("pyarrow")
+    chunked = pa.chunked_array([[1, 2], [3]])
+    with pytest.raises(uma.CopyError, match="ChunkedArray"):
+        uma.asarray(chunked, copy=False)
+    assert uma.asarray(chunked).tolist() == [1, 2, 3]
+
+
+@pytest.mark.parametrize("scalar", [np.datetime64(1, "s"), np.timedelta64(3, "ms"), np.str_("ab"), np.bytes_(b"x")])
+def test_numpy_scalars_of_dtypes_without_an_equivalent_raise(scalar):
+    """Never their bytes reinterpreted (a datetime64 scalar exports its buffer as bytes)."""
+    with pytest.raises(TypeError, match=rf"NumPy dtype {re.escape(str(scalar.dtype))} has no uma equivalent"):
+        uma.asarray(scalar)
 
 
 def test_asarray_prefers_dlpack_over_array_interface():
