@@ -545,6 +545,19 @@ CopyMode to_copy_mode(nb::handle h) {
   return h.ptr() == Py_True ? CopyMode::Always : CopyMode::Never;
 }
 
+namespace {
+// TypeError naming the NumPy dtype `dt` (as NumPy names it) when its kind is one of `kinds`, or,
+// with `extended`, when it is extended precision: dtypes uma has no equivalent for.
+void check_numpy_dtype(nb::handle dt, const char* kinds, bool extended, const char* api) {
+  const std::string kind = py_str(dt.attr("kind"));
+  const int64_t size = nb::cast<int64_t>(dt.attr("itemsize"));
+  const bool wide = extended && ((kind == "f" && size > 8) || (kind == "c" && size > 16));
+  UMA_CHECK(kind.find_first_of(kinds) == std::string::npos && !wide, Type, api, ": NumPy dtype ", py_str(dt),
+            " has no uma equivalent (uma's dtypes: bool, int8-int64, uint8-uint64, float16, bfloat16, float32, "
+            "float64, complex64, complex128)");
+}
+}  // namespace
+
 Array asarray(nb::handle obj, std::optional<DType> dtype, std::optional<Device> device, CopyMode copy, const char* api) {
   UMA_CHECK(!obj.is_none(), Type, api, ": cannot convert None to an array (NumPy would make an object array; "
             "uma has no object dtype)");
@@ -591,13 +604,7 @@ Array asarray(nb::handle obj, std::optional<DType> dtype, std::optional<Device> 
       // Dtypes without a uma equivalent, named as NumPy names them (not by their buffer format
       // or typestr): objects, strings, datetimes, structured and other void dtypes (ml_dtypes'
       // types other than bfloat16 among them), extended precision.
-      nb::object dt = obj.attr("dtype");
-      const std::string kind = py_str(dt.attr("kind"));
-      const int64_t size = nb::cast<int64_t>(dt.attr("itemsize"));
-      const bool extended = (kind == "f" && size > 8) || (kind == "c" && size > 16);
-      UMA_CHECK(kind.find_first_of("OUSMmV") == std::string::npos && !extended, Type, api, ": NumPy dtype ",
-                py_str(dt), " has no uma equivalent (uma's dtypes: bool, int8-int64, uint8-uint64, float16, bfloat16, "
-                "float32, float64, complex64, complex128)");
+      check_numpy_dtype(obj.attr("dtype"), "OUSMmV", true, api);
       throw;
     }
   }
@@ -616,12 +623,8 @@ Array asarray(nb::handle obj, std::optional<DType> dtype, std::optional<Device> 
   if (PyObject_CheckBuffer(obj.ptr())) {
     // A NumPy scalar of a dtype uma has no equivalent for (datetime64 exports its bytes as
     // format 'B'): the dtype's TypeError, never its bytes reinterpreted.
-    if (nb::hasattr(obj, "dtype") && nb::hasattr(obj.attr("dtype"), "kind") && nb::hasattr(obj, "__array_interface__")) {
-      nb::object dt = obj.attr("dtype");
-      UMA_CHECK(py_str(dt.attr("kind")).find_first_of("OUSMm") == std::string::npos, Type, api, ": NumPy dtype ",
-                py_str(dt), " has no uma equivalent (uma's dtypes: bool, int8-int64, uint8-uint64, float16, bfloat16, "
-                "float32, float64, complex64, complex128)");
-    }
+    if (nb::hasattr(obj, "dtype") && nb::hasattr(obj.attr("dtype"), "kind") && nb::hasattr(obj, "__array_interface__"))
+      check_numpy_dtype(obj.attr("dtype"), "OUSMm", false, api);
     // Exporters that refuse a strided, formatted request (e.g. NumPy scalars of ml_dtypes
     // types) fall through to the array interface and __array__.
     const bool has_alternative = nb::hasattr(obj, "__array_interface__") || nb::hasattr(obj, "__array__");

@@ -22,7 +22,8 @@ from __future__ import annotations
 from ...graph.basic import Constant
 from .walk import straight_line, walk
 
-__all__ = ["program_supports", "plan_steps", "compile_program", "ProgramThunk", "linker_passes", "op_runner"]
+__all__ = ["program_supports", "plan_steps", "compile_program", "ProgramThunk", "linker_passes",
+           "mode_pass_names", "op_runner"]
 
 
 def _uma():
@@ -86,6 +87,14 @@ def program_supports(name, attrs, nin) -> bool:
                 ok = False
         _PROBED[key] = ok
     return ok
+
+
+def mode_pass_names(passes):
+    """A linker's ``mode_passes`` (:class:`uma.Linker`): the names among its ``(name, apply)``
+    ``passes`` that are linker passes of a mode (:data:`uma.graph.rewrite.LINKER_PASSES`), then
+    ``fusion``, which :func:`plan_steps` runs."""
+    from ...graph.rewrite import LINKER_PASSES
+    return tuple(n for n, _ in passes if n in LINKER_PASSES) + ("fusion",)
 
 
 def op_runner(name, attrs, nin):

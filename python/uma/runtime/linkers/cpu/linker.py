@@ -230,7 +230,7 @@ class CpuLinker(Linker):
     #: of None always runs), then ``fusion`` in the plan.
     passes = (("closed_forms", closed_forms), ("elide_broadcasts", elide_broadcasts), (None, lower_composites),
               ("constant_folding", fold_constants))
-    mode_passes = ("closed_forms", "elide_broadcasts", "fusion")
+    mode_passes = program.mode_pass_names(passes)
 
     def unsupported(self, fgraph):
         """Ops with neither a Program op nor a reference ``perform`` (to run them in Python)."""

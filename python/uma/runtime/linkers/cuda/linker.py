@@ -124,7 +124,7 @@ class CudaLinker(Linker):
     #: The linker passes (:func:`.program.linker_passes`) that :meth:`compile` and
     #: :meth:`compile_eager` both run, so that both compute the same graph.
     passes = (("closed_forms", closed_forms),)
-    mode_passes = ("closed_forms", "fusion")
+    mode_passes = program.mode_pass_names(passes)
 
     def __init__(self, device="cuda:0", graphs=None, fuse=None, lean_replay=None):
         """``device``: a cuda device (``"cuda:N"``, a ``uma.Device``). ``graphs``: CUDA graphs of
