@@ -75,6 +75,24 @@ class Array {
   bool writable_ = true;
 };
 
+// Note [Placed results]
+// A CUDA graph recording may choose the memory of one step's result (Note [Carried values]
+// in uma/runtime/program.h). While a PlacedResult lives, the calling thread's next
+// Array::empty on its device of exactly its byte count returns a C-contiguous, writable array
+// at the start of its storage instead of fresh memory, once. A step may allocate a
+// temporary of that size first: the caller checks that the step's result is over the
+// storage (taken() alone does not say so).
+class PlacedResult {
+ public:
+  /// `storage`: device memory of `device` of at least `nbytes`, which the placing code owns.
+  PlacedResult(std::shared_ptr<Storage> storage, Device device, std::size_t nbytes);
+  ~PlacedResult();  // withdraws the placement if no Array::empty took it
+  PlacedResult(const PlacedResult&) = delete;
+  PlacedResult& operator=(const PlacedResult&) = delete;
+  /// True once an Array::empty on this thread took the storage.
+  bool taken() const noexcept;
+};
+
 /// C-contiguous strides (elements) for a shape.
 Strides contiguous_strides(const Shape& shape);
 /// prod(shape) with overflow and negative checks (ValueError).

@@ -751,12 +751,14 @@ void bind_runtime(nb::module_& m) {
         d["replayed"] = s.replayed;
         d["early_checked"] = s.early_checked;
         d["failed"] = s.failed;
+        d["copied_bytes"] = s.copied_bytes;
         d["kept_bytes"] = s.kept_bytes;
         d["last_failure"] = s.last_failure;
         return d;
       }, "What the CUDA graphs did: recordings made ('recorded'), runs replayed ('replayed'), replays whose "
          "label checks the host waited for alone ('early_checked': Note [Lean replays]), recordings "
-         "that failed ('failed'; their signatures run op by op), device bytes the recordings keep "
+         "that failed ('failed'; their signatures run op by op), argument bytes the replays copied into "
+         "the recordings' buffers ('copied_bytes': Note [Carried values]), device bytes the recordings keep "
          "('kept_bytes') and the last failure's reason ('last_failure').");
 
   nb::class_<runtime::Residency>(m, "Residency",

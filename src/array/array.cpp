@@ -149,6 +149,38 @@ std::shared_ptr<Storage> host_storage(std::size_t nbytes) {
 }
 }  // namespace
 
+namespace {
+// Note [Placed results]: the calling thread's placement (none while storage is null).
+struct Placement {
+  std::shared_ptr<Storage> storage;
+  Device device;
+  std::size_t nbytes = 0;
+  bool taken = false;
+};
+thread_local Placement t_placement;
+
+std::shared_ptr<Storage> device_storage(Device device, std::size_t nbytes) {
+  Placement& p = t_placement;
+  if (p.storage && !p.taken && p.device == device && p.nbytes == nbytes) {
+    p.taken = true;
+    return p.storage;
+  }
+  return std::make_shared<Storage>(cuda::device_allocator(device.index).allocate(nbytes));
+}
+}  // namespace
+
+PlacedResult::PlacedResult(std::shared_ptr<Storage> storage, Device device, std::size_t nbytes) {
+  UMA_CHECK(storage && !device.is_cpu() && storage->data.device() == device && storage->data.nbytes() >= nbytes &&
+                !t_placement.storage,
+            Value, "PlacedResult: expected ", nbytes, " bytes of device memory of ", device.str(),
+            " and no other placement on this thread");
+  t_placement = Placement{std::move(storage), device, nbytes, false};
+}
+
+PlacedResult::~PlacedResult() { t_placement = Placement{}; }
+
+bool PlacedResult::taken() const noexcept { return t_placement.taken; }
+
 Array Array::empty(const Shape& shape, DType dtype, Device device) {
   if (shape.empty() && device.is_cpu()) {  // 0-d on the host: a small step's result, no shape work
     Array a;  // 0-d, size 1, writable: only the storage and dtype to set
@@ -161,9 +193,7 @@ Array Array::empty(const Shape& shape, DType dtype, Device device) {
   UMA_CHECK(n <= INT64_MAX / 16, Value, "array is too big: shape ", shape_str(shape));
   const std::size_t nbytes = static_cast<std::size_t>(n) * uma::itemsize(dtype);
   if (!device.is_cpu()) cuda::require(device, "empty");
-  std::shared_ptr<Storage> st = device.is_cpu()
-                                    ? host_storage(nbytes)
-                                    : std::make_shared<Storage>(cuda::device_allocator(device.index).allocate(nbytes));
+  std::shared_ptr<Storage> st = device.is_cpu() ? host_storage(nbytes) : device_storage(device, nbytes);
   void* p = st->data.get();
   return Array(std::move(st), p, shape, contiguous_strides(shape), dtype, true);
 }

@@ -528,14 +528,18 @@ Array matmul_fused(const Array& a, const Array& b, ArrayRefs rest, const std::ve
   refs[0] = &c;
   for (std::size_t i = 0; i < rest.size(); ++i) refs[i + 1] = rest[i];
   const ArrayRefs inputs(refs, rest.size() + 1);
-  bool in_place = c.device().is_cpu() && c.dtype() == dtype && c.is_c_contiguous() && c.size() > 1;
+  bool in_place = c.dtype() == dtype && c.is_c_contiguous() && c.size() > 1;
   for (std::size_t i = 1; i < inputs.size() && in_place; ++i)
-    in_place = inputs[i]->device().is_cpu() && inputs[i]->ndim() <= c.ndim() &&
+    in_place = inputs[i]->device() == c.device() && inputs[i]->ndim() <= c.ndim() &&
                broadcast_shapes(c.shape(), inputs[i]->shape(), "matmul_fused") == c.shape();
   if (!in_place) return fused_elementwise(inputs, code, dtype);
   check_fused(inputs, code, dtype);
-  // Input 0 is the output: every instruction of a block reads its registers before the last
-  // one writes that block of the product.
+  // Input 0 is the output. On the host every instruction of a block reads its registers
+  // before the last one writes that block of the product; on a device each thread reads its
+  // elements' registers before it writes those elements (one kernel, Note [Fused chains on
+  // cuda]), or only the last of the ops one by one writes the product, element by element.
+  // The result is then the product's memory, the step's only allocation (Note [Placed
+  // results] in uma/array.h).
   kernels::fused(inputs, code, c);
   return c;
 }

@@ -1,9 +1,11 @@
 #include "uma/runtime/program.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "kernels/cuda_kernels.h"
 #include "uma/error.h"
@@ -402,13 +404,17 @@ bool Program::run_scalar(std::vector<Array>& inputs, std::vector<Array>& out) co
   return true;
 }
 
-void Program::run_steps(std::vector<Array>& slots, std::vector<const Array*>& args) const {
+void Program::run_steps(std::vector<Array>& slots, std::vector<const Array*>& args, const Placements* place) const {
   // Constants are read in place from const_slots_ (never copied into the slots).
   const std::size_t nconst = const_slots_.size();
   auto value = [&](int s) -> const Array& {
     return static_cast<std::size_t>(s) < nconst && const_slots_[s].defined() ? const_slots_[s] : slots[s];
   };
   for (const Step& st : steps_) {
+    std::optional<PlacedResult> placed;  // Note [Carried values]
+    if (place)
+      for (const Placement& p : *place)
+        if (p.slot == st.out) placed.emplace(p.storage, p.storage->data.device(), p.nbytes);
     if (st.binary >= 0) {
       slots[st.out] = ops::binary(static_cast<BinaryOp>(st.binary), value(st.in[0]), value(st.in[1]));
     } else {
@@ -433,10 +439,24 @@ struct Program::Recording {
   std::vector<std::unique_ptr<kernels::cuda::LabelFlag>> early;
   std::vector<std::shared_ptr<Storage>> written;  // the results' distinct storages
   std::vector<long> alone;     // their use counts while no array outside holds them
+  // Note [Carried values]: the staging buffers shared with the other recording (input, the
+  // buffer's use count while no array outside holds it).
+  std::vector<std::pair<int, long>> shared;
   bool free() const noexcept {
     for (std::size_t i = 0; i < written.size(); ++i)
       if (written[i].use_count() != alone[i]) return false;
     return true;
+  }
+  // True when the argument copies of a replay with `inputs` write no buffer held outside.
+  bool may_copy(const std::vector<Array>& inputs) const noexcept {
+    for (const auto& [i, count] : shared)
+      if (inputs[i].data() != staging[i].data() && staging[i].storage().use_count() != count) return false;
+    return true;
+  }
+  long alone_count(const std::shared_ptr<Storage>& st) const noexcept {
+    for (std::size_t i = 0; i < written.size(); ++i)
+      if (written[i] == st) return alone[i];
+    return -1;
   }
 };
 
@@ -476,34 +496,87 @@ Program::GraphStats Program::graph_stats() const {
   std::lock_guard<std::mutex> lock(cache->mu);
   GraphStats s = cache->stats;
   s.kept_bytes = 0;
+  std::vector<const Storage*> counted;  // a buffer two recordings share counts once
+  auto count = [&](const std::shared_ptr<Storage>& st) {
+    if (std::find(counted.begin(), counted.end(), st.get()) != counted.end()) return;
+    counted.push_back(st.get());
+    s.kept_bytes += st->data.nbytes();
+  };
   for (const auto& [key, sig] : cache->signatures)
     for (const Recording& r : sig.recordings) {
       s.kept_bytes += r.graph->kept_bytes();
-      for (const auto& w : r.written) s.kept_bytes += w->data.nbytes();
-      for (const Array& a : r.staging) s.kept_bytes += a.storage()->data.nbytes();
+      for (const auto& w : r.written) count(w);
+      for (const Array& a : r.staging) count(a.storage());
     }
   return s;
 }
 
-bool Program::record(Recording& r, const std::vector<Array>& inputs, std::string& why) const {
+bool Program::record(Recording& r, const std::vector<Array>& inputs, std::string& why, Recording* partner) const {
   const int device = inputs[0].device().index;
-  for (const Array& a : inputs) r.staging.push_back(Array::empty(a.shape(), a.dtype(), a.device()));
-  r.results.resize(outputs_.size());
-  std::vector<Array> slots(nslots_);
-  std::vector<const Array*> args;
-  auto work = [&] {
-    for (std::size_t i = 0; i < inputs_.size(); ++i) slots[inputs_[i]] = r.staging[i];
-    run_steps(slots, args);
-    for (std::size_t k = 0; k < outputs_.size(); ++k)
-      if (output_sources_[k].kind == Source::Step) r.results[k] = slots[outputs_[k]];
-    for (const LabelCheck& c : label_checks_) {
-      r.checked.push_back(slots[c.labels].defined() ? slots[c.labels] : const_slots_[c.labels]);
-      r.checked.push_back(slots[c.logits].defined() ? slots[c.logits] : const_slots_[c.logits]);
-    }
-    slots.clear();  // what was not kept above is released while recording: the graph keeps it
+  // Note [Carried values]: an argument that is one of the partner's results (the whole
+  // buffer) is read there, and the same output's result is placed in the partner's buffer
+  // for that argument.
+  struct Carry {
+    int input;
+    std::size_t output;
   };
-  r.graph = cuda::capture(device, work, &why);
-  if (!r.graph) return false;
+  std::vector<Carry> carries;
+  for (std::size_t i = 0; partner && i < inputs.size(); ++i) {
+    const Array& a = inputs[i];
+    for (std::size_t k = 0; k < outputs_.size(); ++k) {
+      const Array& res = partner->results[k];
+      if (!res.defined() || res.storage() != a.storage() || res.data() != a.data() || res.nbytes() != a.nbytes() ||
+          a.nbytes() == 0 || a.data() != a.storage()->data.get())
+        continue;
+      bool placed = false;  // an output's slot placed once
+      for (const Carry& c : carries) placed = placed || outputs_[c.output] == outputs_[k];
+      if (!placed) carries.push_back({static_cast<int>(i), k});
+      break;
+    }
+  }
+  std::vector<long> before(carries.size());  // the partner's results' use counts without r
+  for (;;) {  // each pass records with fewer carries than the last
+    r = Recording{};
+    for (std::size_t c = 0; c < carries.size(); ++c) before[c] = inputs[carries[c].input].storage().use_count();
+    Placements place;
+    for (const Carry& c : carries)
+      place.push_back({outputs_[c.output], partner->staging[c.input].storage(),
+                       static_cast<std::size_t>(inputs[c.input].nbytes())});
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      bool carried = false;
+      for (const Carry& c : carries) carried = carried || c.input == static_cast<int>(i);
+      const Array& a = inputs[i];
+      r.staging.push_back(carried ? a : Array::empty(a.shape(), a.dtype(), a.device()));
+    }
+    r.results.resize(outputs_.size());
+    std::vector<Array> slots(nslots_);
+    std::vector<const Array*> args;
+    auto work = [&] {
+      for (std::size_t i = 0; i < inputs_.size(); ++i) slots[inputs_[i]] = r.staging[i];
+      run_steps(slots, args, place.empty() ? nullptr : &place);
+      for (std::size_t k = 0; k < outputs_.size(); ++k)
+        if (output_sources_[k].kind == Source::Step) r.results[k] = slots[outputs_[k]];
+      for (const LabelCheck& c : label_checks_) {
+        r.checked.push_back(slots[c.labels].defined() ? slots[c.labels] : const_slots_[c.labels]);
+        r.checked.push_back(slots[c.logits].defined() ? slots[c.logits] : const_slots_[c.logits]);
+      }
+      slots.clear();  // what was not kept above is released while recording: the graph keeps it
+    };
+    r.graph = cuda::capture(device, work, &why);
+    place.clear();  // its references to the partner's buffers are not the recordings'
+    if (!r.graph) return false;
+    // A carry whose placement a step's temporary took (its result is elsewhere) is dropped,
+    // and the recording made again (Note [Carried values]).
+    std::vector<Carry> kept;
+    for (const Carry& c : carries) {
+      const Array& res = r.results[c.output];
+      const Array& target = partner->staging[c.input];
+      if (res.storage() == target.storage() && res.data() == target.data()) kept.push_back(c);
+    }
+    if (kept.size() == carries.size()) break;
+    carries = std::move(kept);
+    before.resize(carries.size());
+  }
   for (const Array& a : r.results) {
     if (!a.defined()) continue;
     bool seen = false;
@@ -511,6 +584,17 @@ bool Program::record(Recording& r, const std::vector<Array>& inputs, std::string
     if (!seen) r.written.push_back(a.storage());
   }
   for (const auto& w : r.written) r.alone.push_back(w.use_count());
+  for (std::size_t n = 0; n < carries.size(); ++n) {
+    // r's buffer for the argument is the partner's result (r's references to it are holders
+    // inside the program), and the partner's buffer for it is r's result.
+    const Carry& c = carries[n];
+    const std::shared_ptr<Storage>& theirs = partner->results[c.output].storage();
+    const long mine = theirs.use_count() - before[n];
+    for (std::size_t j = 0; j < partner->written.size(); ++j)
+      if (partner->written[j] == theirs) partner->alone[j] += mine;
+    r.shared.emplace_back(c.input, partner->alone_count(theirs));
+    partner->shared.emplace_back(c.input, r.alone_count(r.results[c.output].storage()));
+  }
   if (lean_replay() && !label_checks_.empty()) {  // Note [Lean replays]
     bool all = true;
     for (std::size_t k = 0; k < label_checks_.size() && all; ++k) {
@@ -529,13 +613,15 @@ bool Program::record(Recording& r, const std::vector<Array>& inputs, std::string
   return true;
 }
 
-bool Program::replay(const Recording& r, std::vector<Array>& inputs, std::vector<Array>& out) const {
+bool Program::replay(const Recording& r, std::vector<Array>& inputs, std::vector<Array>& out, int64_t* copied) const {
   const int device = r.graph->device();
   thread_local std::vector<kernels::cuda::CopyJob> copies;  // the arguments into the recording's buffers
   copies.clear();
   for (std::size_t i = 0; i < inputs.size(); ++i)
-    if (inputs[i].data() != r.staging[i].data())
+    if (inputs[i].data() != r.staging[i].data()) {
       copies.push_back({r.staging[i].data(), inputs[i].data(), static_cast<std::size_t>(inputs[i].nbytes())});
+      *copied += inputs[i].nbytes();
+    }
   if (lean_replay()) {
     kernels::cuda::copy_batch(copies, device);  // Note [Lean replays]
   } else {
@@ -590,9 +676,9 @@ bool Program::run_graph(GraphCache& g, std::vector<Array>& inputs, std::vector<A
   GraphCache::Signature& sig = it->second;
   if (sig.failed) return false;
   for (const Recording& r : sig.recordings)
-    if (r.free()) {
+    if (r.free() && r.may_copy(inputs)) {
       ++g.stats.replayed;  // counted before the label checks, which may throw after the launch
-      if (replay(r, inputs, out)) ++g.stats.early_checked;
+      if (replay(r, inputs, out, &g.stats.copied_bytes)) ++g.stats.early_checked;
       return true;
     }
   if (!sig.ran) {  // the first run of a signature goes op by op
@@ -602,7 +688,7 @@ bool Program::run_graph(GraphCache& g, std::vector<Array>& inputs, std::vector<A
   if (sig.recordings.size() >= static_cast<std::size_t>(kGraphsPerSignature)) return false;
   Recording r;
   std::string why;
-  if (!record(r, inputs, why)) {
+  if (!record(r, inputs, why, sig.recordings.size() == 1 ? &sig.recordings[0] : nullptr)) {
     sig.failed = true;
     ++g.stats.failed;
     g.stats.last_failure = std::move(why);
@@ -611,7 +697,7 @@ bool Program::run_graph(GraphCache& g, std::vector<Array>& inputs, std::vector<A
   ++g.stats.recorded;
   sig.recordings.push_back(std::move(r));
   ++g.stats.replayed;
-  if (replay(sig.recordings.back(), inputs, out)) ++g.stats.early_checked;
+  if (replay(sig.recordings.back(), inputs, out, &g.stats.copied_bytes)) ++g.stats.early_checked;
   return true;
 }
 

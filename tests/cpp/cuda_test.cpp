@@ -8,12 +8,14 @@
 #include <cstdint>
 #include <cstring>
 #include <numeric>
+#include <thread>
 #include <vector>
 
 #include "uma/array.h"
 #include "uma/error.h"
 #include "uma/memory/cuda.h"
 #include "uma/transfer.h"
+#include "error_kind.h"
 
 namespace uma {
 namespace {
@@ -158,6 +160,38 @@ TEST(Cuda, ManagedMemoryIsAddressableFromTheHost) {
   int dev = -1;
   EXPECT_EQ(cuda::pointer_kind(m.get(), &dev), cuda::PointerKind::Managed);
   EXPECT_EQ(dev, 0);
+}
+
+// Note [Placed results] in uma/array.h: one Array::empty of exactly the placed byte count on
+// the placement's device, on the placing thread, gets the storage; nothing else does.
+TEST(Cuda, PlacedResultIsTakenOnceByTheMatchingAllocation) {
+  NEED_GPU();
+  const Array target = Array::empty({100}, DType::Float32, kGpu);  // 400 bytes in a 512-byte block
+  {
+    PlacedResult placed(target.storage(), kGpu, 400);
+    EXPECT_FALSE(placed.taken());
+    EXPECT_NE(Array::empty({101}, DType::Float32, kGpu).storage(), target.storage());  // another size
+    EXPECT_NE(Array::empty({100}, DType::Float32).storage(), target.storage());        // the host
+    std::thread([&] {  // another thread
+      EXPECT_NE(Array::empty({100}, DType::Float32, kGpu).storage(), target.storage());
+    }).join();
+    EXPECT_FALSE(placed.taken());
+    const Array got = Array::empty({10, 10}, DType::Int32, kGpu);  // the same byte count
+    EXPECT_TRUE(placed.taken());
+    EXPECT_EQ(got.storage(), target.storage());
+    EXPECT_EQ(got.data(), target.data());
+    EXPECT_TRUE(got.is_c_contiguous() && got.writable());
+    EXPECT_NE(Array::empty({100}, DType::Float32, kGpu).storage(), target.storage());  // once
+  }
+  EXPECT_NE(Array::empty({100}, DType::Float32, kGpu).storage(), target.storage());  // withdrawn
+  {
+    PlacedResult unused(target.storage(), kGpu, 400);
+  }  // withdrawn untaken
+  EXPECT_NE(Array::empty({100}, DType::Float32, kGpu).storage(), target.storage());
+  using testing::error_kind;
+  EXPECT_EQ(error_kind([&] { PlacedResult p(target.storage(), kGpu, 4096); }), ErrorKind::Value);  // too large
+  const Array host = Array::empty({100}, DType::Float32);
+  EXPECT_EQ(error_kind([&] { PlacedResult p(host.storage(), kGpu, 400); }), ErrorKind::Value);  // host memory
 }
 
 TEST(Cuda, StreamHandshakeRejectsZero) {

@@ -68,8 +68,8 @@ def test_graphs_switch_and_stats_without_recording():
     assert p.graphs  # set_outputs keeps the switch (it drops recordings only)
     out = p.run([uma.asarray(np.arange(3.0))])
     np.testing.assert_array_equal(np.asarray(out[0]), [0.0, 2.0, 4.0])
-    assert p.graph_stats() == {"recorded": 0, "replayed": 0, "early_checked": 0, "failed": 0, "kept_bytes": 0,
-                               "last_failure": ""}
+    assert p.graph_stats() == {"recorded": 0, "replayed": 0, "early_checked": 0, "failed": 0, "copied_bytes": 0,
+                               "kept_bytes": 0, "last_failure": ""}
     assert not p.lean_replay
     p.lean_replay = True
     assert p.lean_replay and p.graphs
@@ -270,6 +270,61 @@ def test_outputs_the_caller_keeps_are_never_overwritten():
             same_bits(a, b, f"call {k}")
     s = stats(f)
     assert s["recorded"] == 2 and s["replayed"] == 2, s  # calls 2 and 3; the rest op by op
+
+
+@needs_gpu
+@pytest.mark.parametrize("lean", [False, True])
+def test_carried_updates_are_not_copied(lean):
+    """Note [Carried values]: the second recording reads the updated variables where the first
+    left them and writes its updates into the first's buffers, so from the third call on a
+    replay copies only the batch and the labels, with the eager ops' results bit for bit."""
+    X, Y = batch(32)
+    params, step = mlp(CudaLinker(graphs=True, fuse=True, lean_replay=lean))
+    eparams, estep = mlp(EagerCuda())
+    copied = []
+    for k in range(8):
+        same_bits(step(X, Y), estep(X, Y), f"loss {k}")
+        copied.append(stats(step)["copied_bytes"])
+    args = host(X).nbytes + host(Y).nbytes
+    weights = sum(host(p.get_value()).nbytes for p in params)
+    per_call = np.diff([0] + copied).tolist()
+    # call 1 op by op; call 2 records A and copies every argument into A's buffers
+    assert per_call[:2] == [0, args + weights], copied
+    assert per_call[2:] == [args] * 6, copied
+    s = stats(step)
+    assert (s["recorded"], s["replayed"], s["failed"]) == (2, 7, 0), s
+    for p, q in zip(params, eparams):
+        same_bits(p.get_value(), q.get_value(), p.name)
+
+
+@needs_gpu
+def test_carried_results_the_caller_keeps_are_never_overwritten():
+    """A chain x = f(x) whose caller keeps some results: a kept result (read by the other
+    recording, or the buffer the other recording's result goes to) is never written again;
+    every result, kept or not, is the NumPy value, and the calls that cannot use a recording
+    run op by op."""
+    sym = uma.sym
+    x = sym.vector("x", dtype="float32")
+    f = uma.function([x], x * np.float32(0.5) + np.float32(1), backend=GRAPHS)
+    v = uma.asarray(np.arange(1000, dtype=np.float32), device="cuda")
+    expect = np.arange(1000, dtype=np.float32)
+    kept = []
+    for k in range(24):
+        v = f(v)
+        expect = expect * np.float32(0.5) + np.float32(1)
+        same_bits(v, expect, f"call {k}")
+        if k % 5 in (1, 2):
+            kept.append((v, expect.copy()))
+        if k % 7 == 6:
+            kept.pop(0)
+    for k, (a, e) in enumerate(kept):
+        same_bits(a, e, f"kept result {k}")
+    s = stats(f)
+    # Calls 2 and 3 record (the second reads call 2's result in place) and calls 15-18 replay.
+    # The others run op by op: the caller keeps a result of each recording, or (calls 8-14)
+    # the first recording's results are free but its buffer is the second's kept result,
+    # which the argument copy would overwrite.
+    assert (s["recorded"], s["replayed"], s["failed"]) == (2, 6, 0), s
 
 
 @needs_gpu

@@ -108,7 +108,8 @@ std::vector<std::string> op_names();
 // cuda device, and the cuda matmul precision (ops::cuda_matmul_precision). The first run of a signature runs op by op (it raises what the ops raise, and
 // leaves the libraries' lazy set-up done); the second records. A recording reads its inputs
 // from buffers of its own (each input is copied there on uma's stream unless it is that
-// buffer) and writes its results into the memory it allocated while recording, which it keeps
+// buffer; a carried value's buffer is the other recording's: Note [Carried values]) and
+// writes its results into the memory it allocated while recording, which it keeps
 // (results are handed out as arrays over it; intermediates are kept by the graph). A
 // recording is replayed only while no array outside the program holds its results' memory:
 // otherwise (a shared variable still holds last call's update) the next recording of the
@@ -118,6 +119,23 @@ std::vector<std::string> op_names();
 // cannot be recorded (an op that reads device data back: take, a boolean mask, an immediate
 // label check) marks its signature op by op for good. Replayed kernels are the recorded ones,
 // in the same order, so results are bit for bit the op-by-op run's.
+
+// Note [Carried values]
+// A training step's update comes back as an argument of the next call: the shared variable
+// holds recording A's result, which the next call (a replay of B) copies into B's buffer,
+// and B's result into A's buffer on the call after (41 µs per call for a 4096 x 4096 float32
+// weight on an H100). When the second recording B of a signature is made and an argument is
+// one of A's results (the same array, at the start of its storage), B reads that argument
+// from A's result instead of a buffer of its own, and the step making B's result of the same
+// output writes it into A's buffer for that argument (Note [Placed results] in uma/array.h).
+// In the steady state each replay then reads its carried arguments where the other left
+// them, and copies none. A replay writes nothing that an array outside the program holds:
+// - its results, only while no such array holds them (a recording is replayed only then);
+// - a buffer it shares with the other recording (A's result that B reads, A's buffer that B
+//   writes its result into), by an argument copy only when the argument is elsewhere and no
+//   array outside holds the buffer; the recording is not replayed otherwise.
+// A placement that a step's temporary took instead of its result drops B's recording, which
+// is made again without that carry. Results and errors are those of separate buffers.
 
 class Program {
  public:
@@ -136,10 +154,11 @@ class Program {
   bool lean_replay() const noexcept { return lean_replay_.load(std::memory_order_relaxed); }
   /// What the graphs did so far: recordings made, runs replayed, replays whose label checks
   /// the host waited for alone (Note [Lean replays]), recordings that failed (their
-  /// signatures run op by op), device bytes the recordings keep, and the last failure's
+  /// signatures run op by op), argument bytes replays copied into the recordings' buffers
+  /// (Note [Carried values]), device bytes the recordings keep, and the last failure's
   /// reason ("" when none).
   struct GraphStats {
-    int64_t recorded = 0, replayed = 0, early_checked = 0, failed = 0;
+    int64_t recorded = 0, replayed = 0, early_checked = 0, failed = 0, copied_bytes = 0;
     std::size_t kept_bytes = 0;
     std::string last_failure;
   };
@@ -225,15 +244,25 @@ class Program {
   void plan_releases();
   // Runs every step over `slots` (inputs placed; constants read from const_slots_), dropping
   // values after their last use; the label checks are the caller's.
-  void run_steps(std::vector<Array>& slots, std::vector<const Array*>& args) const;
+  // `place`, while recording: per output slot, the storage its step's result is placed in
+  // and the result's byte count (Note [Carried values]).
+  struct Placement {
+    int slot;
+    std::shared_ptr<Storage> storage;
+    std::size_t nbytes;
+  };
+  using Placements = std::vector<Placement>;
+  void run_steps(std::vector<Array>& slots, std::vector<const Array*>& args, const Placements* place = nullptr) const;
   struct GraphCache;
   struct Recording;
   bool run_graph(GraphCache& g, std::vector<Array>& inputs, std::vector<Array>& out) const;
   std::shared_ptr<GraphCache> graph_cache() const;  // graphs_, read under graphs_mu_
   void reset_graphs(bool on);                       // a new GraphCache (or none), under graphs_mu_
-  bool record(Recording& r, const std::vector<Array>& inputs, std::string& why) const;
-  // true when the label checks were waited for alone (Note [Lean replays])
-  bool replay(const Recording& r, std::vector<Array>& inputs, std::vector<Array>& out) const;
+  // `partner`: the signature's first recording, when `r` is its second (Note [Carried values]).
+  bool record(Recording& r, const std::vector<Array>& inputs, std::string& why, Recording* partner) const;
+  // true when the label checks were waited for alone (Note [Lean replays]); adds the bytes
+  // of the argument copies to *copied
+  bool replay(const Recording& r, std::vector<Array>& inputs, std::vector<Array>& out, int64_t* copied) const;
   template <class Value>
   void check_labels(const Value& value) const;  // value(slot) -> const Array&
   bool element_types(const DType* input_types, DType* type) const;

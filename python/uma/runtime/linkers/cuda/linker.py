@@ -27,7 +27,9 @@ a call as one CUDA graph per input signature and replays it (Note [Program graph
 ``include/uma/runtime/program.h``): the first call of a signature runs op by op, the second
 records, and later calls copy their arguments into the recording's buffers and launch it,
 allocating nothing; a recording whose results someone still holds is not replayed (a
-training step alternates between two). :meth:`CudaLinker.graph_stats` reports what happened.
+training step alternates between two, which read each other's updates where they lie, so
+the updated variables are not copied: Note [Carried values]). :meth:`CudaLinker.graph_stats`
+reports what happened.
 
 Residency ``"cuda:N"`` (:class:`uma.Linker`): a shared variable updated by a ``cuda``
 function keeps its current copy on the GPU, so a training step with
@@ -212,7 +214,8 @@ class CudaLinker(Linker):
     def graph_stats(fn):
         """What the CUDA graphs of a compiled ``cuda`` function did (``Program.graph_stats``:
         recordings made, runs replayed, replays whose label checks were waited for alone
-        (``early_checked``, with lean replays), failed recordings and why, device bytes kept); None
+        (``early_checked``, with lean replays), failed recordings and why, argument bytes the
+        replays copied (``copied_bytes``), device bytes kept); None
         when ``fn`` is not one Program with graphs on (another backend, graphs off)."""
         prog = getattr(getattr(fn, "_thunk", None), "program", None)
         return None if prog is None or not prog.graphs else prog.graph_stats()
