@@ -735,6 +735,10 @@ void bind_runtime(nb::module_& m) {
       .def_prop_ro("element_plan", &runtime::Program::element_plan)
       .def_prop_ro("num_label_checks", &runtime::Program::num_label_checks)
       .def_prop_ro("num_steps", &runtime::Program::num_steps)
+      .def("fixed_steps", &runtime::Program::fixed_steps,
+           "Names of the steps, in order, whose values depend on the input signature alone and are not "
+           "outputs: a CUDA graph recording computes them once and its replays skip them (Note [Fixed "
+           "steps] in runtime/program.h).")
       .def_prop_rw("graphs", &runtime::Program::graphs, &runtime::Program::set_graphs,
                    "CUDA graphs (Note [Program graphs] in runtime/program.h): True records a run per input "
                    "signature of C-contiguous cuda arrays and replays it; setting it drops every recording and the "
@@ -752,13 +756,15 @@ void bind_runtime(nb::module_& m) {
         d["early_checked"] = s.early_checked;
         d["failed"] = s.failed;
         d["copied_bytes"] = s.copied_bytes;
+        d["fixed_steps"] = s.fixed_steps;
         d["kept_bytes"] = s.kept_bytes;
         d["last_failure"] = s.last_failure;
         return d;
       }, "What the CUDA graphs did: recordings made ('recorded'), runs replayed ('replayed'), replays whose "
          "label checks the host waited for alone ('early_checked': Note [Lean replays]), recordings "
          "that failed ('failed'; their signatures run op by op), argument bytes the replays copied into "
-         "the recordings' buffers ('copied_bytes': Note [Carried values]), device bytes the recordings keep "
+         "the recordings' buffers ('copied_bytes': Note [Carried values]), steps the kept recordings computed "
+         "once instead of in every replay ('fixed_steps': Note [Fixed steps]), device bytes the recordings keep "
          "('kept_bytes') and the last failure's reason ('last_failure').");
 
   nb::class_<runtime::Residency>(m, "Residency",
@@ -944,6 +950,9 @@ void bind_runtime(nb::module_& m) {
   m.attr("_call_thunk") = nb::steal(PyCFunction_NewEx(&g_call_thunk_def, nullptr, nullptr));
   m.attr("_program_run") = nb::steal(PyCFunction_NewEx(&g_program_run_def, nullptr, nullptr));
   m.def("_program_ops", &runtime::op_names, "Names of the ops a Program can run.");
+  m.def("_shape_inputs", &runtime::shape_inputs, nb::arg("name"),
+        "The inputs (positions) that the Program op `name` reads only for their shape, dtype and device "
+        "(ones_like's 0, broadcast_like's 1); empty for other ops.");
   m.def("_fusable", [](const std::string& name, nb::handle dtype, bool condition) {
     DType t = *to_dtype(dtype);
     if (auto b = ops::binary_op_named(name)) return condition ? ops::is_fusable_condition(*b, t) : ops::is_fusable(*b, t);

@@ -127,6 +127,40 @@ std::vector<std::string> op_names() {
   return v;
 }
 
+const std::vector<int>& shape_inputs(const std::string& name) {
+  static const std::map<std::string, std::vector<int>> reads = {
+      {"zeros_like", {0}},     {"ones_like", {0}},      {"empty_like", {0}}, {"full_like", {0}},
+      {"broadcast_like", {1}}, {"reshape_like", {1}}, {"getitem_grad", {1}},
+  };
+  static const std::vector<int> none;
+  auto it = reads.find(name);
+  return it == reads.end() ? none : it->second;
+}
+
+void Program::mark_fixed(Step& st) const {
+  const std::vector<int>& shape_only = shape_inputs(st.name);
+  st.fixed = true;
+  for (std::size_t i = 0; i < st.in.size() && st.fixed; ++i) {
+    const int s = st.in[i];
+    if (std::find(shape_only.begin(), shape_only.end(), static_cast<int>(i)) != shape_only.end()) continue;
+    if (static_cast<std::size_t>(s) < const_slots_.size() && const_slots_[s].defined()) continue;
+    bool fixed_step = false;
+    for (const Step& p : steps_) fixed_step = fixed_step || (p.out == s && p.fixed);
+    st.fixed = fixed_step;
+  }
+}
+
+std::vector<std::string> Program::fixed_steps() const {
+  std::vector<std::string> v;
+  for (const Step& st : steps_)
+    if (skips(st)) v.push_back(st.name);
+  return v;
+}
+
+bool Program::skips(const Step& st) const {
+  return st.fixed && std::find(outputs_.begin(), outputs_.end(), st.out) == outputs_.end();
+}
+
 int Program::add_input() {
   inputs_.push_back(nslots_);
   return nslots_++;
@@ -148,6 +182,7 @@ int Program::add_op(const std::string& name, const std::vector<int>& inputs, OpA
     for (int i = 0; i < kNumBinaryOps; ++i)
       if (name == ops::op_name(static_cast<BinaryOp>(i))) steps_.back().binary = i;
   steps_.back().scalar = steps_.back().binary >= 0;
+  mark_fixed(steps_.back());
   plan_releases();
   return nslots_++;
 }
@@ -168,6 +203,7 @@ int Program::add_fused(const std::vector<int>& inputs, std::vector<FusedInstr> c
   steps_.back().scalar =
       !matmul && inputs.size() <= kScalarMaxInputs &&
       ops::fused_code_ok(static_cast<int>(inputs.size()), steps_.back().attrs.fused, dtype);
+  mark_fixed(steps_.back());
   plan_releases();
   return nslots_++;
 }
@@ -404,16 +440,26 @@ bool Program::run_scalar(std::vector<Array>& inputs, std::vector<Array>& out) co
   return true;
 }
 
-void Program::run_steps(std::vector<Array>& slots, std::vector<const Array*>& args, const Placements* place) const {
+void Program::run_steps(std::vector<Array>& slots, std::vector<const Array*>& args, const Capture* capture) const {
   // Constants are read in place from const_slots_ (never copied into the slots).
   const std::size_t nconst = const_slots_.size();
   auto value = [&](int s) -> const Array& {
     return static_cast<std::size_t>(s) < nconst && const_slots_[s].defined() ? const_slots_[s] : slots[s];
   };
+  const std::vector<Array>* fixed = capture ? capture->fixed : nullptr;
+  if (fixed)  // Note [Fixed steps]: the values computed before the capture
+    for (const Step& st : steps_)
+      if (skips(st)) slots[st.out] = (*fixed)[st.out];
   for (const Step& st : steps_) {
+    if (fixed && skips(st)) continue;
+    if (capture && capture->shapes && st.fixed)
+      for (int s : st.in) {
+        const Array& v = value(s);
+        (*capture->shapes)[s] = SlotMeta{v.shape(), v.dtype(), v.device(), true};
+      }
     std::optional<PlacedResult> placed;  // Note [Carried values]
-    if (place)
-      for (const Placement& p : *place)
+    if (capture && capture->place)
+      for (const Placement& p : *capture->place)
         if (p.slot == st.out) placed.emplace(p.storage, p.storage->data.device(), p.nbytes);
     if (st.binary >= 0) {
       slots[st.out] = ops::binary(static_cast<BinaryOp>(st.binary), value(st.in[0]), value(st.in[1]));
@@ -427,6 +473,36 @@ void Program::run_steps(std::vector<Array>& slots, std::vector<const Array*>& ar
   }
 }
 
+std::vector<Array> Program::fixed_values(const std::vector<SlotMeta>& shapes) const {
+  const std::size_t nconst = const_slots_.size();
+  std::vector<Array> fixed(nslots_);
+  std::vector<Array> dummies;  // the shape reads' stand-ins (their values are never read)
+  std::vector<const Array*> args;
+  for (const Step& st : steps_) {
+    if (!st.fixed) continue;
+    const std::vector<int>& shape_only = shape_inputs(st.name);
+    dummies.clear();
+    dummies.reserve(st.in.size());
+    args.clear();
+    for (std::size_t i = 0; i < st.in.size(); ++i) {
+      const int s = st.in[i];
+      if (static_cast<std::size_t>(s) < nconst && const_slots_[s].defined()) {
+        args.push_back(&const_slots_[s]);
+      } else if (fixed[s].defined()) {
+        args.push_back(&fixed[s]);
+      } else {  // read for its shape alone (mark_fixed)
+        UMA_CHECK(shapes[s].seen && std::find(shape_only.begin(), shape_only.end(), static_cast<int>(i)) != shape_only.end(),
+                  Runtime, "Program: fixed step '", st.name, "' reads slot ", s, ", whose shape the capture did not see");
+        dummies.push_back(Array::empty(shapes[s].shape, shapes[s].dtype, shapes[s].device));
+        args.push_back(&dummies.back());
+      }
+    }
+    fixed[st.out] = st.binary >= 0 ? ops::binary(static_cast<BinaryOp>(st.binary), *args[0], *args[1])
+                                   : st.fn(OpArgs(args.data(), args.size()), st.attrs);
+  }
+  return fixed;
+}
+
 // ---- CUDA graphs (Note [Program graphs]) ------------------------------------------------
 
 struct Program::Recording {
@@ -437,6 +513,8 @@ struct Program::Recording {
   // Per label check, when every check's labels are an input of the recording (read from its
   // staging buffer) and int64: its flag, queued before each launch (Note [Lean replays]).
   std::vector<std::unique_ptr<kernels::cuda::LabelFlag>> early;
+  std::vector<Array> fixed;    // per slot: a fixed step's value, which replays skip (Note [Fixed steps])
+  int64_t fixed_steps = 0;     // the steps replays skip
   std::vector<std::shared_ptr<Storage>> written;  // the results' distinct storages
   std::vector<long> alone;     // their use counts while no array outside holds them
   // Note [Carried values]: the staging buffers shared with the other recording (input, the
@@ -504,9 +582,12 @@ Program::GraphStats Program::graph_stats() const {
   };
   for (const auto& [key, sig] : cache->signatures)
     for (const Recording& r : sig.recordings) {
+      s.fixed_steps += r.fixed_steps;
       s.kept_bytes += r.graph->kept_bytes();
       for (const auto& w : r.written) count(w);
       for (const Array& a : r.staging) count(a.storage());
+      for (const Array& a : r.fixed)
+        if (a.defined()) count(a.storage());
     }
   return s;
 }
@@ -535,7 +616,12 @@ bool Program::record(Recording& r, const std::vector<Array>& inputs, std::string
     }
   }
   std::vector<long> before(carries.size());  // the partner's results' use counts without r
-  for (;;) {  // each pass records with fewer carries than the last
+  // Note [Fixed steps]: the values of the steps replays skip, known after a first capture.
+  std::vector<Array> fixed;
+  std::vector<SlotMeta> shapes;
+  bool skipping = false;
+  for (const Step& st : steps_) skipping = skipping || skips(st);
+  for (;;) {  // each pass records with fewer carries than the last, or with the fixed values
     r = Recording{};
     for (std::size_t c = 0; c < carries.size(); ++c) before[c] = inputs[carries[c].input].storage().use_count();
     Placements place;
@@ -551,9 +637,16 @@ bool Program::record(Recording& r, const std::vector<Array>& inputs, std::string
     r.results.resize(outputs_.size());
     std::vector<Array> slots(nslots_);
     std::vector<const Array*> args;
+    Capture plan;
+    if (!place.empty()) plan.place = &place;
+    if (!fixed.empty()) plan.fixed = &fixed;
+    if (skipping && fixed.empty()) {
+      shapes.assign(nslots_, SlotMeta{});
+      plan.shapes = &shapes;
+    }
     auto work = [&] {
       for (std::size_t i = 0; i < inputs_.size(); ++i) slots[inputs_[i]] = r.staging[i];
-      run_steps(slots, args, place.empty() ? nullptr : &place);
+      run_steps(slots, args, &plan);
       for (std::size_t k = 0; k < outputs_.size(); ++k)
         if (output_sources_[k].kind == Source::Step) r.results[k] = slots[outputs_[k]];
       for (const LabelCheck& c : label_checks_) {
@@ -573,10 +666,28 @@ bool Program::record(Recording& r, const std::vector<Array>& inputs, std::string
       const Array& target = partner->staging[c.input];
       if (res.storage() == target.storage() && res.data() == target.data()) kept.push_back(c);
     }
-    if (kept.size() == carries.size()) break;
-    carries = std::move(kept);
-    before.resize(carries.size());
+    if (kept.size() != carries.size()) {
+      carries = std::move(kept);
+      before.resize(carries.size());
+      continue;
+    }
+    bool exposed = false;  // a result that is a view of a fixed value (the caller could write it)
+    for (const Array& res : r.results)
+      for (const Array& f : fixed) exposed = exposed || (res.defined() && f.defined() && res.storage() == f.storage());
+    if (exposed) {
+      skipping = false;
+      fixed.clear();
+      continue;
+    }
+    if (!skipping || !fixed.empty()) break;
+    try {
+      fixed = fixed_values(shapes);  // op by op, outside the capture
+    } catch (const Error&) {
+      break;  // r, which runs every step, is kept
+    }
   }
+  for (const Step& st : steps_) r.fixed_steps += !fixed.empty() && skips(st);
+  r.fixed = std::move(fixed);
   for (const Array& a : r.results) {
     if (!a.defined()) continue;
     bool seen = false;

@@ -69,11 +69,57 @@ def test_graphs_switch_and_stats_without_recording():
     out = p.run([uma.asarray(np.arange(3.0))])
     np.testing.assert_array_equal(np.asarray(out[0]), [0.0, 2.0, 4.0])
     assert p.graph_stats() == {"recorded": 0, "replayed": 0, "early_checked": 0, "failed": 0, "copied_bytes": 0,
-                               "kept_bytes": 0, "last_failure": ""}
+                               "fixed_steps": 0, "kept_bytes": 0, "last_failure": ""}
     assert not p.lean_replay
     p.lean_replay = True
     assert p.lean_replay and p.graphs
     np.testing.assert_array_equal(np.asarray(p.run([uma.asarray(np.arange(2.0))])[0]), [0.0, 2.0])
+
+
+def test_fixed_steps_are_those_of_the_signature_alone():
+    """Note [Fixed steps]: a step is fixed when every input is a constant, a fixed step's value
+    or read only for its shape; an output is never skipped. The mean's gradient in a training
+    step is fixed."""
+    p = uma._core.Program()
+    x = p.add_input()
+    ones = p.add_op("ones_like", [x], None)
+    n = p.add_op("sum", [ones], None)
+    inv = p.add_op("divide", [p.add_constant(uma.asarray(np.float64(1.0))), n], None)
+    shaped = p.add_op("broadcast_like", [inv, x], None)
+    y = p.add_op("multiply", [x, shaped], None)  # reads x's values: not fixed
+    z = p.add_op("negative", [y], None)
+    p.set_outputs([z, n])
+    assert p.fixed_steps() == ["ones_like", "divide", "broadcast_like"]  # sum is an output
+    assert list(uma._core._shape_inputs("broadcast_like")) == [1]
+    assert list(uma._core._shape_inputs("multiply")) == []
+    v = np.arange(1.0, 5.0)
+    got = p.run([uma.asarray(v)])
+    np.testing.assert_array_equal(np.asarray(got[0]), -(v * (1.0 / 4.0)))
+    params, step = mlp("cpu")
+    assert step._thunk.program.fixed_steps() == ["ones_like", "sum", "divide", "broadcast_like"]
+
+
+@needs_gpu
+def test_fixed_values_the_caller_could_write_are_computed_by_every_replay():
+    """A result that is a view of a fixed step's value (here a reshape of ones_like) would hand
+    the recording's own buffer to the caller: such a recording computes its fixed steps in the
+    graph, so writing into a returned array changes no later result. The mean's scale (fixed,
+    skipped) gives the eager ops' bits."""
+    sym = uma.sym
+    x = sym.vector("x", dtype="float32")
+    outs = [x / sym.sum(sym.ones_like(x)), sym.reshape(sym.ones_like(x), (-1,))]
+    f = uma.function([x], outs, backend=GRAPHS)
+    e = uma.function([x], outs, backend=EagerCuda())
+    v = uma.asarray(np.arange(6, dtype=np.float32), device="cuda")
+    for k in range(6):
+        got = f(v)
+        for a, b in zip(got, e(v)):
+            same_bits(a, b, f"call {k}")
+        got[1][0] = 7  # the caller's array
+        assert host(got[1])[0] == 7
+        del got, a, b  # nothing holds a result: every call after the second replays one recording
+    s = stats(f)
+    assert (s["recorded"], s["replayed"], s["fixed_steps"]) == (1, 5, 0), s
 
 
 @needs_gpu
@@ -93,6 +139,9 @@ def test_training_step_records_twice_then_replays_bit_for_bit():
     s = stats(step)
     assert (s["recorded"], s["replayed"], s["failed"]) == (2, 6, 0), s
     assert s["kept_bytes"] > 0
+    # the mean's gradient (Note [Fixed steps]), computed once per recording
+    fixed = step._thunk.program.fixed_steps()
+    assert fixed[:3] == ["ones_like", "sum", "divide"] and s["fixed_steps"] == 2 * len(fixed), (fixed, s)
     for p, q in zip(params, eparams):
         same_bits(p.get_value(), q.get_value(), p.name)
     assert before[1:] == after[1:]  # the recorded and replayed calls copied nothing from the host

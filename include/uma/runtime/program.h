@@ -63,6 +63,9 @@ using OpFn = Array (*)(const OpArgs& inputs, const OpAttrs& attrs);
 OpFn find_op(const std::string& name);
 /// Every registered op name.
 std::vector<std::string> op_names();
+/// The inputs of op `name` that it reads only for their shape, dtype and device, not their
+/// values (ones_like's 0, broadcast_like's 1); empty for other ops.
+const std::vector<int>& shape_inputs(const std::string& name);
 
 // Note [Scalar programs]
 // A program whose steps are all binary ops or fused elementwise chains, called with 0-d host
@@ -137,6 +140,16 @@ std::vector<std::string> op_names();
 // A placement that a step's temporary took instead of its result drops B's recording, which
 // is made again without that carry. Results and errors are those of separate buffers.
 
+// Note [Fixed steps]
+// A step whose value depends only on the input signature (every input a constant, a fixed
+// step's value, or read only for its shape: shape_inputs) is fixed: in the mean's gradient,
+// ones_like(v), its sum, 1 / that sum, its broadcast and its negation. A recording (Note
+// [Program graphs]) computes the fixed steps that are not outputs once, op by op before it
+// captures the others, and keeps their values: its replays launch none of their kernels (four
+// of a small training step's 23). The recording learns the shapes that the fixed steps read
+// from a first capture of the whole run, which it discards. The values are the same kernels'
+// on the same shapes, so replays give the same bits.
+
 class Program {
  public:
   /// Recordings kept per input signature (Note [Program graphs]).
@@ -155,10 +168,11 @@ class Program {
   /// What the graphs did so far: recordings made, runs replayed, replays whose label checks
   /// the host waited for alone (Note [Lean replays]), recordings that failed (their
   /// signatures run op by op), argument bytes replays copied into the recordings' buffers
-  /// (Note [Carried values]), device bytes the recordings keep, and the last failure's
+  /// (Note [Carried values]), the steps the kept recordings computed once instead of in every
+  /// replay (Note [Fixed steps]), device bytes the recordings keep, and the last failure's
   /// reason ("" when none).
   struct GraphStats {
-    int64_t recorded = 0, replayed = 0, early_checked = 0, failed = 0, copied_bytes = 0;
+    int64_t recorded = 0, replayed = 0, early_checked = 0, failed = 0, copied_bytes = 0, fixed_steps = 0;
     std::size_t kept_bytes = 0;
     std::string last_failure;
   };
@@ -188,6 +202,8 @@ class Program {
   std::size_t num_outputs() const { return outputs_.size(); }
   std::size_t num_steps() const { return steps_.size(); }
   std::size_t num_label_checks() const { return label_checks_.size(); }
+  /// Names of the steps, in order, that a recording computes once (Note [Fixed steps]).
+  std::vector<std::string> fixed_steps() const;
   /// True when run_into runs on the elements of `inputs` (Note [Scalar programs]).
   bool runs_on_elements(const std::vector<Array>& inputs) const;
 
@@ -236,6 +252,7 @@ class Program {
     std::vector<int> release;  // slots whose last use is this step (dropped after it)
     int binary = -1;           // a BinaryOp: run_into calls ops::binary on the slots directly
     bool scalar = false;       // a binary step, or a fused chain whose code is valid (run_scalar)
+    bool fixed = false;        // its value depends on the input signature alone (Note [Fixed steps])
   };
   struct LabelCheck {
     int labels, logits;
@@ -252,7 +269,25 @@ class Program {
     std::size_t nbytes;
   };
   using Placements = std::vector<Placement>;
-  void run_steps(std::vector<Array>& slots, std::vector<const Array*>& args, const Placements* place = nullptr) const;
+  // What a recording's capture does besides the steps: `place` as above; `fixed` (per slot,
+  // undefined for others): the values of the fixed steps it skips (Note [Fixed steps]);
+  // `shapes`: per slot, the shape, dtype and device a fixed step read there.
+  struct SlotMeta {
+    Shape shape;
+    DType dtype;
+    Device device;
+    bool seen = false;
+  };
+  struct Capture {
+    const Placements* place = nullptr;
+    const std::vector<Array>* fixed = nullptr;
+    std::vector<SlotMeta>* shapes = nullptr;
+  };
+  void run_steps(std::vector<Array>& slots, std::vector<const Array*>& args, const Capture* capture = nullptr) const;
+  void mark_fixed(Step& st) const;  // Note [Fixed steps]
+  bool skips(const Step& st) const;  // fixed and not an output: a recording computes it once
+  // The fixed steps' values from the shapes they read (Note [Fixed steps]).
+  std::vector<Array> fixed_values(const std::vector<SlotMeta>& shapes) const;
   struct GraphCache;
   struct Recording;
   bool run_graph(GraphCache& g, std::vector<Array>& inputs, std::vector<Array>& out) const;

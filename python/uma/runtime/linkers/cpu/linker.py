@@ -188,11 +188,10 @@ def closed_forms(fgraph):
         if new is not None and new.type == out.type:
             fgraph.replace(out, new)
     # -sum(-c) and -mean(-c) of the closed form c: sum(c) and mean(c); an op that reads only
-    # the shape of -x (ones_like, broadcast_like's template) reads x instead
-    shape_reads = {"ones_like": (0,), "zeros_like": (0,), "empty_like": (0,), "full_like": (0,),
-                   "broadcast_like": (1,)}
+    # the shape of -x (ones_like, broadcast_like's template: _core._shape_inputs) reads x instead
+    from .... import _core
     for node in fgraph.toposort():
-        for k in shape_reads.get(node.op.name, ()):
+        for k in _core._shape_inputs(node.op.name):
             neg = _owner_op(node.inputs[k], "negative")
             if neg is not None:
                 node.inputs[k] = neg.inputs[0]
