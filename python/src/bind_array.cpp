@@ -198,8 +198,10 @@ nb::object dlpack_export(const Array& self0, nb::handle stream, nb::handle max_v
   }
   if (!a.writable()) {
     PyErr_SetString(PyExc_BufferError,
-                    "__dlpack__: a read-only array cannot be exported through a legacy (unversioned) capsule; "
-                    "pass max_version=(1, 0) or later, or copy=True");
+                    "__dlpack__: a read-only array cannot be exported through a legacy (unversioned) capsule, "
+                    "which has no read-only flag, and the consumer asked for one (no max_version of (1, 0) or "
+                    "later); a consumer of DLPack 1.0 shares it, or export a writable copy "
+                    "(uma.asarray(x, copy=True))");
     throw nb::python_error();
   }
   auto* mt = interop::export_legacy(a, code);

@@ -210,7 +210,8 @@ class RandomVariable(Op):
         elif d == "bernoulli":
             (p,) = params
             if not ((p >= 0) & (p <= 1)).all():
-                raise ValueError("random_bernoulli: p must be in [0, 1]")
+                bad = np.asarray(p)[~((p >= 0) & (p <= 1))].flat[0]
+                raise ValueError(f"random_bernoulli: p must be in [0, 1], got {bad!r}")
             out = gen.random(size=size) < p
         elif d == "integers":
             low, high = params

@@ -186,6 +186,9 @@ def test_symbolic_parameters_broadcast(backend):
     p = sym.vector("p")
     b = uma.function([p], rs.bernoulli(p), backend=be(backend))
     np.testing.assert_array_equal(host(b(np.array([0.0, 1.0, 0.0, 1.0]))), [0, 1, 0, 1])
+    for bad in (1.5, np.nan):  # the error names the value
+        with pytest.raises(ValueError, match=rf"p must be in \[0, 1\], got .*{bad}"):
+            b(np.array([0.5, bad]))
 
 
 def test_float32_parameters_give_float32_draws():

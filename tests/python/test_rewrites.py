@@ -329,6 +329,8 @@ def test_dprint_shows_the_compiled_graph(capsys):
     assert "cpu program" not in ref and "tanh" in ref
     with pytest.raises(TypeError):
         uma.dprint(3)
+    with pytest.raises(TypeError, match="file must be None, 'str' or an object with a write method, got 'stdout'"):
+        uma.dprint(f, file="stdout")
 
 
 def test_dprint_lists_the_linker_passes_the_backend_runs():

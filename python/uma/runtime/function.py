@@ -498,9 +498,11 @@ def dprint(obj, file=None):
     Variable / list of Variables (the symbolic graph computing them). ``file``: None prints to
     ``sys.stdout``; ``"str"`` returns the text instead; anything else with ``write`` gets it.
     Returns the text for ``file="str"``, else ``file`` (``sys.stdout`` when None).
-    ``TypeError`` for another ``obj``.
+    ``TypeError`` for another ``obj``, or a ``file`` that is none of these.
     """
     import sys
+    if not (file is None or file == "str" or callable(getattr(file, "write", None))):
+        raise TypeError(f"dprint: file must be None, 'str' or an object with a write method, got {file!r}")
     if isinstance(obj, Function):
         text = _describe_function(obj)
     elif isinstance(obj, Variable) or (isinstance(obj, (list, tuple)) and obj
