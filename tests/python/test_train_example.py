@@ -103,6 +103,8 @@ def test_compare_backends_trains_the_same_model_on_each(tmp_path):
     table = proc.stdout[proc.stdout.index("the same model on each backend"):]
     for name in ["cpu"] + others:
         assert any(line.split()[:1] == [name] for line in table.splitlines()), name
+    lines = [line for line in table.splitlines() if line.split()[:1] in (["backend"], *([n] for n in ["cpu"] + others))]
+    assert len(lines) == len(others) + 2 and len({len(line) for line in lines}) == 1, lines  # aligned columns
 
 
 def test_logreg_reaches_93_percent(tmp_path):

@@ -459,11 +459,12 @@ def _main(argv=None) -> int:
         timing = (f"median epoch time of epochs 2-{args.epochs}: the first one compiles" if args.epochs > 1
                   else "one epoch, compiling included")
         print(f"the same model on each backend ({timing}):")
-        print(f"{'backend':>10}  {'epoch ms':>9}  {'vs ' + args.backend:>9}  {'final loss':>10}  "
+        w = max(10, *(len(r[0]) for r in rows))  # the widest backend name sets the column
+        print(f"{'backend':>{w}}  {'epoch ms':>9}  {'vs ' + args.backend:>9}  {'final loss':>10}  "
               f"{'test acc':>8}  {'max |param diff|':>16}")
         base = rows[0][1]
         for name, secs, loss, acc2, diff2 in rows:
-            print(f"{name:>10}  {secs * 1e3:9.2f}  {secs / base:8.2f}x  {loss:10.4f}  "
+            print(f"{name:>{w}}  {secs * 1e3:9.2f}  {secs / base:8.2f}x  {loss:10.4f}  "
                   f"{acc2:8.4f}  {diff2:16.2e}")
     if "numpy" in (args.compare or []):
         ref = NumpyModel(args.model, init_params(args.model, X.shape[1], args.hidden, n_classes,

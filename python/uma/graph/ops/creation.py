@@ -141,7 +141,9 @@ class OneHot(Op):
 
 
 def one_hot(indices, depth, dtype="float64"):
-    """One-hot encoding: shape ``indices.shape + (depth,)``, 1 where ``index == j``.
+    """One-hot encoding: shape ``indices.shape + (depth,)``, 1 where ``index == j``; an index
+    outside [0, depth) (negative ones included) gives a row of zeros, with no error (as
+    ``uma.one_hot``; ``softmax_cross_entropy`` raises for such a label instead).
 
     ``indices`` must be integer (``TypeError``); ``depth`` a non-negative int.
     """

@@ -26,7 +26,10 @@ change that memory), and an output that is an argument's buffer is copied; other
 JAX's own immutable arrays.
 
 XLA on the CPU flushes subnormal floats to zero, so results that would be subnormal are 0 on
-this backend (uma's other backends keep them); everything else is computed as uma does. The
+this backend (uma's other backends keep them), and XLA's algebraic simplifier rewrites some
+expressions exactly as written elsewhere would not round or overflow: ``log(exp(x))`` is
+``x``, ``x * c / c`` is ``x``, ``x + 0`` keeps ``-0.0``, and ``one_hot(y) * z`` is a select,
+so a ``-inf`` off the label gives no NaN (as plain ``jax.jit`` does). The
 backend uses XLA's threads, not uma's thread policy (``uma.set_num_threads``).
 
 The softmax cross-entropy's label check runs inside the jitted code as a flag; a bad label
