@@ -131,7 +131,7 @@ class Graph {
   friend std::shared_ptr<Graph> capture(int device, const std::function<void()>& work, std::string* why);
   Graph() = default;
   int device_ = -1;
-  void* exec_ = nullptr;                                 // cudaGraphExec_t
+  [[maybe_unused]] void* exec_ = nullptr;  // cudaGraphExec_t (unused by the stubs of a build without CUDA)
   std::vector<std::pair<void*, std::size_t>> kept_;      // device blocks (pointer, class size)
 };
 
