@@ -757,6 +757,7 @@ void bind_runtime(nb::module_& m) {
         d["failed"] = s.failed;
         d["copied_bytes"] = s.copied_bytes;
         d["fixed_steps"] = s.fixed_steps;
+        d["dropped"] = s.dropped;
         d["kept_bytes"] = s.kept_bytes;
         d["last_failure"] = s.last_failure;
         return d;
@@ -764,7 +765,9 @@ void bind_runtime(nb::module_& m) {
          "label checks the host waited for alone ('early_checked': Note [Lean replays]), recordings "
          "that failed ('failed'; their signatures run op by op), argument bytes the replays copied into "
          "the recordings' buffers ('copied_bytes': Note [Carried values]), steps the kept recordings computed "
-         "once instead of in every replay ('fixed_steps': Note [Fixed steps]), device bytes the recordings keep "
+         "once instead of in every replay ('fixed_steps': Note [Fixed steps]), recordings dropped because an "
+         "argument they read in place could not be overwritten ('dropped': Note [Steady arguments]), device "
+         "bytes the recordings keep "
          "('kept_bytes') and the last failure's reason ('last_failure').");
 
   nb::class_<runtime::Residency>(m, "Residency",

@@ -517,9 +517,11 @@ struct Program::Recording {
   int64_t fixed_steps = 0;     // the steps replays skip
   std::vector<std::shared_ptr<Storage>> written;  // the results' distinct storages
   std::vector<long> alone;     // their use counts while no array outside holds them
-  // Note [Carried values]: the staging buffers shared with the other recording (input, the
-  // buffer's use count while no array outside holds it).
+  // Note [Carried values], Note [Steady arguments]: the staging buffers that are also
+  // another's (the other recording's result or buffer, or an argument read in place): input,
+  // the buffer's use count while no array outside holds it.
   std::vector<std::pair<int, long>> shared;
+  std::vector<int> in_place;  // the arguments it reads in place (Note [Steady arguments])
   bool free() const noexcept {
     for (std::size_t i = 0; i < written.size(); ++i)
       if (written[i].use_count() != alone[i]) return false;
@@ -543,6 +545,10 @@ struct Program::GraphCache {
     bool ran = false;     // a first run went op by op
     bool failed = false;  // recording failed: op by op for good
     std::vector<Recording> recordings;
+    // Note [Steady arguments]: the last call's argument addresses, and whether recordings
+    // may still read arguments in place (false once two were dropped for it).
+    std::vector<const void*> last;
+    bool in_place = true;
   };
   std::mutex mu;
   std::map<std::vector<int64_t>, Signature> signatures;
@@ -592,7 +598,8 @@ Program::GraphStats Program::graph_stats() const {
   return s;
 }
 
-bool Program::record(Recording& r, const std::vector<Array>& inputs, std::string& why, Recording* partner) const {
+bool Program::record(Recording& r, const std::vector<Array>& inputs, std::string& why, Recording* partner,
+                     const std::vector<char>& steady) const {
   const int device = inputs[0].device().index;
   // Note [Carried values]: an argument that is one of the partner's results (the whole
   // buffer) is read there, and the same output's result is placed in the partner's buffer
@@ -615,24 +622,43 @@ bool Program::record(Recording& r, const std::vector<Array>& inputs, std::string
       break;
     }
   }
+  // Note [Steady arguments]: an argument at the address of the last call's, in memory uma
+  // allocated and may write, neither the partner's result nor its buffer, is read in place.
+  std::vector<int> in_place;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const Array& a = inputs[i];
+    bool ok = steady[i] && a.nbytes() > 0 && a.writable() && !a.is_adopted();
+    for (const Carry& c : carries) ok = ok && c.input != static_cast<int>(i);
+    for (std::size_t j = 0; ok && j < inputs.size(); ++j)  // one buffer per argument
+      ok = j == i || inputs[j].storage() != a.storage();
+    for (std::size_t k = 0; ok && partner && k < outputs_.size(); ++k)
+      ok = partner->results[k].storage() != a.storage();
+    for (std::size_t k = 0; ok && partner && k < partner->staging.size(); ++k)  // unless it reads it in place too
+      ok = partner->staging[k].storage() != a.storage() ||
+           (k == i && std::find(partner->in_place.begin(), partner->in_place.end(), static_cast<int>(k)) !=
+                          partner->in_place.end());
+    if (ok) in_place.push_back(static_cast<int>(i));
+  }
   std::vector<long> before(carries.size());  // the partner's results' use counts without r
   // Note [Fixed steps]: the values of the steps replays skip, known after a first capture.
   std::vector<Array> fixed;
   std::vector<SlotMeta> shapes;
   bool skipping = false;
   for (const Step& st : steps_) skipping = skipping || skips(st);
+  std::vector<long> before_in_place(in_place.size());
   for (;;) {  // each pass records with fewer carries than the last, or with the fixed values
     r = Recording{};
     for (std::size_t c = 0; c < carries.size(); ++c) before[c] = inputs[carries[c].input].storage().use_count();
+    for (std::size_t n = 0; n < in_place.size(); ++n) before_in_place[n] = inputs[in_place[n]].storage().use_count();
     Placements place;
     for (const Carry& c : carries)
       place.push_back({outputs_[c.output], partner->staging[c.input].storage(),
                        static_cast<std::size_t>(inputs[c.input].nbytes())});
     for (std::size_t i = 0; i < inputs.size(); ++i) {
-      bool carried = false;
-      for (const Carry& c : carries) carried = carried || c.input == static_cast<int>(i);
+      bool borrowed = std::find(in_place.begin(), in_place.end(), static_cast<int>(i)) != in_place.end();
+      for (const Carry& c : carries) borrowed = borrowed || c.input == static_cast<int>(i);
       const Array& a = inputs[i];
-      r.staging.push_back(carried ? a : Array::empty(a.shape(), a.dtype(), a.device()));
+      r.staging.push_back(borrowed ? a : Array::empty(a.shape(), a.dtype(), a.device()));
     }
     r.results.resize(outputs_.size());
     std::vector<Array> slots(nslots_);
@@ -705,6 +731,22 @@ bool Program::record(Recording& r, const std::vector<Array>& inputs, std::string
       if (partner->written[j] == theirs) partner->alone[j] += mine;
     r.shared.emplace_back(c.input, partner->alone_count(theirs));
     partner->shared.emplace_back(c.input, r.alone_count(r.results[c.output].storage()));
+  }
+  for (std::size_t n = 0; n < in_place.size(); ++n) {
+    // Its holders inside the program: this recording's references, and the partner's where
+    // it reads the same argument in place.
+    const int i = in_place[n];
+    const std::shared_ptr<Storage>& st = r.staging[i].storage();
+    long inside = st.use_count() - before_in_place[n];
+    const long mine = inside;
+    if (partner)
+      for (const auto& [j, count] : partner->shared)
+        if (partner->staging[j].storage() == st) inside = count + mine;
+    if (partner)
+      for (auto& [j, count] : partner->shared)
+        if (partner->staging[j].storage() == st) count = inside;
+    r.shared.emplace_back(i, inside);
+    r.in_place.push_back(i);
   }
   if (lean_replay() && !label_checks_.empty()) {  // Note [Lean replays]
     bool all = true;
@@ -786,20 +828,40 @@ bool Program::run_graph(GraphCache& g, std::vector<Array>& inputs, std::vector<A
   }
   GraphCache::Signature& sig = it->second;
   if (sig.failed) return false;
-  for (const Recording& r : sig.recordings)
-    if (r.free() && r.may_copy(inputs)) {
+  // Note [Steady arguments]: which arguments are where the last call's were (read before the
+  // replay or the recording consumes `inputs`).
+  thread_local std::vector<char> steady;
+  steady.assign(inputs.size(), 0);
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    steady[i] = sig.in_place && sig.last.size() == inputs.size() && sig.last[i] == inputs[i].data();
+  sig.last.resize(inputs.size());
+  for (std::size_t i = 0; i < inputs.size(); ++i) sig.last[i] = inputs[i].data();
+  bool stuck = false;  // a recording whose results are free waits only for a buffer it shares
+  for (const Recording& r : sig.recordings) {
+    if (!r.free()) continue;
+    if (r.may_copy(inputs)) {
       ++g.stats.replayed;  // counted before the label checks, which may throw after the launch
       if (replay(r, inputs, out, &g.stats.copied_bytes)) ++g.stats.early_checked;
       return true;
     }
+    stuck = stuck || !r.in_place.empty();
+  }
   if (!sig.ran) {  // the first run of a signature goes op by op
     sig.ran = true;
     return false;
   }
+  if (stuck && sig.recordings.size() >= static_cast<std::size_t>(kGraphsPerSignature)) {
+    // An argument read in place that the caller still holds, while another comes: the
+    // recordings go, and the next ones copy every argument (Note [Steady arguments]).
+    g.stats.dropped += static_cast<int64_t>(sig.recordings.size());
+    sig.recordings.clear();
+    sig.in_place = false;
+    std::fill(steady.begin(), steady.end(), 0);
+  }
   if (sig.recordings.size() >= static_cast<std::size_t>(kGraphsPerSignature)) return false;
   Recording r;
   std::string why;
-  if (!record(r, inputs, why, sig.recordings.size() == 1 ? &sig.recordings[0] : nullptr)) {
+  if (!record(r, inputs, why, sig.recordings.size() == 1 ? &sig.recordings[0] : nullptr, steady)) {
     sig.failed = true;
     ++g.stats.failed;
     g.stats.last_failure = std::move(why);
