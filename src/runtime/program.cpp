@@ -446,31 +446,42 @@ void Program::run_steps(std::vector<Array>& slots, std::vector<const Array*>& ar
   auto value = [&](int s) -> const Array& {
     return static_cast<std::size_t>(s) < nconst && const_slots_[s].defined() ? const_slots_[s] : slots[s];
   };
-  const std::vector<Array>* fixed = capture ? capture->fixed : nullptr;
-  if (fixed)  // Note [Fixed steps]: the values computed before the capture
-    for (const Step& st : steps_)
-      if (skips(st)) slots[st.out] = (*fixed)[st.out];
-  for (const Step& st : steps_) {
-    if (fixed && skips(st)) continue;
-    if (capture && capture->shapes && st.fixed)
-      for (int s : st.in) {
-        const Array& v = value(s);
-        (*capture->shapes)[s] = SlotMeta{v.shape(), v.dtype(), v.device(), true};
+  // The capture's work (Note [Fixed steps], Note [Carried values]) is compiled out of the
+  // loop that every run takes.
+  auto loop = [&](auto capturing) {
+    constexpr bool kCapture = decltype(capturing)::value;
+    const std::vector<Array>* fixed = kCapture ? capture->fixed : nullptr;
+    if (kCapture && fixed)  // the values computed before the capture
+      for (const Step& st : steps_)
+        if (skips(st)) slots[st.out] = (*fixed)[st.out];
+    for (const Step& st : steps_) {
+      std::optional<PlacedResult> placed;
+      if constexpr (kCapture) {
+        if (fixed && skips(st)) continue;
+        if (capture->shapes && st.fixed)
+          for (int s : st.in) {
+            const Array& v = value(s);
+            (*capture->shapes)[s] = SlotMeta{v.shape(), v.dtype(), v.device(), true};
+          }
+        if (capture->place)
+          for (const Placement& p : *capture->place)
+            if (p.slot == st.out) placed.emplace(p.storage, p.storage->data.device(), p.nbytes);
       }
-    std::optional<PlacedResult> placed;  // Note [Carried values]
-    if (capture && capture->place)
-      for (const Placement& p : *capture->place)
-        if (p.slot == st.out) placed.emplace(p.storage, p.storage->data.device(), p.nbytes);
-    if (st.binary >= 0) {
-      slots[st.out] = ops::binary(static_cast<BinaryOp>(st.binary), value(st.in[0]), value(st.in[1]));
-    } else {
-      args.clear();
-      for (int s : st.in) args.push_back(&value(s));  // read in place; released below
-      slots[st.out] = st.fn(OpArgs(args.data(), args.size()), st.attrs);
-      args.clear();
+      if (st.binary >= 0) {
+        slots[st.out] = ops::binary(static_cast<BinaryOp>(st.binary), value(st.in[0]), value(st.in[1]));
+      } else {
+        args.clear();
+        for (int s : st.in) args.push_back(&value(s));  // read in place; released below
+        slots[st.out] = st.fn(OpArgs(args.data(), args.size()), st.attrs);
+        args.clear();
+      }
+      for (int s : st.release) slots[s] = Array();
     }
-    for (int s : st.release) slots[s] = Array();
-  }
+  };
+  if (capture)
+    loop(std::true_type{});
+  else
+    loop(std::false_type{});
 }
 
 std::vector<Array> Program::fixed_values(const std::vector<SlotMeta>& shapes) const {
