@@ -476,9 +476,10 @@ MatmulPrecision cuda_matmul_precision() noexcept;
 /// UMA_CUDA_CHAIN_KERNELS=0, the instruction-interpreting kernel runs it, with the same results.
 /// `generated`: chains given a generated kernel (compiled, or loaded from the on-disk image
 /// cache, Note [Kernel image cache]: `from_disk` of them); `interpreted`: chains that fell
-/// back; `reason`: why the first fell back ("" when none did).
+/// back; `epilogues`: products given a generated kernel that runs their chain on each output
+/// element (Note [Epilogue kernels]); `reason`: why the first fell back ("" when none did).
 struct ChainKernelStats {
-  int64_t generated = 0, interpreted = 0;
+  int64_t generated = 0, epilogues = 0, interpreted = 0;
   int64_t from_disk = 0;  // of the generated: kernels loaded from the image cache, not compiled
   std::string reason;
 };

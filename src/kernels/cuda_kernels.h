@@ -59,6 +59,17 @@ void cumulate(const Array& a, int64_t axis, bool product, const Array& out);
 /// integer dtypes with uma's tiled kernel (kernels::cpu::gemm's wrapping accumulation). a and
 /// b are broadcast views of out's dtype.
 void matmul(const Array& a, const Array& b, const Array& out);
+/// Whether a float32/float64 product of `outputs` elements, each a sum of K terms, runs uma's
+/// tiled kernel rather than cuBLAS (kernels/cuda/cublas.cpp).
+bool small_product(int64_t outputs, int64_t K);
+/// out (M, N) = the chain `code` over (a @ b, rest...) (rest: views of out's shape), with the
+/// product computed by uma's tiled kernel and the chain run on each element before it is
+/// stored, in one kernel (Note [Epilogue kernels] in kernels/cuda/chain_compiler.cpp): bit for
+/// bit matmul then fused. a (M, K), b (K, N) and out of one float dtype. False, having queued
+/// nothing, where the product is not small_product, the chain is over fused()'s limits, an
+/// operand is not a blocked read, or no generated kernel is available (no NVRTC).
+bool matmul_chain(const Array& a, const Array& b, std::span<const Array* const> rest, const std::vector<FusedInstr>& code,
+                  const Array& out);
 /// Softmax cross-entropy rows of logits (N, C) (contiguous float32/float64) with int64/int32
 /// labels (N,): forward into out (N,), or with `grad` (gstride 0 or 1) the gradient into
 /// out (N, C). With `check`, ValueError naming the first label outside [0, C) (`op` names the

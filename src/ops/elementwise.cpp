@@ -520,27 +520,43 @@ Array one_hot(const Array& indices, int64_t depth, DType dtype) {
 }
 
 Array matmul_fused(const Array& a, const Array& b, ArrayRefs rest, const std::vector<FusedInstr>& code, DType dtype) {
-  const Array c = matmul(a, b);
   constexpr std::size_t kInline = 8;
   const Array* small[kInline];
   std::vector<const Array*> big(rest.size() + 1 > kInline ? rest.size() + 1 : 0);
   const Array** refs = big.empty() ? small : big.data();
-  refs[0] = &c;
   for (std::size_t i = 0; i < rest.size(); ++i) refs[i + 1] = rest[i];
   const ArrayRefs inputs(refs, rest.size() + 1);
-  bool in_place = c.dtype() == dtype && c.is_c_contiguous() && c.size() > 1;
-  for (std::size_t i = 1; i < inputs.size() && in_place; ++i)
-    in_place = inputs[i]->device() == c.device() && inputs[i]->ndim() <= c.ndim() &&
-               broadcast_shapes(c.shape(), inputs[i]->shape(), "matmul_fused") == c.shape();
-  if (!in_place) return fused_elementwise(inputs, code, dtype);
-  check_fused(inputs, code, dtype);
-  // Input 0 is the output. On the host every instruction of a block reads its registers
-  // before the last one writes that block of the product; on a device each thread reads its
-  // elements' registers before it writes those elements (one kernel, Note [Fused chains on
-  // cuda]), or only the last of the ops one by one writes the product, element by element.
+  // Whether the chain can write the product's memory: the product (of `shape`, on `dev`) has
+  // the chain's dtype and every other operand is on its device and broadcasts to its shape.
   // The result is then the product's memory, the step's only allocation (Note [Placed
   // results] in uma/array.h).
-  kernels::fused(inputs, code, c);
+  auto in_place = [&](const Shape& shape, DType t, Device dev) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    bool ok = t == dtype && n > 1;
+    for (std::size_t i = 0; i < rest.size() && ok; ++i)
+      ok = rest[i]->device() == dev && rest[i]->ndim() <= static_cast<int64_t>(shape.size()) &&
+           broadcast_shapes(shape, rest[i]->shape(), "matmul_fused") == shape;
+    return ok;
+  };
+  // Two matrices of the chain's dtype on one device (ops::matmul's fast path): one kernel on a
+  // cuda device where it can (kernels::matmul_fused).
+  if (a.ndim() == 2 && b.ndim() == 2 && a.dtype() == b.dtype() && a.device() == b.device() &&
+      (a.dtype() == DType::Float32 || a.dtype() == DType::Float64) && a.shape()[1] == b.shape()[0]) {
+    const Shape shape{a.shape()[0], b.shape()[1]};
+    if (in_place(shape, a.dtype(), a.device())) {
+      Array out = Array::empty(shape, dtype, a.device());
+      refs[0] = &out;  // read for its dtype only
+      check_fused(inputs, code, dtype);
+      kernels::matmul_fused(a, b, rest, code, out);
+      return out;
+    }
+  }
+  const Array c = matmul(a, b);
+  refs[0] = &c;
+  if (!(c.is_c_contiguous() && in_place(c.shape(), c.dtype(), c.device()))) return fused_elementwise(inputs, code, dtype);
+  check_fused(inputs, code, dtype);
+  kernels::fused(inputs, code, c);  // in place, as kernels::matmul_fused's second half
   return c;
 }
 

@@ -645,6 +645,54 @@ def test_fused_chain_on_cuda_reads_views(dtype):
         same_bits(p.run(values)[0], _unfused(code, values), f"views case {k} {dtype}")
 
 
+# An epilogue over the product (register 0) and four operands: a bias row (N,), a column
+# (M, 1), a 0-d scalar and a full (M, N) matrix; its NumPy value.
+_EPILOGUE = [("add", 0, 1), ("tanh", 5, 0), ("multiply", 6, 2), ("subtract", 7, 3), ("greater", 8, 4),
+             ("where", 9, 8, 4)]
+
+
+def _epilogue_numpy(product, bias, column, scalar, full):
+    r = np.tanh(product + bias) * column - scalar
+    return np.where(r > full, r, full)
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_product_epilogues_on_cuda_are_one_kernel_bit_for_bit_the_ops(dtype):
+    """Note [Epilogue kernels]: a small product whose chain is its epilogue runs as one kernel
+    generated for the chain (where NVRTC is there; required in the GPU run), bit for bit uma's
+    product then the ops one by one, on tile edges (M, N not multiples of 16), a transposed
+    operand and K of one slab; NumPy agrees to rounding. A full operand that is a transpose is
+    not a blocked read: that product and its chain run as two kernels, with the same bits."""
+    rng = np.random.default_rng(9)
+    before = uma._core.cuda._chain_kernel_stats()["epilogues"]
+    for k, (m, kk, n, transposed_a, transposed_full) in enumerate(
+            [(37, 20, 11, False, False), (128, 64, 64, True, False), (5, 256, 3, False, False),
+             (40, 8, 24, False, True)]):
+        a_host = rng.standard_normal((kk, m) if transposed_a else (m, kk)).astype(dtype)
+        host_values = [a_host, rng.standard_normal((kk, n)).astype(dtype), rng.standard_normal(n).astype(dtype),
+                       rng.standard_normal((m, 1)).astype(dtype), np.array(0.25, dtype),
+                       rng.standard_normal((n, m) if transposed_full else (m, n)).astype(dtype) * 0.5]
+        values = [uma.asarray(v, device="cuda") for v in host_values]
+        if transposed_a:
+            values[0], host_values[0] = values[0].T, host_values[0].T
+        if transposed_full:
+            values[5], host_values[5] = values[5].T, host_values[5].T
+        p = uma._core.Program()
+        slots = [p.add_input() for _ in values]
+        p.set_outputs([p.add_fused(slots, _EPILOGUE, dtype, matmul=True)])
+        got = p.run(values)[0]
+        assert got.shape == (m, n) and str(got.device) == "cuda:0"
+        same_bits(got, _unfused(_EPILOGUE, [uma.matmul(values[0], values[1])] + values[2:]), f"case {k} {dtype}")
+        want = _epilogue_numpy(host_values[0] @ host_values[1], *host_values[2:])
+        np.testing.assert_allclose(host(got), want, rtol=1e-4 if dtype == "float32" else 1e-12, atol=1e-5,
+                                   err_msg=f"case {k} {dtype}")
+    made = uma._core.cuda._chain_kernel_stats()["epilogues"] - before
+    assert made in (0, 1), made  # one kernel for the chain in this dtype, compiled once per process
+    if os.environ.get("UMA_REQUIRE_CHAIN_KERNELS") == "1":
+        assert made == 1, made
+
+
 def _fusable_chains(dtype):
     """A two-instruction chain per op of the op table that fuses in `dtype`: the op on the two
     inputs (a comparison as a where's condition), then a product with the second input."""

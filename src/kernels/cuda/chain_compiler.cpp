@@ -26,6 +26,19 @@
 // are missing, or where UMA_CUDA_CHAIN_KERNELS=0. On a 2-core VM with NVRTC 13.0, a process's
 // first chain compiled in about 0.75 s and each later one in 0.15-0.2 s (NVRTC's automatic
 // precompiled header, -pch, keeps the parsed headers after the first).
+//
+// Note [Epilogue kernels]
+// A product whose chain is its epilogue (ops::matmul_fused: the Program's matmul_fused steps, a
+// layer's bias and activation, an SGD update of a weight) costs two launches and a round trip
+// of the product through memory when the chain runs after the product. Where the product runs
+// uma's tiled kernel (cuda::small_product) and every other operand is a blocked read, the
+// compiler generates one kernel instead: tiled_gemm (tiled_gemm.cuh, the device function
+// matmul_tiled.cu's kernels run, so each sum is the same) with a store that runs the chain,
+// as straight-line scalar code, on each output element before writing it, the product in
+// register 0 and the other operands read at the element's flat index. Each instruction's
+// result is settled as in a chain kernel, so the result is bit for bit the product then the
+// chain. It is compiled and cached as a chain kernel is (its own key and name, uma_epilogue);
+// where it cannot be, the product and the chain run as two kernels.
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 
@@ -96,7 +109,7 @@ struct Compiler {
   std::vector<const char*> headers, names;  // kStdHeaders, then kRtcHeaders
   std::unordered_map<std::string, const void*> kernels;  // nullptr: failed, interpreted
   int arch[64] = {};                                     // per device, major * 10 + minor
-  int64_t generated = 0, interpreted = 0, from_disk = 0;
+  int64_t generated = 0, epilogues = 0, interpreted = 0, from_disk = 0;
 };
 
 Compiler& compiler() {
@@ -246,6 +259,48 @@ std::string chain_source(int dtype, const L::FusedCode& code, bool wide_index) {
   return s;
 }
 
+// The CUDA source of a product's epilogue kernel, `uma_epilogue(const T* a, const T* b, T* out,
+// TiledGemm g, FusedBlocked in)` (Note [Epilogue kernels]): tiled_gemm (tiled_gemm.cuh) with a
+// store that runs the chain on each output element, the product its register 0 and the other
+// operands read from `in` at the element's flat index, as straight-line scalar code.
+std::string epilogue_source(int dtype, const L::FusedCode& code) {
+  const std::string t = type_name(dtype);
+  auto reg = [&](int r) {
+    std::string name(r < code.nin ? "x" : "r");
+    name += std::to_string(r);
+    return name;
+  };
+  std::string s = "#include \"kernels/cuda/fused_chain.cuh\"\n"
+                  "#include \"kernels/cuda/tiled_gemm.cuh\"\n"
+                  "namespace {\n"
+                  "using namespace uma::kernels::cuda_dev;\n"
+                  "using T = " + t + ";\n"
+                  "struct Epilogue {\n"
+                  "  const FusedBlocked& in;\n"
+                  "  T* out;\n"
+                  "  __device__ __forceinline__ void operator()(long long e, T product) const {\n"
+                  "    const unsigned long long zero = in.zero;\n"
+                  "    const T x0 = settle(product, zero);\n";
+  for (int k = 1; k < code.nin; ++k)
+    s += "    const T " + reg(k) + " = blocked_value<T, unsigned int>(in, " + std::to_string(k) + ", e);\n";
+  for (int k = 0; k < code.ncode; ++k) {
+    const std::string o = reg(code.nin + k), op = std::to_string(code.op[k]);
+    s += "    const T " + o + " = ";
+    if (code.kind[k] == L::kFusedBinary)
+      s += "settle(bin_value<T, " + op + ">(" + reg(code.a[k]) + ", " + reg(code.b[k]) + "), zero);\n";
+    else if (code.kind[k] == L::kFusedUnary)
+      s += "settle(un_value<T, " + op + ">(" + reg(code.a[k]) + "), zero);\n";
+    else
+      s += reg(code.a[k]) + " != T(0) ? " + reg(code.b[k]) + " : " + reg(code.c[k]) + ";\n";
+  }
+  s += "    out[e] = " + reg(code.nin + code.ncode - 1) + ";\n  }\n};\n}  // namespace\n";
+  s += "extern \"C\" __global__ void __launch_bounds__(kTile * kTile) uma_epilogue(const T* __restrict__ a, "
+       "const T* __restrict__ b, T* __restrict__ out, uma::kernels::cuda_launch::TiledGemm g, FusedBlocked in) {\n"
+       "  Epilogue store{in, out};\n"
+       "  tiled_gemm<T>(a, b, g, store);\n}\n";
+  return s;
+}
+
 // The options NVRTC compiles a chain with, for sm_<arch>.
 std::vector<std::string> options(const Compiler& c, int arch) {
   return {"-std=c++17", "-default-device", "-pch", "-arch=sm_" + std::to_string(arch), c.include_option};
@@ -286,8 +341,8 @@ std::string compile_image(Compiler& c, const std::string& src, const std::vector
   return image;
 }
 
-// The kernel `uma_chain` of a cubin, loaded; nullptr with *why set on error.
-const void* load(const std::string& image, int device, std::string* why) {
+// The kernel `name` of a cubin, loaded; nullptr with *why set on error.
+const void* load(const std::string& image, const char* name, int device, std::string* why) {
   cudaLibrary_t lib = nullptr;
   cudaKernel_t kernel = nullptr;
   cudaError_t e;
@@ -295,21 +350,21 @@ const void* load(const std::string& image, int device, std::string* why) {
     ::uma::cuda::detail::RelaxCapture relax(device);  // loading is not recorded work
     e = cudaLibraryLoadData(&lib, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
     if (e == cudaSuccess) {
-      e = cudaLibraryGetKernel(&kernel, lib, "uma_chain");
+      e = cudaLibraryGetKernel(&kernel, lib, name);
       if (e != cudaSuccess) (void)cudaLibraryUnload(lib);
     }
   }
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
-    *why = std::string("loading the generated chain kernel: ") + cudaGetErrorString(e);
+    *why = std::string("loading the generated kernel ") + name + ": " + cudaGetErrorString(e);
     return nullptr;
   }
   return reinterpret_cast<const void*>(kernel);
 }
 
-// The kernel of `src` for sm_<arch>: its cached image (Note [Kernel image cache]) when that
-// loads, else compiled (and cached); nullptr with c.reason set (first failure) on error.
-const void* build(Compiler& c, const std::string& src, int arch, int device) {
+// The kernel `name` of `src` for sm_<arch>: its cached image (Note [Kernel image cache]) when
+// that loads, else compiled (and cached); nullptr with c.reason set (first failure) on error.
+const void* build(Compiler& c, const std::string& src, const char* name, int arch, int device) {
   const std::vector<std::string> opt = options(c, arch);
   std::string identity, why;
   if (!c.cache_dir.empty()) {
@@ -318,14 +373,14 @@ const void* build(Compiler& c, const std::string& src, int arch, int device) {
     identity += src;
     const std::string cached = ::uma::kernels::read_kernel_image(c.cache_dir, identity);
     if (!cached.empty()) {
-      if (const void* k = load(cached, device, &why)) {
+      if (const void* k = load(cached, name, device, &why)) {
         ++c.from_disk;
         return k;
       }
     }
   }
   const std::string image = compile_image(c, src, opt, &why);
-  const void* k = image.empty() ? nullptr : load(image, device, &why);
+  const void* k = image.empty() ? nullptr : load(image, name, device, &why);
   if (!k) {
     if (c.reason.empty()) c.reason = why;
     return nullptr;
@@ -340,17 +395,24 @@ const void* build(Compiler& c, const std::string& src, int arch, int device) {
 
 namespace uma::kernels::cuda_launch {
 
-const void* chain_kernel(int dtype, const FusedCode& code, bool wide_index) {
-  auto& c = ::uma::kernels::cuda::compiler();
-  if (!::uma::kernels::cuda::type_name(dtype)) return nullptr;
+namespace {
+
+// The generated kernel of `kind` ('c': a chain over a blocked space, with 64-bit index
+// arithmetic when `wide_index`; 'e': a product's epilogue) for (code, dtype) on the current
+// device: compiled once per process and architecture; nullptr where it is not available.
+const void* generated_kernel(char kind, int dtype, const FusedCode& code, bool wide_index) {
+  namespace C = ::uma::kernels::cuda;
+  auto& c = C::compiler();
+  if (!C::type_name(dtype)) return nullptr;
   int device = 0;
   if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= 64) {
     (void)cudaGetLastError();
     return nullptr;
   }
-  // The key: the chain's code, dtype, index width and the device's architecture.
+  // The key: the kind, the chain's code, dtype, index width and the device's architecture.
   std::string key;
   key.reserve(16 + 6 * static_cast<std::size_t>(code.ncode));
+  key.push_back(kind);
   key.push_back(static_cast<char>(dtype));
   key.push_back(wide_index ? 'w' : 'n');
   key.push_back(static_cast<char>(code.nin));
@@ -363,7 +425,7 @@ const void* chain_kernel(int dtype, const FusedCode& code, bool wide_index) {
     key.push_back(static_cast<char>(code.c[k]));
   }
   std::lock_guard<std::mutex> lock(c.mu);
-  const bool ok = ::uma::kernels::cuda::ready(c);
+  const bool ok = C::ready(c);
   if (ok) {
     int& arch = c.arch[device];
     if (arch == 0) {
@@ -379,13 +441,24 @@ const void* chain_kernel(int dtype, const FusedCode& code, bool wide_index) {
   }
   auto it = c.kernels.find(key);
   if (it != c.kernels.end()) return it->second;
-  const void* k = ok ? ::uma::kernels::cuda::build(c, ::uma::kernels::cuda::chain_source(dtype, code, wide_index),
-                                                   c.arch[device], device)
-                     : nullptr;
-  ++(k ? c.generated : c.interpreted);
+  const void* k = nullptr;
+  if (ok && kind == 'e')
+    k = C::build(c, C::epilogue_source(dtype, code), "uma_epilogue", c.arch[device], device);
+  else if (ok)
+    k = C::build(c, C::chain_source(dtype, code, wide_index), "uma_chain", c.arch[device], device);
+  if (kind != 'e') ++(k ? c.generated : c.interpreted);
+  else if (k) ++c.epilogues;  // without one, the product and its chain run as two kernels
   c.kernels.emplace(std::move(key), k);
   return k;
 }
+
+}  // namespace
+
+const void* chain_kernel(int dtype, const FusedCode& code, bool wide_index) {
+  return generated_kernel('c', dtype, code, wide_index);
+}
+
+const void* epilogue_kernel(int dtype, const FusedCode& code) { return generated_kernel('e', dtype, code, false); }
 
 }  // namespace uma::kernels::cuda_launch
 
@@ -394,7 +467,7 @@ namespace uma::ops {
 ChainKernelStats cuda_chain_kernel_stats() {
   auto& c = ::uma::kernels::cuda::compiler();
   std::lock_guard<std::mutex> lock(c.mu);
-  return ChainKernelStats{c.generated, c.interpreted, c.from_disk, c.reason};
+  return ChainKernelStats{c.generated, c.epilogues, c.interpreted, c.from_disk, c.reason};
 }
 
 }  // namespace uma::ops

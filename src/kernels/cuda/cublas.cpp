@@ -149,14 +149,13 @@ int64_t batch_stride(const Array& x, int64_t nb, int64_t matrix_elems) {
 
 }  // namespace
 
-namespace {
-
-// Whether a float32/float64 product is small enough for the tiled kernel: at most 2^16 output
+// A float32/float64 product is small enough for the tiled kernel with at most 2^16 output
 // elements (256 blocks of one tile), each a sum of at most 256 terms (one shared-memory slab of
-// float32 values, two of float64: kernels/cuda/matmul_tiled.cu).
-// The products of a small MLP's training step (64 wide, batch 128) are; a 1024-row batch's
-// first layer is not.
+// float32 values, two of float64: kernels/cuda/tiled_gemm.cuh). The products of a small MLP's
+// training step (64 wide, batch 128) are; a 1024-row batch's first layer is not.
 bool small_product(int64_t outputs, int64_t K) { return outputs <= (int64_t{1} << 16) && K <= 256; }
+
+namespace {
 
 // Products with uma's tiled kernel; a and b keep their strides where one batch stride walks
 // their leading axes, else they are packed.

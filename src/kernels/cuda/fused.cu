@@ -14,6 +14,7 @@
 // read only as a where's condition (FusedInstr::select).
 #include "kernels/cuda/fused_chain.cuh"
 #include "kernels/cuda/grid.cuh"
+#include "kernels/cuda/tiled_gemm.cuh"
 
 #include <cstdint>
 
@@ -165,7 +166,34 @@ int launch(const FusedOperands& in, const FusedCode& code, void* out, const Spac
   return static_cast<int>(cudaGetLastError());
 }
 
+template <class T>
+int launch_epilogue(const void* a, const void* b, const TiledGemm& g, const FusedOperands& in, const FusedCode& code,
+                    void* out, const Space& s, cudaStream_t st) {
+  FusedBlocked blocked{};
+  for (int k = 0; k < code.nin; ++k)
+    if (!as_blocked(in.op[k], s, sizeof(T), blocked, k)) return kNotFused;
+  const void* kernel = epilogue_kernel(dt_of<T>(), code);
+  if (!kernel) return kNotFused;
+  const int64_t tiles = g.batch * ((g.M + kTile - 1) / kTile) * ((g.N + kTile - 1) / kTile);
+  const unsigned blocks = static_cast<unsigned>(tiled_gemm_blocks(tiles, sm_count()));
+  TiledGemm geometry = g;
+  void* args[] = {&a, &b, &out, &geometry, &blocked};
+  return static_cast<int>(cudaLaunchKernel(kernel, dim3(blocks), dim3(kTile, kTile), args, 0, st));
+}
+
 }  // namespace
+
+int tiled_matmul_chain(int dtype, const void* a, const void* b, const TiledGemm& g, const FusedOperands& in,
+                       const FusedCode& code, void* out, const Space& s, void* stream) {
+  if (code.nin < 1 || code.nin > kFusedInputs || code.ncode < 1 || code.ncode > kFusedCode) return kInvalid;
+  if (s.n == 0 || s.n >= static_cast<int64_t>(UINT32_MAX)) return kNotFused;  // the kernel indexes in 32 bits
+  auto st = static_cast<cudaStream_t>(stream);
+  switch (dtype) {
+    case kFloat32: return launch_epilogue<float>(a, b, g, in, code, out, s, st);
+    case kFloat64: return launch_epilogue<double>(a, b, g, in, code, out, s, st);
+    default: return kNotFused;
+  }
+}
 
 int fused(int dtype, const FusedOperands& in, const FusedCode& code, void* out, const Space& s, void* stream) {
   if (s.n == 0) return 0;

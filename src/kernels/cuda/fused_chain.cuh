@@ -101,6 +101,13 @@ __device__ __forceinline__ int64_t blocked_element(const FusedBlocked& in, int k
   return static_cast<int64_t>(e);
 }
 
+// The element of operand k at flat index i.
+template <class T, class I>
+__device__ __forceinline__ T blocked_value(const FusedBlocked& in, int k, int64_t i) {
+  const int64_t step = in.step[k];
+  return *reinterpret_cast<const T*>(in.ptr[k] + (step == 0 ? 0 : blocked_element<I>(in, k, i) * step));
+}
+
 // The pack of operand k at flat index i (elements past n read as 0).
 template <class T, class I>
 __device__ __forceinline__ void blocked_load(Pack<T>& x, const FusedBlocked& in, int k, int64_t i, int64_t n, bool whole) {

@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/launch.h"
+#include "kernels/cuda/ops_launch.h"
 #include "uma/bool8.h"
 
 namespace uma::kernels::cuda_launch {
@@ -79,15 +80,10 @@ int mask_compact(const bool8* mask, const int64_t* counts, int64_t* pos, int64_t
 int one_hot(const int64_t* idx, int64_t m, int64_t depth, const unsigned char* one, int itemsize, void* out,
             void* stream);
 
-/// uma's tiled matrix products: out[b, i, j] = sum_k a[b, i, k] * b[b, k, j]. Bool and
-/// integer dtypes accumulate as kernels::cpu::gemm does (integers in unsigned 64-bit
-/// arithmetic, wrapping, then truncated to the dtype; bool: or of ands); float32 and float64
-/// with fused multiply-adds in their own type, k in order. Element strides of a and b (rows,
-/// columns, batch); out C-contiguous (batch, M, N).
-struct TiledGemm {
-  int64_t M, N, K, batch;
-  int64_t a_rs, a_cs, a_bs, b_rs, b_cs, b_bs;
-};
+/// uma's tiled matrix products (TiledGemm, kernels/cuda/ops_launch.h): bool and integer
+/// dtypes accumulate as kernels::cpu::gemm does (integers in unsigned 64-bit arithmetic,
+/// wrapping, then truncated to the dtype; bool: or of ands); float32 and float64 with fused
+/// multiply-adds in their own type, k in order.
 int tiled_matmul(int dtype, const void* a, const void* b, void* out, const TiledGemm& g, void* stream);
 
 }  // namespace uma::kernels::cuda_launch

@@ -124,15 +124,16 @@ void where(const Array& cond, const Array& x, const Array& y, const Array& out) 
   check(L::where(static_cast<int>(out.itemsize()), ops[0], ops[1], ops[2], out.data(), s, l.stream), "where<<<...>>>");
 }
 
-bool fused(std::span<const Array* const> inputs, const std::vector<FusedInstr>& code, const Array& out) {
-  const DType t = out.dtype();
-  if (!(t == DType::Int32 || t == DType::Int64 || t == DType::Float32 || t == DType::Float64) ||
-      inputs.size() > static_cast<std::size_t>(L::kFusedInputs) || code.empty() ||
+namespace {
+
+// The chain as the kernels read it; false when it exceeds their limits (kFusedInputs inputs,
+// kFusedCode instructions).
+bool fused_code(std::size_t nin, const std::vector<FusedInstr>& code, L::FusedCode& c) {
+  if (nin > static_cast<std::size_t>(L::kFusedInputs) || code.empty() ||
       code.size() > static_cast<std::size_t>(L::kFusedCode))
     return false;
-  UMA_ASSERT(out.is_c_contiguous());
-  L::FusedCode c{};
-  c.nin = static_cast<int32_t>(inputs.size());
+  c = L::FusedCode{};
+  c.nin = static_cast<int32_t>(nin);
   c.ncode = static_cast<int32_t>(code.size());
   for (std::size_t k = 0; k < code.size(); ++k) {
     const FusedInstr& f = code[k];
@@ -142,6 +143,18 @@ bool fused(std::span<const Array* const> inputs, const std::vector<FusedInstr>& 
     c.b[k] = static_cast<unsigned char>(f.b);
     c.c[k] = static_cast<unsigned char>(f.c);
   }
+  return true;
+}
+
+}  // namespace
+
+bool fused(std::span<const Array* const> inputs, const std::vector<FusedInstr>& code, const Array& out) {
+  const DType t = out.dtype();
+  L::FusedCode c;
+  if (!(t == DType::Int32 || t == DType::Int64 || t == DType::Float32 || t == DType::Float64) ||
+      !fused_code(inputs.size(), code, c))
+    return false;
+  UMA_ASSERT(out.is_c_contiguous());
   std::vector<const Array*> in(inputs.begin(), inputs.end());
   std::vector<L::Operand> ops;
   const L::Space s = merge(out, in, ops, /*scalars=*/true);
@@ -149,6 +162,36 @@ bool fused(std::span<const Array* const> inputs, const std::vector<FusedInstr>& 
   for (std::size_t k = 0; k < ops.size(); ++k) fo.op[k] = ops[k];
   Launch l(out);
   check(L::fused(static_cast<int>(t), fo, c, out.data(), s, l.stream), "fused_elementwise<<<...>>>");
+  return true;
+}
+
+bool matmul_chain(const Array& a, const Array& b, std::span<const Array* const> rest, const std::vector<FusedInstr>& code,
+                  const Array& out) {
+  const DType t = out.dtype();
+  L::FusedCode c;
+  if (!(t == DType::Float32 || t == DType::Float64) || a.ndim() != 2 || b.ndim() != 2 || out.ndim() != 2 ||
+      !small_product(out.size(), a.shape()[1]) || !fused_code(rest.size() + 1, code, c))
+    return false;
+  UMA_ASSERT(out.is_c_contiguous() && a.dtype() == t && b.dtype() == t);
+  std::vector<const Array*> in{&out};  // register 0, the product: never read from memory
+  in.insert(in.end(), rest.begin(), rest.end());
+  std::vector<L::Operand> ops;
+  const L::Space s = merge(out, in, ops, /*scalars=*/true);
+  L::FusedOperands fo{};
+  for (std::size_t k = 0; k < ops.size(); ++k) fo.op[k] = ops[k];
+  L::TiledGemm g{};
+  g.M = out.shape()[0];
+  g.N = out.shape()[1];
+  g.K = a.shape()[1];
+  g.batch = 1;
+  g.a_rs = a.strides()[0];
+  g.a_cs = a.strides()[1];
+  g.b_rs = b.strides()[0];
+  g.b_cs = b.strides()[1];
+  Launch l(out);
+  const int e = L::tiled_matmul_chain(static_cast<int>(t), a.data(), b.data(), g, fo, c, out.data(), s, l.stream);
+  if (e == L::kNotFused) return false;
+  check(e, "matmul_fused<<<...>>>");
   return true;
 }
 

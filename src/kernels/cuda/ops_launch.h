@@ -34,6 +34,14 @@ int unary(int op, int dtype, const Operand& a, void* out, const Space& s, void* 
 int clip(int dtype, const Operand& a, const Operand& lo, const Operand& hi, void* out, const Space& s, void* stream);
 int where(int itemsize, const Operand& c, const Operand& x, const Operand& y, void* out, const Space& s, void* stream);
 
+/// A matrix product out[b, i, j] = sum_k a[b, i, k] * b[b, k, j] of uma's tiled kernels
+/// (kernels/cuda/tiled_gemm.cuh): element strides of a and b (rows, columns, batch); out
+/// C-contiguous (batch, M, N).
+struct TiledGemm {
+  int64_t M, N, K, batch;
+  int64_t a_rs, a_cs, a_bs, b_rs, b_cs, b_bs;
+};
+
 /// A fused elementwise chain (uma::FusedInstr) as the kernel reads it (Note [Fused chains on
 /// cuda] in fused.cu): instruction k reads registers a[k], b[k] (and c[k] for a select) and
 /// writes register nin + k; registers 0..nin-1 are the operands.
@@ -55,6 +63,18 @@ int fused(int dtype, const FusedOperands& in, const FusedCode& code, void* out, 
 /// when `wide_index`: a cudaKernel_t taking (FusedBlocked, T* out, int64_t n, bool out_vec),
 /// launched with kThreads threads per block; nullptr where the interpreting kernel runs it.
 const void* chain_kernel(int dtype, const FusedCode& code, bool wide_index);
+/// The product kernel generated for the chain as its epilogue (Note [Epilogue kernels] in
+/// chain_compiler.cpp), in float32 or float64 (dtype): a cudaKernel_t taking (const T* a,
+/// const T* b, T* out, TiledGemm, FusedBlocked), launched with dim3(kTile, kTile) threads per
+/// block (tiled_gemm.cuh); nullptr where none is available.
+const void* epilogue_kernel(int dtype, const FusedCode& code);
+/// out = the chain over the operands, register 0 the product a @ b of uma's tiled kernel (g),
+/// in one kernel (epilogue_kernel), the product never written to memory. Operand 0 of `in` is
+/// `out` (not read), the others views of its shape (s); float32 or float64. kNotFused, having
+/// queued nothing, where an operand is not a blocked read or no kernel is available.
+constexpr int kNotFused = -1;
+int tiled_matmul_chain(int dtype, const void* a, const void* b, const TiledGemm& g, const FusedOperands& in,
+                       const FusedCode& code, void* out, const Space& s, void* stream);
 int cast(int from, int to, const Operand& a, void* out, const Space& s, void* stream);
 
 /// Reduction geometry: output element o (C order over the kept axes) reduces the elements at

@@ -29,6 +29,11 @@ void clip(const Array&, const Array&, const Array&, const Array& out) { unavaila
 void reduce(ReduceOp op, const Array&, const std::vector<bool>&, const Array& out) { unavailable(name_of(op), out); }
 void cumulate(const Array&, int64_t, bool product, const Array& out) { unavailable(product ? "cumprod" : "cumsum", out); }
 void matmul(const Array&, const Array&, const Array& out) { unavailable("matmul", out); }
+bool small_product(int64_t, int64_t) { return false; }
+bool matmul_chain(const Array&, const Array&, std::span<const Array* const>, const std::vector<FusedInstr>&,
+                  const Array& out) {
+  unavailable("matmul_fused", out);
+}
 void fft_c2c(const Array&, const Array& out, const std::vector<int64_t>&, bool, double) { unavailable("fft", out); }
 void fft_r2c(const Array&, const Array& out, const std::vector<int64_t>&, bool, double) { unavailable("rfft", out); }
 void fft_c2r(const Array&, const Array& out, const std::vector<int64_t>&, bool, double) { unavailable("irfft", out); }
@@ -77,6 +82,6 @@ void qr(const Array& a, const Array&, const Array&, bool) { unavailable("qr", a)
 
 namespace uma::ops {
 
-ChainKernelStats cuda_chain_kernel_stats() { return ChainKernelStats{0, 0, 0, "uma was built without CUDA support"}; }
+ChainKernelStats cuda_chain_kernel_stats() { return ChainKernelStats{0, 0, 0, 0, "uma was built without CUDA support"}; }
 
 }  // namespace uma::ops
