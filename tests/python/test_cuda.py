@@ -1099,10 +1099,12 @@ def test_cuda_max_min_nan_and_first_occurrence(dtype):
 
 
 @needs_gpu
-@pytest.mark.parametrize("shape", [(300, 70), (1024, 4096), (2, 50, 33)])
+@pytest.mark.parametrize("shape", [(300, 70), (1024, 4096), (2, 50, 33), (4099, 64), (100_003, 10)])
 def test_cuda_column_reductions_match_numpy(shape):
     """Reductions over the leading axes with the innermost kept (the column kernel: a bias
-    gradient's sum over the rows, split over blocks where the rows are many): float32 sums and
+    gradient's sum over the rows, split over blocks where the rows are many, the splits
+    combined by a thread per output, or by a block per output beyond 32 splits, as for
+    (100003, 10)): float32 sums and
     means as the float64 sum rounded once, and max/min/argmax/argmin on values with many ties
     and some NaNs, where the first occurrence wins."""
     rng = np.random.default_rng(len(shape))

@@ -7,7 +7,8 @@
 // - columns (the innermost axis kept but too few outputs to fill the GPU with a thread each,
 //   such as a bias gradient, a sum over the rows of a matrix): a warp's 32 lanes take 32
 //   neighbouring outputs (coalesced), the 8 warps of a block and `splits` blocks share the
-//   reduced range;
+//   reduced range, and a second kernel with a thread per output (a block per output beyond 32
+//   splits) combines the splits;
 // - `splits` blocks per output, interleaved over the reduced range (grid-stride), with four
 //   16-byte loads in flight per thread on a contiguous reduced axis and a shared-memory tree
 //   at the end; with splits > 1 the blocks write partial accumulators to a workspace that a
@@ -321,6 +322,21 @@ __global__ void reduce_finish(const typename Policy<OP, T>::Acc* __restrict__ pa
   if (threadIdx.x == 0 && o < nout) out[o] = P::finish(acc, rsize);
 }
 
+// The second pass of a column reduction with few splits (kFinishPerThread at most): a thread
+// per output combines its partial accumulators in split order.
+constexpr int64_t kFinishPerThread = 32;
+template <int OP, class T>
+__global__ void reduce_finish_columns(const typename Policy<OP, T>::Acc* __restrict__ partial,
+                                      typename Policy<OP, T>::Out* __restrict__ out, int64_t nout, int64_t splits,
+                                      int64_t rsize) {
+  using P = Policy<OP, T>;
+  for (int64_t o = global_index(); o < nout; o += grid_step()) {
+    typename P::Acc acc = P::identity();
+    for (int64_t s = 0; s < splits; ++s) acc = P::combine(acc, partial[o * splits + s]);
+    out[o] = P::finish(acc, rsize);
+  }
+}
+
 template <int OP, class T>
 int launch(const char* in, void* out0, const ReduceGeometry& g, int64_t splits, void* ws, cudaStream_t st) {
   using P = Policy<OP, T>;
@@ -331,8 +347,10 @@ int launch(const char* in, void* out0, const ReduceGeometry& g, int64_t splits, 
   } else if (inner_kept(g, sizeof(T))) {
     const dim3 grid(static_cast<unsigned>((g.nout + kColumnLanes - 1) / kColumnLanes), static_cast<unsigned>(splits));
     reduce_columns<OP, T><<<grid, kThreads, 0, st>>>(in, out, partial, g, splits);
-    if (splits > 1)
+    if (splits > kFinishPerThread)
       reduce_finish<OP, T><<<static_cast<unsigned>(g.nout), kThreads, 0, st>>>(partial, out, g.nout, splits, g.rsize);
+    else if (splits > 1)
+      reduce_finish_columns<OP, T><<<grid_for(g.nout), kThreads, 0, st>>>(partial, out, g.nout, splits, g.rsize);
   } else {
     const bool dense = g.nred == 1 && g.red_strides[0] == static_cast<int64_t>(sizeof(T));
     reduce_blocks<OP, T><<<static_cast<unsigned>(g.nout * splits), kThreads, 0, st>>>(in, out, partial, g, splits, dense);
