@@ -138,6 +138,14 @@ MatmulShapes matmul_shapes(const Shape& a, const Shape& b) {
             static_shape_str(a), " and ", static_shape_str(b), " (", k1, " != ", k2, ")");
   const Shape batch_a(a.begin(), a.end() - std::min<std::size_t>(na, 2));
   const Shape batch_b(b.begin(), b.end() - std::min<std::size_t>(nb, 2));
+  // The batch axes broadcast (NumPy's message quotes the operands' whole shapes).
+  for (std::size_t i = 1; i <= std::min(batch_a.size(), batch_b.size()); ++i) {
+    const int64_t x = batch_a[batch_a.size() - i], y = batch_b[batch_b.size() - i];
+    UMA_CHECK(!known(x) || !known(y) || x == 1 || y == 1 || x == y, Value,
+              "matmul: operands could not be broadcast together with shapes ", static_shape_str(a), " ",
+              static_shape_str(b), " (their batch axes ", static_shape_str(batch_a), " and ", static_shape_str(batch_b),
+              ")");
+  }
   MatmulShapes s{broadcast_shapes(batch_a, batch_b, "matmul"), m, known(k1) ? k1 : k2, n, {}};
   s.result = s.batch;
   if (na > 1) s.result.push_back(m);

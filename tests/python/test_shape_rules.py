@@ -188,12 +188,23 @@ def test_matmul_shape_errors_keep_their_messages():
     with pytest.raises(ValueError, match=r"^matmul: mismatch in the core dimension: shapes \(\?, 3\) and "
                                          r"\(4, \?\) \(3 != 4\)$"):
         sym.matmul(sym.tensor(shape=(None, 3)), sym.tensor(shape=(4, None)))
+    # the batch axes' mismatch quotes the operands' whole shapes, as NumPy does
     with pytest.raises(ValueError, match=r"^matmul: operands could not be broadcast together with shapes "
-                                         r"\(2,\) \(3,\)$"):
+                                         r"\(2, 1, 3\) \(3, 3, 1\) \(their batch axes \(2,\) and \(3,\)\)$"):
         sym.matmul(sym.tensor(shape=(2, 1, 3)), sym.tensor(shape=(3, 3, 1)))
+    with pytest.raises(ValueError, match=r"^matmul: operands could not be broadcast together with shapes "
+                                         r"\(3, 2, 4\) \(2, 4, 2\)"):
+        uma.matmul(uma.ones((3, 2, 4)), uma.ones((2, 4, 2)))
     # the eager op keeps NumPy's wording
     with pytest.raises(ValueError, match="Input operand 1 has a mismatch in its core dimension 0"):
         uma.matmul(uma.ones((2, 3)), uma.ones((4,)))
+    # a compiled product whose batch axis is broadcast but not declared length 1 names the
+    # input's whole shape and type
+    a, b = sym.tensor("a", ndim=3), sym.tensor("b", ndim=3)
+    f = uma.function([a, b], sym.tanh(a @ b), backend="reference")
+    with pytest.raises(ValueError, match=r"matmul: input 0 has run-time shape \(1, 2, 4\) and would be broadcast "
+                                         r"along axis 0 to length 3, but its type \(\?, \?, \?\) does not declare"):
+        f(np.ones((1, 2, 4)), np.ones((3, 4, 2)))
 
 
 def test_run_time_broadcast_is_checked_against_the_declared_shapes():

@@ -91,21 +91,24 @@ def _fmt(shape):
     return _fmt_shape(shape)
 
 
-def _bcast_runtime(opname, static_shapes, shapes):
+def _bcast_runtime(opname, static_shapes, shapes, whole=None):
     """The broadcast of the run-time ``shapes`` (the core's rule, ``uma._core._broadcast_shapes``:
     ``ValueError`` "<op>: operands could not be broadcast together with shapes ...") where every
     input broadcast along an axis declares that axis as length 1 in its static shape
     (``static_shapes``; PyTensor convention: only static length-1 axes broadcast), else
-    ``ValueError`` naming the input, the axis and both shapes."""
+    ``ValueError`` naming the input, the axis and both shapes. ``whole``: the inputs' (static,
+    run-time) shapes to quote there when ``shapes`` are their leading axes (matmul's batch axes,
+    whose axis numbers are the whole shapes')."""
     out = _core._broadcast_shapes(opname, *shapes)
     n = len(out)
     for ax, t in enumerate(out):
         for k, (static, shape) in enumerate(zip(static_shapes, shapes)):
             j = ax - n + len(shape)  # the input's axis aligned on output axis ax
             if j >= 0 and shape[j] != t and static[j] != 1:
+                quoted_static, quoted = whole[k] if whole is not None else (static, shape)
                 raise ValueError(
-                    f"{opname}: input {k} has run-time shape {tuple(shape)} and would be broadcast "
-                    f"along axis {j} to length {t}, but its type {_fmt(static)} does not declare "
+                    f"{opname}: input {k} has run-time shape {tuple(quoted)} and would be broadcast "
+                    f"along axis {j} to length {t}, but its type {_fmt(quoted_static)} does not declare "
                     f"that axis as length 1 (PyTensor convention: only static length-1 axes broadcast)")
     return out
 

@@ -34,7 +34,8 @@ class MatMul(Op):
         a, b = node.inputs
         out = _core._result_shape("matmul", *shapes)
         # the batch axes (all but the last two) broadcast only where the types declare length 1
-        _bcast_runtime("matmul", [a.shape[:-2], b.shape[:-2]], [tuple(s)[:-2] for s in shapes])
+        _bcast_runtime("matmul", [a.shape[:-2], b.shape[:-2]], [tuple(s)[:-2] for s in shapes],
+                       whole=[(a.shape, tuple(shapes[0])), (b.shape, tuple(shapes[1]))])
         return [out]
 
     def grad(self, node, output_grads):
