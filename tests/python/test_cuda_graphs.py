@@ -670,13 +670,13 @@ def test_product_epilogues_on_cuda_are_one_kernel_bit_for_bit_the_ops(dtype):
     """Note [Epilogue kernels]: a small product whose chain is its epilogue runs as one kernel
     generated for the chain (where NVRTC is there; required in the GPU run), bit for bit uma's
     product then the ops one by one, on tile edges (M, N not multiples of 16), a transposed
-    operand and K of one slab; NumPy agrees to rounding. A full operand that is a transpose is
+    operand, K of one slab, and 120000 outputs of K = 10; NumPy agrees to rounding. A full operand that is a transpose is
     not a blocked read: that product and its chain run as two kernels, with the same bits."""
     rng = np.random.default_rng(9)
     before = uma._core.cuda._chain_kernel_stats()["epilogues"]
     for k, (m, kk, n, transposed_a, transposed_full) in enumerate(
             [(37, 20, 11, False, False), (128, 64, 64, True, False), (5, 256, 3, False, False),
-             (40, 8, 24, False, True)]):
+             (40, 8, 24, False, True), (300, 10, 400, False, False)]):
         a_host = rng.standard_normal((kk, m) if transposed_a else (m, kk)).astype(dtype)
         host_values = [a_host, rng.standard_normal((kk, n)).astype(dtype), rng.standard_normal(n).astype(dtype),
                        rng.standard_normal((m, 1)).astype(dtype), np.array(0.25, dtype),
