@@ -1170,11 +1170,11 @@ def test_cuda_large_float_sum_accuracy():
 def test_cuda_matmul_matches_numpy(dtype):
     rng = np.random.default_rng(9)
     tol = {"float32": 1e-4, "float64": 1e-12, "float16": 2e-2}[dtype]
-    # the last two: more than 2^16 outputs of at most 16 terms (float32/float64: uma's tiled
-    # kernel), and 17 terms (cuBLAS)
+    # the last two: 420000 outputs of 16 terms (float32/float64: uma's tiled kernel at any
+    # size) and 262144 of 64 (the tiled kernel up to 2^24 multiply-adds)
     cases = [((33, 17), (17, 45)), ((17,), (17, 5)), ((4, 17), (17,)), ((3, 8, 6), (6, 5)),
              ((2, 1, 8, 6), (3, 6, 5)), ((0, 4), (4, 3)), ((3, 0), (0, 2)), ((600, 16), (16, 700)),
-             ((2, 300, 17), (17, 150))]
+             ((1024, 64), (64, 256))]
     for sa, sb in cases:
         a = rng.standard_normal(sa).astype(dtype)
         b = rng.standard_normal(sb).astype(dtype)
@@ -1183,7 +1183,7 @@ def test_cuda_matmul_matches_numpy(dtype):
         assert np.asarray(got).shape == want.shape and str(got.device) == "cuda:0"
         np.testing.assert_allclose(np.asarray(got).astype(np.float64), want, rtol=tol, atol=tol * 10)
     # transposed and sliced operands, small (float32/float64: uma's tiled kernel) and large
-    # (more than 2^16 outputs and 256 terms: cuBLAS)
+    # (more than 256 terms: cuBLAS)
     for s in (1, 10):
         a = rng.standard_normal((40 * s, 30 * s)).astype(dtype)
         b = rng.standard_normal((50 * s, 40 * s)).astype(dtype)
