@@ -670,8 +670,9 @@ def test_product_epilogues_on_cuda_are_one_kernel_bit_for_bit_the_ops(dtype):
     """Note [Epilogue kernels]: a small product whose chain is its epilogue runs as one kernel
     generated for the chain (where NVRTC is there; required in the GPU run), bit for bit uma's
     product then the ops one by one, on tile edges (M, N not multiples of 16), a transposed
-    operand, K of one slab, and 120000 outputs of K = 10; NumPy agrees to rounding. A full operand that is a transpose is
-    not a blocked read: that product and its chain run as two kernels, with the same bits."""
+    operand and K of one slab; NumPy agrees to rounding. A full operand that is a transpose is
+    not a blocked read, and 120000 outputs are too many for the tiled kernel: those products and
+    their chains run as two kernels, with the same bits."""
     rng = np.random.default_rng(9)
     before = uma._core.cuda._chain_kernel_stats()["epilogues"]
     for k, (m, kk, n, transposed_a, transposed_full) in enumerate(

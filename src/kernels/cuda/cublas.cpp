@@ -149,15 +149,16 @@ int64_t batch_stride(const Array& x, int64_t nb, int64_t matrix_elems) {
 
 }  // namespace
 
-// A float32/float64 product runs the tiled kernel when each output element is a sum of at most
-// 256 terms (one shared-memory slab of float32 values, two of float64: kernels/cuda/tiled_gemm.cuh)
-// and the product is at most 2^24 multiply-adds, or of any size when each is a sum of at most 16
-// terms (its time is then the output's writes). There cuBLAS's kernels take several
-// microseconds and a split-K pass, and an epilogue joins the tiled product (Note [Epilogue
-// kernels]). The products of a small MLP's training step are (64 wide, batch 128; a 1024-row
-// batch's first layer of 256 units), and a wide layer's input gradient through a 10-class
-// output layer; products with K = 1024 are not.
-bool small_product(int64_t outputs, int64_t K) { return K <= 16 || (K <= 256 && outputs <= (int64_t{1} << 24) / K); }
+// A float32/float64 product is small enough for the tiled kernel with at most 2^16 output
+// elements (256 blocks of one tile), each a sum of at most 256 terms (one shared-memory slab of
+// float32 values, two of float64: kernels/cuda/tiled_gemm.cuh). The products of a small MLP's
+// training step (64 wide, batch 128) are; a 1024-row batch's first layer is not. Larger ones
+// stay on cuBLAS, with their epilogue as a chain kernel: on an H100, the tiled kernel with the
+// epilogue for every product of at most 16 terms made the wide step (4096-4096-10, its input
+// gradient of 4M outputs and K = 10) 75 µs slower than cuBLAS and the tanh-gradient chain, and
+// with products of up to 2^24 multiply-adds as well the 64-256-10 step went from 0.064 to
+// 0.068 ms (docs/measurements/gpu_step/h100_tiled_rule_experiment.txt).
+bool small_product(int64_t outputs, int64_t K) { return outputs <= (int64_t{1} << 16) && K <= 256; }
 
 namespace {
 
