@@ -657,7 +657,8 @@ TEST(ShapeRules, MatmulShapesFollowNumPy) {
   EXPECT_EQ(error_message([] { ops::matmul_shapes({2, 3}, {4, U}); }),
             "matmul: mismatch in the core dimension: shapes (2, 3) and (4, ?) (3 != 4)");
   EXPECT_EQ(error_message([] { ops::matmul_shapes({2, 1, 3}, {3, 3, 1}); }),
-            "matmul: operands could not be broadcast together with shapes (2,) (3,)");
+            "matmul: operands could not be broadcast together with shapes (2, 1, 3) (3, 3, 1) (their batch axes (2,) "
+            "and (3,))");
   // the eager matmul has the rule's shape, and NumPy's wording for its operand errors
   EXPECT_EQ(ops::matmul(ops::ones({4, 1, 2, 3}, DType::Float64), ops::ones({3, 5}, DType::Float64)).shape(),
             (Shape{4, 1, 2, 5}));
