@@ -62,7 +62,7 @@ void matmul(const Array& a, const Array& b, const Array& out);
 /// Whether a float32/float64 product of `outputs` elements, each a sum of K terms, runs uma's
 /// tiled kernel rather than cuBLAS (kernels/cuda/cublas.cpp).
 bool small_product(int64_t outputs, int64_t K);
-/// out (M, N) = the chain `code` over (a @ b, rest...) (rest: views of out's shape), with the
+/// out (M, N) = the chain `code` over (a @ b, rest...) (rest: broadcasting to out's shape), with the
 /// product computed by uma's tiled kernel and the chain run on each element before it is
 /// stored, in one kernel (Note [Epilogue kernels] in kernels/cuda/chain_compiler.cpp): bit for
 /// bit matmul then fused. a (M, K), b (K, N) and out of one float dtype. False, having queued

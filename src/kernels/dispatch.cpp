@@ -33,29 +33,15 @@ void fused(std::span<const Array* const> inputs, const std::vector<FusedInstr>& 
   }
 }
 
-void matmul_fused(const Array& a, const Array& b, std::span<const Array* const> rest, const std::vector<FusedInstr>& code,
-                  const Array& out) {
-  constexpr std::size_t kInline = 8;
-  const Array* small[kInline];
-  std::vector<const Array*> big(rest.size() + 1 > kInline ? rest.size() + 1 : 0);
-  const Array** refs = big.empty() ? small : big.data();
-  if (!out.device().is_cpu()) {
-    std::vector<Array> views;
-    views.reserve(rest.size());
-    for (std::size_t i = 0; i < rest.size(); ++i) {
-      views.push_back(rest[i]->broadcast_view(out.shape()));
-      refs[i] = &views.back();
-    }
-    if (cuda::matmul_chain(a, b, std::span<const Array* const>(refs, rest.size()), code, out)) return;
-  }
+void matmul_fused(const Array& a, const Array& b, std::span<const Array* const> inputs,
+                  const std::vector<FusedInstr>& code, const Array& out) {
+  if (!out.device().is_cpu() && cuda::matmul_chain(a, b, inputs.subspan(1), code, out)) return;
   matmul(a, b, out);
   // Register 0 is the product, which the chain overwrites in place: on the host every
   // instruction of a block reads its registers before the last one writes that block; on a
   // device each thread reads its elements' registers before it writes those elements (one
   // kernel, Note [Fused chains on cuda]), or only the last of the ops one by one writes it.
-  refs[0] = &out;
-  for (std::size_t i = 0; i < rest.size(); ++i) refs[i + 1] = rest[i];
-  fused(std::span<const Array* const>(refs, rest.size() + 1), code, out);
+  fused(inputs, code, out);
 }
 
 void cast_into(const Array& src, const Array& dst) {

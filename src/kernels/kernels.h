@@ -310,11 +310,12 @@ inline void fill(const Array& out, const Array& value) {
 /// On a cuda device the chain runs op by op (one kernel per instruction, full-size
 /// temporaries): the same values as the fused cpu loop, without its single pass.
 void fused(std::span<const Array* const> inputs, const std::vector<FusedInstr>& code, const Array& out);
-/// out (M, N), C-contiguous = the chain over (a @ b, rest...) for 2-D a (M, K), b (K, N) and
-/// rest broadcasting to out's shape, all of out's dtype and device: on a cuda device one kernel
-/// where cuda::matmul_chain allows (Note [Epilogue kernels]), else the product into out, then
-/// the chain in place; bit for bit matmul then fused.
-void matmul_fused(const Array& a, const Array& b, std::span<const Array* const> rest, const std::vector<FusedInstr>& code,
-                  const Array& out);
+/// out (M, N), C-contiguous = the chain over (a @ b, inputs[1:]...) for 2-D a (M, K), b (K, N)
+/// and inputs broadcasting to out's shape, all of out's dtype and device; inputs[0] is `out`
+/// (register 0, the product). On a cuda device one kernel where cuda::matmul_chain allows
+/// (Note [Epilogue kernels]), else the product into out, then the chain in place; bit for bit
+/// matmul then fused.
+void matmul_fused(const Array& a, const Array& b, std::span<const Array* const> inputs,
+                  const std::vector<FusedInstr>& code, const Array& out);
 
 }  // namespace uma::kernels

@@ -546,9 +546,9 @@ Array matmul_fused(const Array& a, const Array& b, ArrayRefs rest, const std::ve
     const Shape shape{a.shape()[0], b.shape()[1]};
     if (in_place(shape, a.dtype(), a.device())) {
       Array out = Array::empty(shape, dtype, a.device());
-      refs[0] = &out;  // read for its dtype only
+      refs[0] = &out;  // the product's register
       check_fused(inputs, code, dtype);
-      kernels::matmul_fused(a, b, rest, code, out);
+      kernels::matmul_fused(a, b, inputs, code, out);
       return out;
     }
   }

@@ -748,14 +748,11 @@ bool Program::record(Recording& r, const std::vector<Array>& inputs, std::string
     // it reads the same argument in place.
     const int i = in_place[n];
     const std::shared_ptr<Storage>& st = r.staging[i].storage();
-    long inside = st.use_count() - before_in_place[n];
-    const long mine = inside;
-    if (partner)
-      for (const auto& [j, count] : partner->shared)
-        if (partner->staging[j].storage() == st) inside = count + mine;
+    const long mine = st.use_count() - before_in_place[n];
+    long inside = mine;
     if (partner)
       for (auto& [j, count] : partner->shared)
-        if (partner->staging[j].storage() == st) count = inside;
+        if (partner->staging[j].storage() == st) inside = count += mine;
     r.shared.emplace_back(i, inside);
     r.in_place.push_back(i);
   }
@@ -843,10 +840,12 @@ bool Program::run_graph(GraphCache& g, std::vector<Array>& inputs, std::vector<A
   // replay or the recording consumes `inputs`).
   thread_local std::vector<char> steady;
   steady.assign(inputs.size(), 0);
-  for (std::size_t i = 0; i < inputs.size(); ++i)
-    steady[i] = sig.in_place && sig.last.size() == inputs.size() && sig.last[i] == inputs[i].data();
+  const bool known = sig.in_place && sig.last.size() == inputs.size();
   sig.last.resize(inputs.size());
-  for (std::size_t i = 0; i < inputs.size(); ++i) sig.last[i] = inputs[i].data();
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    steady[i] = known && sig.last[i] == inputs[i].data();
+    sig.last[i] = inputs[i].data();
+  }
   bool stuck = false;  // a recording whose results are free waits only for a buffer it shares
   for (const Recording& r : sig.recordings) {
     if (!r.free()) continue;

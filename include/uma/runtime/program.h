@@ -148,11 +148,12 @@ const std::vector<int>& shape_inputs(const std::string& name);
 // its memory, and it is neither the other recording's result nor its buffer (Note [Carried
 // values]). The recording holds a reference to it. A later call whose argument is elsewhere
 // copies it there, as into a buffer of its own, but only while no array outside holds that
-// memory: while the caller holds the old argument and passes another, the recording waits. If the signature's recordings all
-// wait, with free results, and one of them for such an argument, both are dropped and the
-// signature records again, copying its arguments from then on (at most once per signature),
-// so a caller that changes its batch while keeping the old one does not run op by op for
-// good. Replays read the same values as from a copy, so results are the same bits.
+// memory: while the caller holds the old argument and passes another, the recording waits.
+// If the signature's recordings all wait, with free results, and one of them for such an
+// argument, both are dropped and the signature records again, copying its arguments from then
+// on (at most once per signature), so a caller that changes its batch while keeping the old
+// one does not run op by op for good. Replays read the same values as from a copy, so results
+// are the same bits.
 
 // Note [Fixed steps]
 // A step whose value depends only on the input signature (every input a constant, a fixed

@@ -173,8 +173,11 @@ bool matmul_chain(const Array& a, const Array& b, std::span<const Array* const> 
       !small_product(out.size(), a.shape()[1]) || !fused_code(rest.size() + 1, code, c))
     return false;
   UMA_ASSERT(out.is_c_contiguous() && a.dtype() == t && b.dtype() == t);
+  std::vector<Array> views;  // the other operands as views of out's shape
+  views.reserve(rest.size());
+  for (const Array* r : rest) views.push_back(r->broadcast_view(out.shape()));
   std::vector<const Array*> in{&out};  // register 0, the product: never read from memory
-  in.insert(in.end(), rest.begin(), rest.end());
+  for (const Array& v : views) in.push_back(&v);
   std::vector<L::Operand> ops;
   const L::Space s = merge(out, in, ops, /*scalars=*/true);
   L::FusedOperands fo{};
