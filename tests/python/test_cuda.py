@@ -1103,8 +1103,9 @@ def test_cuda_max_min_nan_and_first_occurrence(dtype):
 def test_cuda_column_reductions_match_numpy(shape):
     """Reductions over the leading axes with the innermost kept (the column kernel: a bias
     gradient's sum over the rows, split over blocks where the rows are many, the splits
-    combined by a thread per output, or by a block per output beyond 32 splits, as for
-    (100003, 10)): float32 sums and
+    combined by the last block of each column in the same kernel (Note [Last block finishes]),
+    or by a second kernel, a block per output, beyond 32 splits, as for (100003, 10)), in
+    every dtype group's kernels (max/min/argmax/argmin keep (value, index) partials): float32 sums and
     means as the float64 sum rounded once, and max/min/argmax/argmin on values with many ties
     and some NaNs, where the first occurrence wins."""
     rng = np.random.default_rng(len(shape))
@@ -1122,6 +1123,12 @@ def test_cuda_column_reductions_match_numpy(shape):
     for name in ("sum", "mean"):
         want = getattr(np, name)(y.astype(np.float64), axis=axis).astype(np.float32)
         np.testing.assert_array_equal(np.asarray(getattr(uma, name)(dy, axis=axis).to_device("cpu")), want)
+    ints = rng.integers(-9, 10, size=shape).astype(np.int32)  # int64 partials; bool ones of one byte
+    di = uma.asarray(ints, device="cuda")
+    np.testing.assert_array_equal(np.asarray(uma.sum(di, axis=axis).to_device("cpu")), ints.sum(axis=axis))
+    for name, bound in (("any", 8), ("all", -9)):  # a few True values; a few False values
+        got = getattr(uma, name)(uma.greater(di, bound), axis=axis)
+        np.testing.assert_array_equal(np.asarray(got.to_device("cpu")), getattr(np, name)(ints > bound, axis=axis))
 
 
 @needs_gpu

@@ -25,13 +25,18 @@ int64_t reduce_splits(const ReduceGeometry& g, int itemsize) {
   if (g.rsize <= 32 || (columns && g.nout >= sms * 256)) return 0;
   // Otherwise about 4 blocks per multiprocessor in all (one resident wave of 256-thread
   // blocks). Columns: blocks of 32 outputs, split over the reduced range while each thread
-  // keeps at least 32 elements (a short column is one kernel, not two).
+  // keeps at least 8 elements: a thread's loads wait one after another (its sum depends on
+  // each), and the splits' partials are combined in the same kernel (Note [Last block
+  // finishes] in column_reduce.cuh).
   const int64_t target = sms * 4;
   if (columns) {
     const int64_t column_blocks = (g.nout + red::kColumnLanes - 1) / red::kColumnLanes;
     int64_t splits = (target + column_blocks - 1) / column_blocks;
-    const int64_t max_by_size = g.rsize / (red::kColumnWarps * 32);
+    const int64_t max_by_size = g.rsize / (red::kColumnWarps * 8);
     if (splits > max_by_size) splits = max_by_size;
+    // At most 32 elements a thread: one kernel (32 splits at most) up to 8192 rows.
+    if (splits > red::kFinishPerThread && g.rsize <= red::kFinishPerThread * red::kColumnWarps * 32)
+      splits = red::kFinishPerThread;
     return splits < 1 ? 1 : splits;
   }
   // Blocks per output, each with four 16-byte loads in flight per thread and at least 4096

@@ -1,14 +1,13 @@
 // src/kernels/cuda/reduce.cuh — the reduction kernel templates (internal), instantiated per
 // dtype group in reduce_{int,uint,float,complex}.cu and dispatched by reduce.cu.
 //
-// Output element o reduces the elements at offset_kept(o) + offset_red(r). Two kernels:
-// - thread per output (few reduced elements, or the innermost axis is kept so neighbouring
-//   threads read neighbouring addresses: coalesced);
+// Output element o reduces the elements at offset_kept(o) + offset_red(r). Three kernels:
+// - thread per output (few reduced elements, or the innermost axis is kept and there are
+//   enough outputs to fill the GPU with a thread each: coalesced);
 // - columns (the innermost axis kept but too few outputs to fill the GPU with a thread each,
-//   such as a bias gradient, a sum over the rows of a matrix): a warp's 32 lanes take 32
-//   neighbouring outputs (coalesced), the 8 warps of a block and `splits` blocks share the
-//   reduced range, and a second kernel with a thread per output (a block per output beyond 32
-//   splits) combines the splits;
+//   such as a bias gradient, a sum over the rows of a matrix): column_reduce.cuh's pass, which
+//   finishes in the same kernel with at most 32 splits (Note [Last block finishes] in
+//   last_block.cuh) and in a second kernel, a block per output, beyond;
 // - `splits` blocks per output, interleaved over the reduced range (grid-stride), with four
 //   16-byte loads in flight per thread on a contiguous reduced axis and a shared-memory tree
 //   at the end; with splits > 1 the blocks write partial accumulators to a workspace that a
@@ -30,6 +29,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/cuda/column_reduce.cuh"
 #include "kernels/cuda/device_ops.cuh"
 #include "kernels/cuda/grid.cuh"
 #include "kernels/to_bfloat16.h"
@@ -104,7 +104,7 @@ template <class O, class A> __device__ __forceinline__ O to_out(A a) {
 }
 
 template <int OP, class T>
-struct Policy {
+struct PolicyOf {
   using V = V_t<T>;
   static constexpr bool kArg = OP == RArgMax || OP == RArgMin;
   static constexpr bool kExt = kArg || OP == RMax || OP == RMin;
@@ -174,31 +174,11 @@ struct Policy {
   }
 };
 
-/// Whether the innermost kept axis has unit element stride (neighbouring outputs read
-/// neighbouring addresses).
-__host__ __device__ inline bool inner_kept(const ReduceGeometry& g, int64_t itemsize) {
-  return g.nkept > 0 && g.kept_strides[g.nkept - 1] == itemsize;
-}
-
-__device__ __forceinline__ int64_t kept_offset(int64_t o, const ReduceGeometry& g) {
-  int64_t off = 0;
-  for (int d = g.nkept - 1; d >= 0; --d) {
-    const int64_t q = o / g.kept_shape[d];
-    off += (o - q * g.kept_shape[d]) * g.kept_strides[d];
-    o = q;
-  }
-  return off;
-}
-__device__ __forceinline__ int64_t red_offset(int64_t r, const ReduceGeometry& g) {
-  if (g.nred == 1) return r * g.red_strides[0];
-  int64_t off = 0;
-  for (int d = g.nred - 1; d >= 0; --d) {
-    const int64_t q = r / g.red_shape[d];
-    off += (r - q * g.red_shape[d]) * g.red_strides[d];
-    r = q;
-  }
-  return off;
-}
+/// The accumulator policy of (OP, T): float32/float64 sums and means are column_reduce.cuh's
+/// FloatSum (the one definition the generated reduction epilogues use too).
+template <int OP, class T>
+using Policy = std::conditional_t<(OP == RSum || OP == RMean) && (std::is_same_v<T, float> || std::is_same_v<T, double>),
+                                  FloatSum<T, OP == RMean>, PolicyOf<OP, T>>;
 
 template <int OP, class T>
 __global__ void reduce_per_thread(const char* __restrict__ in, typename Policy<OP, T>::Out* __restrict__ out,
@@ -280,34 +260,19 @@ __global__ void reduce_blocks(const char* __restrict__ in, typename Policy<OP, T
   }
 }
 
-// Columns (`inner_kept`): lane x of warp y in block (bx, by) reduces output bx * 32 + x over
-// the reduced elements by * 8 + y, then every splits * 8 further; the block's 8 warps combine
-// through shared memory, in warp order, and with splits > 1 each block writes its partial
-// accumulators for the second pass.
-constexpr int kColumnLanes = 32, kColumnWarps = kThreads / kColumnLanes;
+template <class O>
+struct StoreOut {
+  O* out;
+  __device__ __forceinline__ void operator()(int64_t o, O v) const { out[o] = v; }
+};
 
+// Columns (`inner_kept`): column_reduce.cuh's pass.
 template <int OP, class T>
 __global__ void reduce_columns(const char* __restrict__ in, typename Policy<OP, T>::Out* __restrict__ out,
-                               typename Policy<OP, T>::Acc* __restrict__ partial, ReduceGeometry g, int64_t splits) {
-  using P = Policy<OP, T>;
-  using Acc = typename P::Acc;
-  __shared__ Acc sm[kColumnWarps][kColumnLanes];
-  const int x = static_cast<int>(threadIdx.x) % kColumnLanes, y = static_cast<int>(threadIdx.x) / kColumnLanes;
-  const int64_t o = static_cast<int64_t>(blockIdx.x) * kColumnLanes + x, split = blockIdx.y;
-  Acc acc = P::identity();
-  if (o < g.nout) {
-    const char* base = in + kept_offset(o, g);
-    const int64_t step = splits * kColumnWarps;
-    for (int64_t r = split * kColumnWarps + y; r < g.rsize; r += step)
-      acc = P::combine(acc, P::load(*reinterpret_cast<const T*>(base + red_offset(r, g)), r));
-  }
-  sm[y][x] = acc;
-  __syncthreads();
-  if (y == 0 && o < g.nout) {
-    for (int w = 1; w < kColumnWarps; ++w) acc = P::combine(acc, sm[w][x]);
-    if (splits == 1) out[o] = P::finish(acc, g.rsize);
-    else partial[o * splits + split] = acc;
-  }
+                               typename Policy<OP, T>::Acc* __restrict__ partial, ReduceGeometry g, int64_t splits,
+                               bool finish_here) {
+  StoreOut<typename Policy<OP, T>::Out> store{out};
+  reduce_columns_pass<Policy<OP, T>, T>(in, g, splits, partial, finish_here, store);
 }
 
 // The second pass: block o combines the `splits` partial accumulators of output o.
@@ -322,21 +287,6 @@ __global__ void reduce_finish(const typename Policy<OP, T>::Acc* __restrict__ pa
   if (threadIdx.x == 0 && o < nout) out[o] = P::finish(acc, rsize);
 }
 
-// The second pass of a column reduction with few splits (kFinishPerThread at most): a thread
-// per output combines its partial accumulators in split order.
-constexpr int64_t kFinishPerThread = 32;
-template <int OP, class T>
-__global__ void reduce_finish_columns(const typename Policy<OP, T>::Acc* __restrict__ partial,
-                                      typename Policy<OP, T>::Out* __restrict__ out, int64_t nout, int64_t splits,
-                                      int64_t rsize) {
-  using P = Policy<OP, T>;
-  for (int64_t o = global_index(); o < nout; o += grid_step()) {
-    typename P::Acc acc = P::identity();
-    for (int64_t s = 0; s < splits; ++s) acc = P::combine(acc, partial[o * splits + s]);
-    out[o] = P::finish(acc, rsize);
-  }
-}
-
 template <int OP, class T>
 int launch(const char* in, void* out0, const ReduceGeometry& g, int64_t splits, void* ws, cudaStream_t st) {
   using P = Policy<OP, T>;
@@ -345,12 +295,12 @@ int launch(const char* in, void* out0, const ReduceGeometry& g, int64_t splits, 
   if (splits == 0) {
     reduce_per_thread<OP, T><<<grid_for(g.nout), kThreads, 0, st>>>(in, out, g);
   } else if (inner_kept(g, sizeof(T))) {
-    const dim3 grid(static_cast<unsigned>((g.nout + kColumnLanes - 1) / kColumnLanes), static_cast<unsigned>(splits));
-    reduce_columns<OP, T><<<grid, kThreads, 0, st>>>(in, out, partial, g, splits);
-    if (splits > kFinishPerThread)
+    const int64_t blocks = (g.nout + kColumnLanes - 1) / kColumnLanes;
+    const bool finish_here = splits <= kFinishPerThread && blocks <= kArrivalCounters;
+    const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(splits));
+    reduce_columns<OP, T><<<grid, kThreads, 0, st>>>(in, out, partial, g, splits, finish_here);
+    if (splits > 1 && !finish_here)
       reduce_finish<OP, T><<<static_cast<unsigned>(g.nout), kThreads, 0, st>>>(partial, out, g.nout, splits, g.rsize);
-    else if (splits > 1)
-      reduce_finish_columns<OP, T><<<grid_for(g.nout), kThreads, 0, st>>>(partial, out, g.nout, splits, g.rsize);
   } else {
     const bool dense = g.nred == 1 && g.red_strides[0] == static_cast<int64_t>(sizeof(T));
     reduce_blocks<OP, T><<<static_cast<unsigned>(g.nout * splits), kThreads, 0, st>>>(in, out, partial, g, splits, dense);
