@@ -398,6 +398,13 @@ Array fused_elementwise(ArrayRefs inputs, const std::vector<FusedInstr>& code, D
 /// result has the product's shape, dtype and host device (else into a new array). Bitwise
 /// the ops one by one; the errors of matmul and fused_elementwise.
 Array matmul_fused(const Array& a, const Array& b, ArrayRefs rest, const std::vector<FusedInstr>& code, DType dtype);
+/// The chain `code` (check_fused's rules) over (reduce(op, a, axes, keepdims), rest...): the
+/// reduction is register 0 and the chain its epilogue (the Program's sum_fused and mean_fused
+/// steps). A sum or mean that keeps a's dtype, where the chain keeps its shape, writes one array:
+/// on a cuda device one kernel where kernels/cuda allows (Note [Reduction epilogues] in
+/// kernels/cuda/chain_compiler.cpp). Bit for bit reduce then fused_elementwise; their errors.
+Array reduce_fused(ReduceOp op, const Array& a, const std::optional<std::vector<int64_t>>& axes, bool keepdims,
+                   ArrayRefs rest, const std::vector<FusedInstr>& code, DType dtype);
 
 // ---- one element on the host (the small-operand fast paths, for callers without arrays) ----
 /// The result dtype when binary(op, a, b) of two one-element host operands of dtype `t`
@@ -477,9 +484,10 @@ MatmulPrecision cuda_matmul_precision() noexcept;
 /// `generated`: chains given a generated kernel (compiled, or loaded from the on-disk image
 /// cache, Note [Kernel image cache]: `from_disk` of them); `interpreted`: chains that fell
 /// back; `epilogues`: products given a generated kernel that runs their chain on each output
-/// element (Note [Epilogue kernels]); `reason`: why the first fell back ("" when none did).
+/// element (Note [Epilogue kernels]); `reduce_epilogues`: likewise column sums and means (Note
+/// [Reduction epilogues]); `reason`: why the first fell back ("" when none did).
 struct ChainKernelStats {
-  int64_t generated = 0, epilogues = 0, interpreted = 0;
+  int64_t generated = 0, epilogues = 0, reduce_epilogues = 0, interpreted = 0;
   int64_t from_disk = 0;  // of the generated: kernels loaded from the image cache, not compiled
   std::string reason;
 };

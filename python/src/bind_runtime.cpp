@@ -683,7 +683,7 @@ void bind_runtime(nb::module_& m) {
         return p.add_op(name, inputs, parse_attrs(name, attrs));
       }, nb::arg("name"), nb::arg("inputs"), nb::arg("attrs").none() = nb::none())
       .def("add_fused", [](runtime::Program& p, const std::vector<int>& inputs, nb::list code, nb::handle dtype,
-                           bool matmul) {
+                           bool matmul, const std::string& head, nb::handle head_attrs) {
         std::vector<FusedInstr> instrs;
         for (nb::handle item : code) {
           nb::tuple t = nb::borrow<nb::tuple>(item);
@@ -709,14 +709,18 @@ void bind_runtime(nb::module_& m) {
           ins.op = bin ? static_cast<int>(*bin) : static_cast<int>(*un);
           instrs.push_back(ins);
         }
-        return p.add_fused(inputs, std::move(instrs), *to_dtype(dtype), matmul);
-      }, nb::arg("inputs"), nb::arg("code"), nb::arg("dtype"), nb::arg("matmul") = false,
+        const std::string h = matmul ? std::string("matmul") : head;
+        runtime::OpAttrs attrs = h == "sum" || h == "mean" ? parse_attrs(h, head_attrs) : runtime::OpAttrs{};
+        return p.add_fused(inputs, std::move(instrs), *to_dtype(dtype), h, std::move(attrs));
+      }, nb::arg("inputs"), nb::arg("code"), nb::arg("dtype"), nb::arg("matmul") = false, nb::arg("head") = "",
+      nb::arg("head_attrs").none() = nb::none(),
       "Adds a fused elementwise chain: code is a list of (op_name, a, b) over registers (inputs first,\n"
       "then one register per instruction; b is ignored for unary ops) and ('where', cond, x, y), whose\n"
       "condition is a comparison of the chain. The last register is the result. Every input must have\n"
       "`dtype`; ops must keep the dtype or be a where's comparison (see uma._core._fusable).\n"
-      "matmul=True: inputs[0] @ inputs[1] is register 0 (the chain is the product's epilogue, run in\n"
-      "place in the product), the other inputs registers 1, 2, ...")
+      "matmul=True (or head='matmul'): inputs[0] @ inputs[1] is register 0 (the chain is the product's\n"
+      "epilogue, run in place in the product), the other inputs registers 1, 2, ...; head='sum' or 'mean':\n"
+      "that reduction of inputs[0] (head_attrs: the op's axis and keepdims) is register 0.")
       .def("set_outputs", &runtime::Program::set_outputs)
       .def("add_label_check", &runtime::Program::add_label_check, nb::arg("labels"), nb::arg("logits"), nb::arg("op"),
            "Checks the labels in slot `labels` against the class count of the logits in slot `logits` after\n"

@@ -70,6 +70,14 @@ bool small_product(int64_t outputs, int64_t K);
 /// operand is not a blocked read, or no generated kernel is available (no NVRTC).
 bool matmul_chain(const Array& a, const Array& b, std::span<const Array* const> rest, const std::vector<FusedInstr>& code,
                   const Array& out);
+/// out = the chain `code` over (the sum or mean of `a` over the axes of `mask`, rest...) (rest:
+/// broadcasting to out's shape; out C-contiguous, one element per output), the reduction and
+/// the chain in one kernel (Note [Reduction epilogues] in kernels/cuda/chain_compiler.cpp): bit
+/// for bit reduce then fused. a and out of one float dtype. False, having queued nothing, where
+/// the reduction is not a column reduction of at most 32 splits, the chain is over fused()'s
+/// limits, an operand is not a blocked read, or no generated kernel is available.
+bool reduce_chain(ReduceOp op, const Array& a, const std::vector<bool>& mask, std::span<const Array* const> rest,
+                  const std::vector<FusedInstr>& code, const Array& out);
 /// Softmax cross-entropy rows of logits (N, C) (contiguous float32/float64) with int64/int32
 /// labels (N,): forward into out (N,), or with `grad` (gstride 0 or 1) the gradient into
 /// out (N, C). With `check`, ValueError naming the first label outside [0, C) (`op` names the

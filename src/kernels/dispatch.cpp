@@ -44,6 +44,13 @@ void matmul_fused(const Array& a, const Array& b, std::span<const Array* const> 
   fused(inputs, code, out);
 }
 
+void reduce_fused(ReduceOp op, const Array& a, const std::vector<bool>& reduce_mask,
+                  std::span<const Array* const> inputs, const std::vector<FusedInstr>& code, const Array& out) {
+  if (!out.device().is_cpu() && cuda::reduce_chain(op, a, reduce_mask, inputs.subspan(1), code, out)) return;
+  reduce(op, a, reduce_mask, out);
+  fused(inputs, code, out);  // in place, register 0 the reduction (as matmul_fused)
+}
+
 void cast_into(const Array& src, const Array& dst) {
   if (dst.device().is_cpu()) {
     cpu::cast(src, dst);

@@ -317,5 +317,12 @@ void fused(std::span<const Array* const> inputs, const std::vector<FusedInstr>& 
 /// matmul then fused.
 void matmul_fused(const Array& a, const Array& b, std::span<const Array* const> inputs,
                   const std::vector<FusedInstr>& code, const Array& out);
+/// out (C-contiguous, one element per output) = the chain over (the sum or mean of `a` over
+/// the axes of `reduce_mask`, inputs[1:]...) for inputs broadcasting to out's shape, all of
+/// out's dtype and device; inputs[0] is `out` (register 0, the reduction). On a cuda device
+/// one kernel where cuda::reduce_chain allows (Note [Reduction epilogues]), else the
+/// reduction into out, then the chain in place; bit for bit reduce then fused.
+void reduce_fused(ReduceOp op, const Array& a, const std::vector<bool>& reduce_mask,
+                  std::span<const Array* const> inputs, const std::vector<FusedInstr>& code, const Array& out);
 
 }  // namespace uma::kernels

@@ -519,45 +519,93 @@ Array one_hot(const Array& indices, int64_t depth, DType dtype) {
   return out;
 }
 
+namespace {
+
+// The inputs of a chain that is the epilogue of another step (a product, a reduction): entry 0
+// the step's result (register 0, set once it exists), then the chain's other operands.
+class EpilogueInputs {
+ public:
+  explicit EpilogueInputs(ArrayRefs rest) : n_(rest.size() + 1) {
+    if (n_ > kInline) big_.resize(n_);
+    refs_ = big_.empty() ? small_ : big_.data();
+    for (std::size_t i = 0; i < rest.size(); ++i) refs_[i + 1] = rest[i];
+  }
+  void set_head(const Array* head) { refs_[0] = head; }
+  ArrayRefs refs() const { return ArrayRefs(refs_, n_); }
+
+ private:
+  static constexpr std::size_t kInline = 8;
+  const Array* small_[kInline] = {};
+  std::vector<const Array*> big_;
+  const Array** refs_;
+  std::size_t n_;
+};
+
+// Whether the chain (result dtype `dtype`) can write its head's memory: the head (of `shape`,
+// dtype t, on `dev`) has the chain's dtype and every other operand is on its device and
+// broadcasts to its shape. The result is then the head's memory, the step's only allocation
+// (Note [Placed results] in uma/array.h).
+bool epilogue_in_place(const Shape& shape, DType t, Device dev, ArrayRefs rest, DType dtype, const char* name) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  bool ok = t == dtype && n > 1;
+  for (std::size_t i = 0; i < rest.size() && ok; ++i)
+    ok = rest[i]->device() == dev && rest[i]->ndim() <= static_cast<int64_t>(shape.size()) &&
+         broadcast_shapes(shape, rest[i]->shape(), name) == shape;
+  return ok;
+}
+
+// The chain over (head, rest...) written into `head` when epilogue_in_place allows, else into
+// a new array.
+Array chain_after(const Array& head, EpilogueInputs& in, ArrayRefs rest, const std::vector<FusedInstr>& code,
+                  DType dtype, const char* name) {
+  in.set_head(&head);
+  if (!(head.is_c_contiguous() && epilogue_in_place(head.shape(), head.dtype(), head.device(), rest, dtype, name)))
+    return fused_elementwise(in.refs(), code, dtype);
+  check_fused(in.refs(), code, dtype);
+  kernels::fused(in.refs(), code, head);  // in place, as the kernels' fused epilogues' second half
+  return head;
+}
+
+}  // namespace
+
 Array matmul_fused(const Array& a, const Array& b, ArrayRefs rest, const std::vector<FusedInstr>& code, DType dtype) {
-  constexpr std::size_t kInline = 8;
-  const Array* small[kInline];
-  std::vector<const Array*> big(rest.size() + 1 > kInline ? rest.size() + 1 : 0);
-  const Array** refs = big.empty() ? small : big.data();
-  for (std::size_t i = 0; i < rest.size(); ++i) refs[i + 1] = rest[i];
-  const ArrayRefs inputs(refs, rest.size() + 1);
-  // Whether the chain can write the product's memory: the product (of `shape`, on `dev`) has
-  // the chain's dtype and every other operand is on its device and broadcasts to its shape.
-  // The result is then the product's memory, the step's only allocation (Note [Placed
-  // results] in uma/array.h).
-  auto in_place = [&](const Shape& shape, DType t, Device dev) {
-    int64_t n = 1;
-    for (int64_t d : shape) n *= d;
-    bool ok = t == dtype && n > 1;
-    for (std::size_t i = 0; i < rest.size() && ok; ++i)
-      ok = rest[i]->device() == dev && rest[i]->ndim() <= static_cast<int64_t>(shape.size()) &&
-           broadcast_shapes(shape, rest[i]->shape(), "matmul_fused") == shape;
-    return ok;
-  };
+  EpilogueInputs in(rest);
   // Two matrices of the chain's dtype on one device (ops::matmul's fast path): one kernel on a
   // cuda device where it can (kernels::matmul_fused).
   if (a.ndim() == 2 && b.ndim() == 2 && a.dtype() == b.dtype() && a.device() == b.device() &&
       (a.dtype() == DType::Float32 || a.dtype() == DType::Float64) && a.shape()[1] == b.shape()[0]) {
     const Shape shape{a.shape()[0], b.shape()[1]};
-    if (in_place(shape, a.dtype(), a.device())) {
+    if (epilogue_in_place(shape, a.dtype(), a.device(), rest, dtype, "matmul_fused")) {
       Array out = Array::empty(shape, dtype, a.device());
-      refs[0] = &out;  // the product's register
-      check_fused(inputs, code, dtype);
-      kernels::matmul_fused(a, b, inputs, code, out);
+      in.set_head(&out);
+      check_fused(in.refs(), code, dtype);
+      kernels::matmul_fused(a, b, in.refs(), code, out);
       return out;
     }
   }
-  const Array c = matmul(a, b);
-  refs[0] = &c;
-  if (!(c.is_c_contiguous() && in_place(c.shape(), c.dtype(), c.device()))) return fused_elementwise(inputs, code, dtype);
-  check_fused(inputs, code, dtype);
-  kernels::fused(inputs, code, c);  // in place, as kernels::matmul_fused's second half
-  return c;
+  return chain_after(matmul(a, b), in, rest, code, dtype, "matmul_fused");
+}
+
+Array reduce_fused(ReduceOp op, const Array& a, const std::optional<std::vector<int64_t>>& axes, bool keepdims,
+                   ArrayRefs rest, const std::vector<FusedInstr>& code, DType dtype) {
+  EpilogueInputs in(rest);
+  const char* name = op == ReduceOp::Mean ? "mean_fused" : "sum_fused";
+  // A sum or mean that keeps the dtype, on a device with its kernel: one kernel on a cuda device
+  // where it can (kernels::reduce_fused).
+  if ((op == ReduceOp::Sum || op == ReduceOp::Mean) && reduce_result_dtype(op, a.dtype()) == a.dtype() &&
+      kernels::supports(op, a.dtype(), a.device())) {
+    const Shape shape = reduce_shape(op, a.shape(), axes, keepdims);  // the rule's checks
+    if (epilogue_in_place(shape, a.dtype(), a.device(), rest, dtype, name)) {
+      const std::vector<bool> mask = reduced_axes(a.ndim(), axes, op_name(op));
+      Array out = Array::empty(shape, dtype, a.device());
+      in.set_head(&out);
+      check_fused(in.refs(), code, dtype);
+      kernels::reduce_fused(op, a, mask, in.refs(), code, out);
+      return out;
+    }
+  }
+  return chain_after(reduce(op, a, axes, keepdims), in, rest, code, dtype, name);
 }
 
 }  // namespace uma::ops

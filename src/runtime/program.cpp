@@ -187,21 +187,32 @@ int Program::add_op(const std::string& name, const std::vector<int>& inputs, OpA
   return nslots_++;
 }
 
-int Program::add_fused(const std::vector<int>& inputs, std::vector<FusedInstr> code, DType dtype, bool matmul) {
+int Program::add_fused(const std::vector<int>& inputs, std::vector<FusedInstr> code, DType dtype,
+                       const std::string& head, OpAttrs head_attrs) {
+  const bool matmul = head == "matmul", sum = head == "sum", mean = head == "mean";
+  UMA_CHECK(head.empty() || matmul || sum || mean, Value, "Program: a fused chain's head is 'matmul', 'sum' or 'mean', got '",
+            head, "'");
   UMA_CHECK(!code.empty(), Value, "Program: empty fused chain");
   UMA_CHECK(!matmul || inputs.size() >= 2, Value, "Program: a matmul epilogue needs the product's two operands");
+  UMA_CHECK(!(sum || mean) || !inputs.empty(), Value, "Program: a ", head, " epilogue needs the reduced operand");
   for (int s : inputs) UMA_CHECK(s >= 0 && s < nslots_, Value, "Program: fused chain reads undefined slot ", s);
   ops::check_fused_code(static_cast<int>(inputs.size()) - (matmul ? 1 : 0), code, dtype);
-  OpAttrs a;
+  OpAttrs a = head.empty() || matmul ? OpAttrs{} : std::move(head_attrs);
   a.dtype = dtype;
   a.fused = std::move(code);
   OpFn fn = matmul ? OpFn([](const In& x, const OpAttrs& at) {
     return ops::matmul_fused(x[0], x[1], x.refs(2), at.fused, *at.dtype);
   })
+            : sum ? OpFn([](const In& x, const OpAttrs& at) {
+    return ops::reduce_fused(ReduceOp::Sum, x[0], at.axes, at.keepdims, x.refs(1), at.fused, *at.dtype);
+  })
+            : mean ? OpFn([](const In& x, const OpAttrs& at) {
+    return ops::reduce_fused(ReduceOp::Mean, x[0], at.axes, at.keepdims, x.refs(1), at.fused, *at.dtype);
+  })
                    : OpFn([](const In& x, const OpAttrs& at) { return ops::fused_elementwise(x.refs(), at.fused, *at.dtype); });
-  steps_.push_back(Step{fn, matmul ? "matmul_fused" : "fused_elementwise", inputs, nslots_, std::move(a), {}});
+  steps_.push_back(Step{fn, head.empty() ? "fused_elementwise" : head + "_fused", inputs, nslots_, std::move(a), {}});
   steps_.back().scalar =
-      !matmul && inputs.size() <= kScalarMaxInputs &&
+      head.empty() && inputs.size() <= kScalarMaxInputs &&
       ops::fused_code_ok(static_cast<int>(inputs.size()), steps_.back().attrs.fused, dtype);
   mark_fixed(steps_.back());
   plan_releases();

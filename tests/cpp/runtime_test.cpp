@@ -206,6 +206,25 @@ TEST(Program, ScalarInputsThroughAFusedChainMatchTheGeneralPath) {
   }
 }
 
+TEST(Program, ASumWithAnEpilogueIsTheSumThenTheChain) {
+  // b - 0.5 * sum(g, axis=0) as one sum_fused step: one array, the values of the two steps
+  Program p;
+  int g = p.add_input(), b = p.add_input(), lr = p.add_constant(f64(0.5));
+  OpAttrs axes;
+  axes.axes = std::vector<int64_t>{0};
+  const std::vector<FusedInstr> code = {{true, static_cast<int>(BinaryOp::Multiply), 2, 0},
+                                        {true, static_cast<int>(BinaryOp::Subtract), 1, 3}};
+  p.set_outputs({p.add_fused({g, b, lr}, code, DType::Float64, "sum", axes)});
+  Array gv = ops::reshape(vec({1, 2, 3, 4, 5, 6}), {3, 2});
+  const std::vector<Array> out = p.run({gv, vec({10, 20})});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].shape(), (Shape{2}));
+  EXPECT_EQ(values(out[0]), (std::vector<double>{10 - 0.5 * 9, 20 - 0.5 * 12}));
+  // Another head, or a reduction head without its operand: ValueError, nothing added.
+  EXPECT_EQ(testing::error_kind([&] { p.add_fused({g, b, lr}, code, DType::Float64, "max", axes); }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([&] { p.add_fused({}, code, DType::Float64, "sum", axes); }), ErrorKind::Value);
+}
+
 TEST(Program, ScalarInputsOfMixedDtypesPromoteAsTheGeneralPath) {
   Program p;
   int x = p.add_input(), y = p.add_input();

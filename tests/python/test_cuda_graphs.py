@@ -101,7 +101,7 @@ def test_fixed_steps_are_those_of_the_signature_alone():
     got = p.run([uma.asarray(v)])
     np.testing.assert_array_equal(np.asarray(got[0]), -(v * (1.0 / 4.0)))
     params, step = mlp("cpu")
-    assert step._thunk.program.fixed_steps() == ["ones_like", "sum", "divide", "broadcast_like"]
+    assert step._thunk.program.fixed_steps() == ["ones_like", "sum_fused", "broadcast_like"]
 
 
 @needs_gpu
@@ -146,7 +146,7 @@ def test_training_step_records_twice_then_replays_bit_for_bit():
     assert s["kept_bytes"] > 0
     # the mean's gradient (Note [Fixed steps]), computed once per recording
     fixed = step._thunk.program.fixed_steps()
-    assert fixed[:3] == ["ones_like", "sum", "divide"] and s["fixed_steps"] == 2 * len(fixed), (fixed, s)
+    assert fixed[:2] == ["ones_like", "sum_fused"] and s["fixed_steps"] == 2 * len(fixed), (fixed, s)
     for p, q in zip(params, eparams):
         same_bits(p.get_value(), q.get_value(), p.name)
     assert before[1:] == after[1:]  # the recorded and replayed calls copied nothing from the host
@@ -700,6 +700,54 @@ def test_product_epilogues_on_cuda_are_one_kernel_bit_for_bit_the_ops(dtype):
     assert made in (0, 1), made  # one kernel for the chain in this dtype, compiled once per process
     if os.environ.get("UMA_REQUIRE_CHAIN_KERNELS") == "1":
         assert made == 1, made
+
+
+# An SGD-like epilogue over a reduction (register 0) and three operands: a row of the result's
+# shape (bias), a 0-d scalar (learning rate) and a full operand: maximum(b - lr * r, full).
+_REDUCE_EPILOGUE = [("multiply", 2, 0), ("subtract", 1, 4), ("maximum", 5, 3)]
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_reduction_epilogues_on_cuda_are_one_kernel_bit_for_bit_the_ops(dtype):
+    """Note [Reduction epilogues]: a column sum or mean whose chain is its epilogue runs as one
+    kernel (where NVRTC is there; required in the GPU run), its last block finishing the sum
+    (Note [Last block finishes]), bit for bit uma's reduction then the ops, in every call of a
+    recorded and replayed Program: one split (60 rows), 16 to 32 splits (1024 to 4099 rows, 3 to
+    300 columns), a mean over two leading axes, keepdims. A sum over the last axis (not
+    columns), more than 32 splits (100003 rows) and a strided full operand run the reduction,
+    then the chain, with the same bits. NumPy agrees to rounding."""
+    rng = np.random.default_rng(12)
+    before = uma._core.cuda._chain_kernel_stats()["reduce_epilogues"]
+    cases = [((60, 64), "sum", (0,), False), ((1024, 300), "sum", (0,), False), ((4099, 64), "mean", (0,), False),
+             ((8, 512, 33), "mean", (0, 1), False), ((1024, 40), "sum", (0,), True), ((40, 1024), "sum", (1,), False),
+             ((100003, 10), "sum", (0,), False), ((2048, 24, 3), "sum", (0,), "strided")]
+    for k, (shape, name, axes, keepdims) in enumerate(cases):
+        out_shape = tuple(1 if d in axes else n for d, n in enumerate(shape) if keepdims is True or d not in axes)
+        full_host = rng.standard_normal(out_shape[::-1] if keepdims == "strided" else out_shape).astype(dtype)
+        host_values = [rng.standard_normal(shape).astype(dtype), rng.standard_normal(out_shape[-1:]).astype(dtype),
+                       np.array(0.5, dtype), full_host * 0.1]
+        values = [uma.asarray(v, device="cuda") for v in host_values]
+        if keepdims == "strided":
+            values[3], host_values[3] = values[3].T, host_values[3].T
+        p = uma._core.Program()
+        slots = [p.add_input() for _ in values]
+        attrs = {"axis": axes, "keepdims": keepdims is True}
+        p.set_outputs([p.add_fused(slots, _REDUCE_EPILOGUE, dtype, head=name, head_attrs=attrs)])
+        head = getattr(uma, name)(values[0], axis=axes, keepdims=keepdims is True)
+        want_bits = _unfused(_REDUCE_EPILOGUE, [head] + values[1:])
+        for call in range(3):  # recorded, then replayed
+            got = p.run(values)[0]
+            assert got.shape == out_shape and str(got.device) == "cuda:0"
+            same_bits(got, want_bits, f"case {k} {dtype} call {call}")
+        r = getattr(np, name)(host_values[0].astype(np.float64), axis=axes, keepdims=keepdims is True)
+        want = np.maximum(host_values[1] - 0.5 * r, host_values[3])
+        np.testing.assert_allclose(host(got), want, rtol=1e-5 if dtype == "float32" else 1e-12, atol=1e-5,
+                                   err_msg=f"case {k} {dtype}")
+    made = uma._core.cuda._chain_kernel_stats()["reduce_epilogues"] - before
+    assert made in (0, 2), made  # a sum's and a mean's kernel in this dtype, compiled once per process
+    if os.environ.get("UMA_REQUIRE_CHAIN_KERNELS") == "1":
+        assert made == 2, made
 
 
 def _fusable_chains(dtype):

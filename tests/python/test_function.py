@@ -291,6 +291,54 @@ def test_cpu_keeps_a_product_read_twice_out_of_an_epilogue(rng):
     assert_matches(got[1], a @ w)
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_cpu_runs_a_bias_update_as_its_sums_epilogue(rng, dtype):
+    # b - lr * sum(g, axis=0) (the SGD update of a bias) and mean(g, axis=(0, 1)) * s + c: each
+    # reduction and its chain are one step; values bitwise the reference's
+    g, b, s = sym.matrix("g", dtype=dtype), sym.vector("b", dtype=dtype), sym.scalar("s", dtype=dtype)
+    g3 = sym.tensor("g3", ndim=3, dtype=dtype)
+    outs = [b - 0.1 * sym.sum(g, axis=0), sym.mean(g3, axis=(0, 1)) * s + b,
+            sym.sum(g3, axis=1, keepdims=True) - 1]
+    f = uma.function([g, b, s, g3], outs, backend="cpu")
+    chains = _fused_codes(f)
+    assert any("sum(in0, axis=0," in c for c in chains), chains
+    assert any("mean(in3, axis=(0, 1)," in c for c in chains), chains
+    assert any("sum(in3, axis=1, keepdims=True)" in c for c in chains), chains
+    assert not any(" = sum(" in line or " = mean(" in line for line in uma.dprint(f, file="str").splitlines())
+    args = (rng.normal(size=(300, 7)).astype(dtype), rng.normal(size=7).astype(dtype), np.asarray(1.5, dtype),
+            rng.normal(size=(4, 5, 7)).astype(dtype))
+    ref = uma.function([g, b, s, g3], outs, backend="reference")(*args)
+    got = f(*args)
+    for x, r in zip(got, ref):
+        assert np.asarray(x).tobytes() == np.asarray(r).tobytes() and np.asarray(x).shape == np.asarray(r).shape
+    assert_matches(got[0], args[1] - 0.1 * args[0].sum(axis=0))
+    assert_matches(got[1], args[3].mean(axis=(0, 1)) * args[2] + args[1])
+    assert_matches(got[2], args[3].sum(axis=1, keepdims=True) - 1)
+
+
+def test_cpu_keeps_a_sum_out_of_an_epilogue_when_it_changes_dtype_or_is_read_twice(rng):
+    # an int32 sum is int64 (NumPy), so it cannot be the head of an int32 chain; a sum that is
+    # also an output stays its own step
+    i, g = sym.matrix("i", dtype="int32"), sym.matrix("g")
+    total = sym.sum(g, axis=0)
+    f = uma.function([i, g], [sym.sum(i, axis=0) + 1, total * 2, total], backend="cpu")
+    assert not any("sum(" in c for c in _fused_codes(f)), _fused_codes(f)
+    iv, gv = rng.integers(-5, 5, size=(4, 3)).astype("int32"), rng.normal(size=(4, 3))
+    a, b, c = f(iv, gv)
+    np.testing.assert_array_equal(np.asarray(a), iv.sum(axis=0) + 1)
+    assert np.asarray(a).dtype == np.int64
+    assert_matches(b, gv.sum(axis=0) * 2)
+    assert_matches(c, gv.sum(axis=0))
+
+
+def test_cpu_sum_epilogue_that_broadcasts_the_sum_gets_its_own_array(rng):
+    # the sum is (3,) and the chain's result (4, 3) at run time: not in place, same values
+    g, m = sym.matrix("g"), sym.matrix("m")
+    f = uma.function([g, m], sym.sum(g, axis=0) * m, backend="cpu")
+    gv, mv = rng.normal(size=(5, 3)), rng.normal(size=(4, 3))
+    assert_matches(f(gv, mv), gv.sum(axis=0) * mv)
+
+
 @pytest.mark.parametrize("shape", [(3, 5), (200, 3), (7, 64), (1000, 7), (4, 130, 3)])
 def test_fused_chains_read_rows_broadcast_along_the_output(rng, shape):
     # inputs that repeat along the output (a bias row, a trailing block, a column) next to

@@ -200,10 +200,12 @@ class Program {
   /// ValueError if the op is unknown or a slot is not yet defined.
   int add_op(const std::string& name, const std::vector<int>& inputs, OpAttrs attrs);
   /// A fused elementwise chain (ops::fused_elementwise) over `inputs`, all of dtype `dtype`.
-  /// With `matmul`, inputs[0] and inputs[1] are the operands of a product that is the chain's
-  /// register 0 (ops::matmul_fused: the chain is the product's epilogue), the other inputs its
-  /// registers 1, 2, ...
-  int add_fused(const std::vector<int>& inputs, std::vector<FusedInstr> code, DType dtype, bool matmul = false);
+  /// `head` names what computes the chain's register 0 when the chain is its epilogue: "" (none:
+  /// the inputs are registers 0, 1, ...), "matmul" (inputs[0] @ inputs[1], ops::matmul_fused)
+  /// or "sum" / "mean" (of inputs[0] over head_attrs' axes and keepdims, ops::reduce_fused); the
+  /// other inputs are its registers 1, 2, ... ValueError for another head.
+  int add_fused(const std::vector<int>& inputs, std::vector<FusedInstr> code, DType dtype, const std::string& head = "",
+                OpAttrs head_attrs = {});
   void set_outputs(std::vector<int> outputs);
   /// Checks the integer labels in slot `labels` against the class count of the logits in slot
   /// `logits` (their axis 1; 0 unless 2-d) after the steps (Note [Deferred label checks]);

@@ -39,6 +39,17 @@
 // result is settled as in a chain kernel, so the result is bit for bit the product then the
 // chain. It is compiled and cached as a chain kernel is (its own key and name, uma_epilogue);
 // where it cannot be, the product and the chain run as two kernels.
+//
+// Note [Reduction epilogues]
+// A column sum or mean whose chain is its epilogue (ops::reduce_fused: the Program's sum_fused
+// and mean_fused steps, the SGD update of a bias after its gradient's sum over the batch) is
+// generated the same way: column_reduce.cuh's pass, the one reduce.cuh's column kernel runs
+// (same order of every sum, same float32/float64 policy, FloatSum), with the epilogue's store.
+// The last of each column's blocks finishes the sum (Note [Last block finishes] in
+// last_block.cuh) and runs the chain on it: the reduction and its chain, which were three
+// kernels with a split reduction's second pass, are one (uma_reduce_epilogue), bit for bit the
+// sum then the chain. Other reductions (not columns, more than 32 splits) and failures run the
+// reduction, then the chain.
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 
@@ -109,7 +120,7 @@ struct Compiler {
   std::vector<const char*> headers, names;  // kStdHeaders, then kRtcHeaders
   std::unordered_map<std::string, const void*> kernels;  // nullptr: failed, interpreted
   int arch[64] = {};                                     // per device, major * 10 + minor
-  int64_t generated = 0, epilogues = 0, interpreted = 0, from_disk = 0;
+  int64_t generated = 0, epilogues = 0, reduce_epilogues = 0, interpreted = 0, from_disk = 0;
 };
 
 Compiler& compiler() {
@@ -259,28 +270,27 @@ std::string chain_source(int dtype, const L::FusedCode& code, bool wide_index) {
   return s;
 }
 
-// The CUDA source of a product's epilogue kernel, `uma_epilogue(const T* a, const T* b, T* out,
-// TiledGemm g, FusedBlocked in)` (Note [Epilogue kernels]): tiled_gemm (tiled_gemm.cuh) with a
-// store that runs the chain on each output element, the product its register 0 and the other
-// operands read from `in` at the element's flat index, as straight-line scalar code.
-std::string epilogue_source(int dtype, const L::FusedCode& code) {
+// The store of an epilogue kernel (Note [Epilogue kernels]), `Epilogue{in, out}(e, value)`: runs
+// the chain on one output element, `value` its register 0 and the other operands read from
+// `in` at the element's flat index e, as straight-line scalar code, and writes out[e]; after
+// `includes`, in an anonymous namespace with T the chain's dtype.
+std::string epilogue_store_source(int dtype, const L::FusedCode& code, const char* includes) {
   const std::string t = type_name(dtype);
   auto reg = [&](int r) {
     std::string name(r < code.nin ? "x" : "r");
     name += std::to_string(r);
     return name;
   };
-  std::string s = "#include \"kernels/cuda/fused_chain.cuh\"\n"
-                  "#include \"kernels/cuda/tiled_gemm.cuh\"\n"
+  std::string s = std::string("#include \"kernels/cuda/fused_chain.cuh\"\n") + includes +
                   "namespace {\n"
                   "using namespace uma::kernels::cuda_dev;\n"
                   "using T = " + t + ";\n"
                   "struct Epilogue {\n"
                   "  const FusedBlocked& in;\n"
                   "  T* out;\n"
-                  "  __device__ __forceinline__ void operator()(long long e, T product) const {\n"
+                  "  __device__ __forceinline__ void operator()(long long e, T value) const {\n"
                   "    const unsigned long long zero = in.zero;\n"
-                  "    const T x0 = settle(product, zero);\n";
+                  "    const T x0 = settle(value, zero);\n";
   for (int k = 1; k < code.nin; ++k)
     s += "    const T " + reg(k) + " = blocked_value<T, unsigned int>(in, " + std::to_string(k) + ", e);\n";
   for (int k = 0; k < code.ncode; ++k) {
@@ -294,11 +304,33 @@ std::string epilogue_source(int dtype, const L::FusedCode& code) {
       s += reg(code.a[k]) + " != T(0) ? " + reg(code.b[k]) + " : " + reg(code.c[k]) + ";\n";
   }
   s += "    out[e] = " + reg(code.nin + code.ncode - 1) + ";\n  }\n};\n}  // namespace\n";
-  s += "extern \"C\" __global__ void __launch_bounds__(kTile * kTile) uma_epilogue(const T* __restrict__ a, "
-       "const T* __restrict__ b, T* __restrict__ out, uma::kernels::cuda_launch::TiledGemm g, FusedBlocked in) {\n"
-       "  Epilogue store{in, out};\n"
-       "  tiled_gemm<T>(a, b, g, store);\n}\n";
   return s;
+}
+
+// The CUDA source of a product's epilogue kernel, `uma_epilogue(const T* a, const T* b, T* out,
+// TiledGemm g, FusedBlocked in)` (Note [Epilogue kernels]): tiled_gemm (tiled_gemm.cuh) with the
+// epilogue's store.
+std::string epilogue_source(int dtype, const L::FusedCode& code) {
+  return epilogue_store_source(dtype, code, "#include \"kernels/cuda/tiled_gemm.cuh\"\n") +
+         "extern \"C\" __global__ void __launch_bounds__(kTile * kTile) uma_epilogue(const T* __restrict__ a, "
+         "const T* __restrict__ b, T* __restrict__ out, uma::kernels::cuda_launch::TiledGemm g, FusedBlocked in) {\n"
+         "  Epilogue store{in, out};\n"
+         "  tiled_gemm<T>(a, b, g, store);\n}\n";
+}
+
+// The CUDA source of a column sum's (`mean`: mean's) epilogue kernel, `uma_reduce_epilogue(const
+// char* in, T* out, ReduceGeometry g, long long splits, double* partial, FusedBlocked ops)` (Note
+// [Reduction epilogues]): column_reduce.cuh's pass, finished by the last block, with the
+// epilogue's store.
+std::string reduce_epilogue_source(int dtype, bool mean, const L::FusedCode& code) {
+  return epilogue_store_source(dtype, code, "#include \"kernels/cuda/column_reduce.cuh\"\n") +
+         "extern \"C\" __global__ void __launch_bounds__(uma::kernels::cuda_launch::kThreads) uma_reduce_epilogue("
+         "const char* __restrict__ in, T* __restrict__ out, uma::kernels::cuda_launch::ReduceGeometry g, "
+         "long long splits, double* __restrict__ partial, FusedBlocked ops) {\n"
+         "  namespace red = uma::kernels::cuda_launch::red;\n"
+         "  Epilogue store{ops, out};\n"
+         "  red::reduce_columns_pass<red::FloatSum<T, " + std::string(mean ? "true" : "false") +
+         ">, T>(in, g, splits, partial, true, store);\n}\n";
 }
 
 // The options NVRTC compiles a chain with, for sm_<arch>.
@@ -398,8 +430,9 @@ namespace uma::kernels::cuda_launch {
 namespace {
 
 // The generated kernel of `kind` ('c': a chain over a blocked space, with 64-bit index
-// arithmetic when `wide_index`; 'e': a product's epilogue) for (code, dtype) on the current
-// device: compiled once per process and architecture; nullptr where it is not available.
+// arithmetic when `wide_index`; 'e': a product's epilogue; 's' and 'm': a column sum's and
+// mean's epilogue) for (code, dtype) on the current device: compiled once per process and
+// architecture; nullptr where it is not available.
 const void* generated_kernel(char kind, int dtype, const FusedCode& code, bool wide_index) {
   namespace C = ::uma::kernels::cuda;
   auto& c = C::compiler();
@@ -444,10 +477,14 @@ const void* generated_kernel(char kind, int dtype, const FusedCode& code, bool w
   const void* k = nullptr;
   if (ok && kind == 'e')
     k = C::build(c, C::epilogue_source(dtype, code), "uma_epilogue", c.arch[device], device);
+  else if (ok && (kind == 's' || kind == 'm'))
+    k = C::build(c, C::reduce_epilogue_source(dtype, kind == 'm', code), "uma_reduce_epilogue", c.arch[device],
+                 device);
   else if (ok)
     k = C::build(c, C::chain_source(dtype, code, wide_index), "uma_chain", c.arch[device], device);
-  if (kind != 'e') ++(k ? c.generated : c.interpreted);
-  else if (k) ++c.epilogues;  // without one, the product and its chain run as two kernels
+  // Without an epilogue kernel, the product or reduction and its chain run as two kernels.
+  if (kind == 'c') ++(k ? c.generated : c.interpreted);
+  else if (k) ++(kind == 'e' ? c.epilogues : c.reduce_epilogues);
   c.kernels.emplace(std::move(key), k);
   return k;
 }
@@ -460,6 +497,10 @@ const void* chain_kernel(int dtype, const FusedCode& code, bool wide_index) {
 
 const void* epilogue_kernel(int dtype, const FusedCode& code) { return generated_kernel('e', dtype, code, false); }
 
+const void* reduce_epilogue_kernel(int dtype, bool mean, const FusedCode& code) {
+  return generated_kernel(mean ? 'm' : 's', dtype, code, false);
+}
+
 }  // namespace uma::kernels::cuda_launch
 
 namespace uma::ops {
@@ -467,7 +508,7 @@ namespace uma::ops {
 ChainKernelStats cuda_chain_kernel_stats() {
   auto& c = ::uma::kernels::cuda::compiler();
   std::lock_guard<std::mutex> lock(c.mu);
-  return ChainKernelStats{c.generated, c.epilogues, c.interpreted, c.from_disk, c.reason};
+  return ChainKernelStats{c.generated, c.epilogues, c.reduce_epilogues, c.interpreted, c.from_disk, c.reason};
 }
 
 }  // namespace uma::ops

@@ -12,6 +12,7 @@
 // blocked space usually runs a kernel generated for it instead (Note [Generated chain
 // kernels] in chain_compiler.cpp), with the same results. A comparison's register holds 1 or 0 of the chain's dtype,
 // read only as a where's condition (FusedInstr::select).
+#include "kernels/cuda/column_reduce.cuh"
 #include "kernels/cuda/fused_chain.cuh"
 #include "kernels/cuda/grid.cuh"
 #include "kernels/cuda/tiled_gemm.cuh"
@@ -181,7 +182,39 @@ int launch_epilogue(const void* a, const void* b, const TiledGemm& g, const Fuse
   return static_cast<int>(cudaLaunchKernel(kernel, dim3(blocks), dim3(kTile, kTile), args, 0, st));
 }
 
+template <class T>
+int launch_reduce_epilogue(bool mean, const char* in, const ReduceGeometry& g, int64_t splits, void* partial,
+                           const FusedOperands& ops, const FusedCode& code, void* out, const Space& s,
+                           cudaStream_t st) {
+  const int64_t blocks = (g.nout + red::kColumnLanes - 1) / red::kColumnLanes;
+  if (!red::inner_kept(g, sizeof(T)) || splits < 1 || splits > red::kFinishPerThread ||
+      blocks > red::kArrivalCounters || (splits > 1 && partial == nullptr))
+    return kNotFused;
+  FusedBlocked blocked{};
+  for (int k = 0; k < code.nin; ++k)
+    if (!as_blocked(ops.op[k], s, sizeof(T), blocked, k)) return kNotFused;
+  const void* kernel = reduce_epilogue_kernel(dt_of<T>(), mean, code);
+  if (!kernel) return kNotFused;
+  ReduceGeometry geometry = g;
+  void* args[] = {&in, &out, &geometry, &splits, &partial, &blocked};
+  return static_cast<int>(cudaLaunchKernel(kernel, dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(splits)),
+                                           dim3(kThreads), args, 0, st));
+}
+
 }  // namespace
+
+int column_reduce_chain(int op, int dtype, const char* in, const ReduceGeometry& g, int64_t splits, void* partial,
+                        const FusedOperands& ops, const FusedCode& code, void* out, const Space& s, void* stream) {
+  if (code.nin < 1 || code.nin > kFusedInputs || code.ncode < 1 || code.ncode > kFusedCode) return kInvalid;
+  if (op != RSum && op != RMean) return kNotFused;
+  if (s.n == 0 || s.n != g.nout || s.n >= static_cast<int64_t>(UINT32_MAX)) return kNotFused;
+  auto st = static_cast<cudaStream_t>(stream);
+  switch (dtype) {
+    case kFloat32: return launch_reduce_epilogue<float>(op == RMean, in, g, splits, partial, ops, code, out, s, st);
+    case kFloat64: return launch_reduce_epilogue<double>(op == RMean, in, g, splits, partial, ops, code, out, s, st);
+    default: return kNotFused;
+  }
+}
 
 int tiled_matmul_chain(int dtype, const void* a, const void* b, const TiledGemm& g, const FusedOperands& in,
                        const FusedCode& code, void* out, const Space& s, void* stream) {

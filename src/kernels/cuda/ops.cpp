@@ -148,6 +148,64 @@ bool fused_code(std::size_t nin, const std::vector<FusedInstr>& code, L::FusedCo
 
 }  // namespace
 
+namespace {
+
+// The geometry of reducing `a` over the axes of `mask` into `out` (C-contiguous, one element per
+// output): kept axes (outer, in order) and reduced axes, each merged where contiguous.
+L::ReduceGeometry reduce_geometry(const Array& a, const std::vector<bool>& mask, const Array& out) {
+  UMA_ASSERT(out.is_c_contiguous());
+  L::ReduceGeometry g{};
+  const int64_t isz = static_cast<int64_t>(a.itemsize());
+  g.nout = out.size();
+  g.rsize = 1;
+  auto add = [&](int32_t& nd, int64_t* shape, int64_t* strides, int64_t n, int64_t st) {
+    if (n == 1) return;
+    if (nd > 0 && strides[nd - 1] == st * n) {
+      shape[nd - 1] *= n;
+      strides[nd - 1] = st;
+      return;
+    }
+    UMA_CHECK(nd < L::kMaxDims, Runtime, "reductions on cuda: more than ", L::kMaxDims, " non-mergeable axes");
+    shape[nd] = n;
+    strides[nd] = st;
+    ++nd;
+  };
+  for (int64_t d = 0; d < a.ndim(); ++d) {
+    const int64_t n = a.shape()[d], st = a.strides()[d] * isz;
+    if (mask[d]) {
+      g.rsize *= n;
+      add(g.nred, g.red_shape, g.red_strides, n, st);
+    } else {
+      add(g.nkept, g.kept_shape, g.kept_strides, n, st);
+    }
+  }
+  return g;
+}
+
+// The operands of an epilogue kernel over `out`'s space: operand 0 is `out` itself (register 0,
+// the product or reduction the kernel computes: never read from memory), then `rest` as views
+// of out's shape.
+L::Space epilogue_operands(const Array& out, std::span<const Array* const> rest, L::FusedOperands& fo) {
+  std::vector<Array> views;
+  views.reserve(rest.size());
+  for (const Array* r : rest) views.push_back(r->broadcast_view(out.shape()));
+  std::vector<const Array*> in{&out};
+  for (const Array& v : views) in.push_back(&v);
+  std::vector<L::Operand> ops;
+  const L::Space s = merge(out, in, ops, /*scalars=*/true);
+  for (std::size_t k = 0; k < ops.size(); ++k) fo.op[k] = ops[k];
+  return s;
+}
+
+// A workspace for `splits` partial accumulators of each output, when there is more than one.
+Array reduce_workspace(ReduceOp op, const Array& a, const L::ReduceGeometry& g, int64_t splits, Device dev) {
+  if (splits <= 1) return Array();
+  return Array::empty({g.nout * splits * L::reduce_acc_bytes(static_cast<int>(op), static_cast<int>(a.dtype()))},
+                      DType::UInt8, dev);
+}
+
+}  // namespace
+
 bool fused(std::span<const Array* const> inputs, const std::vector<FusedInstr>& code, const Array& out) {
   const DType t = out.dtype();
   L::FusedCode c;
@@ -173,15 +231,8 @@ bool matmul_chain(const Array& a, const Array& b, std::span<const Array* const> 
       !small_product(out.size(), a.shape()[1]) || !fused_code(rest.size() + 1, code, c))
     return false;
   UMA_ASSERT(out.is_c_contiguous() && a.dtype() == t && b.dtype() == t);
-  std::vector<Array> views;  // the other operands as views of out's shape
-  views.reserve(rest.size());
-  for (const Array* r : rest) views.push_back(r->broadcast_view(out.shape()));
-  std::vector<const Array*> in{&out};  // register 0, the product: never read from memory
-  for (const Array& v : views) in.push_back(&v);
-  std::vector<L::Operand> ops;
-  const L::Space s = merge(out, in, ops, /*scalars=*/true);
   L::FusedOperands fo{};
-  for (std::size_t k = 0; k < ops.size(); ++k) fo.op[k] = ops[k];
+  const L::Space s = epilogue_operands(out, rest, fo);
   L::TiledGemm g{};
   g.M = out.shape()[0];
   g.N = out.shape()[1];
@@ -198,41 +249,33 @@ bool matmul_chain(const Array& a, const Array& b, std::span<const Array* const> 
   return true;
 }
 
-void reduce(ReduceOp op, const Array& a, const std::vector<bool>& mask, const Array& out) {
-  UMA_ASSERT(out.is_c_contiguous());
-  L::ReduceGeometry g{};
-  const int64_t isz = static_cast<int64_t>(a.itemsize());
-  g.nout = out.size();
-  g.rsize = 1;
-  // Kept axes (outer, in order) and reduced axes, each merged where contiguous.
-  auto add = [&](int32_t& nd, int64_t* shape, int64_t* strides, int64_t n, int64_t st) {
-    if (n == 1) return;
-    if (nd > 0 && strides[nd - 1] == st * n) {
-      shape[nd - 1] *= n;
-      strides[nd - 1] = st;
-      return;
-    }
-    UMA_CHECK(nd < L::kMaxDims, Runtime, "reductions on cuda: more than ", L::kMaxDims, " non-mergeable axes");
-    shape[nd] = n;
-    strides[nd] = st;
-    ++nd;
-  };
-  for (int64_t d = 0; d < a.ndim(); ++d) {
-    const int64_t n = a.shape()[d], st = a.strides()[d] * isz;
-    if (mask[d]) {
-      g.rsize *= n;
-      add(g.nred, g.red_shape, g.red_strides, n, st);
-    } else {
-      add(g.nkept, g.kept_shape, g.kept_strides, n, st);
-    }
-  }
-  if (g.nout == 0) return;
-  const int64_t splits = L::reduce_splits(g, static_cast<int>(isz));
+bool reduce_chain(ReduceOp op, const Array& a, const std::vector<bool>& mask, std::span<const Array* const> rest,
+                  const std::vector<FusedInstr>& code, const Array& out) {
+  const DType t = out.dtype();
+  L::FusedCode c;
+  if (!(op == ReduceOp::Sum || op == ReduceOp::Mean) || !(t == DType::Float32 || t == DType::Float64) ||
+      a.dtype() != t || a.size() == 0 || !fused_code(rest.size() + 1, code, c))
+    return false;
+  const L::ReduceGeometry g = reduce_geometry(a, mask, out);
+  const int64_t splits = L::reduce_splits(g, static_cast<int>(a.itemsize()));
+  if (g.nout == 0 || splits < 1) return false;  // the thread-per-output kernel's order: not a column pass
+  L::FusedOperands fo{};
+  const L::Space s = epilogue_operands(out, rest, fo);
   Launch l(out);
-  Array ws;
-  if (splits > 1)
-    ws = Array::empty({g.nout * splits * L::reduce_acc_bytes(static_cast<int>(op), static_cast<int>(a.dtype()))},
-                      DType::UInt8, out.device());
+  const Array ws = reduce_workspace(op, a, g, splits, out.device());
+  const int e = L::column_reduce_chain(static_cast<int>(op), static_cast<int>(t), static_cast<const char*>(a.data()), g,
+                                       splits, splits > 1 ? ws.data() : nullptr, fo, c, out.data(), s, l.stream);
+  if (e == L::kNotFused) return false;
+  check(e, "reduce_fused<<<...>>>");
+  return true;
+}
+
+void reduce(ReduceOp op, const Array& a, const std::vector<bool>& mask, const Array& out) {
+  const L::ReduceGeometry g = reduce_geometry(a, mask, out);
+  if (g.nout == 0) return;
+  const int64_t splits = L::reduce_splits(g, static_cast<int>(a.itemsize()));
+  Launch l(out);
+  const Array ws = reduce_workspace(op, a, g, splits, out.device());
   check(L::reduce(static_cast<int>(op), static_cast<int>(a.dtype()), static_cast<const char*>(a.data()), out.data(), g,
                   splits, splits > 1 ? ws.data() : nullptr, l.stream),
         "reduce<<<...>>>");

@@ -85,6 +85,20 @@ struct ReduceGeometry {
   int64_t red_shape[kMaxDims], red_strides[kMaxDims];
   int64_t nout, rsize;
 };
+/// The column reduction kernel generated for the chain as its epilogue (Note [Reduction
+/// epilogues] in chain_compiler.cpp), the sum (or, with `mean`, the mean) of float32 or float64
+/// (dtype) elements: a cudaKernel_t taking (const char* in, T* out, ReduceGeometry, int64_t
+/// splits, double* partial, FusedBlocked), launched with kThreads threads per block on grid
+/// (column blocks, splits) (column_reduce.cuh); nullptr where none is available.
+const void* reduce_epilogue_kernel(int dtype, bool mean, const FusedCode& code);
+/// out = the chain over the operands, register 0 the sum (op RSum) or mean (RMean) of the
+/// column reduction (g, `splits` of reduce_splits, `partial` a workspace of nout * splits
+/// doubles when splits > 1), in one kernel (reduce_epilogue_kernel). Operand 0 of `ops` is
+/// `out` (not read), the others views of its shape (s, of g.nout elements); float32 or
+/// float64. kNotFused, having queued nothing, where the reduction is not a column reduction
+/// of at most 32 splits, an operand is not a blocked read or no kernel is available.
+int column_reduce_chain(int op, int dtype, const char* in, const ReduceGeometry& g, int64_t splits, void* partial,
+                        const FusedOperands& ops, const FusedCode& code, void* out, const Space& s, void* stream);
 /// Bytes of one partial accumulator of (op, dtype): the workspace holds nout * splits of them.
 int64_t reduce_acc_bytes(int op, int dtype);
 /// How the reduction is split: *splits blocks per output (1: no workspace needed) or 0 for

@@ -34,6 +34,10 @@ bool matmul_chain(const Array&, const Array&, std::span<const Array* const>, con
                   const Array& out) {
   unavailable("matmul_fused", out);
 }
+bool reduce_chain(ReduceOp op, const Array&, const std::vector<bool>&, std::span<const Array* const>,
+                  const std::vector<FusedInstr>&, const Array& out) {
+  unavailable(op == ReduceOp::Mean ? "mean_fused" : "sum_fused", out);
+}
 void fft_c2c(const Array&, const Array& out, const std::vector<int64_t>&, bool, double) { unavailable("fft", out); }
 void fft_r2c(const Array&, const Array& out, const std::vector<int64_t>&, bool, double) { unavailable("rfft", out); }
 void fft_c2r(const Array&, const Array& out, const std::vector<int64_t>&, bool, double) { unavailable("irfft", out); }
@@ -82,6 +86,6 @@ void qr(const Array& a, const Array&, const Array&, bool) { unavailable("qr", a)
 
 namespace uma::ops {
 
-ChainKernelStats cuda_chain_kernel_stats() { return ChainKernelStats{0, 0, 0, 0, "uma was built without CUDA support"}; }
+ChainKernelStats cuda_chain_kernel_stats() { return ChainKernelStats{0, 0, 0, 0, 0, "uma was built without CUDA support"}; }
 
 }  // namespace uma::ops

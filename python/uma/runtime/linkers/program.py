@@ -222,14 +222,27 @@ def plan_steps(fgraph, table, fuse=True):
             steps.append(("op", n.outputs[0], list(n.inputs), name, attrs))
         else:
             steps.append(("py", n))
-    return _matmul_epilogues(steps, consumers, outputs, fusable) if fuse and fusable is not None else steps
+    return _epilogues(steps, consumers, outputs, fusable) if fuse and fusable is not None else steps
 
 
-def _matmul_epilogues(steps, consumers, outputs, fusable):
-    """``steps`` with each product that only an elementwise step reads (a fused chain, or one
-    op that keeps the dtype: the bias add after a matmul) merged into that step, as a
-    ``("matmul_fused", out, [a, b, *rest], code, dtype)`` step: the chain runs in place in
-    the product while it is in cache (``Program.add_fused(..., matmul=True)``)."""
+def _epilogue_head(st):
+    """Whether the Program step ``st`` can be the head of an epilogue: a product, or a sum or
+    mean over axes (no other attribute) that keeps its input's dtype."""
+    if st[0] != "op":
+        return False
+    if st[3] == "matmul":
+        return True
+    return (st[3] in ("sum", "mean") and set(st[4]) <= {"axis", "keepdims"}
+            and st[2][0].dtype == st[1].dtype)
+
+
+def _epilogues(steps, consumers, outputs, fusable):
+    """``steps`` with each product, sum or mean that only an elementwise step reads (a fused
+    chain, or one op that keeps the dtype: the bias add after a matmul, the SGD update of a
+    bias after its gradient's sum) merged into that step, as a ``("matmul_fused", out, [a, b,
+    *rest], code, dtype)`` or ``("reduce_fused", out, [x, *rest], code, dtype, name, attrs)``
+    step: the chain runs in place in the head's result, or as its store in one kernel on cuda
+    (``Program.add_fused(..., head=...)``)."""
     producer = {st[1]: k for k, st in enumerate(steps) if st[0] != "py"}
     merged, dropped = {}, set()
     for k, st in enumerate(steps):
@@ -243,7 +256,7 @@ def _matmul_epilogues(steps, consumers, outputs, fusable):
             continue
         for i, v in enumerate(ins):
             j = producer.get(v)
-            if (j is None or j in dropped or steps[j][0] != "op" or steps[j][3] != "matmul"
+            if (j is None or j in dropped or not _epilogue_head(steps[j])
                     or v in outputs or consumers.get(v) != 1 or ins.count(v) != 1
                     or v.dtype != dtype or v.ndim != out.ndim):
                 continue
@@ -254,11 +267,19 @@ def _matmul_epilogues(steps, consumers, outputs, fusable):
             def remap(r):
                 return reg[r] if r < n_in else r
             new_code = [(c[0],) + tuple(remap(r) for r in c[1:]) for c in code]
-            a, b = steps[j][2]
-            merged[k] = ("matmul_fused", out, [a, b] + [ins[r] for r in order[1:]], new_code, dtype)
+            rest = [ins[r] for r in order[1:]]
+            _, _, head_ins, head, head_attrs = steps[j]
+            if head == "matmul":
+                merged[k] = ("matmul_fused", out, list(head_ins) + rest, new_code, dtype)
+            else:
+                merged[k] = ("reduce_fused", out, list(head_ins) + rest, new_code, dtype, head, head_attrs)
             dropped.add(j)
             break
     return [merged.get(k, st) for k, st in enumerate(steps) if k not in dropped]
+
+
+# The kinds of plan step that are fused chains (plan_steps, _epilogues).
+_FUSED_KINDS = ("fused", "matmul_fused", "reduce_fused")
 
 
 class _Segment:
@@ -289,8 +310,10 @@ class _Segment:
         slots = [self.slot(v) for v in ins]
         if kind == "op":
             s = self.prog.add_op(step[3], slots, step[4])
+        elif kind == "reduce_fused":
+            s = self.prog.add_fused(slots, step[3], step[4], head=step[5], head_attrs=step[6])
         else:
-            s = self.prog.add_fused(slots, step[3], step[4], matmul=kind == "matmul_fused")
+            s = self.prog.add_fused(slots, step[3], step[4], head="matmul" if kind == "matmul_fused" else "")
         self.slots[out] = s
         self.produced.append(out)
 
@@ -320,7 +343,7 @@ def compile_program(fgraph, steps, *, backend, constant, python_impl, python_res
         return v
 
     python_ops = [st[1].op.name for st in steps if st[0] == "py"]
-    n_fused = sum(1 for st in steps if st[0] in ("fused", "matmul_fused"))
+    n_fused = sum(1 for st in steps if st[0] in _FUSED_KINDS)
     copies = fgraph.outputs_needing_copy()
     inputs, outputs = list(fgraph.inputs), list(fgraph.outputs)
     lines = _describe_steps(backend, steps, inputs, copies, outputs, label_checks)
@@ -397,7 +420,7 @@ def _describe_steps(backend, steps, inputs, copies, outputs, label_checks):
         return names[v]
 
     lines = [f"  {backend} program: {len(steps)} step(s), "
-             f"{sum(1 for st in steps if st[0] in ('fused', 'matmul_fused'))} fused chain(s), "
+             f"{sum(1 for st in steps if st[0] in _FUSED_KINDS)} fused chain(s), "
              f"{sum(1 for st in steps if st[0] == 'py')} Python op(s)"]
     for st in steps:
         if st[0] == "py":
@@ -410,10 +433,13 @@ def _describe_steps(backend, steps, inputs, copies, outputs, label_checks):
             lines.append(f"    {nm(out)} = {name}({', '.join(nm(v) for v in ins)}"
                          f"{', ' + extra if extra else ''})")
         else:
-            kind, out, ins, code, dtype = st
+            kind, out, ins, code, dtype = st[:5]
             regs = [nm(v) for v in ins]
             if kind == "matmul_fused":  # register 0 is the product of the first two inputs
                 regs = [f"matmul({regs[0]}, {regs[1]})"] + regs[2:]
+            elif kind == "reduce_fused":  # register 0 is the reduction of the first input
+                extra = "".join(f", {k}={v!r}" for k, v in st[6].items() if v is not None)
+                regs = [f"{st[5]}({regs[0]}{extra})"] + regs[1:]
             for op, a, b, *c in code:
                 args = [regs[a]] + ([regs[b]] if op == "where" or op_arity(op) == 2 else []) + [regs[r] for r in c]
                 regs.append(f"{op}({', '.join(args)})")
