@@ -28,6 +28,8 @@ namespace {
 runtime::OpAttrs parse_attrs(const std::string& op, nb::handle attrs) {
   runtime::OpAttrs a;
   if (attrs.is_none()) return a;
+  UMA_CHECK(nb::isinstance<nb::dict>(attrs), Type, "Program: op '", op, "' takes its attributes as a dict, got ",
+            py_str(nb::repr(attrs)));
   nb::dict d = nb::borrow<nb::dict>(attrs);
   for (auto [k, v] : d) {
     std::string key = nb::cast<std::string>(k);
@@ -684,8 +686,14 @@ void bind_runtime(nb::module_& m) {
       }, nb::arg("name"), nb::arg("inputs"), nb::arg("attrs").none() = nb::none())
       .def("add_fused", [](runtime::Program& p, const std::vector<int>& inputs, nb::list code, nb::handle dtype,
                            bool matmul, const std::string& head, nb::handle head_attrs) {
+        UMA_CHECK(!matmul || head.empty(), Value, "Program.add_fused: give matmul=True or head='", head, "', not both");
+        UMA_CHECK(head_attrs.is_none() || head == "sum" || head == "mean", Value,
+                  "Program.add_fused: head_attrs are the attributes of a 'sum' or 'mean' head, got head '", head, "'");
         std::vector<FusedInstr> instrs;
         for (nb::handle item : code) {
+          UMA_CHECK(nb::isinstance<nb::tuple>(item), Type,
+                    "Program.add_fused: an instruction is a tuple (op_name, a, b) or ('where', condition, x, y), got ",
+                    py_str(nb::repr(item)));
           nb::tuple t = nb::borrow<nb::tuple>(item);
           UMA_CHECK(nb::len(t) >= 1, Value, "Program.add_fused: empty instruction");
           std::string name = nb::cast<std::string>(t[0]);

@@ -1,6 +1,8 @@
 """uma.function: every symbolic op on the `reference` and `cpu` backends against NumPy 2,
 return conventions, input filtering (DESIGN.md casting rules), call errors, aliasing of
 outputs, and the backend registry."""
+import re
+
 import numpy as np
 import pytest
 
@@ -373,6 +375,32 @@ def test_program_refuses_a_comparison_read_as_a_number():
     p.set_outputs([s])
     x, y = np.array([1.0, 5.0, np.nan]), np.array([2.0, 3.0, 0.0])
     np.testing.assert_array_equal(np.asarray(p.run([uma.asarray(x), uma.asarray(y)])[0]), np.where(x < y, x, y))
+
+
+def test_program_refuses_malformed_fused_chains_and_attributes():
+    # an instruction that is not a tuple, attributes that are not a dict, head_attrs without a
+    # reduction head, matmul=True with a head: TypeError / ValueError naming the value, no crash
+    p = uma._core.Program()
+    i0, i1 = p.add_input(), p.add_input()
+    for bad in (["subtract"], [3], [None], [["subtract", 1, 0]]):
+        with pytest.raises(TypeError, match="an instruction is a tuple"):
+            p.add_fused([i0, i1], bad, "float64", head="sum", head_attrs={"axis": (0,)})
+    for attrs in ([("axis", 0)], 3, "axis"):
+        with pytest.raises(TypeError, match="attributes as a dict, got " + re.escape(repr(attrs))):
+            p.add_fused([i0, i1], [("subtract", 1, 0)], "float64", head="sum", head_attrs=attrs)
+        with pytest.raises(TypeError, match="attributes as a dict"):
+            p.add_op("sum", [i0], attrs)
+    with pytest.raises(ValueError, match="head_attrs are the attributes of a 'sum' or 'mean' head"):
+        p.add_fused([i0, i1], [("add", 0, 1)], "float64", head_attrs={"axis": (0,)})
+    with pytest.raises(ValueError, match="not both"):
+        p.add_fused([i0, i1], [("add", 0, 1)], "float64", matmul=True, head="sum")
+    with pytest.raises(ValueError, match="head is 'matmul', 'sum' or 'mean', got 'max'"):
+        p.add_fused([i0, i1], [("add", 0, 1)], "float64", head="max")
+    s = p.add_fused([i0, i1], [("subtract", 1, 0)], "float64", head="sum", head_attrs={"axis": (0,)})
+    p.set_outputs([s])
+    g = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_array_equal(np.asarray(p.run([uma.asarray(g), uma.asarray(np.ones(4))])[0]),
+                                  1.0 - g.sum(axis=0))
 
 
 def test_cpu_elides_broadcasts_into_elementwise_ops(rng):
