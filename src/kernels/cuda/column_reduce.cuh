@@ -43,6 +43,16 @@ __host__ __device__ inline bool inner_kept(const ReduceGeometry& g, int64_t item
   return g.nkept > 0 && g.kept_strides[g.nkept - 1] == itemsize;
 }
 
+/// Column blocks of 32 outputs of a column reduction.
+__host__ __device__ inline int64_t column_blocks(const ReduceGeometry& g) {
+  return (g.nout + kColumnLanes - 1) / kColumnLanes;
+}
+/// Whether a column reduction of `splits` splits finishes in its own kernel, its last blocks
+/// combining the partials (at most kFinishPerThread splits, a counter for each column block).
+__host__ __device__ inline bool finishes_in_one_kernel(const ReduceGeometry& g, int64_t splits) {
+  return splits <= kFinishPerThread && column_blocks(g) <= kArrivalCounters;
+}
+
 __device__ __forceinline__ int64_t kept_offset(int64_t o, const ReduceGeometry& g) {
   int64_t off = 0;
   for (int d = g.nkept - 1; d >= 0; --d) {

@@ -186,9 +186,8 @@ template <class T>
 int launch_reduce_epilogue(bool mean, const char* in, const ReduceGeometry& g, int64_t splits, void* partial,
                            const FusedOperands& ops, const FusedCode& code, void* out, const Space& s,
                            cudaStream_t st) {
-  const int64_t blocks = (g.nout + red::kColumnLanes - 1) / red::kColumnLanes;
-  if (!red::inner_kept(g, sizeof(T)) || splits < 1 || splits > red::kFinishPerThread ||
-      blocks > red::kArrivalCounters || (splits > 1 && partial == nullptr))
+  if (!red::inner_kept(g, sizeof(T)) || splits < 1 || !red::finishes_in_one_kernel(g, splits) ||
+      (splits > 1 && partial == nullptr))
     return kNotFused;
   FusedBlocked blocked{};
   for (int k = 0; k < code.nin; ++k)
@@ -197,8 +196,8 @@ int launch_reduce_epilogue(bool mean, const char* in, const ReduceGeometry& g, i
   if (!kernel) return kNotFused;
   ReduceGeometry geometry = g;
   void* args[] = {&in, &out, &geometry, &splits, &partial, &blocked};
-  return static_cast<int>(cudaLaunchKernel(kernel, dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(splits)),
-                                           dim3(kThreads), args, 0, st));
+  const dim3 grid(static_cast<unsigned>(red::column_blocks(g)), static_cast<unsigned>(splits));
+  return static_cast<int>(cudaLaunchKernel(kernel, grid, dim3(kThreads), args, 0, st));
 }
 
 }  // namespace

@@ -27,11 +27,11 @@ int64_t reduce_splits(const ReduceGeometry& g, int itemsize) {
   // blocks). Columns: blocks of 32 outputs, split over the reduced range while each thread
   // keeps at least 8 elements: a thread's loads wait one after another (its sum depends on
   // each), and the splits' partials are combined in the same kernel (Note [Last block
-  // finishes] in column_reduce.cuh).
+  // finishes] in last_block.cuh).
   const int64_t target = sms * 4;
   if (columns) {
-    const int64_t column_blocks = (g.nout + red::kColumnLanes - 1) / red::kColumnLanes;
-    int64_t splits = (target + column_blocks - 1) / column_blocks;
+    const int64_t blocks = red::column_blocks(g);
+    int64_t splits = (target + blocks - 1) / blocks;
     const int64_t max_by_size = g.rsize / (red::kColumnWarps * 8);
     if (splits > max_by_size) splits = max_by_size;
     // At most 32 elements a thread: one kernel (32 splits at most) up to 8192 rows.

@@ -295,9 +295,8 @@ int launch(const char* in, void* out0, const ReduceGeometry& g, int64_t splits, 
   if (splits == 0) {
     reduce_per_thread<OP, T><<<grid_for(g.nout), kThreads, 0, st>>>(in, out, g);
   } else if (inner_kept(g, sizeof(T))) {
-    const int64_t blocks = (g.nout + kColumnLanes - 1) / kColumnLanes;
-    const bool finish_here = splits <= kFinishPerThread && blocks <= kArrivalCounters;
-    const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(splits));
+    const bool finish_here = finishes_in_one_kernel(g, splits);
+    const dim3 grid(static_cast<unsigned>(column_blocks(g)), static_cast<unsigned>(splits));
     reduce_columns<OP, T><<<grid, kThreads, 0, st>>>(in, out, partial, g, splits, finish_here);
     if (splits > 1 && !finish_here)
       reduce_finish<OP, T><<<static_cast<unsigned>(g.nout), kThreads, 0, st>>>(partial, out, g.nout, splits, g.rsize);
