@@ -25,6 +25,50 @@
 namespace uma::py {
 
 namespace {
+// Attribute `key` = v of op `op` into a (nb::cast_error where v has the wrong type).
+void parse_attr(const std::string& op, const std::string& key, nb::handle v, runtime::OpAttrs& a) {
+  if (key == "axis") {
+    if (v.is_none()) {
+      a.axes = std::nullopt;
+    } else if (nb::isinstance<nb::tuple>(v) || nb::isinstance<nb::list>(v)) {
+      a.axes = nb::cast<std::vector<int64_t>>(v);
+    } else {
+      a.axis = nb::cast<int64_t>(v);
+      a.axes = std::vector<int64_t>{a.axis};
+    }
+  } else if (key == "keepdims") {
+    a.keepdims = nb::cast<bool>(v);
+  } else if (key == "shape") {
+    a.shape = nb::isinstance<nb::int_>(v) ? Shape{nb::cast<int64_t>(v)} : nb::cast<Shape>(v);
+  } else if (key == "axes") {
+    if (!v.is_none()) a.perm = nb::cast<std::vector<int64_t>>(v);
+  } else if (key == "dtype") {
+    a.dtype = to_dtype(v);
+  } else if (key == "index") {
+    a.index = parse_index(v);
+  } else if (key == "fill_value") {
+    nb::object pv = is_python_scalar(v) ? nb::borrow(v) : nb::object(v.attr("item")());  // NumPy scalars
+    UMA_CHECK(is_python_scalar(pv), Type, "Program: op '", op, "' needs a scalar fill_value");
+    a.fill_value = to_scalar(pv);
+  } else if (key == "depth") {
+    a.depth = nb::cast<int64_t>(v);
+  } else if (key == "ddof") {
+    a.ddof = nb::cast<double>(v);
+  } else if (key == "k" || key == "offset") {
+    a.offset = nb::cast<int64_t>(v);
+  } else if (key == "axis1") {
+    a.axis1 = nb::cast<int64_t>(v);
+  } else if (key == "axis2") {
+    a.axis2 = nb::cast<int64_t>(v);
+  } else if (key == "decimals") {  // round
+    a.decimals = nb::cast<int64_t>(v);
+  } else if (key == "check_labels") {  // softmax_cross_entropy(_grad)
+    a.check_labels = nb::cast<bool>(v);
+  } else {
+    UMA_FAIL(Value, "Program: op '", op, "' got an unknown attribute '", key, "'");
+  }
+}
+
 runtime::OpAttrs parse_attrs(const std::string& op, nb::handle attrs) {
   runtime::OpAttrs a;
   if (attrs.is_none()) return a;
@@ -32,46 +76,13 @@ runtime::OpAttrs parse_attrs(const std::string& op, nb::handle attrs) {
             py_str(nb::repr(attrs)));
   nb::dict d = nb::borrow<nb::dict>(attrs);
   for (auto [k, v] : d) {
-    std::string key = nb::cast<std::string>(k);
-    if (key == "axis") {
-      if (v.is_none()) {
-        a.axes = std::nullopt;
-      } else if (nb::isinstance<nb::tuple>(v) || nb::isinstance<nb::list>(v)) {
-        a.axes = nb::cast<std::vector<int64_t>>(v);
-      } else {
-        a.axis = nb::cast<int64_t>(v);
-        a.axes = std::vector<int64_t>{a.axis};
-      }
-    } else if (key == "keepdims") {
-      a.keepdims = nb::cast<bool>(v);
-    } else if (key == "shape") {
-      a.shape = nb::isinstance<nb::int_>(v) ? Shape{nb::cast<int64_t>(v)} : nb::cast<Shape>(v);
-    } else if (key == "axes") {
-      if (!v.is_none()) a.perm = nb::cast<std::vector<int64_t>>(v);
-    } else if (key == "dtype") {
-      a.dtype = to_dtype(v);
-    } else if (key == "index") {
-      a.index = parse_index(v);
-    } else if (key == "fill_value") {
-      nb::object pv = is_python_scalar(v) ? nb::borrow(v) : nb::object(v.attr("item")());  // NumPy scalars
-      UMA_CHECK(is_python_scalar(pv), Type, "Program: op '", op, "' needs a scalar fill_value");
-      a.fill_value = to_scalar(pv);
-    } else if (key == "depth") {
-      a.depth = nb::cast<int64_t>(v);
-    } else if (key == "ddof") {
-      a.ddof = nb::cast<double>(v);
-    } else if (key == "k" || key == "offset") {
-      a.offset = nb::cast<int64_t>(v);
-    } else if (key == "axis1") {
-      a.axis1 = nb::cast<int64_t>(v);
-    } else if (key == "axis2") {
-      a.axis2 = nb::cast<int64_t>(v);
-    } else if (key == "decimals") {  // round
-      a.decimals = nb::cast<int64_t>(v);
-    } else if (key == "check_labels") {  // softmax_cross_entropy(_grad)
-      a.check_labels = nb::cast<bool>(v);
-    } else {
-      UMA_FAIL(Value, "Program: op '", op, "' got an unknown attribute '", key, "'");
+    UMA_CHECK(nb::isinstance<nb::str>(k), Type, "Program: op '", op, "' got an attribute name that is not a string: ",
+              py_str(nb::repr(k)));
+    const std::string key = nb::cast<std::string>(k);
+    try {
+      parse_attr(op, key, v, a);
+    } catch (const nb::cast_error&) {  // a value of the wrong type for the attribute
+      UMA_FAIL(Type, "Program: op '", op, "' got attribute '", key, "' of the wrong type: ", py_str(nb::repr(v)));
     }
   }
   return a;

@@ -378,8 +378,9 @@ def test_program_refuses_a_comparison_read_as_a_number():
 
 
 def test_program_refuses_malformed_fused_chains_and_attributes():
-    # an instruction that is not a tuple, attributes that are not a dict, head_attrs without a
-    # reduction head, matmul=True with a head: TypeError / ValueError naming the value, no crash
+    # an instruction that is not a tuple, attributes that are not a dict or of the wrong types,
+    # head_attrs without a reduction head, matmul=True with a head: TypeError / ValueError naming
+    # the value, no crash
     p = uma._core.Program()
     i0, i1 = p.add_input(), p.add_input()
     for bad in (["subtract"], [3], [None], [["subtract", 1, 0]]):
@@ -390,6 +391,15 @@ def test_program_refuses_malformed_fused_chains_and_attributes():
             p.add_fused([i0, i1], [("subtract", 1, 0)], "float64", head="sum", head_attrs=attrs)
         with pytest.raises(TypeError, match="attributes as a dict"):
             p.add_op("sum", [i0], attrs)
+    # an attribute value of the wrong type, or a name that is not a string: TypeError naming it
+    for attrs, what in (({"axis": "x"}, "attribute 'axis' of the wrong type: 'x'"),
+                        ({"axis": (0, "a")}, "attribute 'axis' of the wrong type: (0, 'a')"),
+                        ({"keepdims": "yes"}, "attribute 'keepdims' of the wrong type: 'yes'"),
+                        ({3: 1}, "an attribute name that is not a string: 3")):
+        with pytest.raises(TypeError, match=re.escape(f"Program: op 'sum' got {what}")):
+            p.add_op("sum", [i0], attrs)
+        with pytest.raises(TypeError, match=re.escape(f"Program: op 'sum' got {what}")):
+            p.add_fused([i0, i1], [("subtract", 1, 0)], "float64", head="sum", head_attrs=attrs)
     with pytest.raises(ValueError, match="head_attrs are the attributes of a 'sum' or 'mean' head"):
         p.add_fused([i0, i1], [("add", 0, 1)], "float64", head_attrs={"axis": (0,)})
     with pytest.raises(ValueError, match="not both"):
