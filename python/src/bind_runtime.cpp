@@ -9,6 +9,8 @@
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/tuple.h>
 
+#include <algorithm>
+#include <climits>
 #include <atomic>
 
 #if defined(__GLIBCXX__)
@@ -25,12 +27,18 @@
 namespace uma::py {
 
 namespace {
-// Attribute `key` = v of op `op` into a (nb::cast_error where v has the wrong type).
-void parse_attr(const std::string& op, const std::string& key, nb::handle v, runtime::OpAttrs& a) {
+// Attribute `key` = v of an op registered as `spec` into a (nb::cast_error where v has the wrong
+// type; uma::Error saying what is wrong with v, which the caller prefixes with the op and key).
+void parse_attr(const runtime::OpSpec& spec, const std::string& key, nb::handle v,
+                runtime::OpAttrs& a) {
   if (key == "axis") {
+    const bool many = nb::isinstance<nb::tuple>(v) || nb::isinstance<nb::list>(v);
+    UMA_CHECK(spec.axis == runtime::AxisAttr::Axes || !many, Type, "one axis (an int) expected, got ",
+              py_str(nb::repr(v)));
+    UMA_CHECK(spec.axis != runtime::AxisAttr::Int || !v.is_none(), Type, "an int expected, got None");
     if (v.is_none()) {
       a.axes = std::nullopt;
-    } else if (nb::isinstance<nb::tuple>(v) || nb::isinstance<nb::list>(v)) {
+    } else if (many) {
       a.axes = nb::cast<std::vector<int64_t>>(v);
     } else {
       a.axis = nb::cast<int64_t>(v);
@@ -47,8 +55,11 @@ void parse_attr(const std::string& op, const std::string& key, nb::handle v, run
   } else if (key == "index") {
     a.index = parse_index(v);
   } else if (key == "fill_value") {
-    nb::object pv = is_python_scalar(v) ? nb::borrow(v) : nb::object(v.attr("item")());  // NumPy scalars
-    UMA_CHECK(is_python_scalar(pv), Type, "Program: op '", op, "' needs a scalar fill_value");
+    nb::object pv = nb::borrow(v);
+    if (!is_python_scalar(pv) && nb::hasattr(pv, "item") && nb::hasattr(pv, "ndim") &&
+        nb::cast<int64_t>(pv.attr("ndim")) == 0)
+      pv = pv.attr("item")();  // a NumPy scalar or 0-d array
+    UMA_CHECK(is_python_scalar(pv), Type, "a scalar expected, got ", py_str(nb::repr(v)));
     a.fill_value = to_scalar(pv);
   } else if (key == "depth") {
     a.depth = nb::cast<int64_t>(v);
@@ -65,26 +76,50 @@ void parse_attr(const std::string& op, const std::string& key, nb::handle v, run
   } else if (key == "check_labels") {  // softmax_cross_entropy(_grad)
     a.check_labels = nb::cast<bool>(v);
   } else {
-    UMA_FAIL(Value, "Program: op '", op, "' got an unknown attribute '", key, "'");
+    UMA_FAIL(Value, "no such attribute");
   }
+}
+
+// True for a Python int outside int64.
+bool int_overflows(nb::handle v) {
+  if (!PyLong_Check(v.ptr())) return false;
+  int overflow = 0;
+  PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
+  return overflow != 0;
+}
+
+// "a, b, c" (or "none") for an error message.
+std::string listed(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out.empty() ? "none" : out;
 }
 
 runtime::OpAttrs parse_attrs(const std::string& op, nb::handle attrs) {
   runtime::OpAttrs a;
-  if (attrs.is_none()) return a;
-  UMA_CHECK(nb::isinstance<nb::dict>(attrs), Type, "Program: op '", op, "' takes its attributes as a dict, got ",
-            py_str(nb::repr(attrs)));
-  nb::dict d = nb::borrow<nb::dict>(attrs);
+  const runtime::OpSpec* spec = runtime::find_op(op);
+  UMA_CHECK(spec != nullptr, Value, "Program: unknown op '", op, "'");
+  UMA_CHECK(attrs.is_none() || nb::isinstance<nb::dict>(attrs), Type, "Program: op '", op,
+            "' takes its attributes as a dict, got ", py_str(nb::repr(attrs)));
+  nb::dict d = attrs.is_none() ? nb::dict() : nb::borrow<nb::dict>(attrs);
   for (auto [k, v] : d) {
     UMA_CHECK(nb::isinstance<nb::str>(k), Type, "Program: op '", op, "' got an attribute name that is not a string: ",
               py_str(nb::repr(k)));
     const std::string key = nb::cast<std::string>(k);
+    UMA_CHECK(std::find(spec->attrs.begin(), spec->attrs.end(), key) != spec->attrs.end(), Value, "Program: op '", op,
+              "' has no attribute '", key, "' (its attributes: ", listed(spec->attrs), ")");
     try {
-      parse_attr(op, key, v, a);
-    } catch (const nb::cast_error&) {  // a value of the wrong type for the attribute
+      parse_attr(*spec, key, v, a);
+    } catch (const nb::cast_error&) {  // a value of the wrong type for the attribute, or an int out of range
+      UMA_CHECK(!int_overflows(v), Overflow, "Program: op '", op, "' attribute '", key, "': ",
+                py_str(nb::repr(v)), " is out of range");
       UMA_FAIL(Type, "Program: op '", op, "' got attribute '", key, "' of the wrong type: ", py_str(nb::repr(v)));
+    } catch (const Error& e) {
+      throw Error(e.kind(), "Program: op '" + op + "' attribute '" + key + "': " + e.what());
     }
   }
+  for (const std::string& key : spec->required)
+    UMA_CHECK(d.contains(key.c_str()), Value, "Program: op '", op, "' needs attribute '", key, "'");
   return a;
 }
 
@@ -701,26 +736,41 @@ void bind_runtime(nb::module_& m) {
         UMA_CHECK(head_attrs.is_none() || head == "sum" || head == "mean", Value,
                   "Program.add_fused: head_attrs are the attributes of a 'sum' or 'mean' head, got head '", head, "'");
         std::vector<FusedInstr> instrs;
+        // Register i of instruction t (an int that fits int; TypeError naming it otherwise).
+        auto reg = [&](const nb::tuple& t, std::size_t i) {
+          nb::handle r = t[i];
+          int overflow = 0;
+          const long long v = PyLong_Check(r.ptr()) && !PyBool_Check(r.ptr())
+                                  ? PyLong_AsLongLongAndOverflow(r.ptr(), &overflow) : -1;
+          UMA_CHECK(PyLong_Check(r.ptr()) && !PyBool_Check(r.ptr()), Type, "Program.add_fused: instruction ",
+                    instrs.size(), " ", py_str(nb::repr(t)), ": a register is an int, got ", py_str(nb::repr(r)));
+          UMA_CHECK(overflow == 0 && v >= INT_MIN && v <= INT_MAX, Value, "Program.add_fused: instruction ",
+                    instrs.size(), " ", py_str(nb::repr(t)), " reads register ", py_str(nb::repr(r)),
+                    ", which is not defined there");
+          return static_cast<int>(v);
+        };
         for (nb::handle item : code) {
           UMA_CHECK(nb::isinstance<nb::tuple>(item), Type,
                     "Program.add_fused: an instruction is a tuple (op_name, a, b) or ('where', condition, x, y), got ",
                     py_str(nb::repr(item)));
           nb::tuple t = nb::borrow<nb::tuple>(item);
           UMA_CHECK(nb::len(t) >= 1, Value, "Program.add_fused: empty instruction");
+          UMA_CHECK(nb::isinstance<nb::str>(t[0]), Type, "Program.add_fused: instruction ", instrs.size(), " ",
+                    py_str(nb::repr(t)), " does not start with an op name");
           std::string name = nb::cast<std::string>(t[0]);
           FusedInstr ins;
           if (name == "where") {
             UMA_CHECK(nb::len(t) == 4, Value, "Program.add_fused: where is ('where', condition, x, y)");
             ins.select = true;
-            ins.a = nb::cast<int>(t[1]);
-            ins.b = nb::cast<int>(t[2]);
-            ins.c = nb::cast<int>(t[3]);
+            ins.a = reg(t, 1);
+            ins.b = reg(t, 2);
+            ins.c = reg(t, 3);
             instrs.push_back(ins);
             continue;
           }
           UMA_CHECK(nb::len(t) == 3, Value, "Program.add_fused: each instruction is (op_name, a, b)");
-          ins.a = nb::cast<int>(t[1]);
-          ins.b = nb::cast<int>(t[2]);
+          ins.a = reg(t, 1);
+          ins.b = reg(t, 2);
           auto bin = ops::binary_op_named(name);
           auto un = ops::unary_op_named(name);
           UMA_CHECK(bin || un, Value, "Program.add_fused: '", name, "' is not an elementwise op");

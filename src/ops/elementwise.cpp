@@ -412,7 +412,12 @@ void check_fused_code(int nin, const std::vector<FusedInstr>& code, DType dtype)
     auto defined = [&](int r) { return r >= 0 && r < avail; };
     const bool reads_ok = c.select ? defined(c.a) && defined(c.b) && defined(c.c)
                                    : defined(c.a) && (!c.binary || defined(c.b));
-    UMA_CHECK(reads_ok, Value, "fused_elementwise: instruction ", k, " reads an undefined register");
+    if (!reads_ok) {
+      const int bad = !defined(c.a) ? c.a : !defined(c.b) ? c.b : c.c;
+      UMA_FAIL(Value, "fused_elementwise: instruction ", k, " reads register ", bad, ", which is not defined there (",
+               avail == 0 ? std::string("no register is") : "registers 0 to " + std::to_string(avail - 1) + " are",
+               ": one per input, then one per instruction before it)");
+    }
     const bool truth_misread = c.select ? truth[c.b] || truth[c.c] : truth[c.a] || (c.binary && truth[c.b]);
     UMA_CHECK(!truth_misread, Value, "fused_elementwise: instruction ", k,
               " reads a comparison's result as a number (only a where's condition may)");

@@ -79,6 +79,7 @@ Function::Function(std::shared_ptr<const Program> program, std::vector<InputSpec
       n_outputs_(n_outputs),
       options_(std::move(options)) {
   UMA_CHECK(program_ != nullptr, Value, "Function: no program");
+  program_->seal();  // Note [Changing a program]
   UMA_CHECK(options_.residency && options_.residency->device(), Value, "Function: a Program runs in uma's "
             "residencies (the host or a device), not in ", options_.residency ? options_.residency->name() : "none");
   UMA_CHECK(program_->num_inputs() == inputs_.size() + shared_.size(), Value, "Function: the program reads ",

@@ -26,84 +26,144 @@ Array un(const In& x, const OpAttrs&) { return ops::unary(OP, x[0]); }
 template <ReduceOp OP>
 Array red(const In& x, const OpAttrs& a) { return ops::reduce(OP, x[0], a.axes, a.keepdims); }
 
-const std::map<std::string, OpFn>& registry() {
-  static const std::map<std::string, OpFn> r = {
+// An entry of the registry: spec(fn, arity), then what OpSpec says beyond them.
+struct Spec {
+  OpSpec s;
+  Spec&& reads(std::initializer_list<const char*> names) && {
+    s.attrs.assign(names.begin(), names.end());
+    return std::move(*this);
+  }
+  Spec&& needs(std::initializer_list<const char*> names) && {
+    s.required.assign(names.begin(), names.end());
+    return std::move(*this);
+  }
+  Spec&& axis_is(AxisAttr kind) && {
+    s.axis = kind;
+    return std::move(*this);
+  }
+  Spec&& shape_only(std::vector<int> inputs) && {
+    s.shape_only = std::move(inputs);
+    return std::move(*this);
+  }
+  operator OpSpec() && { return std::move(s); }  // NOLINT: the registry's entries are Specs
+};
+Spec spec(OpFn fn, int arity) { return Spec{OpSpec{fn, arity, {}, {}, AxisAttr::Axes, {}}}; }
+
+const std::map<std::string, OpSpec>& registry() {
+  static const std::map<std::string, OpSpec> r = {
       // Every elementwise op of the op table, under its name.
-#define UMA_BIN_ENTRY(Id, name, ...) {#name, &bin<BinaryOp::Id>},
-#define UMA_UN_ENTRY(Id, name, ...) {#name, &un<UnaryOp::Id>},
+#define UMA_BIN_ENTRY(Id, name, ...) {#name, spec(&bin<BinaryOp::Id>, 2)},
+#define UMA_UN_ENTRY(Id, name, ...) {#name, spec(&un<UnaryOp::Id>, 1)},
       UMA_BINARY_OPS(UMA_BIN_ENTRY) UMA_UNARY_OPS(UMA_UN_ENTRY)
 #undef UMA_BIN_ENTRY
 #undef UMA_UN_ENTRY
-      {"round", [](const In& x, const OpAttrs& a) { return ops::round(x[0], a.decimals); }},
-      {"clip", [](const In& x, const OpAttrs&) { return ops::clip(x[0], x[1], x[2]); }},
+      {"round", spec([](const In& x, const OpAttrs& a) { return ops::round(x[0], a.decimals); }, 1)
+          .reads({"decimals"})},
+      {"clip", spec([](const In& x, const OpAttrs&) { return ops::clip(x[0], x[1], x[2]); }, 3)},
       // Every reduction of the op table.
-#define UMA_RED_ENTRY(Id, name) {#name, &red<ReduceOp::Id>},
+#define UMA_RED_ENTRY(Id, name) {#name, spec(&red<ReduceOp::Id>, 1).reads({"axis", "keepdims"})},
       UMA_REDUCE_OPS(UMA_RED_ENTRY)
 #undef UMA_RED_ENTRY
-      {"where", [](const In& x, const OpAttrs&) { return ops::where(x[0], x[1], x[2]); }},
-      {"matmul", [](const In& x, const OpAttrs&) { return ops::matmul(x[0], x[1]); }},
-      {"dot", [](const In& x, const OpAttrs&) { return ops::matmul(x[0], x[1]); }},
-      {"reshape", [](const In& x, const OpAttrs& a) { return ops::reshape(x[0], a.shape); }},
-      {"transpose", [](const In& x, const OpAttrs& a) { return ops::transpose(x[0], a.perm); }},
-      {"broadcast_to", [](const In& x, const OpAttrs& a) { return ops::broadcast_to(x[0], a.shape); }},
-      {"concatenate", [](const In& x, const OpAttrs& a) { return ops::concatenate(x.copies(), a.axis); }},
-      {"stack", [](const In& x, const OpAttrs& a) { return ops::stack(x.copies(), a.axis); }},
-      {"expand_dims", [](const In& x, const OpAttrs& a) { return ops::expand_dims(x[0], a.axis); }},
-      {"squeeze", [](const In& x, const OpAttrs& a) { return ops::squeeze(x[0], a.axes); }},
-      {"one_hot", [](const In& x, const OpAttrs& a) { return ops::one_hot(x[0], a.depth, a.dtype.value_or(DType::Float64)); }},
-      {"astype", [](const In& x, const OpAttrs& a) { return ops::astype(x[0], a.dtype.value_or(x[0].dtype())); }},
-      {"copy", [](const In& x, const OpAttrs&) { return ops::copy(x[0]); }},
-      {"softmax_cross_entropy",
-       [](const In& x, const OpAttrs& a) { return ops::softmax_cross_entropy(x[0], x[1], a.check_labels); }},
-      {"softmax_cross_entropy_grad",
-       [](const In& x, const OpAttrs& a) { return ops::softmax_cross_entropy_grad(x[0], x[1], x[2], a.check_labels); }},
-      {"one_hot_cross_entropy",
-       [](const In& x, const OpAttrs& a) { return ops::one_hot_cross_entropy(x[0], x[1], a.depth); }},
-      {"one_hot_cross_entropy_grad",
-       [](const In& x, const OpAttrs& a) { return ops::one_hot_cross_entropy_grad(x[0], x[1], x[2], a.depth); }},
-      // Ops whose result takes the run-time shape (and the device) of another input.
-      {"broadcast_like", [](const In& x, const OpAttrs&) { return ops::broadcast_to(x[0], x[1].shape()); }},
-      {"reshape_like", [](const In& x, const OpAttrs&) { return ops::reshape(x[0], x[1].shape()); }},
-      {"zeros_like", [](const In& x, const OpAttrs& a) {
+      {"where", spec([](const In& x, const OpAttrs&) { return ops::where(x[0], x[1], x[2]); }, 3)},
+      {"matmul", spec([](const In& x, const OpAttrs&) { return ops::matmul(x[0], x[1]); }, 2)},
+      {"dot", spec([](const In& x, const OpAttrs&) { return ops::matmul(x[0], x[1]); }, 2)},
+      {"reshape", spec([](const In& x, const OpAttrs& a) { return ops::reshape(x[0], a.shape); }, 1)
+          .reads({"shape"}).needs({"shape"})},
+      {"transpose", spec([](const In& x, const OpAttrs& a) { return ops::transpose(x[0], a.perm); }, 1)
+          .reads({"axes"})},
+      {"broadcast_to", spec([](const In& x, const OpAttrs& a) { return ops::broadcast_to(x[0], a.shape); }, 1)
+          .reads({"shape"}).needs({"shape"})},
+      {"concatenate", spec([](const In& x, const OpAttrs& a) { return ops::concatenate(x.copies(), a.axis); }, kOneOrMore)
+          .reads({"axis"}).axis_is(AxisAttr::Int)},
+      {"stack", spec([](const In& x, const OpAttrs& a) { return ops::stack(x.copies(), a.axis); }, kOneOrMore)
+          .reads({"axis"}).axis_is(AxisAttr::Int)},
+      {"expand_dims", spec([](const In& x, const OpAttrs& a) { return ops::expand_dims(x[0], a.axis); }, 1)
+          .reads({"axis"}).needs({"axis"}).axis_is(AxisAttr::Int)},
+      {"squeeze", spec([](const In& x, const OpAttrs& a) { return ops::squeeze(x[0], a.axes); }, 1).reads({"axis"})},
+      {"one_hot", spec([](const In& x, const OpAttrs& a) {
+         return ops::one_hot(x[0], a.depth, a.dtype.value_or(DType::Float64));
+       }, 1).reads({"depth", "dtype"}).needs({"depth"})},
+      {"astype", spec([](const In& x, const OpAttrs& a) { return ops::astype(x[0], a.dtype.value_or(x[0].dtype())); }, 1)
+          .reads({"dtype"}).needs({"dtype"})},
+      {"copy", spec([](const In& x, const OpAttrs&) { return ops::copy(x[0]); }, 1)},
+      {"softmax_cross_entropy", spec([](const In& x, const OpAttrs& a) {
+         return ops::softmax_cross_entropy(x[0], x[1], a.check_labels);
+       }, 2).reads({"check_labels"})},
+      {"softmax_cross_entropy_grad", spec([](const In& x, const OpAttrs& a) {
+         return ops::softmax_cross_entropy_grad(x[0], x[1], x[2], a.check_labels);
+       }, 3).reads({"check_labels"})},
+      {"one_hot_cross_entropy", spec([](const In& x, const OpAttrs& a) {
+         return ops::one_hot_cross_entropy(x[0], x[1], a.depth);
+       }, 2).reads({"depth"}).needs({"depth"})},
+      {"one_hot_cross_entropy_grad", spec([](const In& x, const OpAttrs& a) {
+         return ops::one_hot_cross_entropy_grad(x[0], x[1], x[2], a.depth);
+       }, 3).reads({"depth"}).needs({"depth"})},
+      // Ops whose result takes the run-time shape (and the device) of another input, which
+      // they read for nothing else.
+      {"broadcast_like", spec([](const In& x, const OpAttrs&) { return ops::broadcast_to(x[0], x[1].shape()); }, 2)
+          .shape_only({1})},
+      {"reshape_like", spec([](const In& x, const OpAttrs&) { return ops::reshape(x[0], x[1].shape()); }, 2)
+          .shape_only({1})},
+      {"zeros_like", spec([](const In& x, const OpAttrs& a) {
          return ops::zeros(x[0].shape(), a.dtype.value_or(x[0].dtype()), x[0].device());
-       }},
-      {"ones_like", [](const In& x, const OpAttrs& a) {
+       }, 1).reads({"dtype"}).shape_only({0})},
+      {"ones_like", spec([](const In& x, const OpAttrs& a) {
          return ops::ones(x[0].shape(), a.dtype.value_or(x[0].dtype()), x[0].device());
-       }},
-      {"empty_like", [](const In& x, const OpAttrs& a) {
+       }, 1).reads({"dtype"}).shape_only({0})},
+      {"empty_like", spec([](const In& x, const OpAttrs& a) {
          return Array::empty(x[0].shape(), a.dtype.value_or(x[0].dtype()), x[0].device());
-       }},
-      {"full_like", [](const In& x, const OpAttrs& a) {
+       }, 1).reads({"dtype"}).shape_only({0})},
+      {"full_like", spec([](const In& x, const OpAttrs& a) {
          UMA_CHECK(a.fill_value.has_value(), Value, "full_like: missing fill_value");
          return ops::full(x[0].shape(), *a.fill_value, a.dtype.value_or(x[0].dtype()), x[0].device());
-       }},
-      {"getitem", [](const In& x, const OpAttrs& a) { return ops::getitem(x[0], a.index); }},
-      {"var", [](const In& x, const OpAttrs& a) { return ops::var(x[0], a.axes, a.ddof, a.keepdims); }},
-      {"std", [](const In& x, const OpAttrs& a) { return ops::std_dev(x[0], a.axes, a.ddof, a.keepdims); }},
-      {"logsumexp", [](const In& x, const OpAttrs& a) { return ops::logsumexp(x[0], a.axes, a.keepdims); }},
-      {"cumsum", [](const In& x, const OpAttrs& a) { return ops::cumsum(x[0], a.axes ? std::optional<int64_t>(a.axis) : std::nullopt); }},
-      {"cumprod", [](const In& x, const OpAttrs& a) { return ops::cumprod(x[0], a.axes ? std::optional<int64_t>(a.axis) : std::nullopt); }},
-      {"outer", [](const In& x, const OpAttrs&) { return ops::outer(x[0], x[1]); }},
-      {"diag", [](const In& x, const OpAttrs& a) { return ops::diag(x[0], a.offset); }},
-      {"trace", [](const In& x, const OpAttrs& a) { return ops::trace(x[0], a.offset, a.axis1, a.axis2); }},
-      {"diagonal", [](const In& x, const OpAttrs& a) { return ops::diagonal(x[0], a.offset, a.axis1, a.axis2); }},
-      {"take", [](const In& x, const OpAttrs& a) { return ops::take(x[0], x[1], a.axes ? std::optional<int64_t>(a.axis) : std::nullopt); }},
-      {"mask_select", [](const In& x, const OpAttrs&) { return ops::mask_select(x[0], x[1]); }},
-      {"set_subtensor", [](const In& x, const OpAttrs& a) { return ops::update_basic(x[0], a.index, x[1], false); }},
-      {"inc_subtensor", [](const In& x, const OpAttrs& a) { return ops::update_basic(x[0], a.index, x[1], true); }},
-      {"set_subtensor_take", [](const In& x, const OpAttrs& a) { return ops::update_take(x[0], x[2], a.axis, x[1], false); }},
-      {"inc_subtensor_take", [](const In& x, const OpAttrs& a) { return ops::update_take(x[0], x[2], a.axis, x[1], true); }},
-      {"set_subtensor_mask", [](const In& x, const OpAttrs&) { return ops::update_mask(x[0], x[2], x[1], false); }},
-      {"inc_subtensor_mask", [](const In& x, const OpAttrs&) { return ops::update_mask(x[0], x[2], x[1], true); }},
-      {"softmax", [](const In& x, const OpAttrs& a) { return ops::softmax(x[0], a.axis, false); }},
-      {"log_softmax", [](const In& x, const OpAttrs& a) { return ops::softmax(x[0], a.axis, true); }},
-      {"relu", [](const In& x, const OpAttrs&) { return ops::relu(x[0]); }},
+       }, 1).reads({"fill_value", "dtype"}).needs({"fill_value"}).shape_only({0})},
       // Gradient of getitem: zeros shaped like input 1 (on its device) with input 0 written at the index.
-      {"getitem_grad", [](const In& x, const OpAttrs& a) {
+      {"getitem_grad", spec([](const In& x, const OpAttrs& a) {
          Array z = ops::zeros(x[1].shape(), a.dtype.value_or(x[1].dtype()), x[1].device());
          ops::assign(ops::getitem(z, a.index), x[0]);
          return z;
-       }},
+       }, 2).reads({"index", "dtype"}).needs({"index"}).shape_only({1})},
+      {"getitem", spec([](const In& x, const OpAttrs& a) { return ops::getitem(x[0], a.index); }, 1)
+          .reads({"index"}).needs({"index"})},
+      {"var", spec([](const In& x, const OpAttrs& a) { return ops::var(x[0], a.axes, a.ddof, a.keepdims); }, 1)
+          .reads({"axis", "ddof", "keepdims"})},
+      {"std", spec([](const In& x, const OpAttrs& a) { return ops::std_dev(x[0], a.axes, a.ddof, a.keepdims); }, 1)
+          .reads({"axis", "ddof", "keepdims"})},
+      {"logsumexp", spec([](const In& x, const OpAttrs& a) { return ops::logsumexp(x[0], a.axes, a.keepdims); }, 1)
+          .reads({"axis", "keepdims"})},
+      {"cumsum", spec([](const In& x, const OpAttrs& a) {
+         return ops::cumsum(x[0], a.axes ? std::optional<int64_t>(a.axis) : std::nullopt);
+       }, 1).reads({"axis"}).axis_is(AxisAttr::IntOrNone)},
+      {"cumprod", spec([](const In& x, const OpAttrs& a) {
+         return ops::cumprod(x[0], a.axes ? std::optional<int64_t>(a.axis) : std::nullopt);
+       }, 1).reads({"axis"}).axis_is(AxisAttr::IntOrNone)},
+      {"outer", spec([](const In& x, const OpAttrs&) { return ops::outer(x[0], x[1]); }, 2)},
+      {"diag", spec([](const In& x, const OpAttrs& a) { return ops::diag(x[0], a.offset); }, 1).reads({"k"})},
+      {"trace", spec([](const In& x, const OpAttrs& a) { return ops::trace(x[0], a.offset, a.axis1, a.axis2); }, 1)
+          .reads({"offset", "axis1", "axis2"})},
+      {"diagonal", spec([](const In& x, const OpAttrs& a) { return ops::diagonal(x[0], a.offset, a.axis1, a.axis2); }, 1)
+          .reads({"offset", "axis1", "axis2"})},
+      {"take", spec([](const In& x, const OpAttrs& a) {
+         return ops::take(x[0], x[1], a.axes ? std::optional<int64_t>(a.axis) : std::nullopt);
+       }, 2).reads({"axis"}).axis_is(AxisAttr::IntOrNone)},
+      {"mask_select", spec([](const In& x, const OpAttrs&) { return ops::mask_select(x[0], x[1]); }, 2)},
+      {"set_subtensor", spec([](const In& x, const OpAttrs& a) { return ops::update_basic(x[0], a.index, x[1], false); }, 2)
+          .reads({"index"}).needs({"index"})},
+      {"inc_subtensor", spec([](const In& x, const OpAttrs& a) { return ops::update_basic(x[0], a.index, x[1], true); }, 2)
+          .reads({"index"}).needs({"index"})},
+      {"set_subtensor_take", spec([](const In& x, const OpAttrs& a) {
+         return ops::update_take(x[0], x[2], a.axis, x[1], false);
+       }, 3).reads({"axis"}).axis_is(AxisAttr::Int)},
+      {"inc_subtensor_take", spec([](const In& x, const OpAttrs& a) {
+         return ops::update_take(x[0], x[2], a.axis, x[1], true);
+       }, 3).reads({"axis"}).axis_is(AxisAttr::Int)},
+      {"set_subtensor_mask", spec([](const In& x, const OpAttrs&) { return ops::update_mask(x[0], x[2], x[1], false); }, 3)},
+      {"inc_subtensor_mask", spec([](const In& x, const OpAttrs&) { return ops::update_mask(x[0], x[2], x[1], true); }, 3)},
+      {"softmax", spec([](const In& x, const OpAttrs& a) { return ops::softmax(x[0], a.axis, false); }, 1)
+          .reads({"axis"}).needs({"axis"}).axis_is(AxisAttr::Int)},
+      {"log_softmax", spec([](const In& x, const OpAttrs& a) { return ops::softmax(x[0], a.axis, true); }, 1)
+          .reads({"axis"}).needs({"axis"}).axis_is(AxisAttr::Int)},
+      {"relu", spec([](const In& x, const OpAttrs&) { return ops::relu(x[0]); }, 1)},
   };
   return r;
 }
@@ -116,9 +176,9 @@ std::vector<Array> OpArgs::copies() const {
   return v;
 }
 
-OpFn find_op(const std::string& name) {
+const OpSpec* find_op(const std::string& name) {
   auto it = registry().find(name);
-  return it == registry().end() ? nullptr : it->second;
+  return it == registry().end() ? nullptr : &it->second;
 }
 
 std::vector<std::string> op_names() {
@@ -128,13 +188,9 @@ std::vector<std::string> op_names() {
 }
 
 const std::vector<int>& shape_inputs(const std::string& name) {
-  static const std::map<std::string, std::vector<int>> reads = {
-      {"zeros_like", {0}},     {"ones_like", {0}},      {"empty_like", {0}}, {"full_like", {0}},
-      {"broadcast_like", {1}}, {"reshape_like", {1}}, {"getitem_grad", {1}},
-  };
   static const std::vector<int> none;
-  auto it = reads.find(name);
-  return it == reads.end() ? none : it->second;
+  const OpSpec* op = find_op(name);
+  return op == nullptr ? none : op->shape_only;
 }
 
 void Program::mark_fixed(Step& st) const {
@@ -161,12 +217,37 @@ bool Program::skips(const Step& st) const {
   return st.fixed && std::find(outputs_.begin(), outputs_.end(), st.out) == outputs_.end();
 }
 
+// Note [Changing a program] (program.h).
+std::unique_lock<std::shared_mutex> Program::change(const char* what) {
+  std::unique_lock<std::shared_mutex> lock(change_mu_, std::try_to_lock);
+  UMA_CHECK(lock.owns_lock(), Runtime, "Program.", what, ": the program is running in another thread; change it "
+            "before or after its runs");
+  UMA_CHECK(!sealed(), Value, "Program.", what, ": the program is sealed (a Function runs it); build a new Program");
+  return lock;
+}
+
+std::shared_lock<std::shared_mutex> Program::reading() const {
+  return sealed() ? std::shared_lock<std::shared_mutex>() : std::shared_lock<std::shared_mutex>(change_mu_);
+}
+
+void Program::seal() const {
+  std::unique_lock<std::shared_mutex> lock(change_mu_, std::try_to_lock);
+  UMA_CHECK(lock.owns_lock() || sealed(), Runtime,
+            "Program: cannot seal a program while it is running in another thread");
+  sealed_.store(true, std::memory_order_release);
+}
+
 int Program::add_input() {
+  auto lock = change("add_input");
   inputs_.push_back(nslots_);
   return nslots_++;
 }
 
 int Program::add_constant(Array value) {
+  auto lock = change("add_constant");
+  // The program keeps the value as it is now: a writable source is copied, and the constant
+  // is read-only, so neither the source's owner nor a caller given it as an output changes it.
+  if (value.writable()) value = ops::copy(value).as_readonly();
   const_slots_.resize(nslots_ + 1);
   const_slots_[nslots_] = value;
   constants_.emplace_back(nslots_, std::move(value));
@@ -174,10 +255,15 @@ int Program::add_constant(Array value) {
 }
 
 int Program::add_op(const std::string& name, const std::vector<int>& inputs, OpAttrs attrs) {
-  OpFn fn = find_op(name);
-  UMA_CHECK(fn != nullptr, Value, "Program: unknown op '", name, "'");
+  auto lock = change("add_op");
+  const OpSpec* op = find_op(name);
+  UMA_CHECK(op != nullptr, Value, "Program: unknown op '", name, "'");
+  const int n = static_cast<int>(inputs.size());
+  UMA_CHECK(op->arity == kOneOrMore ? n >= 1 : n == op->arity, Value, "Program: op '", name, "' takes ",
+            op->arity == kOneOrMore ? std::string("one or more inputs") : std::to_string(op->arity) + " input" + (op->arity == 1 ? "" : "s"),
+            ", got ", n);
   for (int s : inputs) UMA_CHECK(s >= 0 && s < nslots_, Value, "Program: op '", name, "' reads undefined slot ", s);
-  steps_.push_back(Step{fn, name, inputs, nslots_, std::move(attrs), {}});
+  steps_.push_back(Step{op->fn, name, inputs, nslots_, std::move(attrs), {}});
   if (inputs.size() == 2)  // the registry's bin<OP> ops: run_into calls ops::binary itself
     for (int i = 0; i < kNumBinaryOps; ++i)
       if (name == ops::op_name(static_cast<BinaryOp>(i))) steps_.back().binary = i;
@@ -189,6 +275,7 @@ int Program::add_op(const std::string& name, const std::vector<int>& inputs, OpA
 
 int Program::add_fused(const std::vector<int>& inputs, std::vector<FusedInstr> code, DType dtype,
                        const std::string& head, OpAttrs head_attrs) {
+  auto lock = change("add_fused");
   const bool matmul = head == "matmul", sum = head == "sum", mean = head == "mean";
   UMA_CHECK(head.empty() || matmul || sum || mean, Value, "Program: a fused chain's head is 'matmul', 'sum' or 'mean', got '",
             head, "'");
@@ -220,12 +307,14 @@ int Program::add_fused(const std::vector<int>& inputs, std::vector<FusedInstr> c
 }
 
 void Program::set_outputs(std::vector<int> outputs) {
+  auto lock = change("set_outputs");
   for (int s : outputs) UMA_CHECK(s >= 0 && s < nslots_, Value, "Program: output slot ", s, " is undefined");
   outputs_ = std::move(outputs);
   plan_releases();
 }
 
 void Program::add_label_check(int labels, int logits, std::string op) {
+  auto lock = change("add_label_check");
   for (int s : {labels, logits})
     UMA_CHECK(s >= 0 && s < nslots_, Value, "Program: label check of '", op, "' reads undefined slot ", s);
   label_checks_.push_back(LabelCheck{labels, logits, std::move(op)});
@@ -282,6 +371,7 @@ void Program::plan_releases() {
 }
 
 std::vector<std::pair<std::string, double>> Program::profile(const std::vector<Array>& inputs, int repeat) const {
+  const auto lock = reading();  // Note [Changing a program]
   UMA_CHECK(inputs.size() == inputs_.size(), Type, "Program expects ", inputs_.size(), " inputs, got ", inputs.size());
   UMA_CHECK(repeat > 0, Value, "Program.profile: repeat must be positive, got ", repeat);
   std::vector<double> ns(steps_.size(), 0.0);
@@ -307,6 +397,7 @@ std::vector<std::pair<std::string, double>> Program::profile(const std::vector<A
 }
 
 std::vector<Array> Program::run(const std::vector<Array>& inputs) const {
+  const auto lock = reading();  // Note [Changing a program]
   UMA_CHECK(inputs.size() == inputs_.size(), Type, "Program expects ", inputs_.size(), " inputs, got ", inputs.size());
   std::vector<Array> slots(nslots_);
   for (std::size_t i = 0; i < inputs.size(); ++i) slots[inputs_[i]] = inputs[i];
@@ -386,6 +477,7 @@ bool element_inputs(const std::vector<Array>& inputs, const void** ptr, DType* t
 }  // namespace
 
 bool Program::runs_on_elements(const std::vector<Array>& inputs) const {
+  const auto lock = reading();  // Note [Changing a program]
   const void* ptr[kElementSlots];
   DType in_type[kElementSlots], type[kElementSlots];
   return scalar_plan_ && inputs.size() == inputs_.size() && element_inputs(inputs, ptr, in_type) &&
@@ -393,6 +485,11 @@ bool Program::runs_on_elements(const std::vector<Array>& inputs) const {
 }
 
 bool Program::run_elements(const void* const* ptr, const DType* type, Elements& e) const {
+  const auto lock = reading();  // Note [Changing a program]
+  return compute_elements(ptr, type, e);
+}
+
+bool Program::compute_elements(const void* const* ptr, const DType* type, Elements& e) const {
   const std::size_t n_in = inputs_.size();
   bool cached = types_state_.load(std::memory_order_acquire) == 2;  // the dtypes of an earlier run
   for (std::size_t i = 0; i < n_in && cached; ++i) cached = type[i] == types_in_[i];
@@ -434,7 +531,7 @@ bool Program::run_scalar(std::vector<Array>& inputs, std::vector<Array>& out) co
   const void* ptr[kElementSlots];
   DType type[kElementSlots];
   Elements e;
-  if (!element_inputs(inputs, ptr, type) || !run_elements(ptr, type, e)) return false;
+  if (!element_inputs(inputs, ptr, type) || !compute_elements(ptr, type, e)) return false;
   // Every value is computed: now the outputs (nothing above changed the caller's state).
   out.clear();
   out.reserve(outputs_.size());
@@ -896,6 +993,7 @@ bool Program::run_graph(GraphCache& g, std::vector<Array>& inputs, std::vector<A
 }
 
 void Program::run_into(std::vector<Array>& inputs, std::vector<Array>& out) const {
+  const auto lock = reading();  // Note [Changing a program]
   UMA_CHECK(inputs.size() == inputs_.size(), Type, "Program expects ", inputs_.size(), " inputs, got ", inputs.size());
   if (scalar_plan_ && run_scalar(inputs, out)) return;  // Note [Scalar programs]
   if (graphs()) {  // Note [Program graphs]

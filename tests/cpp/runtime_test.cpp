@@ -107,6 +107,42 @@ TEST(Program, RunIntoLeavesInputsAndConstantsIntact) {
   EXPECT_EQ(values(keep), (std::vector<double>{1, 2}));
 }
 
+TEST(Program, AddOpChecksTheOpsInputCountAndAConstantKeepsItsValue) {
+  Program p;
+  int x = p.add_input();
+  for (const auto& [name, n] : std::vector<std::pair<std::string, int>>{{"add", 1}, {"add", 3}, {"exp", 2},
+                                                                          {"clip", 2}, {"concatenate", 0}})
+    EXPECT_EQ(testing::error_kind([&] { p.add_op(name, std::vector<int>(n, x), {}); }), ErrorKind::Value) << name;
+  EXPECT_EQ(p.num_steps(), 0u);
+  ASSERT_NE(runtime::find_op("clip"), nullptr);
+  EXPECT_EQ(runtime::find_op("clip")->arity, 3);
+  EXPECT_EQ(runtime::find_op("stack")->arity, runtime::kOneOrMore);
+  EXPECT_EQ(runtime::find_op("nonesuch"), nullptr);
+  Array src = vec({1, 2});
+  int k = p.add_constant(src);
+  static_cast<double*>(src.data())[0] = 9;  // the source changes after the program took it
+  p.set_outputs({k});
+  std::vector<Array> in{vec({0})}, out;
+  p.run_into(in, out);
+  EXPECT_EQ(values(out[0]), (std::vector<double>{1, 2}));
+  EXPECT_FALSE(out[0].writable());
+}
+
+TEST(Program, ASealedProgramRefusesChanges) {
+  auto p = std::make_shared<Program>();
+  int x = p->add_input();
+  p->set_outputs({p->add_op("negative", {x}, {})});
+  p->seal();
+  EXPECT_TRUE(p->sealed());
+  EXPECT_EQ(testing::error_kind([&] { p->add_op("negative", {x}, {}); }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([&] { p->add_input(); }), ErrorKind::Value);
+  EXPECT_EQ(testing::error_kind([&] { p->set_outputs({x}); }), ErrorKind::Value);
+  EXPECT_EQ(p->num_steps(), 1u);
+  std::vector<Array> in{vec({2})}, out;
+  p->run_into(in, out);
+  EXPECT_EQ(values(out[0]), (std::vector<double>{-2}));
+}
+
 TEST(Program, RunIntoWrongArityIsATypeError) {
   Program p;
   p.set_outputs({p.add_input()});

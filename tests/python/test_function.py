@@ -2,6 +2,8 @@
 return conventions, input filtering (DESIGN.md casting rules), call errors, aliasing of
 outputs, and the backend registry."""
 import re
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -369,7 +371,7 @@ def test_program_refuses_a_comparison_read_as_a_number():
         p.add_fused([i0, i1], [("less", 0, 1)], "float64")
     with pytest.raises(ValueError, match="condition of where"):
         p.add_fused([i0, i1], [("where", 0, 0, 1)], "float64")
-    with pytest.raises(ValueError, match="undefined register"):
+    with pytest.raises(ValueError, match=r"instruction 1 reads register 9, which is not defined there \(registers 0 to 2"):
         p.add_fused([i0, i1], [("less", 0, 1), ("where", 2, 0, 9)], "float64")
     s = p.add_fused([i0, i1], [("less", 0, 1), ("where", 2, 0, 1)], "float64")
     p.set_outputs([s])
@@ -411,6 +413,130 @@ def test_program_refuses_malformed_fused_chains_and_attributes():
     g = np.arange(12.0).reshape(3, 4)
     np.testing.assert_array_equal(np.asarray(p.run([uma.asarray(g), uma.asarray(np.ones(4))])[0]),
                                   1.0 - g.sum(axis=0))
+
+
+def test_program_refuses_malformed_registers_by_name():
+    p = uma._core.Program()
+    i0 = p.add_input()
+    with pytest.raises(TypeError, match=re.escape("instruction 0 ('add', 0, 'x'): a register is an int, got 'x'")):
+        p.add_fused([i0], [("add", 0, "x")], "float64")
+    with pytest.raises(ValueError, match=re.escape(f"reads register {2**70}, which is not defined there")):
+        p.add_fused([i0], [("add", 0, 2**70)], "float64")
+    with pytest.raises(ValueError, match="instruction 0 reads register -1, which is not defined there"):
+        p.add_fused([i0], [("add", -1, 0)], "float64")
+    with pytest.raises(TypeError, match=re.escape("instruction 0 (3, 0, 0) does not start with an op name")):
+        p.add_fused([i0], [(3, 0, 0)], "float64")
+    assert p.num_steps == 0
+
+
+def test_program_checks_each_ops_input_count():
+    # too few inputs crashed the run before; too many were ignored
+    p = uma._core.Program()
+    a = p.add_input()
+    for name, n, want in (("add", 1, "takes 2 inputs, got 1"), ("add", 3, "takes 2 inputs, got 3"),
+                          ("exp", 2, "takes 1 input, got 2"), ("clip", 1, "takes 3 inputs, got 1"),
+                          ("where", 2, "takes 3 inputs, got 2"), ("sum", 0, "takes 1 input, got 0"),
+                          ("concatenate", 0, "takes one or more inputs, got 0")):
+        with pytest.raises(ValueError, match=re.escape(f"Program: op '{name}' {want}")):
+            p.add_op(name, [a] * n)
+    assert p.num_steps == 0
+    for name in uma._core._program_ops():  # no op runs on no inputs
+        with pytest.raises(ValueError, match=f"Program: op '{name}' (takes|needs)"):
+            p.add_op(name, [])
+    s = p.add_op("concatenate", [a, a, a], {"axis": 0})
+    p.set_outputs([s])
+    x = np.arange(3.0)
+    np.testing.assert_array_equal(np.asarray(p.run([uma.asarray(x)])[0]), np.concatenate([x, x, x]))
+
+
+def test_program_attributes_are_the_ones_each_op_reads():
+    p = uma._core.Program()
+    a = p.add_input()
+    for name, attrs, err, want in (
+            ("add", {"axis": 1}, ValueError, "op 'add' has no attribute 'axis' (its attributes: none)"),
+            ("sum", {"dtype": "float32"}, ValueError, "op 'sum' has no attribute 'dtype' (its attributes: axis, keepdims)"),
+            ("reshape", {}, ValueError, "op 'reshape' needs attribute 'shape'"),
+            ("full_like", {"dtype": "int8"}, ValueError, "op 'full_like' needs attribute 'fill_value'"),
+            ("softmax", None, ValueError, "op 'softmax' needs attribute 'axis'"),
+            ("concatenate", {"axis": None}, TypeError, "op 'concatenate' attribute 'axis': an int expected, got None"),
+            ("concatenate", {"axis": (0, 1)}, TypeError, "op 'concatenate' attribute 'axis': one axis (an int) expected, got (0, 1)"),
+            ("cumsum", {"axis": [0]}, TypeError, "op 'cumsum' attribute 'axis': one axis (an int) expected, got [0]"),
+            ("sum", {"axis": 2**70}, OverflowError, f"op 'sum' attribute 'axis': {2**70} is out of range"),
+            ("full_like", {"fill_value": [1, 2]}, TypeError, "op 'full_like' attribute 'fill_value': a scalar expected, got [1, 2]"),
+            ("full_like", {"fill_value": 2**70}, OverflowError, f"op 'full_like' attribute 'fill_value': Python integer {2**70}"),
+            ("nonesuch", {}, ValueError, "unknown op 'nonesuch'")):
+        with pytest.raises(err, match=re.escape("Program: " + want)):
+            p.add_op(name, [a] if name != "concatenate" else [a, a], attrs)
+    assert p.num_steps == 0
+    # what they accept: an int axis or None where the op takes one, NumPy scalars as fill values
+    x = np.arange(6.0).reshape(2, 3)
+    outs = [p.add_op("cumsum", [a], {"axis": None}), p.add_op("cumsum", [a], {"axis": np.int64(1)}),
+            p.add_op("full_like", [a], {"fill_value": np.float32(2.5)}), p.add_op("softmax", [a], {"axis": -1})]
+    p.set_outputs(outs)
+    got = [np.asarray(v) for v in p.run([uma.asarray(x)])]
+    np.testing.assert_array_equal(got[0], np.cumsum(x))
+    np.testing.assert_array_equal(got[1], np.cumsum(x, axis=1))
+    np.testing.assert_array_equal(got[2], np.full_like(x, 2.5))
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    np.testing.assert_allclose(got[3], e / e.sum(axis=-1, keepdims=True), rtol=1e-12)
+
+
+def test_program_constants_keep_the_value_they_were_added_with():
+    src = np.arange(3.0)
+    p = uma._core.Program()
+    c = p.add_constant(src)
+    p.set_outputs([c, p.add_op("negative", [c])])
+    src[0] = 9.0  # the source's owner writes after the program took it
+    out, neg = p.run([])
+    np.testing.assert_array_equal(np.asarray(out), np.arange(3.0))
+    np.testing.assert_array_equal(np.asarray(neg), -np.arange(3.0))
+    with pytest.raises(ValueError, match="read-only"):
+        out[0] = 5.0  # the constant handed out as an output is read-only
+    np.testing.assert_array_equal(np.asarray(p.run([])[0]), np.arange(3.0))
+
+
+def test_program_refuses_changes_while_it_runs_and_once_a_function_runs_it():
+    p = uma._core.Program()
+    a = p.add_input()
+    s = a
+    for _ in range(200):
+        s = p.add_op("exp", [s])
+    p.set_outputs([s])
+    x = uma.asarray(np.zeros(50_000))
+    running, stop = threading.Event(), threading.Event()
+
+    def runner():
+        while not stop.is_set():
+            running.set()
+            p.run([x])
+
+    t = threading.Thread(target=runner)
+    t.start()
+    refused = None
+    try:
+        running.wait()
+        deadline = time.monotonic() + 30
+        while refused is None and time.monotonic() < deadline:
+            try:
+                p.add_op("negative", [a])
+            except RuntimeError as e:
+                refused = str(e)
+    finally:
+        stop.set()
+        t.join()
+    assert refused == "Program.add_op: the program is running in another thread; change it before or after its runs"
+    p.add_op("negative", [a])  # between runs: allowed
+
+    v = sym.vector("v")
+    f = uma.function([v], sym.exp(v) + 1.0, backend="cpu")
+    prog = f._thunk.program
+    n = prog.num_steps
+    for change in (lambda: prog.add_op("negative", [0]), lambda: prog.add_input(),
+                   lambda: prog.add_constant(np.ones(2)), lambda: prog.set_outputs([0])):
+        with pytest.raises(ValueError, match="the program is sealed"):
+            change()
+    assert prog.num_steps == n
+    assert_matches(f(np.arange(3.0)), np.exp(np.arange(3.0)) + 1.0)
 
 
 def test_cpu_elides_broadcasts_into_elementwise_ops(rng):

@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,7 @@ struct OpAttrs {
 class OpArgs {
  public:
   OpArgs(const Array* const* refs, std::size_t n) : refs_(refs), n_(n) {}
+  /// Input i < size() (Program::add_op checks each op's input count against OpSpec::arity).
   const Array& operator[](std::size_t i) const { return *refs_[i]; }
   std::size_t size() const { return n_; }
   /// Inputs [from, size()) as pointers (ops::ArrayRefs).
@@ -59,12 +61,31 @@ class OpArgs {
 
 using OpFn = Array (*)(const OpArgs& inputs, const OpAttrs& attrs);
 
+/// OpSpec::arity of an op that takes a list of one or more arrays (concatenate, stack).
+inline constexpr int kOneOrMore = -1;
+
+/// What an op's "axis" attribute may be: None, an int or a tuple of ints (OpAttrs::axes: the
+/// reductions, squeeze); an int (OpAttrs::axis: concatenate, softmax, ...); an int or None
+/// (OpAttrs::axis, with axes set where an int: cumsum, take).
+enum class AxisAttr { Axes, Int, IntOrNone };
+
+/// A registered op: its function; how many inputs it reads; the attributes it reads (their
+/// names, as the eager function's keywords), those it needs, and what its "axis" may be; and
+/// which inputs it reads only for their shape, dtype and device, not their values (ones_like's
+/// 0, broadcast_like's 1).
+struct OpSpec {
+  OpFn fn = nullptr;
+  int arity = 1;  // the number of inputs, or kOneOrMore
+  std::vector<std::string> attrs, required;
+  AxisAttr axis = AxisAttr::Axes;
+  std::vector<int> shape_only;
+};
+
 /// The op registered under `name` (the eager function's name), or nullptr.
-OpFn find_op(const std::string& name);
+const OpSpec* find_op(const std::string& name);
 /// Every registered op name.
 std::vector<std::string> op_names();
-/// The inputs of op `name` that it reads only for their shape, dtype and device, not their
-/// values (ones_like's 0, broadcast_like's 1); empty for other ops.
+/// OpSpec::shape_only of op `name`; empty for an op not registered.
 const std::vector<int>& shape_inputs(const std::string& name);
 
 // Note [Scalar programs]
@@ -165,6 +186,16 @@ const std::vector<int>& shape_inputs(const std::string& name);
 // from a first capture of the whole run, which it discards. The values are the same kernels'
 // on the same shapes, so replays give the same bits.
 
+// Note [Changing a program]
+// A program is built (add_input, add_constant, add_op, add_fused, set_outputs,
+// add_label_check) and run; several threads may run it at once. A change made while a run is
+// in progress in another thread is refused (RuntimeError), not waited for: the runs hold the
+// change mutex shared, a change tries it exclusively. Waiting could deadlock, since the
+// Python binding runs without the GIL and a run may need it to release memory that Python
+// lent, while the changing thread holds it. A Function seals the program it runs (seal()):
+// its inputs and outputs are checked once, every later change is refused (ValueError), and
+// its runs skip the mutex.
+
 class Program {
  public:
   /// Recordings kept per input signature (Note [Program graphs]).
@@ -195,9 +226,14 @@ class Program {
   };
   GraphStats graph_stats() const;
 
+  /// The builders below raise RuntimeError while a run is in progress in another thread and
+  /// ValueError once the program is sealed (Note [Changing a program]).
   int add_input();
+  /// A slot holding `value` as it is now: a writable value is copied; the slot's array is
+  /// read-only (run() returns it itself where it is an output).
   int add_constant(Array value);
-  /// ValueError if the op is unknown or a slot is not yet defined.
+  /// ValueError if the op is unknown, a slot is not yet defined, or the number of inputs is not
+  /// the op's (OpSpec::arity).
   int add_op(const std::string& name, const std::vector<int>& inputs, OpAttrs attrs);
   /// A fused elementwise chain (ops::fused_elementwise) over `inputs`, all of dtype `dtype`.
   /// `head` names what computes the chain's register 0 when the chain is its epilogue: "" (none:
@@ -211,6 +247,10 @@ class Program {
   /// `logits` (their axis 1; 0 unless 2-d) after the steps (Note [Deferred label checks]);
   /// `op` names the op in the ValueError.
   void add_label_check(int labels, int logits, std::string op);
+  /// Refuses every later change (Note [Changing a program]); RuntimeError while a run is in
+  /// progress in another thread. A Function calls it on its program before checking it.
+  void seal() const;
+  bool sealed() const noexcept { return sealed_.load(std::memory_order_acquire); }
   /// Runs the program; inputs in add_input order. TypeError on a wrong argument count.
   std::vector<Array> run(const std::vector<Array>& inputs) const;
   /// run() without copying arrays: consumes `inputs` (left empty), writes the outputs into
@@ -278,6 +318,10 @@ class Program {
     std::string op;
   };
   void plan_releases();
+  // Note [Changing a program]: the lock a change holds (`what` names the change in the errors),
+  // and the one a run holds (none once sealed).
+  std::unique_lock<std::shared_mutex> change(const char* what);
+  std::shared_lock<std::shared_mutex> reading() const;
   // Runs every step over `slots` (inputs placed; constants read from const_slots_), dropping
   // values after their last use; the label checks are the caller's.
   // `place`, while recording: per output slot, the storage its step's result is placed in
@@ -323,6 +367,9 @@ class Program {
   void check_labels(const Value& value) const;  // value(slot) -> const Array&
   bool element_types(const DType* input_types, DType* type) const;
   bool run_scalar(std::vector<Array>& inputs, std::vector<Array>& out) const;
+  bool compute_elements(const void* const* ptr, const DType* type, Elements& e) const;  // run_elements, unlocked
+  mutable std::shared_mutex change_mu_;
+  mutable std::atomic<bool> sealed_{false};
   int nslots_ = 0;
   std::vector<int> inputs_;
   std::vector<std::pair<int, Array>> constants_;
