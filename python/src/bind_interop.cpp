@@ -530,8 +530,9 @@ Scalar to_scalar(nb::handle h, std::optional<DType> target) {
       return Scalar::from_float(d);
     }
     if (overflow && target && *target == DType::Bool) return Scalar::from_bool(true);  // nonzero, as NumPy's bool()
-    UMA_CHECK(!overflow, Overflow, "Python integer ", py_str((h)), " out of bounds for ",
-              target ? dtype_name(*target) : (overflow > 0 ? "uint64" : "int64"));
+    UMA_CHECK(!overflow || target, Overflow, "Python integer ", py_str(h),
+              " is out of bounds for every integer dtype (int64 and uint64; uma has no object dtype)");
+    UMA_CHECK(!overflow, Overflow, "Python integer ", py_str(h), " out of bounds for ", dtype_name(*target));
     return Scalar::from_int(v);
   }
   if (PyFloat_CheckExact(o)) return Scalar::from_float(PyFloat_AsDouble(o));

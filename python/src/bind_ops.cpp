@@ -21,7 +21,13 @@ namespace {
 int64_t axis_int(nb::handle h) {
   UMA_CHECK(!PyBool_Check(h.ptr()) && PyIndex_Check(h.ptr()), Type,
             "axis must be an integer or a tuple of integers, got ", py_repr(h));
-  return nb::cast<int64_t>(h);
+  nb::object i = nb::steal(PyNumber_Index(h.ptr()));
+  if (!i.is_valid()) throw nb::python_error();
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+  UMA_CHECK(overflow == 0, Overflow, "axis ", py_str(i), " is out of range of int64");  // NumPy: OverflowError
+  if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+  return v;
 }
 }  // namespace
 

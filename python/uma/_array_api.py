@@ -781,8 +781,8 @@ def count_nonzero(x, /, *, axis=None, keepdims=False):
     reduced shape (length 1 kept with ``keepdims``). NaN counts as non-zero. AxisError for a bad
     axis."""
     x = _array(x, "count_nonzero")
+    axis = None if axis is None else _axes(axis, x.ndim, "count_nonzero")  # errors name count_nonzero
     nz = x if x.dtype.kind == "b" else (x != 0)
-    axis = tuple(axis) if isinstance(axis, list) else axis
     return _api.sum(nz, axis, keepdims, dtype="int64")
 
 

@@ -19,7 +19,7 @@ from .graph import Variable, grad
 from .graph import ops as _ops
 from .graph.ops import *  # noqa: F401,F403
 from .graph.ops import __all__ as _ops_all
-from .graph.type import TensorType
+from .graph.type import TensorType, static_shape
 
 # The Array API standard's spellings (acos, atan2, pow, concat, permute_dims, ...), as on uma.
 globals().update({_alias: getattr(_ops, _target) for _alias, _target in _ALIASES.items()})
@@ -43,9 +43,9 @@ def tensor(name=None, dtype="float64", shape=None, *, ndim=None):
         if ndim is None:
             raise TypeError("tensor: give shape=(...) (ints or None per axis) or ndim=")
         shape = (None,) * int(ndim)
-    elif ndim is not None and ndim != len(tuple(shape)):
+    elif ndim is not None and ndim != len(static_shape(shape, "tensor: shape")):
         raise ValueError(f"tensor: ndim={ndim} does not match shape {shape}")
-    return Variable(TensorType(dtype, tuple(shape)), name=name)
+    return Variable(TensorType(dtype, static_shape(shape, "tensor: shape")), name=name)
 
 
 def scalar(name=None, dtype="float64"):
@@ -55,13 +55,13 @@ def scalar(name=None, dtype="float64"):
 
 def vector(name=None, dtype="float64", shape=(None,)):
     """A 1-d symbolic input (length known at run time unless ``shape`` says)."""
-    if len(tuple(shape)) != 1:
+    if len(static_shape(shape, "vector: shape")) != 1:
         raise ValueError(f"vector: shape must have 1 axis, got {shape}")
     return tensor(name, dtype, shape)
 
 
 def matrix(name=None, dtype="float64", shape=(None, None)):
     """A 2-d symbolic input."""
-    if len(tuple(shape)) != 2:
+    if len(static_shape(shape, "matrix: shape")) != 2:
         raise ValueError(f"matrix: shape must have 2 axes, got {shape}")
     return tensor(name, dtype, shape)

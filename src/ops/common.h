@@ -16,4 +16,7 @@ Device common_device(const char* op, const std::vector<Array*>& arrays);
 /// the message says to move the array to the cpu).
 void require_host(const char* op, const Array& x);
 
+// getitem (a basic index: a view) whose errors name `op` (setitem's region).
+Array getitem_named(const Array& a, const std::vector<IndexItem>& index, const char* op);
+
 }  // namespace uma::ops::detail

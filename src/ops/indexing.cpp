@@ -189,7 +189,7 @@ Array index(const Array& a, const std::vector<IndexKey>& key) {
 }
 
 void index_assign(const Array& a, const std::vector<IndexKey>& key, const Array& value) {
-  if (!has_array(key)) return assign(getitem(a, basic_items(key)), value);
+  if (!has_array(key)) return assign(detail::getitem_named(a, basic_items(key), "setitem"), value);
   UMA_CHECK(a.writable(), Value, "assignment destination is read-only");
   Picks p = resolve("setitem", a, key);
   Array src = Array::empty(p.layout.shape, a.dtype(), a.device());

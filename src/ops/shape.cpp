@@ -84,8 +84,10 @@ Array squeeze(const Array& a, const std::optional<std::vector<int64_t>>& axes) {
   return a.view(a.data(), squeeze_shape(a.shape(), axes), st);
 }
 
-Array getitem(const Array& a, const std::vector<IndexItem>& index) {
-  const Shape shape = index_shape(a.shape(), index, "getitem");  // the rule's checks and lengths
+Array getitem(const Array& a, const std::vector<IndexItem>& index) { return detail::getitem_named(a, index, "getitem"); }
+
+Array detail::getitem_named(const Array& a, const std::vector<IndexItem>& index, const char* op) {
+  const Shape shape = index_shape(a.shape(), index, op);  // the rule's checks and lengths
   int64_t consumed = 0;
   for (const auto& it : index) consumed += it.kind == IndexItem::Int || it.kind == IndexItem::Slice;
   Strides st;

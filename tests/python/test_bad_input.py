@@ -497,8 +497,40 @@ def test_eager_python_ints_beyond_64_bits_into_float_dtypes():
         assert np.asarray(a)[0] == np.asarray(2**70, dtype=dt)
     with pytest.raises(OverflowError, match=f"Python integer {10**400} out of range for float64"):
         uma.asarray(10**400, dtype="float64")
-    with pytest.raises(OverflowError, match="out of bounds for uint64"):
+    with pytest.raises(OverflowError, match=re.escape(f"Python integer {2**70} is out of bounds for every integer "
+                                                      "dtype (int64 and uint64; uma has no object dtype)")):
         uma.asarray(2**70)  # no dtype: NumPy would make an object array
+    with pytest.raises(OverflowError):
+        np.asarray(2**70, dtype=np.uint64)  # NumPy too, for the widest integer dtype
+
+
+def test_bad_input_errors_name_the_function_that_was_called():
+    # errors of one op made by another name the op called, not the one underneath
+    x = uma.asarray(np.ones(3))
+    with pytest.raises(np.exceptions.AxisError, match="^count_nonzero: axis 3 is out of bounds"):
+        uma.count_nonzero(x, axis=3)
+    with pytest.raises(np.exceptions.AxisError):
+        np.count_nonzero(np.ones(3), axis=3)
+    with pytest.raises(IndexError, match="^setitem: too many indices for array"):
+        x[0, 0] = 1.0
+    np.testing.assert_array_equal(np.asarray(x), np.ones(3))
+    for reduce in (lambda: x.sum(axis=2**70), lambda: uma.sum(x, axis=(0, 2**70))):
+        with pytest.raises(OverflowError, match=f"axis {2**70} is out of range of int64"):
+            reduce()
+    with pytest.raises(OverflowError):
+        np.ones(3).sum(axis=2**70)  # NumPy: OverflowError too
+
+
+def test_symbolic_names_and_shapes_of_the_wrong_type_are_refused_by_name():
+    for make in (lambda: uma.shared(np.ones(3), name=5), lambda: uma.sym.vector(5), lambda: uma.sym.scalar(b"x")):
+        with pytest.raises(TypeError, match="a variable's name is a str or None, got"):
+            make()
+    for make, what in ((lambda: uma.shared(np.ones(3), shape=3), "shared: shape"),
+                       (lambda: uma.sym.vector("v", shape=3), "vector: shape"),
+                       (lambda: uma.sym.tensor("t", shape=2.5), "tensor: shape")):
+        with pytest.raises(TypeError, match=f"^{what} must be a tuple of ints or None \\(one per axis\\), got"):
+            make()
+    assert uma.shared(np.ones(3), name="s", shape=[3]).type.shape == (3,)
 
 
 @pytest.mark.parametrize("backend", ["cpu", "reference"])

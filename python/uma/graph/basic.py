@@ -42,6 +42,8 @@ class Variable:
                  name: str | None = None):
         if not isinstance(type, TensorType):
             raise TypeError(f"Variable type must be a TensorType, got {type!r}")
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"a variable's name is a str or None, got {name!r}")
         self.type = type
         self.owner = owner
         self.index = index

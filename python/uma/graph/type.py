@@ -108,6 +108,14 @@ def _norm_dim(d, what="shape"):
     return d
 
 
+def static_shape(shape, what="shape"):
+    """``shape`` as a tuple of its entries (a tuple or list: one int or None per axis);
+    ``TypeError`` naming ``what`` for anything else (an int is not a shape here)."""
+    if not isinstance(shape, (tuple, list)):
+        raise TypeError(f"{what} must be a tuple of ints or None (one per axis), got {shape!r}")
+    return tuple(shape)
+
+
 class TensorType:
     """The type of a symbolic variable: ``dtype`` (canonical name) and static ``shape``.
 
@@ -119,9 +127,7 @@ class TensorType:
 
     def __init__(self, dtype, shape):
         self.dtype = dtype_name(dtype)
-        if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
-            raise TypeError("shape must be a tuple of ints or None")
-        self.shape = tuple(_norm_dim(d) for d in shape)
+        self.shape = tuple(_norm_dim(d) for d in static_shape(shape))
 
     @property
     def ndim(self) -> int:

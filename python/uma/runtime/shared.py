@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph.basic import Variable, is_python_scalar
-from ..graph.type import TensorType, dtype_name
+from ..graph.type import TensorType, dtype_name, static_shape
 from .filters import filter_host
 
 __all__ = ["Container", "SharedVariable", "shared"]
@@ -202,7 +202,7 @@ def shared(value, name=None, *, borrow=False, shape=None):
     if shape is None:
         static = (None,) * ndim
     else:
-        static = tuple(shape)
+        static = static_shape(shape, "shared: shape")
         if len(static) != ndim:
             raise ValueError(f"shared: shape {static} has {len(static)} axes but the value has {ndim}")
     typ = TensorType(dtype_name(host.dtype), static)
