@@ -489,15 +489,24 @@ void bind_array(nb::module_& m) {
            "device or on the host; the bounds check waits for the device once).")
       .def("__setitem__", [](Array& a, nb::handle key, nb::handle value) {
         std::vector<IndexKey> k = parse_key(key);
-        Array src = is_python_scalar(value) ? ops::scalar_array(to_scalar(value, a.dtype()), a.dtype())
-                                            : asarray(value, std::nullopt, std::nullopt, interop::CopyMode::IfNeeded, "__setitem__");
+        // NumPy's assignment converts Python numbers, the elements of a Python sequence and a
+        // real NumPy scalar into an integer array as numbers (OverflowError out of range, ValueError
+        // for NaN), and casts arrays unsafely.
+        nb::object v = nb::borrow(value);
+        if (is_integer(a.dtype()) && is_numpy_real_scalar(v)) v = v.attr("item")();
+        const bool sequence = nb::isinstance<nb::list>(v) || nb::isinstance<nb::tuple>(v);
+        Array src = is_python_scalar(v) ? ops::scalar_array(to_scalar(v, a.dtype()), a.dtype())
+                                        : asarray(v, sequence ? std::optional<DType>(a.dtype()) : std::nullopt, std::nullopt,
+                                                  interop::CopyMode::IfNeeded, "__setitem__");
         warn_discarded_imaginary(src.dtype(), a.dtype());  // before anything is written
         ops::index_assign(a, k, src);
       }, nb::arg("key").none(), nb::arg("value").none(),
       "a[key] = value in place, for every key a[key] reads (NumPy's indexing): value broadcasts to the\n"
       "region's shape (ValueError otherwise) and is converted to a's dtype as NumPy's assignment does\n"
-      "(unsafe casting; complex into a real or integer dtype keeps the real parts with NumPy's\n"
-      "ComplexWarning; OverflowError for a Python int out of range); repeated indices: the last write\n"
+      "(unsafe casting of arrays; complex into a real or integer dtype keeps the real parts with NumPy's\n"
+      "ComplexWarning; a Python number, the elements of a list or tuple, and a real NumPy scalar into an\n"
+      "integer array convert as numbers: OverflowError out of range, ValueError for NaN, where NumPy 2\n"
+      "wraps a NumPy scalar into an unsigned array); repeated indices: the last write\n"
       "wins. ValueError for a read-only array. Every device: on a cuda array the indices are checked\n"
       "before anything is written, so a failed assignment leaves a unchanged.")
       .def("__dlpack__", &dlpack_export, nb::kw_only(), nb::arg("stream").none() = nb::none(),

@@ -508,6 +508,18 @@ bool is_python_scalar(nb::handle h) {
   return PyBool_Check(o) || PyLong_CheckExact(o) || PyFloat_CheckExact(o) || PyComplex_CheckExact(o);
 }
 
+bool is_numpy_real_scalar(nb::handle h) {
+  if (is_python_scalar(h) || nb::isinstance<Array>(h)) return false;
+  nb::object np = nb::steal(PyImport_GetModule(nb::str("numpy").ptr()));
+  if (!np.is_valid()) {
+    PyErr_Clear();
+    return false;
+  }
+  if (!nb::isinstance(h, np.attr("generic"))) return false;
+  const std::string kind = nb::cast<std::string>(h.attr("dtype").attr("kind"));
+  return kind == "b" || kind == "i" || kind == "u" || kind == "f";
+}
+
 Scalar to_scalar(nb::handle h, std::optional<DType> target) {
   PyObject* o = h.ptr();
   if (PyBool_Check(o)) return Scalar::from_bool(o == Py_True);

@@ -86,6 +86,8 @@ nb::tuple static_shape_object(const Shape& s) {
 
 std::optional<int64_t> one_axis(nb::handle h) {
   if (h.is_none()) return std::nullopt;
+  UMA_CHECK(!nb::isinstance<nb::tuple>(h) && !nb::isinstance<nb::list>(h), Type,
+            "axis must be an integer or None (one axis), got ", py_repr(h));
   return axis_int(h);
 }
 

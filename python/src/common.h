@@ -69,6 +69,9 @@ void with_gil(F&& release) noexcept {
 int64_t int_arg(nb::handle h, const char* api, const char* what, int64_t min = INT64_MIN);
 /// Python bool/int/float/complex (exact types: NumPy scalars are strong, NEP 50).
 bool is_python_scalar(nb::handle h);
+/// True for a NumPy scalar (numpy.generic) of a real kind: bool, signed or unsigned integer,
+/// or floating point (False without NumPy imported).
+bool is_numpy_real_scalar(nb::handle h);
 Scalar to_scalar(nb::handle h, std::optional<DType> target = std::nullopt);
 /// True for an index item that is an array (NumPy: a list, an ndarray or a uma.Array of ndim >= 1).
 bool is_index_array(nb::handle h);

@@ -184,6 +184,8 @@ def can_cast(from_, to, casting="safe") -> bool:
 
 def _repr(a):
     name = a.dtype.name
+    if a.ndim > 64:  # NumPy's printer takes at most 64 dimensions (NPY_MAXDIMS); uma has no such limit
+        return f"uma.array(<{a.size} elements>, shape={a.shape}, dtype={name})"
     try:
         body = np.array2string(np.asarray(a), separator=", ", prefix="uma.array(")
     except Exception:  # e.g. bfloat16 without ml_dtypes
@@ -227,7 +229,8 @@ def _format(a, spec):
 
 
 Array.__format__ = _format
-Array.__str__ = lambda a: str(np.asarray(a)) if a.dtype.name != "bfloat16" else str(np.asarray(a.astype("float32")))
+Array.__str__ = lambda a: (_repr(a) if a.ndim > 64 else str(np.asarray(a)) if a.dtype.name != "bfloat16"
+                          else str(np.asarray(a.astype("float32"))))
 
 
 # ---- methods that forward to the functions of this module (NumPy's ndarray methods) ---------

@@ -80,6 +80,23 @@ def test_repr_of_view_and_bfloat16():
     assert "bfloat16" in repr(uma.zeros(2, dtype="bfloat16"))
 
 
+def test_repr_and_str_of_more_dimensions_than_numpy_takes():
+    # NumPy holds at most 64 dimensions; uma's arrays may have more and still print
+    with pytest.raises(ValueError):
+        np.zeros((1,) * 65)  # the oracle's limit
+    a = uma.zeros((1,) * 65, dtype="int8")
+    for text in (repr(a), str(a)):
+        assert text == f"uma.array(<1 elements>, shape={(1,) * 65}, dtype=int8)"
+
+
+def test_one_axis_functions_name_a_tuple_axis():
+    for fn in (uma.cumsum, uma.cumprod):
+        with pytest.raises(TypeError, match=r"axis must be an integer or None \(one axis\), got \(0, 1\)"):
+            fn(uma.ones((2, 3)), axis=(0, 1))
+        with pytest.raises(TypeError):
+            getattr(np, fn.__name__)(np.ones((2, 3)), axis=(0, 1))  # NumPy refuses too
+
+
 # --------------------------------------------------------------------------- item / tolist
 
 def _values(dtype, shape, rng):
@@ -532,6 +549,42 @@ def test_setitem_out_of_range_python_int_overflow_error(dtype, value):
     with pytest.raises(OverflowError):
         u[0] = value
     assert u.tolist() == [0, 0, 0]
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "uint64"])
+@pytest.mark.parametrize("key,value", [
+    (slice(1, 3), [1, 300]), ([1, 2], [1, 300]), (Ellipsis, [300, 1, 2]), (slice(0, 2), [-1, 2]),
+    (slice(0, 2), [2**40, 1]), (slice(0, 2), [1e30, 2]), (slice(0, 2), [np.nan, 2]), (slice(0, 2), [2.7, -1.5]),
+    (np.array([True, False, True]), [-1, 5]), (0, np.int64(300)), (0, np.int64(-1)), (0, np.uint64(2**64 - 1)),
+    (0, np.float64(1e30)), (0, np.float64(np.nan)), (0, np.float32(2.7)), (0, np.bool_(True)),
+    (slice(0, 2), np.array([1, 300]))])
+def test_setitem_converts_sequences_and_numpy_scalars_into_integer_arrays_as_numpy(dtype, key, value):
+    # NumPy range-checks a sequence's elements (OverflowError, ValueError for NaN) and casts an
+    # array unsafely. A real NumPy scalar converts as the Python number it holds: NumPy 2 does so
+    # into signed integer arrays (checked here) but wraps it into unsigned ones, where uma
+    # refuses instead (no silent wrap). A refused assignment leaves the array as it was.
+    def outcome(v):
+        n = np.arange(3, dtype=dtype)
+        try:
+            numpy_quiet(lambda: n.__setitem__(key, v))
+            return n
+        except (OverflowError, ValueError) as e:
+            return type(e)
+
+    scalar = isinstance(value, np.generic)
+    expected = outcome(value.item() if scalar else value)  # the oracle (NumPy 2)
+    if scalar and np.dtype(dtype).kind == "i":
+        got = outcome(value)
+        assert got is expected if isinstance(expected, type) else np.array_equal(got, expected)
+    u = uma.asarray(np.arange(3, dtype=dtype))
+    if isinstance(expected, type):
+        e = expected
+        with pytest.raises(e):
+            u[key] = value
+        assert u.tolist() == [0, 1, 2]
+    else:
+        numpy_quiet(lambda: u.__setitem__(key, value))
+        assert_matches(u, expected)
 
 
 @pytest.mark.parametrize("value", [[2**64], [[1, 2], [3, 2**64 + 5]], [-2**63 - 1, 0], 2**70])
