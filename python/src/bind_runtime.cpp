@@ -10,8 +10,8 @@
 #include <nanobind/stl/tuple.h>
 
 #include <algorithm>
-#include <climits>
 #include <atomic>
+#include <climits>
 
 #if defined(__GLIBCXX__)
 #include <cxxabi.h>
@@ -736,7 +736,8 @@ void bind_runtime(nb::module_& m) {
         UMA_CHECK(head_attrs.is_none() || head == "sum" || head == "mean", Value,
                   "Program.add_fused: head_attrs are the attributes of a 'sum' or 'mean' head, got head '", head, "'");
         std::vector<FusedInstr> instrs;
-        // Register i of instruction t (an int that fits int; TypeError naming it otherwise).
+        // Register i of instruction t: TypeError for a value that is not an int, ValueError for
+        // one beyond int (check_fused_code names the registers that are not defined).
         auto reg = [&](const nb::tuple& t, std::size_t i) {
           nb::handle r = t[i];
           int overflow = 0;
