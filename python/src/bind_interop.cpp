@@ -493,13 +493,19 @@ Array import_sequence(nb::handle obj, std::optional<DType> dtype, std::optional<
 int64_t int_arg(nb::handle h, const char* api, const char* what, int64_t min) {
   UMA_CHECK(PyIndex_Check(h.ptr()), Type, api, ": ", what, " must be an integer, got ", py_repr(h).substr(0, 80),
             " of type '", Py_TYPE(h.ptr())->tp_name, "'");
+  const std::optional<int64_t> v = index_int64(h);
+  UMA_CHECK(v.has_value(), Overflow, api, ": ", what, " ", py_str(h), " does not fit in int64");
+  UMA_CHECK(*v >= min, Value, api, ": ", what, " must be at least ", min, ", got ", *v);
+  return *v;
+}
+
+std::optional<int64_t> index_int64(nb::handle h) {
   nb::object i = nb::steal(PyNumber_Index(h.ptr()));
   if (!i.is_valid()) throw nb::python_error();
   int overflow = 0;
   const long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
-  UMA_CHECK(overflow == 0, Overflow, api, ": ", what, " ", py_str(i), " does not fit in int64");
+  if (overflow != 0) return std::nullopt;
   if (v == -1 && PyErr_Occurred()) throw nb::python_error();
-  UMA_CHECK(v >= min, Value, api, ": ", what, " must be at least ", min, ", got ", v);
   return v;
 }
 

@@ -21,13 +21,9 @@ namespace {
 int64_t axis_int(nb::handle h) {
   UMA_CHECK(!PyBool_Check(h.ptr()) && PyIndex_Check(h.ptr()), Type,
             "axis must be an integer or a tuple of integers, got ", py_repr(h));
-  nb::object i = nb::steal(PyNumber_Index(h.ptr()));
-  if (!i.is_valid()) throw nb::python_error();
-  int overflow = 0;
-  const long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
-  UMA_CHECK(overflow == 0, Overflow, "axis ", py_str(i), " is out of range of int64");  // NumPy: OverflowError
-  if (v == -1 && PyErr_Occurred()) throw nb::python_error();
-  return v;
+  const std::optional<int64_t> v = index_int64(h);
+  UMA_CHECK(v.has_value(), Overflow, "axis ", py_str(h), " is out of range of int64");  // NumPy: OverflowError
+  return *v;
 }
 }  // namespace
 
@@ -48,13 +44,9 @@ int64_t dim_int(nb::handle h) {
   UMA_CHECK(!PyBool_Check(h.ptr()), Type, "shape: expected integers, got ", py_repr(h));
   UMA_CHECK(PyIndex_Check(h.ptr()), Type, "shape: '", nb::type_name(h.type()).c_str(),
             "' object cannot be interpreted as an integer");
-  nb::object i = nb::steal(PyNumber_Index(h.ptr()));
-  if (!i.is_valid()) throw nb::python_error();
-  int overflow = 0;
-  const long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
-  UMA_CHECK(overflow == 0, Value, "Maximum allowed dimension exceeded: ", py_str(i));
-  if (v == -1 && PyErr_Occurred()) throw nb::python_error();
-  return v;
+  const std::optional<int64_t> v = index_int64(h);
+  UMA_CHECK(v.has_value(), Value, "Maximum allowed dimension exceeded: ", py_str(h));
+  return *v;
 }
 }  // namespace
 

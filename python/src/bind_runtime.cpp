@@ -81,12 +81,7 @@ void parse_attr(const runtime::OpSpec& spec, const std::string& key, nb::handle 
 }
 
 // True for a Python int outside int64.
-bool int_overflows(nb::handle v) {
-  if (!PyLong_Check(v.ptr())) return false;
-  int overflow = 0;
-  PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
-  return overflow != 0;
-}
+bool int_overflows(nb::handle v) { return PyLong_Check(v.ptr()) && !index_int64(v).has_value(); }
 
 // "a, b, c" (or "none") for an error message.
 std::string listed(const std::vector<std::string>& names) {
@@ -740,15 +735,13 @@ void bind_runtime(nb::module_& m) {
         // one beyond int (check_fused_code names the registers that are not defined).
         auto reg = [&](const nb::tuple& t, std::size_t i) {
           nb::handle r = t[i];
-          int overflow = 0;
-          const long long v = PyLong_Check(r.ptr()) && !PyBool_Check(r.ptr())
-                                  ? PyLong_AsLongLongAndOverflow(r.ptr(), &overflow) : -1;
           UMA_CHECK(PyLong_Check(r.ptr()) && !PyBool_Check(r.ptr()), Type, "Program.add_fused: instruction ",
                     instrs.size(), " ", py_str(nb::repr(t)), ": a register is an int, got ", py_str(nb::repr(r)));
-          UMA_CHECK(overflow == 0 && v >= INT_MIN && v <= INT_MAX, Value, "Program.add_fused: instruction ",
+          const std::optional<int64_t> v = index_int64(r);
+          UMA_CHECK(v && *v >= INT_MIN && *v <= INT_MAX, Value, "Program.add_fused: instruction ",
                     instrs.size(), " ", py_str(nb::repr(t)), " reads register ", py_str(nb::repr(r)),
                     ", which is not defined there");
-          return static_cast<int>(v);
+          return static_cast<int>(*v);
         };
         for (nb::handle item : code) {
           UMA_CHECK(nb::isinstance<nb::tuple>(item), Type,

@@ -67,6 +67,9 @@ void with_gil(F&& release) noexcept {
 /// bools): TypeError naming the value otherwise, OverflowError when it does not fit int64, and
 /// ValueError below `min`.
 int64_t int_arg(nb::handle h, const char* api, const char* what, int64_t min = INT64_MIN);
+/// operator.index(h) as an int64, or nullopt when it does not fit; h must pass PyIndex_Check
+/// (the Python error of __index__ propagates). The callers name the value in their errors.
+std::optional<int64_t> index_int64(nb::handle h);
 /// Python bool/int/float/complex (exact types: NumPy scalars are strong, NEP 50).
 bool is_python_scalar(nb::handle h);
 /// True for a NumPy scalar (numpy.generic) of a real kind: bool, signed or unsigned integer,

@@ -43,9 +43,11 @@ def tensor(name=None, dtype="float64", shape=None, *, ndim=None):
         if ndim is None:
             raise TypeError("tensor: give shape=(...) (ints or None per axis) or ndim=")
         shape = (None,) * int(ndim)
-    elif ndim is not None and ndim != len(static_shape(shape, "tensor: shape")):
-        raise ValueError(f"tensor: ndim={ndim} does not match shape {shape}")
-    return Variable(TensorType(dtype, static_shape(shape, "tensor: shape")), name=name)
+    else:
+        shape = static_shape(shape, "tensor: shape")
+        if ndim is not None and ndim != len(shape):
+            raise ValueError(f"tensor: ndim={ndim} does not match shape {shape}")
+    return Variable(TensorType(dtype, shape), name=name)
 
 
 def scalar(name=None, dtype="float64"):
