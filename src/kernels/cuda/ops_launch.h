@@ -134,5 +134,10 @@ int label_verdict(const void* labels, int64_t n, int64_t c, int* host_word, void
 
 /// The number of multiprocessors of the current device (cached), for grid sizes.
 int sm_count();
+/// The multiprocessor count that the split rules of reductions (reduce_splits) and scans
+/// assume: an H100's and an H200's. How a sum is split decides the order of its float
+/// additions, so with a constant its bits depend on the shape alone, the same on every GPU;
+/// a GPU with fewer multiprocessors runs the same blocks in more waves.
+inline constexpr int64_t kPlanSMs = 132;
 
 }  // namespace uma::kernels::cuda_launch

@@ -18,7 +18,7 @@ int64_t reduce_acc_bytes(int op, int dtype) {
 
 int64_t reduce_splits(const ReduceGeometry& g, int itemsize) {
   if (g.nout == 0 || g.rsize == 0) return 0;
-  const int64_t sms = sm_count();
+  const int64_t sms = kPlanSMs;  // not the device's: the same splits, so the same bits, on every GPU
   // Innermost axis kept (neighbouring outputs are neighbouring addresses) and enough outputs
   // to fill the GPU, or short rows: one thread per output.
   const bool columns = red::inner_kept(g, itemsize);

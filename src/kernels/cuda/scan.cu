@@ -89,8 +89,10 @@ __global__ void scan_block_kernel(const char* __restrict__ in, typename red::Pol
 template <int OP, class T>
 void launch_scan(const char* in, void* out0, const ScanGeometry& g, cudaStream_t st) {
   auto* out = static_cast<typename red::Policy<OP, T>::Out*>(out0);
+  // The kernel (so the order of the additions) depends on the shape alone (kPlanSMs); the
+  // block count of the block kernel, which only spreads whole lines, on the device.
   const int64_t sms = sm_count();
-  if (g.len >= 512 && g.nlines < sms * 512) {
+  if (g.len >= 512 && g.nlines < kPlanSMs * 512) {
     const int64_t blocks = g.nlines < sms * 8 ? g.nlines : sms * 8;
     scan_block_kernel<OP, T><<<static_cast<unsigned>(blocks), kThreads, 0, st>>>(in, out, g);
   } else {
