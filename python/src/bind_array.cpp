@@ -422,7 +422,7 @@ void bind_array(nb::module_& m) {
         const Device d = to_device(device);
         if (d == a.device()) return a;
         return uma::to_device(a, d);
-      }, nb::arg("device"), nb::kw_only(), nb::arg("stream").none() = nb::none(),
+      }, nb::arg("device"), nb::kw_only(), param("stream") = nb::none(),
       "A copy of the array on `device` ('cpu', 'cuda', 'cuda:N' or a uma.Device); the array itself\n"
       "when it is already there (Array API standard, to_device). RuntimeError when the device is\n"
       "not available (names why).")
@@ -465,7 +465,7 @@ void bind_array(nb::module_& m) {
       })
       .def("astype", [](const Array& a, nb::handle dtype, bool copy) {
         return astype_for_python(a, *to_dtype(dtype), copy);
-      }, nb::arg("dtype"), nb::arg("copy") = true,
+      }, param("dtype"), nb::arg("copy") = true,
       "Values converted to dtype (never reinterpreted). copy=False returns self when the dtype already matches.")
       .def("copy", [](const Array& a) { return ops::copy(a); })
       .def("reshape", [](const Array& a, nb::args shape) {
@@ -479,7 +479,7 @@ void bind_array(nb::module_& m) {
         return ops::transpose(a, nb::cast<std::vector<int64_t>>(axes));
       })
       .def("__getitem__", [](const Array& a, nb::handle key) { return getitem_any(a, key); },
-           nb::arg("key").none(),
+           param("key"),
            "a[key], NumPy's indexing (numpy.org, 'Indexing on ndarrays'): ints, slices, None and ... give a\n"
            "view; integer arrays (any integer dtype, lists too), bool arrays of any rank and 0-d bools,\n"
            "mixed with the others, give a copy (a's dtype) whose shape is the arrays' broadcast shape in\n"
@@ -500,7 +500,7 @@ void bind_array(nb::module_& m) {
                                                   interop::CopyMode::IfNeeded, "__setitem__");
         warn_discarded_imaginary(src.dtype(), a.dtype());  // before anything is written
         ops::index_assign(a, k, src);
-      }, nb::arg("key").none(), nb::arg("value").none(),
+      }, param("key"), param("value"),
       "a[key] = value in place, for every key a[key] reads (NumPy's indexing): value broadcasts to the\n"
       "region's shape (ValueError otherwise) and is converted to a's dtype as NumPy's assignment does\n"
       "(unsafe casting of arrays; complex into a real or integer dtype keeps the real parts with NumPy's\n"
@@ -509,8 +509,8 @@ void bind_array(nb::module_& m) {
       "wraps a NumPy scalar into an unsigned array); repeated indices: the last write\n"
       "wins. ValueError for a read-only array. Every device: on a cuda array the indices are checked\n"
       "before anything is written, so a failed assignment leaves a unchanged.")
-      .def("__dlpack__", &dlpack_export, nb::kw_only(), nb::arg("stream").none() = nb::none(),
-           nb::arg("max_version").none() = nb::none(), nb::arg("dl_device").none() = nb::none(), nb::arg("copy").none() = nb::none(),
+      .def("__dlpack__", &dlpack_export, nb::kw_only(), param("stream") = nb::none(),
+           param("max_version") = nb::none(), param("dl_device") = nb::none(), param("copy") = nb::none(),
            "Exports a DLPack capsule (Array API standard, __dlpack__): 'dltensor_versioned' when max_version >= (1, 0),\n"
            "else the legacy 'dltensor' (BufferError for read-only arrays). copy=True exports a copy (IS_COPIED set).\n"
            "stream must be None for CPU arrays; dl_device other than (1, 0) raises BufferError.")
@@ -542,7 +542,7 @@ void bind_array(nb::module_& m) {
         }
         if (want_copy) return v.attr("copy")();
         return v;
-      }, nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("copy").none() = nb::none(),
+      }, param("dtype") = nb::none(), nb::kw_only(), param("copy") = nb::none(),
       "NumPy view of the array (shares memory); copy=True returns a copy; a dtype conversion copies.")
       .def("__deepcopy__", [](const Array& a, nb::handle) { return ops::copy(a); })
       .def("__copy__", [](const Array& a) { return ops::copy(a); });
@@ -588,9 +588,9 @@ void bind_array(nb::module_& m) {
   cls.def(pyname, [](const Array& a, nb::handle o) -> nb::object {                                         \
     if (defers_to(o)) return nb::borrow(Py_NotImplemented);                                                \
     return nb::cast(binary_py(BinaryOp::OP, a, o, false));                                                 \
-  }, nb::arg("other").none());                                                                             \
+  }, param("other"));                                                                             \
   cls.def(rpyname, [](const Array& a, nb::handle o) { return binary_py(BinaryOp::OP, a, o, true); },        \
-          nb::arg("other").none());
+          param("other"));
   UMA_BIN("__add__", "__radd__", Add)
   UMA_BIN("__sub__", "__rsub__", Subtract)
   UMA_BIN("__mul__", "__rmul__", Multiply)
@@ -609,10 +609,10 @@ void bind_array(nb::module_& m) {
   cls.def("__divmod__", [](const Array& a, nb::handle o) -> nb::object {
     if (defers_to(o)) return nb::borrow(Py_NotImplemented);
     return nb::make_tuple(binary_py(BinaryOp::FloorDivide, a, o, false), binary_py(BinaryOp::Remainder, a, o, false));
-  }, nb::arg("other").none());
+  }, param("other"));
   cls.def("__rdivmod__", [](const Array& a, nb::handle o) {
     return nb::make_tuple(binary_py(BinaryOp::FloorDivide, a, o, true), binary_py(BinaryOp::Remainder, a, o, true));
-  }, nb::arg("other").none());
+  }, param("other"));
 #define UMA_IOP(pyname, OP) \
   cls.def(pyname, [](nb::handle self, nb::handle o) { inplace(BinaryOp::OP, nb::cast<Array&>(self), o); return nb::borrow(self); });
   UMA_IOP("__iadd__", Add)
@@ -638,7 +638,7 @@ void bind_array(nb::module_& m) {
       return nb::borrow(Py_NotImplemented);                                                                 \
     }                                                                                                       \
     return nb::cast(binary_py(BinaryOp::OP, a, o, false));                                                   \
-  }, nb::arg("other").none());
+  }, param("other"));
   UMA_CMP("__eq__", Equal)
   UMA_CMP("__ne__", NotEqual)
   UMA_CMP("__lt__", Less)
@@ -650,7 +650,7 @@ void bind_array(nb::module_& m) {
     if (v.is_none()) return false;  // no element equals None (as a == None above)
     const Array found = ops::reduce(ReduceOp::Any, binary_py(BinaryOp::Equal, a, v, false), std::nullopt, false);
     return nb::cast<bool>(nb::bool_(scalar_to_python(to_host(found))));
-  }, nb::arg("value").none(),
+  }, param("value"),
   "`value in a`: whether any element equals value (NumPy's ndarray.__contains__, (a == value).any());\n"
   "value broadcasts against a (ValueError otherwise).");
   cls.def("__matmul__", [](const Array& a, nb::handle o) -> nb::object {
@@ -670,7 +670,7 @@ void bind_array(nb::module_& m) {
     check_arg_axis(ReduceOp::OP, axis);                                                          \
     return ops::reduce(ReduceOp::OP, a,                                                          \
                        ReduceOp::OP == ReduceOp::Mean ? axes_of(axis) : ufunc_axes(a, axis), keepdims); \
-  }, nb::arg("axis").none() = nb::none(), nb::arg("keepdims") = false);
+  }, param("axis") = nb::none(), nb::arg("keepdims") = false);
   UMA_RED("sum", Sum) UMA_RED("mean", Mean) UMA_RED("max", Max) UMA_RED("min", Min) UMA_RED("prod", Prod)
   UMA_RED("argmax", ArgMax) UMA_RED("argmin", ArgMin) UMA_RED("all", All) UMA_RED("any", Any)
 #undef UMA_RED

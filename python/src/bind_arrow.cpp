@@ -139,7 +139,7 @@ void bind_arrow(nb::module_& m) {
         nb::object ac = make_capsule(e.array, kArrayCapsule, array_capsule_destructor);
         return nb::make_tuple(sc, ac);
       },
-      nb::is_method(), nb::name("__arrow_c_array__"), nb::scope(cls), nb::arg("requested_schema").none() = nb::none(),
+      nb::is_method(), nb::name("__arrow_c_array__"), nb::scope(cls), param("requested_schema") = nb::none(),
       "Arrow PyCapsule interface: ('arrow_schema', 'arrow_array') capsules for this 1-D array.\n"
       "A contiguous array is shared (the capsule keeps it alive until Arrow releases it); a strided\n"
       "view is exported as a contiguous copy and bool as bit-packed copy. TypeError for other ranks\n"
@@ -151,7 +151,7 @@ void bind_arrow(nb::module_& m) {
                   obj_type_name(obj), " does not implement __arrow_c_array__ (the Arrow PyCapsule interface)");
         return import_capsules(obj.attr("__arrow_c_array__")(), obj, std::nullopt, std::nullopt, to_copy_mode(copy),
                                "from_arrow");
-      }, nb::arg("obj"), nb::kw_only(), nb::arg("copy").none() = nb::none(),
+      }, param("obj"), nb::kw_only(), param("copy") = nb::none(),
       "Imports a 1-D Arrow column from any object with __arrow_c_array__ (Arrow PyCapsule interface).\n"
       "Fixed-width primitive columns without nulls share memory (read-only, honouring offset);\n"
       "bit-packed booleans are unpacked (copy=False: uma.CopyError); a column with nulls raises\n"

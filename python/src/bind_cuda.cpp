@@ -28,15 +28,15 @@ void bind_cuda(nb::module_& m) {
         cuda::require(Device{DeviceType::CUDA, i}, "synchronize");
         nb::gil_scoped_release nogil;
         cuda::synchronize(i);
-      }, nb::arg("device").none() = nb::none(),
+      }, param("device") = nb::none(),
       "Waits until every GPU operation uma queued on the device (default cuda:0) has finished.\n"
       "RuntimeError naming why when CUDA is not available.");
   c.def("_stream", [](nb::handle device) {
         return reinterpret_cast<intptr_t>(cuda::stream(device_index(device, "_stream")));
-      }, nb::arg("device").none() = nb::none(), "uma's CUDA stream on the device, as an integer (cudaStream_t).");
+      }, param("device") = nb::none(), "uma's CUDA stream on the device, as an integer (cudaStream_t).");
   c.def("_set_matmul_tf32", [](bool tf32) {
         ops::set_cuda_matmul_precision(tf32 ? ops::MatmulPrecision::TF32 : ops::MatmulPrecision::Highest);
-      }, nb::arg("tf32"), "TF32 (True) or exact (False) float32/complex64 products on cuda devices.");
+      }, param("tf32"), "TF32 (True) or exact (False) float32/complex64 products on cuda devices.");
   c.def("_matmul_tf32", [] { return ops::cuda_matmul_precision() == ops::MatmulPrecision::TF32; },
         "Whether float32/complex64 products on cuda devices use TF32.");
   c.def("_chain_kernel_stats", [] {
@@ -64,7 +64,7 @@ void bind_cuda(nb::module_& m) {
           case cuda::PointerKind::Managed: return nb::make_tuple("managed", dev);
           default: return nb::make_tuple("unregistered", dev);
         }
-      }, nb::arg("ptr"), "What CUDA knows of an address: ('host'|'device'|'managed'|'unregistered', device).");
+      }, param("ptr"), "What CUDA knows of an address: ('host'|'device'|'managed'|'unregistered', device).");
   c.def("_empty_managed", [](nb::handle shape, nb::handle dtype, nb::handle device) {
         const int i = device_index(device, "empty_managed");
         Shape s = nb::cast<Shape>(shape);
@@ -73,7 +73,7 @@ void bind_cuda(nb::module_& m) {
         auto st = std::make_shared<Storage>(cuda::allocate_managed(static_cast<std::size_t>(n) * itemsize(t), i));
         void* p = st->data.get();
         return Array(std::move(st), p, s, contiguous_strides(s), t, true);
-      }, nb::arg("shape"), nb::arg("dtype").none() = nb::none(), nb::arg("device").none() = nb::none(),
+      }, param("shape"), param("dtype") = nb::none(), param("device") = nb::none(),
       "A C-contiguous array in managed (unified) memory of the device (contents undefined).");
 }
 

@@ -28,7 +28,7 @@ void bind_fft(nb::module_& m) {
           [f, name](nb::handle x, OptInt n, int64_t axis, const std::string& norm) {
             return f(operand(x, nullptr, name), n, axis, norm);
           },
-          nb::arg("x"), nb::arg("n").none(), nb::arg("axis"), nb::arg("norm"),
+          param("x"), nb::arg("n"), nb::arg("axis"), nb::arg("norm"),
           "One-dimensional transform (uma::ops::fft; python/uma/fft.py documents it).");
   const std::pair<const char*, ManyAxes> many[] = {{"fftn", ops::fft::fftn}, {"ifftn", ops::fft::ifftn},
                                                    {"rfftn", ops::fft::rfftn}, {"irfftn", ops::fft::irfftn}};
@@ -37,14 +37,14 @@ void bind_fft(nb::module_& m) {
           [f, name](nb::handle x, OptInts s, OptInts axes, const std::string& norm) {
             return f(operand(x, nullptr, name), s, axes, norm);
           },
-          nb::arg("x"), nb::arg("s").none(), nb::arg("axes").none(), nb::arg("norm"),
+          param("x"), nb::arg("s"), nb::arg("axes"), nb::arg("norm"),
           "n-dimensional transform (uma::ops::fft; python/uma/fft.py documents it).");
   m.def("fft_fftfreq", [](int64_t n, double d, nb::handle dtype, nb::handle device) {
         return ops::fft::fftfreq(n, d, to_dtype(dtype).value_or(DType::Float64), target_device(device, "fftfreq"));
-      }, nb::arg("n"), nb::arg("d"), nb::arg("dtype").none(), nb::arg("device").none(), "fftfreq (uma::ops::fft).");
+      }, nb::arg("n"), nb::arg("d"), param("dtype"), param("device"), "fftfreq (uma::ops::fft).");
   m.def("fft_rfftfreq", [](int64_t n, double d, nb::handle dtype, nb::handle device) {
         return ops::fft::rfftfreq(n, d, to_dtype(dtype).value_or(DType::Float64), target_device(device, "rfftfreq"));
-      }, nb::arg("n"), nb::arg("d"), nb::arg("dtype").none(), nb::arg("device").none(), "rfftfreq (uma::ops::fft).");
+      }, nb::arg("n"), nb::arg("d"), param("dtype"), param("device"), "rfftfreq (uma::ops::fft).");
 }
 
 }  // namespace uma::py

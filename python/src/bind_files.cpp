@@ -120,7 +120,7 @@ void save(nb::handle path, nb::handle value, nb::handle metadata) {
 }  // namespace
 
 void bind_files(nb::module_& m) {
-  m.def("load", &load, nb::arg("path"), nb::kw_only(), nb::arg("mmap") = true, nb::arg("metadata") = false,
+  m.def("load", &load, param("path"), nb::kw_only(), nb::arg("mmap") = true, nb::arg("metadata") = false,
         "Loads a .npy file (-> uma.Array) or a .safetensors file (-> dict[str, uma.Array] in file order).\n"
         "The format comes from the extension (.npy / .safetensors), else from the magic bytes.\n"
         "\n"
@@ -146,7 +146,7 @@ void bind_files(nb::module_& m) {
         "TypeError for dtypes uma lacks ('<U3', '|O', structured, FP8). OSError (FileNotFoundError, ...)\n"
         "from the OS. Format rules: NumPy's numpy.lib.format (NEP 1) and the reference safetensors\n"
         "implementation (huggingface/safetensors); see REFERENCE.md 'File formats'.");
-  m.def("save", &save, nb::arg("path"), nb::arg("value"), nb::kw_only(), nb::arg("metadata").none() = nb::none(),
+  m.def("save", &save, param("path"), param("value"), nb::kw_only(), param("metadata") = nb::none(),
         "Writes an array (uma.Array or anything uma.asarray accepts) as .npy, or a dict[str, array] as\n"
         ".safetensors (the value picks the format; a contradicting .npy/.safetensors extension is a\n"
         "TypeError). metadata: dict[str, str] stored as safetensors '__metadata__'.\n"

@@ -395,7 +395,7 @@ Array import_dlpack(nb::handle obj, std::optional<DType> dtype, std::optional<De
     try {
       cap = stream.is_none() ? fn(nb::arg("max_version") = nb::make_tuple(dlpack::kMajor, dlpack::kMinor))
                              : fn(nb::arg("max_version") = nb::make_tuple(dlpack::kMajor, dlpack::kMinor),
-                                  nb::arg("stream") = stream);
+                                  param("stream") = stream);
     } catch (nb::python_error& e) {
       // Only a plain TypeError means "unknown keyword" (producers that predate max_version:
       // NumPy < 2.1, PyTorch < 2.9). Subclasses are real refusals (pyarrow's ArrowTypeError
@@ -817,7 +817,7 @@ void bind_interop(nb::module_& m) {
         std::optional<Device> dev;
         if (!device.is_none()) dev = to_device(device);
         return asarray(obj, to_dtype(dtype), dev, to_copy_mode(copy), "asarray");
-      }, nb::arg("obj").none(), nb::arg("dtype").none() = nb::none(), nb::arg("device").none() = nb::none(), nb::arg("copy").none() = nb::none(),
+      }, param("obj"), param("dtype") = nb::none(), param("device") = nb::none(), param("copy") = nb::none(),
       "Converts obj to a uma.Array, sharing memory whenever dtype, layout, device and mutability allow\n"
       "(Python Array API standard, asarray; rules in DESIGN.md 'The copy rules').\n"
       "obj: uma.Array, numpy.ndarray, any __dlpack__ producer, buffer-protocol object,\n"
@@ -828,8 +828,8 @@ void bind_interop(nb::module_& m) {
         std::optional<Device> dev;
         if (!device.is_none()) dev = to_device(device);
         return asarray(obj, to_dtype(dtype), dev, to_copy_mode(copy), "array");
-      }, nb::arg("obj").none(), nb::arg("dtype").none() = nb::none(), nb::arg("device").none() = nb::none(),
-      nb::kw_only(), nb::arg("copy").none() = nb::bool_(true),
+      }, param("obj"), param("dtype") = nb::none(), param("device") = nb::none(),
+      nb::kw_only(), param("copy") = nb::bool_(true),
       "A uma.Array of obj's values; by default a new, writable copy (copy=True). As numpy.array\n"
       "(NumPy 2): copy=None copies only when needed (asarray's sharing), copy=False raises\n"
       "uma.CopyError when a copy would be needed.");
@@ -839,7 +839,7 @@ void bind_interop(nb::module_& m) {
         std::optional<Device> dev;
         if (!device.is_none()) dev = to_device(device);
         return import_dlpack(x, std::nullopt, dev, to_copy_mode(copy), "from_dlpack");
-      }, nb::arg("x").none(), nb::kw_only(), nb::arg("device").none() = nb::none(), nb::arg("copy").none() = nb::none(),
+      }, param("x"), nb::kw_only(), param("device") = nb::none(), param("copy") = nb::none(),
       "Imports a DLPack producer (Python Array API standard, from_dlpack). Calls\n"
       "x.__dlpack__(max_version=(1, 1)), falling back to x.__dlpack__() on TypeError. Shares memory\n"
       "unless copy=True; legacy capsules import read-only; copy=False raises uma.CopyError when\n"

@@ -305,11 +305,11 @@ DType fill_dtype(nb::handle v) {
 
 // An array of `shape` on `device` filled with `value` (a Python scalar, or an array broadcast
 // to the shape and moved to the device).
-Array full_impl(const Shape& shape, nb::handle value, std::optional<DType> dtype, Device device) {
+Array full_impl(const Shape& shape, nb::handle value, std::optional<DType> dtype, Device device, const char* api) {
   DType t = dtype ? *dtype : fill_dtype(value);
   if (is_python_scalar(value)) return ops::full(shape, to_scalar(value, t), t, device);
   Array out = Array::empty(shape, t, device);
-  ops::assign(out, operand(value, nullptr, "full"));
+  ops::assign(out, operand(value, nullptr, api));
   return out;
 }
 
@@ -544,57 +544,69 @@ void bind_ops(nb::module_& m) {
   m.def("zeros", [](nb::handle shape, nb::handle dtype, nb::handle device) {
         const Device dev = target_device(device, "zeros");
         return ops::zeros(shape_of(shape), to_dtype(dtype).value_or(DType::Float64), dev);
-      }, nb::arg("shape"), nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("device").none() = nb::none(),
+      }, param("shape"), param("dtype") = nb::none(), nb::kw_only(), param("device") = nb::none(),
       "Array of the given shape (int or tuple) filled with 0; dtype defaults to float64.");
   m.def("ones", [](nb::handle shape, nb::handle dtype, nb::handle device) {
         const Device dev = target_device(device, "ones");
         return ops::ones(shape_of(shape), to_dtype(dtype).value_or(DType::Float64), dev);
-      }, nb::arg("shape"), nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("device").none() = nb::none(),
+      }, param("shape"), param("dtype") = nb::none(), nb::kw_only(), param("device") = nb::none(),
       "Array of the given shape filled with 1; dtype defaults to float64.");
   m.def("empty", [](nb::handle shape, nb::handle dtype, nb::handle device) {
         const Device dev = target_device(device, "empty");
         return Array::empty(shape_of(shape), to_dtype(dtype).value_or(DType::Float64), dev);
-      }, nb::arg("shape"), nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("device").none() = nb::none(),
+      }, param("shape"), param("dtype") = nb::none(), nb::kw_only(), param("device") = nb::none(),
       "Uninitialised array of the given shape from the caching allocator; dtype defaults to float64.");
   m.def("full", [](nb::handle shape, nb::handle value, nb::handle dtype, nb::handle device) {
         const Device dev = target_device(device, "full");
-        return full_impl(shape_of(shape), value, to_dtype(dtype), dev);
-      }, nb::arg("shape"), nb::arg("fill_value"), nb::arg("dtype").none() = nb::none(), nb::kw_only(),
-      nb::arg("device").none() = nb::none(),
+        return full_impl(shape_of(shape), value, to_dtype(dtype), dev, "full");
+      }, param("shape"), param("fill_value"), param("dtype") = nb::none(), nb::kw_only(),
+      param("device") = nb::none(),
       "Array filled with fill_value; dtype defaults to that of the value (bool, int64, float64, complex128).\n"
       "OverflowError if an int does not fit the dtype.");
   m.def("zeros_like", [](nb::handle a, nb::handle dtype, nb::handle device) {
         Array A = operand(a, nullptr, "zeros_like");
         return ops::zeros(A.shape(), to_dtype(dtype).value_or(A.dtype()), like_device(device, A, "zeros_like"));
-      }, nb::arg("a"), nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("device").none() = nb::none(),
+      }, param("a"), param("dtype") = nb::none(), nb::kw_only(), param("device") = nb::none(),
       "Zeros: Array of a's shape on a's device (or device=), of a's dtype unless dtype= is given (Array API standard).");
   m.def("ones_like", [](nb::handle a, nb::handle dtype, nb::handle device) {
         Array A = operand(a, nullptr, "ones_like");
         return ops::ones(A.shape(), to_dtype(dtype).value_or(A.dtype()), like_device(device, A, "ones_like"));
-      }, nb::arg("a"), nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("device").none() = nb::none(),
+      }, param("a"), param("dtype") = nb::none(), nb::kw_only(), param("device") = nb::none(),
       "Ones: Array of a's shape on a's device (or device=), of a's dtype unless dtype= is given (Array API standard).");
   m.def("empty_like", [](nb::handle a, nb::handle dtype, nb::handle device) {
         Array A = operand(a, nullptr, "empty_like");
         return Array::empty(A.shape(), to_dtype(dtype).value_or(A.dtype()), like_device(device, A, "empty_like"));
-      }, nb::arg("a"), nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("device").none() = nb::none(),
+      }, param("a"), param("dtype") = nb::none(), nb::kw_only(), param("device") = nb::none(),
       "Uninitialised, from the caching allocator: Array of a's shape on a's device (or device=), of a's dtype unless dtype= is given (Array API standard).");
   m.def("full_like", [](nb::handle a, nb::handle value, nb::handle dtype, nb::handle device) {
         Array A = operand(a, nullptr, "full_like");
-        return full_impl(A.shape(), value, to_dtype(dtype).value_or(A.dtype()), like_device(device, A, "full_like"));
-      }, nb::arg("a"), nb::arg("fill_value"), nb::arg("dtype").none() = nb::none(), nb::kw_only(),
-      nb::arg("device").none() = nb::none(),
+        return full_impl(A.shape(), value, to_dtype(dtype).value_or(A.dtype()), like_device(device, A, "full_like"), "full_like");
+      }, param("a"), param("fill_value"), param("dtype") = nb::none(), nb::kw_only(),
+      param("device") = nb::none(),
       "Filled with fill_value: Array of a's shape on a's device (or device=), of a's dtype unless dtype= is given (Array API standard).\n"
       "OverflowError if an int does not fit the dtype.");
   // arange/linspace arguments: Python and NumPy integers (bools included) as exact integers,
   // other real numbers as float64, complex numbers as complex.
   auto range_arg = [](nb::handle h, const char* api) -> Scalar {
     if (is_python_scalar(h)) return to_scalar(h);
-    if (PyIndex_Check(h.ptr())) return to_scalar(nb::steal(PyNumber_Index(h.ptr())));
-    if (PyComplex_Check(h.ptr()) || (nb::hasattr(h, "dtype") && py_str(h.attr("dtype").attr("kind")) == "c"))
-      return Scalar::from_complex(nb::cast<std::complex<double>>(nb::steal(PyObject_CallOneArg(
-          reinterpret_cast<PyObject*>(&PyComplex_Type), h.ptr()))));
+    auto not_a_number = [&]() -> Scalar {
+      PyErr_Clear();
+      UMA_FAIL(Type, api, ": expected a number, got ", py_repr(h).substr(0, 80));
+    };
+    if (!PyNumber_Check(h.ptr())) return not_a_number();  // float("3") would parse a string
+    if (PyIndex_Check(h.ptr())) {
+      nb::object i = nb::steal(PyNumber_Index(h.ptr()));
+      if (i.is_valid()) return to_scalar(i);
+      PyErr_Clear();  // a 0-d float array defines __index__ and refuses it: read it as a number below
+    }
+    if (PyComplex_Check(h.ptr()) || (nb::hasattr(h, "dtype") && py_str(h.attr("dtype").attr("kind")) == "c")) {
+      nb::object c = nb::steal(PyObject_CallOneArg(reinterpret_cast<PyObject*>(&PyComplex_Type), h.ptr()));
+      if (!c.is_valid()) return not_a_number();
+      const Py_complex v = PyComplex_AsCComplex(c.ptr());
+      return Scalar::from_complex({v.real, v.imag});
+    }
     nb::object f = nb::steal(PyNumber_Float(h.ptr()));
-    UMA_CHECK(f.is_valid(), Type, api, ": expected a number, got ", py_repr(h).substr(0, 80));
+    if (!f.is_valid()) return not_a_number();
     return Scalar::from_float(PyFloat_AsDouble(f.ptr()));
   };
   m.def("arange", [range_arg](nb::handle start, nb::handle stop, nb::handle step, nb::handle dtype, nb::handle device) {
@@ -626,7 +638,11 @@ void bind_ops(nb::module_& m) {
           } catch (const Error&) {
             throw e;
           }
-          auto index = [](nb::handle h) { return nb::steal(PyNumber_Index(h.ptr())); };
+          auto index = [](nb::handle h) {
+            nb::object i = nb::steal(PyNumber_Index(h.ptr()));
+            if (!i.is_valid()) throw nb::python_error();
+            return i;
+          };
           const nb::object A = index(first), B = index(last), S = index(step);
           UMA_CHECK(PyObject_IsTrue(S.ptr()) == 1, Value, "arange: step must not be zero");
           const nb::object gap = nb::steal(PyNumber_Subtract(A.ptr(), B.ptr()));
@@ -639,8 +655,8 @@ void bind_ops(nb::module_& m) {
         }
         const DType t = to_dtype(dtype).value_or(ops::arange_default_dtype(lo, hi, st));
         return on_device(ops::arange(lo, hi, st, t), dev);  // computed on the host (NumPy's fill rule)
-      }, nb::arg("start"), nb::arg("stop").none() = nb::none(), nb::arg("step") = 1, nb::arg("dtype").none() = nb::none(),
-      nb::kw_only(), nb::arg("device").none() = nb::none(),
+      }, param("start"), param("stop") = nb::none(), param("step") = 1, param("dtype") = nb::none(),
+      nb::kw_only(), param("device") = nb::none(),
       "Evenly spaced values in [start, stop) (NumPy arange): ceil((stop - start) / step) elements, exact\n"
       "for integer arguments; int64 when all arguments are integers that int64 holds, else float64.\n"
       "Element i is start + i * step computed as NumPy does (in the dtype's arithmetic from the first\n"
@@ -654,8 +670,8 @@ void bind_ops(nb::module_& m) {
         const bool cplx = a.kind == ScalarKind::Complex || b.kind == ScalarKind::Complex;
         const DType t = to_dtype(dtype).value_or(cplx ? DType::Complex128 : DType::Float64);
         return on_device(ops::linspace(a, b, int_arg(num, "linspace", "num"), endpoint, t), dev);
-      }, nb::arg("start"), nb::arg("stop"), nb::arg("num") = 50, nb::arg("dtype").none() = nb::none(),
-      nb::kw_only(), nb::arg("device").none() = nb::none(), nb::arg("endpoint") = true,
+      }, param("start"), param("stop"), param("num") = 50, param("dtype") = nb::none(),
+      nb::kw_only(), param("device") = nb::none(), nb::arg("endpoint") = true,
       "num evenly spaced values from start to stop, shape (num,) (NumPy linspace; Array API standard,\n"
       "linspace): computed in float64 (complex128 for complex bounds) as start + i * step with\n"
       "step = (stop - start) / (num - 1) (num when endpoint=False), the last value exactly stop when\n"
@@ -667,8 +683,8 @@ void bind_ops(nb::module_& m) {
         return on_device(ops::eye(rows, mm.is_none() ? rows : int_arg(mm, "eye", "M"), int_arg(k, "eye", "k"),
                                   to_dtype(dtype).value_or(DType::Float64)),
                          dev);
-      }, nb::arg("n"), nb::arg("m").none() = nb::none(), nb::arg("k") = 0, nb::arg("dtype").none() = nb::none(), nb::kw_only(),
-      nb::arg("device").none() = nb::none(), "(n, m) array with ones on diagonal k, zeros elsewhere; dtype defaults to float64.");
+      }, param("n"), param("m") = nb::none(), param("k") = 0, param("dtype") = nb::none(), nb::kw_only(),
+      param("device") = nb::none(), "(n, m) array with ones on diagonal k, zeros elsewhere; dtype defaults to float64.");
 
   // ---- elementwise: every op of the op table (uma/ops/table.h), under its name ----
   m.def("_op_table", &op_table,
@@ -729,7 +745,7 @@ void bind_ops(nb::module_& m) {
       "bad index, AxisError for a bad axis, TypeError for a wrong number of shapes or parameters.");
   m.def("_split_points", [](nb::handle shape, int64_t sections, int64_t axis) {
         return ops::split_points(static_shape_of(shape), sections, axis);
-      }, nb::arg("shape"), nb::arg("sections"), nb::arg("axis"),
+      }, param("shape"), nb::arg("sections"), nb::arg("axis"),
       "The split points of np.split of an array of static `shape` into `sections` equal parts along\n"
       "`axis` (the rule eager split follows). ValueError when the axis' length is unknown or does not\n"
       "divide; AxisError.");
@@ -739,17 +755,17 @@ void bind_ops(nb::module_& m) {
       if (auto r = compare_out_of_range(op, a, b)) return *r;
       auto [A, B] = operands(a, b, ops::op_name(op));
       return ops::binary(op, A, B);
-    }, nb::arg("x1").none(), nb::arg("x2").none(), elementwise_doc(op));
+    }, param("x1"), param("x2"), elementwise_doc(op));
   }
   for (int k = 0; k < kNumUnaryOps; ++k) {
     const UnaryOp op = static_cast<UnaryOp>(k);
     m.def(row(op).name, [op](nb::handle a) { return ops::unary(op, operand(a, nullptr, ops::op_name(op))); },
-          nb::arg("x").none(), elementwise_doc(op));
+          param("x"), elementwise_doc(op));
   }
   m.def("round", [](nb::handle a, nb::handle decimals) {
         return ops::round(operand(a, nullptr, "round"), int_arg(decimals, "round", "decimals"));
       },
-        nb::arg("a"), nb::arg("decimals") = 0,
+        param("a"), param("decimals") = 0,
         "Round half to even to `decimals` places (numpy.round): floats/complex keep their dtype, integers\n"
         "keep theirs (decimals < 0 rounds through float64), bool gives float16 (TypeError for bool with\n"
         "decimals != 0, as NumPy).");
@@ -791,7 +807,7 @@ void bind_ops(nb::module_& m) {
         if (use_lo && !L) L = operand(lo, &ref, "clip");
         if (use_hi && !H) H = operand(hi, &ref, "clip");
         return ops::clip(A, L, H);
-      }, nb::arg("a"), nb::arg("a_min").none(), nb::arg("a_max").none(),
+      }, param("a"), param("a_min"), param("a_max"),
       "numpy.clip(a, a_min, a_max): each element limited to [a_min, a_max] (t = a < a_min ? a_min : a;\n"
       "t > a_max ? a_max : t; NaN propagates). None drops a bound (maximum/minimum, as NumPy); an\n"
       "integer array drops a Python int bound beyond its range. Result dtype by NumPy 2 promotion.");
@@ -799,19 +815,19 @@ void bind_ops(nb::module_& m) {
         Array C = operand(c, nullptr, "where");
         auto [X, Y] = operands(x, y, "where");
         return ops::where(C, X, Y);
-      }, nb::arg("condition"), nb::arg("x"), nb::arg("y"),
+      }, param("condition"), param("x"), param("y"),
       "Elementwise condition ? x : y, broadcasting all three; result dtype promote(x, y).");
   m.def("one_hot", [](nb::handle idx, nb::handle depth, nb::handle dtype) {
         return ops::one_hot(operand(idx, nullptr, "one_hot"), int_arg(depth, "one_hot", "depth"),
                             to_dtype(dtype).value_or(DType::Float64));
-      }, nb::arg("indices"), nb::arg("depth"), nb::arg("dtype").none() = nb::none(),
+      }, param("indices"), param("depth"), param("dtype") = nb::none(),
       "One-hot encoding: shape indices.shape + (depth,), 1 where j == index, else 0 (indices outside\n"
       "[0, depth) give all-zero rows); dtype defaults to float64. TypeError for non-integer indices.");
 
   m.def("softmax_cross_entropy", [](nb::handle z, nb::handle y, bool check_labels) {
         Array Z = operand(z, nullptr, "softmax_cross_entropy"), Y = operand(y, nullptr, "softmax_cross_entropy");
         return ops::softmax_cross_entropy(Z, Y, check_labels);
-      }, nb::arg("logits"), nb::arg("labels"), nb::kw_only(), nb::arg("check_labels") = true,
+      }, param("logits"), param("labels"), nb::kw_only(), nb::arg("check_labels") = true,
       "Per-example softmax cross-entropy: logits (N, C) float32/float64, integer labels (N,) ->\n"
       "log(sum_j exp(logits[i, j])) - logits[i, labels[i]], shape (N,), computed stably in one pass\n"
       "per row. ValueError for a label outside [0, C) or mismatched shapes; TypeError for other dtypes.\n"
@@ -822,13 +838,13 @@ void bind_ops(nb::module_& m) {
         Array G = operand(g, nullptr, "softmax_cross_entropy_grad"), Z = operand(z, nullptr, "softmax_cross_entropy_grad"),
               Y = operand(y, nullptr, "softmax_cross_entropy_grad");
         return ops::softmax_cross_entropy_grad(G, Z, Y, check_labels);
-      }, nb::arg("grad"), nb::arg("logits"), nb::arg("labels"), nb::kw_only(), nb::arg("check_labels") = true,
+      }, param("grad"), param("logits"), param("labels"), nb::kw_only(), nb::arg("check_labels") = true,
       "Gradient of softmax_cross_entropy with respect to the logits: grad[i] * (softmax(logits)[i, j] -\n"
       "(j == labels[i])), shape (N, C). check_labels as for softmax_cross_entropy.");
   m.def("_check_labels", [](nb::handle y, int64_t nclasses, const std::string& op) {
         Array Y = operand(y, nullptr, op.c_str());
         ops::check_labels(op.c_str(), Y, nclasses);
-      }, nb::arg("labels"), nb::arg("nclasses"), nb::arg("op") = "softmax_cross_entropy",
+      }, param("labels"), nb::arg("nclasses"), nb::arg("op") = "softmax_cross_entropy",
       "ValueError naming the first of the integer labels (1-d) outside [0, nclasses) and its position\n"
       "(op names the op in the message); TypeError for non-integer labels. On a cuda device it waits for\n"
       "the device's stream (a 4-byte status read, not counted as a transfer).");
@@ -839,13 +855,13 @@ void bind_ops(nb::module_& m) {
     check_arg_axis(ReduceOp::OP, axis);                                                                \
     Array A = operand(a, nullptr, name);                                                               \
     return ops::reduce(ReduceOp::OP, A, ufunc_axes(A, axis), keepdims);                               \
-  }, nb::arg("a"), nb::arg("axis").none() = nb::none(), nb::arg("keepdims") = false,                          \
+  }, param("a"), param("axis") = nb::none(), nb::arg("keepdims") = false,                          \
   "Reduction " name " over axis (None: all; int or tuple), NumPy 2 result dtypes. IndexError for a\n" \
   "bad axis.");
   UMA_RED("sum", Sum)
   m.def("mean", [](nb::handle a, nb::handle axis, bool keepdims) {  // mean: no 0-d axis quirk (NumPy)
     return ops::reduce(ReduceOp::Mean, operand(a, nullptr, "mean"), axes_of(axis), keepdims);
-  }, nb::arg("a"), nb::arg("axis").none() = nb::none(), nb::arg("keepdims") = false,
+  }, param("a"), param("axis") = nb::none(), nb::arg("keepdims") = false,
   "Arithmetic mean over axis (None: all; int or tuple): float64 for bool/ints, else the input's dtype.");
   UMA_RED("max", Max) UMA_RED("min", Min) UMA_RED("prod", Prod)
   UMA_RED("argmax", ArgMax) UMA_RED("argmin", ArgMin) UMA_RED("all", All) UMA_RED("any", Any)
@@ -855,7 +871,7 @@ void bind_ops(nb::module_& m) {
   m.def("matmul", [](nb::handle a, nb::handle b) {
         auto [A, B] = operands(a, b, "matmul");
         return ops::matmul(A, B);
-      }, nb::arg("x1"), nb::arg("x2"),
+      }, param("x1"), param("x2"),
       "Matrix product with NumPy matmul semantics (1-D promotion, broadcast batch axes); OpenBLAS gemm\n"
       "for float32/float64. ValueError on mismatched core dimensions.");
   m.def("dot", [](nb::handle a, nb::handle b) {
@@ -863,43 +879,43 @@ void bind_ops(nb::module_& m) {
         UMA_CHECK(A.ndim() <= 2 && B.ndim() <= 2, Value, "dot: only arrays of up to 2 dimensions are supported, use matmul");
         if (A.ndim() == 0 || B.ndim() == 0) return ops::binary(BinaryOp::Multiply, A, B);
         return ops::matmul(A, B);
-      }, nb::arg("a"), nb::arg("b"), "Dot product of arrays of up to 2 dimensions (NumPy dot).");
+      }, param("a"), param("b"), "Dot product of arrays of up to 2 dimensions (NumPy dot).");
 
   // ---- shape ----
   m.def("reshape", [](nb::handle a, nb::handle shape) { return ops::reshape(operand(a, nullptr, "reshape"), shape_of(shape)); },
-        nb::arg("a"), nb::arg("shape"), "New shape (one entry may be -1); a view when the layout allows, else a copy.");
+        param("a"), param("shape"), "New shape (one entry may be -1); a view when the layout allows, else a copy.");
   m.def("transpose", [](nb::handle a, nb::handle axes) {
         const Array x = operand(a, nullptr, "transpose");
         return axes.is_none() ? ops::transpose(x) : ops::transpose(x, nb::cast<std::vector<int64_t>>(axes));
-      }, nb::arg("a"), nb::arg("axes").none() = nb::none(), "Permuted view (axes=None reverses them).");
+      }, param("a"), param("axes") = nb::none(), "Permuted view (axes=None reverses them).");
   m.def("broadcast_to", [](nb::handle a, nb::handle shape) { return ops::broadcast_to(operand(a, nullptr, "broadcast_to"), shape_of(shape)); },
-        nb::arg("a"), nb::arg("shape"), "Read-only broadcast view (NumPy broadcast_to).");
+        param("a"), param("shape"), "Read-only broadcast view (NumPy broadcast_to).");
   m.def("concatenate", [](nb::handle arrays, nb::handle axis) {
         std::vector<Array> v = array_list(arrays, "concatenate");
         if (!axis.is_none()) return ops::concatenate(v, int_arg(axis, "concatenate", "axis", INT64_MIN));
         for (Array& a : v) a = ops::reshape(a, {a.size()});  // axis=None: the flattened arrays
         return ops::concatenate(v, 0);
-      }, nb::arg("arrays"), nb::arg("axis").none() = 0,
+      }, param("arrays"), param("axis") = 0,
       "Joins arrays along an existing axis (None: the flattened arrays, NumPy and the Array API\n"
       "standard); dtype by promotion.");
   m.def("stack", [](nb::handle arrays, int64_t axis) { return ops::stack(array_list(arrays, "stack"), axis); },
-        nb::arg("arrays"), nb::arg("axis") = 0, "Joins same-shaped arrays along a new axis.");
+        param("arrays"), nb::arg("axis") = 0, "Joins same-shaped arrays along a new axis.");
   m.def("expand_dims", [](nb::handle a, int64_t axis) { return ops::expand_dims(operand(a, nullptr, "expand_dims"), axis); },
-        nb::arg("a"), nb::arg("axis"), "View with a new size-1 axis at position axis.");
+        param("a"), nb::arg("axis"), "View with a new size-1 axis at position axis.");
   m.def("squeeze", [](nb::handle a, nb::handle axis) {
         return ops::squeeze(operand(a, nullptr, "squeeze"), axes_of(axis));
-      }, nb::arg("a"), nb::arg("axis").none() = nb::none(), "View without size-1 axes (all, or those named).");
+      }, param("a"), param("axis") = nb::none(), "View without size-1 axes (all, or those named).");
   m.def("astype", [](nb::handle a, nb::handle dtype, bool copy) {
         return astype_for_python(operand(a, nullptr, "astype"), *to_dtype(dtype), copy);
-      }, nb::arg("x"), nb::arg("dtype"), nb::kw_only(), nb::arg("copy") = true,
+      }, param("x"), param("dtype"), nb::kw_only(), nb::arg("copy") = true,
       "Values converted to dtype (Array API astype); never reinterprets bits.");
 
   // ---- statistics, cumulative ops, linear algebra, split, indexing, nn ----
 #define UMA_STAT(name, FN)                                                                               \
   m.def(name, [](nb::handle a, nb::handle axis, double ddof, bool keepdims, nb::handle correction) {      \
     return ops::FN(operand(a, nullptr, name), axes_of(axis), ddof_of(name, nb::float_(ddof), correction), keepdims); \
-  }, nb::arg("a"), nb::arg("axis").none() = nb::none(), nb::arg("ddof") = 0.0, nb::arg("keepdims") = false,      \
-  nb::kw_only(), nb::arg("correction").none() = nb::none(),                                              \
+  }, param("a"), param("axis") = nb::none(), nb::arg("ddof") = 0.0, nb::arg("keepdims") = false,      \
+  nb::kw_only(), param("correction") = nb::none(),                                              \
   "NumPy " name " over axis (None: all; int or tuple) with ddof (or the Array API's correction):\n"       \
   "var = sum(|x - mean|**2) / max(n - ddof, 0), std = sqrt(var). Result float64 for bool/ints, the\n"     \
   "real dtype for complex inputs, else the input's dtype. IndexError for a bad axis; ValueError if\n"    \
@@ -909,39 +925,39 @@ void bind_ops(nb::module_& m) {
   m.def("logsumexp", [](nb::handle a, nb::handle axis, bool keepdims) {
         Array A = operand(a, nullptr, "logsumexp");
         return ops::logsumexp(A, ufunc_axes(A, axis), keepdims);
-      }, nb::arg("a"), nb::arg("axis").none() = nb::none(), nb::arg("keepdims") = false,
+      }, param("a"), param("axis") = nb::none(), nb::arg("keepdims") = false,
       "log(sum(exp(a), axis)) computed stably (scipy.special.logsumexp): float64 for bool/ints, else\n"
       "the input's float dtype (float16/bfloat16 computed in double and rounded). TypeError for complex.");
   m.def("cumsum", [](nb::handle a, nb::handle axis) { Array A = operand(a, nullptr, "cumsum");
         return ops::cumsum(A, ufunc_axis(A, one_axis(axis))); },
-        nb::arg("a"), nb::arg("axis").none() = nb::none(),
+        param("a"), param("axis") = nb::none(),
         "Cumulative sum along axis (None: of the flattened array), NumPy's dtype rule (bool/small ints\n"
         "-> int64, unsigned -> uint64).");
   m.def("cumprod", [](nb::handle a, nb::handle axis) { Array A = operand(a, nullptr, "cumprod");
         return ops::cumprod(A, ufunc_axis(A, one_axis(axis))); },
-        nb::arg("a"), nb::arg("axis").none() = nb::none(), "Cumulative product along axis (as cumsum).");
+        param("a"), param("axis") = nb::none(), "Cumulative product along axis (as cumsum).");
   m.def("outer", [](nb::handle a, nb::handle b) {
         auto [A, B] = operands(a, b, "outer");
         return ops::outer(A, B);
-      }, nb::arg("a"), nb::arg("b"), "Outer product of the flattened inputs, shape (a.size, b.size) (NumPy outer).");
+      }, param("a"), param("b"), "Outer product of the flattened inputs, shape (a.size, b.size) (NumPy outer).");
   m.def("diag", [](nb::handle v, int64_t k) { return ops::diag(operand(v, nullptr, "diag"), k); },
-        nb::arg("v"), nb::arg("k") = 0,
+        param("v"), nb::arg("k") = 0,
         "NumPy diag: 1-d v -> 2-d array with v on diagonal k; 2-d v -> a copy of its diagonal k.\n"
         "ValueError for other ranks.");
   m.def("diagonal", [](nb::handle a, int64_t offset, int64_t axis1, int64_t axis2) {
         return ops::diagonal(operand(a, nullptr, "diagonal"), offset, axis1, axis2);
-      }, nb::arg("a"), nb::arg("offset") = 0, nb::arg("axis1") = 0, nb::arg("axis2") = 1,
+      }, param("a"), nb::arg("offset") = 0, nb::arg("axis1") = 0, nb::arg("axis2") = 1,
       "Read-only view of a diagonal, appended as the last axis (NumPy diagonal).");
   m.def("trace", [](nb::handle a, int64_t offset, int64_t axis1, int64_t axis2) {
         return ops::trace(operand(a, nullptr, "trace"), offset, axis1, axis2);
-      }, nb::arg("a"), nb::arg("offset") = 0, nb::arg("axis1") = 0, nb::arg("axis2") = 1,
+      }, param("a"), nb::arg("offset") = 0, nb::arg("axis1") = 0, nb::arg("axis2") = 1,
       "Sum along a diagonal (NumPy trace); dtype as sum's. ValueError if ndim < 2.");
   m.def("split", [](nb::handle a, nb::handle ios, int64_t axis) {
         Array A = operand(a, nullptr, "split");
         if (PyIndex_Check(ios.ptr()) && !PyBool_Check(ios.ptr()) && !nb::isinstance<Array>(ios))
           return ops::split_sections(A, nb::cast<int64_t>(ios), axis);
         return ops::split_at(A, nb::cast<std::vector<int64_t>>(ios), axis);
-      }, nb::arg("ary"), nb::arg("indices_or_sections"), nb::arg("axis") = 0,
+      }, param("ary"), param("indices_or_sections"), nb::arg("axis") = 0,
       "NumPy split: an int N gives N equal views along axis (ValueError if the axis does not divide);\n"
       "a sequence of split points gives len+1 views (points clamp like slice bounds).");
   m.def("take", [](nb::handle a, nb::handle indices, nb::handle axis) {
@@ -950,44 +966,44 @@ void bind_ops(nb::module_& m) {
           idx = ops::astype(idx, DType::Int64);  // [] as NumPy's intp; an empty float array stays a TypeError
         Array A = operand(a, nullptr, "take");
         return ops::take(A, idx, ufunc_axis(A, one_axis(axis)));
-      }, nb::arg("a"), nb::arg("indices"), nb::arg("axis").none() = nb::none(),
+      }, param("a"), param("indices"), param("axis") = nb::none(),
       "NumPy take: elements at integer indices along axis (None: of the flattened array), shape\n"
       "a.shape[:axis] + indices.shape + a.shape[axis+1:]. IndexError naming an out-of-bounds index.");
   m.def("set_subtensor", [](nb::handle x, nb::handle index, nb::handle y) { return update_any("set_subtensor", x, index, y, false); },
-        nb::arg("x"), nb::arg("index").none(), nb::arg("y"),
+        param("x"), param("index"), param("y"),
         "Functional update (PyTensor's set_subtensor, eager three-argument form): a copy of x with x[index]\n"
         "replaced by y. index: basic (ints, slices, None, ...), one integer array after full slices, or a\n"
         "boolean mask. y broadcasts to x[index] and is cast to x's dtype (TypeError unless same_kind).");
   m.def("inc_subtensor", [](nb::handle x, nb::handle index, nb::handle y) { return update_any("inc_subtensor", x, index, y, true); },
-        nb::arg("x"), nb::arg("index").none(), nb::arg("y"),
+        param("x"), param("index"), param("y"),
         "Functional increment (PyTensor's inc_subtensor): a copy of x with y added at x[index]; repeated\n"
         "integer indices accumulate (np.add.at).");
   m.def("softmax", [](nb::handle x, int64_t axis) { return ops::softmax(operand(x, nullptr, "softmax"), axis, false); },
-        nb::arg("x"), nb::arg("axis") = -1,
+        param("x"), nb::arg("axis") = -1,
         "exp(x) / sum(exp(x), axis), stable; float inputs only (float16/bfloat16 computed in float32).");
   m.def("log_softmax", [](nb::handle x, int64_t axis) { return ops::softmax(operand(x, nullptr, "log_softmax"), axis, true); },
-        nb::arg("x"), nb::arg("axis") = -1, "x - logsumexp(x, axis), stable; float inputs only.");
+        param("x"), nb::arg("axis") = -1, "x - logsumexp(x, axis), stable; float inputs only.");
   // ---- sorting, sets and searching (Array API standard 2025.12; uma/ops.h) ----
   m.def("sort", [](nb::handle x, nb::handle axis, bool descending, bool stable) {
         return ops::sort(operand(x, nullptr, "sort"), axis_int(axis), descending, stable);
-      }, nb::arg("x"), nb::kw_only(), nb::arg("axis") = -1, nb::arg("descending") = false, nb::arg("stable") = true,
+      }, param("x"), nb::kw_only(), param("axis") = -1, nb::arg("descending") = false, nb::arg("stable") = true,
       "A sorted copy of x along axis (uma.sort documents the order).");
   m.def("argsort", [](nb::handle x, nb::handle axis, bool descending, bool stable) {
         return ops::argsort(operand(x, nullptr, "argsort"), axis_int(axis), descending, stable);
-      }, nb::arg("x"), nb::kw_only(), nb::arg("axis") = -1, nb::arg("descending") = false, nb::arg("stable") = true,
+      }, param("x"), nb::kw_only(), param("axis") = -1, nb::arg("descending") = false, nb::arg("stable") = true,
       "The int64 positions along axis that sort x (uma.argsort documents the order).");
   m.def("_unique", [](nb::handle x, bool indices, bool inverse, bool counts, const std::string& op) {
         ops::UniqueResult r = ops::unique(operand(x, nullptr, op.c_str()), indices, inverse, counts, op.c_str());
         auto opt = [](const Array& a, bool want) { return want ? nb::cast(a) : nb::none(); };
         return nb::make_tuple(r.values, opt(r.indices, indices), opt(r.inverse_indices, inverse), opt(r.counts, counts));
-      }, nb::arg("x"), nb::arg("indices"), nb::arg("inverse"), nb::arg("counts"), nb::arg("op"),
+      }, param("x"), nb::arg("indices"), nb::arg("inverse"), nb::arg("counts"), nb::arg("op"),
       "(values, indices, inverse_indices, counts) of the flattened x, None for those not asked for\n"
       "(the uma.unique_* functions).");
   m.def("nonzero", [](nb::handle x) {
         nb::list out;
         for (const Array& a : ops::nonzero(operand(x, nullptr, "nonzero"))) out.append(a);
         return nb::tuple(out);
-      }, nb::arg("x"), "The int64 indices of the non-zero elements, one array per axis (uma.nonzero).");
+      }, param("x"), "The int64 indices of the non-zero elements, one array per axis (uma.nonzero).");
   m.def("searchsorted", [](nb::handle x1, nb::handle x2, nb::handle side, nb::handle sorter) {
         const char* op = "searchsorted";
         UMA_CHECK(nb::isinstance<nb::str>(side) && (nb::cast<std::string>(side) == "left" || nb::cast<std::string>(side) == "right"),
@@ -996,9 +1012,9 @@ void bind_ops(nb::module_& m) {
         std::optional<Array> S;
         if (!sorter.is_none()) S = operand(sorter, nullptr, op);
         return ops::searchsorted(A, operand(x2, &A, op), nb::cast<std::string>(side) == "right", S);
-      }, nb::arg("x1"), nb::arg("x2"), nb::kw_only(), nb::arg("side") = "left", nb::arg("sorter").none() = nb::none(),
+      }, param("x1"), param("x2"), nb::kw_only(), param("side") = "left", param("sorter") = nb::none(),
       "The int64 insertion points of x2 into the sorted 1-d x1 (uma.searchsorted).");
-  m.def("relu", [](nb::handle x) { return ops::relu(operand(x, nullptr, "relu")); }, nb::arg("x"),
+  m.def("relu", [](nb::handle x) { return ops::relu(operand(x, nullptr, "relu")); }, param("x"),
         "maximum(x, 0) (NaN propagates; float16/bfloat16 computed in float32).");
 
 }

@@ -724,7 +724,7 @@ void bind_runtime(nb::module_& m) {
       })
       .def("add_op", [](runtime::Program& p, const std::string& name, const std::vector<int>& inputs, nb::handle attrs) {
         return p.add_op(name, inputs, parse_attrs(name, attrs));
-      }, nb::arg("name"), nb::arg("inputs"), nb::arg("attrs").none() = nb::none())
+      }, nb::arg("name"), nb::arg("inputs"), param("attrs") = nb::none())
       .def("add_fused", [](runtime::Program& p, const std::vector<int>& inputs, nb::list code, nb::handle dtype,
                            bool matmul, const std::string& head, nb::handle head_attrs) {
         UMA_CHECK(!matmul || head.empty(), Value, "Program.add_fused: give matmul=True or head='", head, "', not both");
@@ -775,8 +775,8 @@ void bind_runtime(nb::module_& m) {
         const std::string h = matmul ? std::string("matmul") : head;
         runtime::OpAttrs attrs = h == "sum" || h == "mean" ? parse_attrs(h, head_attrs) : runtime::OpAttrs{};
         return p.add_fused(inputs, std::move(instrs), *to_dtype(dtype), h, std::move(attrs));
-      }, nb::arg("inputs"), nb::arg("code"), nb::arg("dtype"), nb::arg("matmul") = false, nb::arg("head") = "",
-      nb::arg("head_attrs").none() = nb::none(),
+      }, nb::arg("inputs"), nb::arg("code"), param("dtype"), nb::arg("matmul") = false, nb::arg("head") = "",
+      param("head_attrs") = nb::none(),
       "Adds a fused elementwise chain: code is a list of (op_name, a, b) over registers (inputs first,\n"
       "then one register per instruction; b is ignored for unary ops) and ('where', cond, x, y), whose\n"
       "condition is a comparison of the chain. The last register is the result. Every input must have\n"
@@ -866,7 +866,7 @@ void bind_runtime(nb::module_& m) {
       "goes through the host, so a torch -> cuda switch counts ('torch', 'cpu') and\n"
       "('cpu', 'cuda:0'). reset=True\n"
       "sets the counts back to zero after reading them.");
-  m.def("_array_residency", [](nb::handle device) { return runtime::array_residency(to_device(device)); }, nb::arg("device"),
+  m.def("_array_residency", [](nb::handle device) { return runtime::array_residency(to_device(device)); }, param("device"),
         "uma's residency of `device` (values are uma.Arrays there; 'cpu' for the host).");
   m.def("_python_residency", [](std::string name, nb::object from_host, nb::object to_host, nb::object describe,
                                  nb::handle home) {
@@ -874,7 +874,7 @@ void bind_runtime(nb::module_& m) {
     return std::shared_ptr<const runtime::Residency>(std::make_shared<PyResidency>(
         std::move(name), std::move(from_host), std::move(to_host), std::move(describe),
         home.is_none() ? Device::cpu() : to_device(home)));
-  }, nb::arg("name"), nb::arg("from_host"), nb::arg("to_host"), nb::arg("describe"), nb::arg("home") = nb::none(),
+  }, nb::arg("name"), nb::arg("from_host"), nb::arg("to_host"), nb::arg("describe"), param("home") = nb::none(),
   "A Python backend's residency: from_host(array, dtype, static_shape) -> native value,\n"
   "to_host(value, dtype, static_shape) -> uma.Array (its linker's filters), and\n"
   "describe(value) -> (dtype name, shape) | None (uma.runtime.filters.value_type). `home`: the\n"
@@ -894,7 +894,7 @@ void bind_runtime(nb::module_& m) {
         t.label = std::move(label);
         t.text = std::move(text);
         new (self) runtime::SharedCell(std::move(host), std::move(t));
-      }, nb::arg("host"), nb::arg("dtype"), nb::arg("shape"), nb::arg("label"), nb::arg("text"))
+      }, param("host"), param("dtype"), param("shape"), nb::arg("label"), nb::arg("text"))
       .def_prop_ro("serial", &runtime::SharedCell::serial, "Creation order: the order in which locks are taken.")
       .def_prop_ro("host_current", [](runtime::SharedCell& c) { return locked(c, [&] { return c.host_current(); }); })
       .def_prop_ro("current", [](runtime::SharedCell& c) { return locked(c, [&] { return c.current(); }); },
@@ -984,9 +984,9 @@ void bind_runtime(nb::module_& m) {
           }
         }
         if (!shape_check.is_none()) f->shape_check = std::move(shape_check);
-      }, nb::arg("compiled"), nb::arg("specs"), nb::arg("cells"), nb::arg("updates"), nb::arg("n_outputs"),
-         nb::arg("allow_input_downcast"), nb::arg("filter").none(), nb::arg("shape_check").none(), nb::arg("single"),
-         nb::arg("backend"), nb::arg("residency"), nb::arg("eager"), nb::arg("describe").none(),
+      }, param("compiled"), nb::arg("specs"), nb::arg("cells"), nb::arg("updates"), nb::arg("n_outputs"),
+         nb::arg("allow_input_downcast"), param("filter"), param("shape_check"), nb::arg("single"),
+         nb::arg("backend"), nb::arg("residency"), nb::arg("eager"), param("describe"),
          nb::arg("hold_reads") = false,
          "`compiled`: a Program (run in C++ on uma arrays of the residency's device) or a thunk\n"
          "(values -> [outputs..., updates...], called with the GIL). `hold_reads`: keep the locks of the\n"
@@ -1028,7 +1028,7 @@ void bind_runtime(nb::module_& m) {
     if (auto b = ops::binary_op_named(name)) return condition ? ops::is_fusable_condition(*b, t) : ops::is_fusable(*b, t);
     if (auto u = ops::unary_op_named(name)) return !condition && ops::is_fusable(*u, t);
     return false;
-  }, nb::arg("name"), nb::arg("dtype"), nb::arg("condition") = false,
+  }, nb::arg("name"), param("dtype"), nb::arg("condition") = false,
   "Whether the elementwise op `name` keeps `dtype` and can join a fused chain of that dtype; with\n"
   "condition=True, whether it is a comparison of `dtype` operands that can be a fused where's condition.");
 }

@@ -62,6 +62,14 @@ void with_gil(F&& release) noexcept {
   PyGILState_Release(st);
 }
 
+// ---- parameters ----
+/// A named parameter of a bound function. It accepts None, so the function's own parser names
+/// what is wrong with a None it cannot use ("sum: cannot convert None to an array"); without
+/// .none() nanobind refuses None before the function runs, with a generic "incompatible function
+/// arguments" TypeError that lists the signature. Parameters of C++ types (bool, int) still
+/// refuse None through their type caster.
+inline auto param(const char* name) { return nb::arg(name).none(); }
+
 // ---- conversion of operands (bind_interop.cpp) ----
 /// An integer argument `what` of `api` (anything operator.index accepts: Python and NumPy ints,
 /// bools): TypeError naming the value otherwise, OverflowError when it does not fit int64, and

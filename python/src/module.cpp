@@ -218,7 +218,7 @@ NB_MODULE(_core, m) {
       }, nb::arg("device") = "cpu", "Returns every cached free block of the device's allocator to the system.");
   m.def("set_cache_limit", [](nb::handle nbytes) {
         host_allocator().set_cache_limit(static_cast<std::size_t>(int_arg(nbytes, "set_cache_limit", "nbytes", 0)));
-      }, nb::arg("nbytes"),
+      }, param("nbytes"),
       "Largest number of bytes (an int) the host allocator keeps cached (default 1 GiB; 0 disables\n"
       "caching). TypeError for a non-integer, OverflowError beyond int64, ValueError if negative.");
 
@@ -237,7 +237,7 @@ NB_MODULE(_core, m) {
                     "set_num_threads: the number of threads must be between 1 and 65536 (0: the default), got ", v);
           threads::set_max_threads(static_cast<int>(v));
         },
-        nb::arg("n").none(),
+        param("n"),
         "Sets get_num_threads() to n (an int >= 1; 0 restores the default), for every thread of the\n"
         "process. TypeError for a non-integer, OverflowError beyond int64, ValueError if negative or over\n"
         "65536.");

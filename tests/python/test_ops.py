@@ -1,6 +1,7 @@
 """Eager ops against NumPy 2 (the oracle): every op x compute dtype x layout, promotion,
 Python scalars (NEP 50), reductions, matmul, shape ops, creation, and error types."""
 import operator
+import re
 import subprocess
 import sys
 
@@ -1333,6 +1334,29 @@ def test_none_as_an_elementwise_operand_is_a_type_error_naming_the_op():
         uma.exp(None)
     with pytest.raises(TypeError, match="hypot: cannot convert None"):
         uma.hypot(uma.asarray(np.ones(2)), None)
+
+
+A6 = np.arange(6.0)
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda: uma.sum(None), "sum: cannot convert None"),
+    (lambda: uma.matmul(None, uma.asarray(A6)), "matmul: cannot convert None"),
+    (lambda: uma.where(None, 1.0, 2.0), "where: cannot convert None"),
+    (lambda: uma.softmax(None, axis=0), "softmax: cannot convert None"),
+    (lambda: uma.full_like(uma.asarray(A6), None), "full_like: cannot convert None"),
+    (lambda: uma.full(3, None), "full: cannot convert None"),
+    (lambda: uma.ones(None), "shape: 'NoneType' object cannot be interpreted as an integer"),
+    (lambda: uma.reshape(uma.asarray(A6), None), "shape: 'NoneType' object cannot be interpreted as an integer"),
+    (lambda: uma.eye(None), "eye: N must be an integer, got None"),
+    (lambda: uma.linspace(0, 1, None), "linspace: num must be an integer, got None"),
+    (lambda: uma.one_hot(uma.asarray(np.arange(3)), None), "one_hot: depth must be an integer, got None"),
+    (lambda: uma.concatenate(None), "concatenate: arrays must be passed as a sequence"),
+])
+def test_none_for_a_parameter_is_a_type_error_from_the_function_itself(call, message):
+    # Not nanobind's generic "incompatible function arguments": the function names what it needs.
+    with pytest.raises(TypeError, match=re.escape(message)):
+        call()
 
 
 def test_none_and_iterators_in_operators_and_joins_like_numpy():

@@ -126,3 +126,22 @@ def test_linspace_bad_num_like_numpy(num, err):
         np.linspace(0, 1, num)
     with pytest.raises(err):
         uma.linspace(0, 1, num)
+
+
+@pytest.mark.parametrize("bound", [0.5, 3, -2.25])
+def test_zero_d_array_bounds_are_numbers_as_in_numpy(bound):
+    # A 0-d uma array defines __index__ (for integer dtypes) and refuses it for floats: the
+    # bound is then read as a number, as NumPy reads a 0-d ndarray.
+    b = np.asarray(bound)
+    np.testing.assert_array_equal(np.asarray(uma.linspace(uma.asarray(b), 4, 5)), np.linspace(b, 4, 5))
+    np.testing.assert_array_equal(np.asarray(uma.linspace(-1, uma.asarray(b), 3)), np.linspace(-1, b, 3))
+    np.testing.assert_array_equal(np.asarray(uma.arange(uma.asarray(b), 6)), np.arange(b, 6))
+    np.testing.assert_array_equal(np.asarray(uma.arange(uma.asarray(b))), np.arange(b))
+
+
+@pytest.mark.parametrize("call", [lambda b: uma.linspace(b, 1), lambda b: uma.linspace(0, b),
+                                  lambda b: uma.arange(b), lambda b: uma.arange(0, 5, b)])
+@pytest.mark.parametrize("bound", [uma.arange(6.0).reshape(2, 3), uma.ones(2, dtype="complex128"), None, "3"])
+def test_a_bound_that_is_not_a_number_is_a_type_error_naming_it(call, bound):
+    with pytest.raises(TypeError, match=r"(linspace|arange): expected a number, got"):
+        call(bound)
