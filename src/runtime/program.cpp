@@ -321,12 +321,22 @@ void Program::add_label_check(int labels, int logits, std::string op) {
   plan_releases();
 }
 
+namespace {
+// The classes a label check allows: the logits' second dimension. Logits or labels of the
+// wrong shape get the op's own ValueError (its shape rule), not a check against no classes.
+int64_t label_classes(const std::string& op, const Array& labels, const Array& logits) {
+  if (logits.ndim() != 2 || labels.ndim() != 1 || labels.shape()[0] != logits.shape()[0])
+    ops::softmax_cross_entropy_shape(logits.shape(), labels.shape(), op.c_str());  // raises
+  return logits.shape()[1];
+}
+}  // namespace
+
 // Note [Deferred label checks] (program.h).
 template <class Value>
 void Program::check_labels(const Value& value) const {
   for (const LabelCheck& c : label_checks_) {
-    const Array& z = value(c.logits);
-    ops::check_labels(c.op.c_str(), value(c.labels), z.ndim() == 2 ? z.shape()[1] : 0);
+    const Array& y = value(c.labels);
+    ops::check_labels(c.op.c_str(), y, label_classes(c.op, y, value(c.logits)));
   }
 }
 
@@ -897,8 +907,7 @@ bool Program::replay(const Recording& r, std::vector<Array>& inputs, std::vector
     for (const kernels::cuda::CopyJob& c : copies) cuda::copy_on_device(c.dst, c.src, c.bytes, device);
   }
   auto classes = [&](std::size_t k) {
-    const Array& z = r.checked[2 * k + 1];
-    return z.ndim() == 2 ? z.shape()[1] : int64_t{0};
+    return label_classes(label_checks_[k].op, r.checked[2 * k], r.checked[2 * k + 1]);
   };
   for (std::size_t k = 0; k < r.early.size(); ++k) r.early[k]->queue(r.checked[2 * k], classes(k));
   r.graph->launch();

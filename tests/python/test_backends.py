@@ -359,6 +359,10 @@ def test_out_of_range_indices_name_the_op_on_every_host_backend(backend):
     g = uma.function([x, i], x[i], backend=backend)
     with pytest.raises(IndexError, match=f"^take: {oracle.value}$"):
         g(X, np.array([3]))
+    m = sym.vector("m", dtype="bool")
+    h = uma.function([x, m], x[m], backend=backend)
+    with pytest.raises(IndexError, match="^getitem: boolean index did not match"):
+        h(X, np.ones(4, bool))
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])

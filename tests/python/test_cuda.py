@@ -7,6 +7,7 @@ behaviour run instead.
 import gc
 import importlib.util
 import math
+import re
 
 import numpy as np
 import pytest
@@ -1551,6 +1552,20 @@ def test_program_label_checks_run_after_the_steps():
         prog.run([Z, uma.asarray(np.array([0, 4, 1]))])
     with pytest.raises(ValueError, match="undefined slot"):
         prog.add_label_check(7, z, "softmax_cross_entropy")
+
+
+def test_program_label_check_of_logits_that_are_not_2d_is_the_ops_shape_error():
+    # A check alone (no cross-entropy step) over 1-d logits: the op's shape rule, not a label
+    # out of [0, 0).
+    prog = uma._core.Program()
+    z, y = prog.add_input(), prog.add_input()
+    prog.add_label_check(y, z, "softmax_cross_entropy")
+    prog.set_outputs([prog.add_op("exp", [z], None)])
+    labels = uma.asarray(np.array([0, 1, 2]))
+    with pytest.raises(ValueError, match=re.escape("softmax_cross_entropy: logits must be 2-d (batch, classes), got shape (4,)")):
+        prog.run([uma.asarray(np.zeros(4, np.float32)), labels])
+    with pytest.raises(ValueError, match=re.escape("softmax_cross_entropy: labels must have shape (2,)")):
+        prog.run([uma.asarray(np.zeros((2, 4), np.float32)), labels])
 
 
 def test_program_element_plan_takes_host_scalars_only():

@@ -288,6 +288,7 @@ class MaskSelect(Op):
     """``x[mask]`` for a bool mask over x's leading axes: shape (count,) + x.shape[mask.ndim:]."""
 
     name = "mask_select"
+    error_name = "getitem"  # x[mask]: its errors name the indexing, as ops::mask_select's do
 
     def output_types(self, inputs):
         x, m = inputs

@@ -299,7 +299,7 @@ def _op_named(fn):
         try:
             return fn(node, v)
         except IndexError as e:
-            raise IndexError(f"{node.op.name}: {e}") from None
+            raise IndexError(f"{getattr(node.op, 'error_name', node.op.name)}: {e}") from None
     return impl
 
 
