@@ -464,7 +464,7 @@ void bind_array(nb::module_& m) {
         return scalar_to_python(a);
       })
       .def("astype", [](const Array& a, nb::handle dtype, bool copy) {
-        return astype_for_python(a, *to_dtype(dtype), copy);
+        return astype_for_python(a, required_dtype(dtype, "astype"), copy);
       }, param("dtype"), nb::arg("copy") = true,
       "Values converted to dtype (never reinterpreted). copy=False returns self when the dtype already matches.")
       .def("copy", [](const Array& a) { return ops::copy(a); })
@@ -496,8 +496,8 @@ void bind_array(nb::module_& m) {
         if (is_integer(a.dtype()) && is_numpy_real_scalar(v)) v = v.attr("item")();
         const bool sequence = nb::isinstance<nb::list>(v) || nb::isinstance<nb::tuple>(v);
         Array src = is_python_scalar(v) ? ops::scalar_array(to_scalar(v, a.dtype()), a.dtype())
-                                        : asarray(v, sequence ? std::optional<DType>(a.dtype()) : std::nullopt, std::nullopt,
-                                                  interop::CopyMode::IfNeeded, "__setitem__");
+                    : sequence ? asarray(v, a.dtype(), std::nullopt, interop::CopyMode::IfNeeded, "__setitem__")
+                               : operand(v, nullptr, "__setitem__");
         warn_discarded_imaginary(src.dtype(), a.dtype());  // before anything is written
         ops::index_assign(a, k, src);
       }, param("key"), param("value"),

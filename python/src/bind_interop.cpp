@@ -809,6 +809,11 @@ Array operand(nb::handle h, const Array* other, const char* op) {
                        : s.kind == ScalarKind::Float ? DType::Float64 : DType::Complex128);
     return ops::scalar_array(s, t);
   }
+  // NumPy reads a bytes operand as a string (dtype 'S'), which uma has no dtype for; its bytes
+  // as uint8 values would be another number (b'3' is 51). uma.asarray(b) gives those bytes.
+  UMA_CHECK(!PyBytes_Check(h.ptr()), Type, op, ": cannot convert ", py_repr(h).substr(0, 80),
+            " to an array (NumPy infers dtype |S", PyBytes_GET_SIZE(h.ptr()),
+            "; uma has no string dtype: uma.asarray(bytes) gives the bytes as uint8)");
   return asarray(h, std::nullopt, std::nullopt, CopyMode::IfNeeded, op);
 }
 

@@ -52,7 +52,14 @@ int64_t dim_int(nb::handle h) {
 
 Shape shape_of(nb::handle h) {
   Shape s;
-  if (nb::isinstance<nb::tuple>(h) || nb::isinstance<nb::list>(h)) {
+  // A sequence of integers (a tuple, a list, a range, an integer array of 1 dimension) or one
+  // integer (a 0-d integer array included), as NumPy takes a shape.
+  bool sequence = nb::isinstance<nb::tuple>(h) || nb::isinstance<nb::list>(h);
+  if (!sequence && !PyLong_Check(h.ptr()) && !PyUnicode_Check(h.ptr()) && !PyBytes_Check(h.ptr())) {
+    const nb::object ndim = nb::getattr(h, "ndim", nb::none());  // arrays: uma's, NumPy's, ...
+    sequence = PyLong_Check(ndim.ptr()) ? PyLong_AsLong(ndim.ptr()) > 0 : PySequence_Check(h.ptr()) != 0;
+  }
+  if (sequence) {
     for (nb::handle x : h) s.push_back(dim_int(x));
   } else {
     s.push_back(dim_int(h));
@@ -692,7 +699,7 @@ void bind_ops(nb::module_& m) {
         "name), grad ('smooth', 'zero' or 'none'), numpy (NumPy's function name or ''), doc, bool_result.");
   m.def("_result_dtype", [](const std::string& name, nb::args dtypes) -> nb::object {
         std::vector<DType> ts;
-        for (nb::handle d : dtypes) ts.push_back(*to_dtype(d));
+        for (nb::handle d : dtypes) ts.push_back(required_dtype(d, "_result_dtype"));
         if (auto b = ops::binary_op_named(name)) {
           UMA_CHECK(ts.size() == 2, Type, name, ": expected 2 dtypes, got ", ts.size());
           return dtype_object(ops::binary_result_dtype(*b, ts[0], ts[1]));
@@ -906,7 +913,7 @@ void bind_ops(nb::module_& m) {
         return ops::squeeze(operand(a, nullptr, "squeeze"), axes_of(axis));
       }, param("a"), param("axis") = nb::none(), "View without size-1 axes (all, or those named).");
   m.def("astype", [](nb::handle a, nb::handle dtype, bool copy) {
-        return astype_for_python(operand(a, nullptr, "astype"), *to_dtype(dtype), copy);
+        return astype_for_python(operand(a, nullptr, "astype"), required_dtype(dtype, "astype"), copy);
       }, param("x"), param("dtype"), nb::kw_only(), nb::arg("copy") = true,
       "Values converted to dtype (Array API astype); never reinterprets bits.");
 

@@ -774,7 +774,7 @@ void bind_runtime(nb::module_& m) {
         }
         const std::string h = matmul ? std::string("matmul") : head;
         runtime::OpAttrs attrs = h == "sum" || h == "mean" ? parse_attrs(h, head_attrs) : runtime::OpAttrs{};
-        return p.add_fused(inputs, std::move(instrs), *to_dtype(dtype), h, std::move(attrs));
+        return p.add_fused(inputs, std::move(instrs), required_dtype(dtype, "Program.add_fused"), h, std::move(attrs));
       }, nb::arg("inputs"), nb::arg("code"), param("dtype"), nb::arg("matmul") = false, nb::arg("head") = "",
       param("head_attrs") = nb::none(),
       "Adds a fused elementwise chain: code is a list of (op_name, a, b) over registers (inputs first,\n"
@@ -889,7 +889,7 @@ void bind_runtime(nb::module_& m) {
                           std::string label, std::string text) {
         Array host = host_array(v);
         runtime::TypeSpec t;
-        t.dtype = *to_dtype(dtype);
+        t.dtype = required_dtype(dtype, "SharedCell");
         t.shape = static_shape_of(shape);
         t.label = std::move(label);
         t.text = std::move(text);
@@ -938,7 +938,7 @@ void bind_runtime(nb::module_& m) {
           nb::tuple t = nb::borrow<nb::tuple>(item);
           UMA_CHECK(nb::len(t) == 3, Value, "Function: each input spec is (dtype, static shape, label)");
           runtime::InputSpec s;
-          s.dtype = *to_dtype(t[0]);
+          s.dtype = required_dtype(t[0], "Function");
           s.shape = static_shape_of(t[1]);
           s.label = nb::cast<std::string>(t[2]);
           in.push_back(std::move(s));
@@ -1024,7 +1024,7 @@ void bind_runtime(nb::module_& m) {
         "The inputs (positions) that the Program op `name` reads only for their shape, dtype and device "
         "(ones_like's 0, broadcast_like's 1); empty for other ops.");
   m.def("_fusable", [](const std::string& name, nb::handle dtype, bool condition) {
-    DType t = *to_dtype(dtype);
+    DType t = required_dtype(dtype, "_fusable");
     if (auto b = ops::binary_op_named(name)) return condition ? ops::is_fusable_condition(*b, t) : ops::is_fusable(*b, t);
     if (auto u = ops::unary_op_named(name)) return !condition && ops::is_fusable(*u, t);
     return false;

@@ -22,6 +22,8 @@ nb::object dtype_object(DType t);
 /// Resolves anything accepted as a dtype (uma.dtype, NumPy dtype/scalar type, str, Python
 /// type); TypeError if not understood. None -> nullopt.
 std::optional<DType> to_dtype(nb::handle h);
+/// A dtype argument that must be given: to_dtype(h), TypeError naming `api` for None.
+DType required_dtype(nb::handle h, const char* api);
 Device to_device(nb::handle h);  // None -> cpu; str or uma.Device
 nb::object device_object(Device d);
 /// The Python exception type uma.CopyError.

@@ -111,6 +111,11 @@ std::optional<DType> to_dtype(nb::handle h) {
   return static_cast<DType>(nb::cast<int>(d.attr("_code")));
 }
 
+DType required_dtype(nb::handle h, const char* api) {
+  UMA_CHECK(!h.is_none(), Type, api, ": dtype must be a dtype (uma.float32, 'int64', numpy.float64, ...), got None");
+  return *to_dtype(h);
+}
+
 Device to_device(nb::handle h) {
   if (h.is_none()) return Device::cpu();
   if (nb::isinstance<nb::str>(h)) return Device::parse(nb::cast<std::string>(h));

@@ -191,7 +191,10 @@ Array arange(const Scalar& start, const Scalar& stop, const Scalar& step, DType 
   } else {
     const double a = float_value(start), b = float_value(stop), s = float_value(step);
     UMA_CHECK(s != 0, Value, "arange: step must not be zero");
-    const double len = std::ceil((b - a) / s);
+    // A quotient that underflows to zero (an infinite or huge step) leaves start alone in the
+    // range when it has the step's sign: NumPy's length 1 (0 for -0.0).
+    const double q = (b - a) / s;
+    const double len = q == 0.0 && b - a != 0.0 ? (std::signbit(q) ? 0.0 : 1.0) : std::ceil(q);
     UMA_CHECK(!std::isnan(len), Value, "arange: cannot compute length (start ", a, ", stop ", b, ", step ", s, ")");
     UMA_CHECK(len < 0x1p62, Value, "arange: Maximum allowed size exceeded");
     n = len > 0 ? static_cast<int64_t>(len) : 0;

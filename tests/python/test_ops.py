@@ -1359,6 +1359,48 @@ def test_none_for_a_parameter_is_a_type_error_from_the_function_itself(call, mes
         call()
 
 
+def test_astype_needs_a_dtype():
+    # NumPy reads None as float64; the Array API standard requires a dtype. Never a guess.
+    for call in (lambda: uma.astype(uma.asarray(A6), None), lambda: uma.asarray(A6).astype(None)):
+        with pytest.raises(TypeError, match=re.escape("astype: dtype must be a dtype")):
+            call()
+
+
+@pytest.mark.parametrize("call", [lambda: uma.full(2, b"3", dtype=uma.int64), lambda: uma.asarray(A6) + b"3",
+                                  lambda: uma.sum(b"3"), lambda: uma.where(uma.asarray(A6) > 2, b"3", 1.0)])
+def test_bytes_operands_are_refused_not_read_as_uint8(call):
+    # NumPy reads b"3" as a bytes string (dtype S1); its byte as a number would be 51.
+    with pytest.raises(TypeError, match=re.escape("cannot convert b'3' to an array (NumPy infers dtype |S1")):
+        call()
+
+
+def test_assigning_bytes_is_refused_and_writes_nothing():
+    a = uma.asarray(np.arange(3))
+    with pytest.raises(TypeError, match="__setitem__: cannot convert b'3'"):
+        a[0] = b"3"
+    np.testing.assert_array_equal(np.asarray(a), np.arange(3))
+    # a bytearray is a buffer of uint8 values for NumPy too
+    n = np.arange(3)
+    n[0] = bytearray(b"3")[0]
+    a[0] = bytearray(b"3")
+    np.testing.assert_array_equal(np.asarray(a), n)
+
+
+@pytest.mark.parametrize("shape", [np.array([2, 3]), np.asarray(4), np.int64(2), range(1, 3), (np.int32(2), 3)])
+def test_shapes_given_as_integer_arrays_and_sequences_as_numpy(shape):
+    assert uma.zeros(shape).shape == np.zeros(shape).shape
+    assert uma.ones(uma.asarray(np.asarray(shape))).shape == np.ones(shape).shape
+    assert uma.reshape(uma.arange(6), np.array([3, 2])).shape == (3, 2)
+
+
+@pytest.mark.parametrize("shape", [np.ones((2, 2), int), np.array([2.5]), "ab"])
+def test_shapes_that_numpy_refuses_are_type_errors(shape):
+    with pytest.raises(TypeError):
+        np.zeros(shape)
+    with pytest.raises(TypeError):
+        uma.zeros(shape)
+
+
 def test_none_and_iterators_in_operators_and_joins_like_numpy():
     """``a == None`` / ``a != None`` are elementwise all False / all True (NumPy's object
     comparison); arithmetic with None is a TypeError naming the op; concatenate and stack take a

@@ -145,3 +145,8 @@ def test_zero_d_array_bounds_are_numbers_as_in_numpy(bound):
 def test_a_bound_that_is_not_a_number_is_a_type_error_naming_it(call, bound):
     with pytest.raises(TypeError, match=r"(linspace|arange): expected a number, got"):
         call(bound)
+
+
+@pytest.mark.parametrize("args", [(0, 5, np.inf), (0, -5, np.inf), (5, 0, -np.inf), (0.0, 1e-320, 1e308), (0, 5, 1e308)])
+def test_a_step_beyond_the_range_leaves_start_alone_as_numpy(args):
+    _same(uma.arange(*args), np.arange(*args))
