@@ -350,10 +350,26 @@ bool is_full_slice(nb::handle h) {
 }
 
 // Optional ddof / Array-API correction of var and std (NumPy: both given is a ValueError).
+// A real number: an integer (operator.index, OverflowError beyond int64, as NumPy) or a float.
+double real_of(const char* op, const char* what, nb::handle h) {
+  if (PyIndex_Check(h.ptr()) && !PyFloat_Check(h.ptr())) {
+    const std::optional<int64_t> v = index_int64(h);
+    UMA_CHECK(v.has_value(), Overflow, op, ": ", what, " ", py_str(h), " is out of range of int64");
+    return static_cast<double>(*v);
+  }
+  nb::object f = nb::steal(PyNumber_Float(h.ptr()));
+  if (!f.is_valid() || PyUnicode_Check(h.ptr()) || PyBytes_Check(h.ptr())) {
+    PyErr_Clear();
+    UMA_FAIL(Type, op, ": ", what, " must be a real number, got ", py_repr(h).substr(0, 80));
+  }
+  return PyFloat_AsDouble(f.ptr());
+}
+
 double ddof_of(const char* op, nb::handle ddof, nb::handle correction) {
-  if (correction.is_none()) return nb::cast<double>(ddof);
-  UMA_CHECK(nb::cast<double>(ddof) == 0, Value, op, ": ddof and correction can't be provided simultaneously");
-  return nb::cast<double>(correction);
+  const double d = real_of(op, "ddof", ddof);
+  if (correction.is_none()) return d;
+  UMA_CHECK(d == 0, Value, op, ": ddof and correction can't be provided simultaneously");
+  return real_of(op, "correction", correction);
 }
 
 }  // namespace
@@ -919,9 +935,9 @@ void bind_ops(nb::module_& m) {
 
   // ---- statistics, cumulative ops, linear algebra, split, indexing, nn ----
 #define UMA_STAT(name, FN)                                                                               \
-  m.def(name, [](nb::handle a, nb::handle axis, double ddof, bool keepdims, nb::handle correction) {      \
-    return ops::FN(operand(a, nullptr, name), axes_of(axis), ddof_of(name, nb::float_(ddof), correction), keepdims); \
-  }, param("a"), param("axis") = nb::none(), nb::arg("ddof") = 0.0, nb::arg("keepdims") = false,      \
+  m.def(name, [](nb::handle a, nb::handle axis, nb::handle ddof, bool keepdims, nb::handle correction) { \
+    return ops::FN(operand(a, nullptr, name), axes_of(axis), ddof_of(name, ddof, correction), keepdims); \
+  }, param("a"), param("axis") = nb::none(), param("ddof") = 0, nb::arg("keepdims") = false,          \
   nb::kw_only(), param("correction") = nb::none(),                                              \
   "NumPy " name " over axis (None: all; int or tuple) with ddof (or the Array API's correction):\n"       \
   "var = sum(|x - mean|**2) / max(n - ddof, 0), std = sqrt(var). Result float64 for bool/ints, the\n"     \

@@ -1401,6 +1401,24 @@ def test_shapes_that_numpy_refuses_are_type_errors(shape):
         uma.zeros(shape)
 
 
+@pytest.mark.parametrize("ddof", [1, 1.5, True, np.int64(2)])
+def test_std_and_var_take_ddof_as_numpy(ddof):
+    n = np.arange(5.0)
+    np.testing.assert_allclose(float(uma.std(uma.asarray(n), ddof=ddof)), np.std(n, ddof=ddof), rtol=1e-15)
+    np.testing.assert_allclose(float(uma.var(uma.asarray(n), ddof=ddof)), np.var(n, ddof=ddof), rtol=1e-15)
+
+
+@pytest.mark.parametrize("ddof,err", [(2**70, OverflowError), (-2**70, OverflowError), ("x", TypeError), (None, TypeError)])
+def test_std_and_var_refuse_a_ddof_they_cannot_use(ddof, err):
+    # 2**70 would be rounded to a double (NumPy: OverflowError); a string is no number.
+    for f in (uma.std, uma.var):
+        with pytest.raises(err, match=f"{f.__name__}: (ddof .* is out of range of int64|ddof must be a real number)"):
+            f(uma.asarray(np.arange(5.0)), ddof=ddof)
+        if ddof is not None:  # correction=None means no correction
+            with pytest.raises(err, match=f"{f.__name__}: correction"):
+                f(uma.asarray(np.arange(5.0)), correction=ddof)
+
+
 def test_none_and_iterators_in_operators_and_joins_like_numpy():
     """``a == None`` / ``a != None`` are elementwise all False / all True (NumPy's object
     comparison); arithmetic with None is a TypeError naming the op; concatenate and stack take a
