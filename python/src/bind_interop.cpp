@@ -395,7 +395,7 @@ Array import_dlpack(nb::handle obj, std::optional<DType> dtype, std::optional<De
     try {
       cap = stream.is_none() ? fn(nb::arg("max_version") = nb::make_tuple(dlpack::kMajor, dlpack::kMinor))
                              : fn(nb::arg("max_version") = nb::make_tuple(dlpack::kMajor, dlpack::kMinor),
-                                  param("stream") = stream);
+                                  nb::arg("stream") = stream);
     } catch (nb::python_error& e) {
       // Only a plain TypeError means "unknown keyword" (producers that predate max_version:
       // NumPy < 2.1, PyTorch < 2.9). Subclasses are real refusals (pyarrow's ArrowTypeError

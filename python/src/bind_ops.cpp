@@ -353,9 +353,14 @@ bool is_full_slice(nb::handle h) {
 // A real number: an integer (operator.index, OverflowError beyond int64, as NumPy) or a float.
 double real_of(const char* op, const char* what, nb::handle h) {
   if (PyIndex_Check(h.ptr()) && !PyFloat_Check(h.ptr())) {
-    const std::optional<int64_t> v = index_int64(h);
-    UMA_CHECK(v.has_value(), Overflow, op, ": ", what, " ", py_str(h), " is out of range of int64");
-    return static_cast<double>(*v);
+    nb::object i = nb::steal(PyNumber_Index(h.ptr()));
+    if (i.is_valid()) {
+      int overflow = 0;
+      const long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+      UMA_CHECK(!overflow, Overflow, op, ": ", what, " ", py_str(h), " is out of range of int64");
+      return static_cast<double>(v);
+    }
+    PyErr_Clear();  // a 0-d float array defines __index__ and refuses it: read it as a number below
   }
   nb::object f = nb::steal(PyNumber_Float(h.ptr()));
   if (!f.is_valid() || PyUnicode_Check(h.ptr()) || PyBytes_Check(h.ptr())) {

@@ -1401,11 +1401,13 @@ def test_shapes_that_numpy_refuses_are_type_errors(shape):
         uma.zeros(shape)
 
 
-@pytest.mark.parametrize("ddof", [1, 1.5, True, np.int64(2)])
+@pytest.mark.parametrize("ddof", [1, 1.5, True, np.int64(2), np.float32(0.5), np.asarray(1.5), np.asarray(2)])
 def test_std_and_var_take_ddof_as_numpy(ddof):
     n = np.arange(5.0)
     np.testing.assert_allclose(float(uma.std(uma.asarray(n), ddof=ddof)), np.std(n, ddof=ddof), rtol=1e-15)
     np.testing.assert_allclose(float(uma.var(uma.asarray(n), ddof=ddof)), np.var(n, ddof=ddof), rtol=1e-15)
+    if isinstance(ddof, np.ndarray):  # a 0-d uma array reads as the same number
+        np.testing.assert_allclose(float(uma.std(uma.asarray(n), ddof=uma.asarray(ddof))), np.std(n, ddof=ddof), rtol=1e-15)
 
 
 @pytest.mark.parametrize("ddof,err", [(2**70, OverflowError), (-2**70, OverflowError), ("x", TypeError), (None, TypeError)])
