@@ -695,15 +695,27 @@ void bind_ops(nb::module_& m) {
                                 bool endpoint) {
         const Device dev = target_device(device, "linspace");
         const Scalar a = range_arg(start, "linspace"), b = range_arg(stop, "linspace");
-        const bool cplx = a.kind == ScalarKind::Complex || b.kind == ScalarKind::Complex;
-        const DType t = to_dtype(dtype).value_or(cplx ? DType::Complex128 : DType::Float64);
+        // NumPy's default: result_type(start, stop, float(num)), Python numbers weak (NEP 50), so
+        // float32 bounds give float32 and integer ones float64.
+        std::optional<DType> typed;
+        for (nb::handle h : {start, stop})
+          if (!is_python_scalar(h) && nb::hasattr(h, "dtype")) {
+            const DType d = *to_dtype(h.attr("dtype"));
+            typed = typed ? promote_types(*typed, d) : d;
+          }
+        const ScalarKind weak = a.kind == ScalarKind::Complex || b.kind == ScalarKind::Complex ? ScalarKind::Complex
+                                                                                                 : ScalarKind::Float;
+        const DType fallback = typed ? promote_weak(*typed, weak) : weak == ScalarKind::Complex ? DType::Complex128 : DType::Float64;
+        const DType t = to_dtype(dtype).value_or(fallback);
         return on_device(ops::linspace(a, b, int_arg(num, "linspace", "num"), endpoint, t), dev);
       }, param("start"), param("stop"), param("num") = 50, param("dtype") = nb::none(),
       nb::kw_only(), param("device") = nb::none(), nb::arg("endpoint") = true,
       "num evenly spaced values from start to stop, shape (num,) (NumPy linspace; Array API standard,\n"
       "linspace): computed in float64 (complex128 for complex bounds) as start + i * step with\n"
       "step = (stop - start) / (num - 1) (num when endpoint=False), the last value exactly stop when\n"
-      "endpoint; float64 by default, integer dtypes take the floor. ValueError for num < 0,\n"
+      "endpoint, then rounded to the dtype: by default NumPy's result_type(start, stop, float(num)) with\n"
+      "Python numbers weak (float64 for Python numbers, float32 for float32 bounds); integer dtypes\n"
+      "take the floor. ValueError for num < 0,\n"
       "TypeError for a non-integer num or a non-number bound.");
   m.def("eye", [](nb::handle n, nb::handle mm, nb::handle k, nb::handle dtype, nb::handle device) {
         const Device dev = target_device(device, "eye");

@@ -150,3 +150,15 @@ def test_a_bound_that_is_not_a_number_is_a_type_error_naming_it(call, bound):
 @pytest.mark.parametrize("args", [(0, 5, np.inf), (0, -5, np.inf), (5, 0, -np.inf), (0.0, 1e-320, 1e308), (0, 5, 1e308)])
 def test_a_step_beyond_the_range_leaves_start_alone_as_numpy(args):
     _same(uma.arange(*args), np.arange(*args))
+
+
+@pytest.mark.parametrize("start,stop", [(np.float32(0), 1), (np.float16(-1), 2.5), (np.int32(0), 7),
+                                        (np.asarray(0.5, np.float32), np.float32(3)), (np.float32(0), 1j),
+                                        (np.float32(1), np.float64(2))])
+def test_linspace_default_dtype_is_numpys_result_type(start, stop):
+    want = np.linspace(start, stop, 7)
+    got = uma.linspace(start, stop, 7)
+    assert got.dtype == want.dtype
+    # uma rounds the float64 values once; NumPy computes in the dtype (a few ulps apart)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=4 * np.finfo(want.dtype).eps, atol=4 * np.finfo(want.dtype).eps)
+    assert uma.linspace(uma.asarray(start), stop, 7).dtype == want.dtype
