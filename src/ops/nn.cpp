@@ -131,6 +131,8 @@ Array softmax(const Array& x, int64_t axis, bool log) {
   softmax_shape(x.shape(), axis, name);
   axis = normalize_axis(axis, x.ndim(), name);
   if (t == DType::Float16 || t == DType::BFloat16) return astype(softmax(astype(x, DType::Float32), axis, log), t);
+  // No elements, none to normalize (torch, JAX): an empty result, not the max's error.
+  if (x.size() == 0) return Array::empty(x.shape(), t, x.device());
   const std::vector<int64_t> ax{axis};
   Array z = binary(BinaryOp::Subtract, x, reduce(ReduceOp::Max, x, ax, true));
   Array e = unary(UnaryOp::Exp, z);

@@ -1421,6 +1421,14 @@ def test_std_and_var_refuse_a_ddof_they_cannot_use(ddof, err):
                 f(uma.asarray(np.arange(5.0)), correction=ddof)
 
 
+@pytest.mark.parametrize("shape,axis", [((0,), 0), ((3, 0), 1), ((0, 3), 0), ((0, 3), 1)])
+@pytest.mark.parametrize("f", [uma.softmax, uma.log_softmax])
+def test_softmax_of_an_empty_array_is_empty(f, shape, axis):
+    # As torch.softmax and jax.nn.softmax: no elements to normalize, an empty result.
+    out = f(uma.zeros(shape, dtype="float32"), axis=axis)
+    assert out.shape == shape and out.dtype == uma.float32
+
+
 def test_none_and_iterators_in_operators_and_joins_like_numpy():
     """``a == None`` / ``a != None`` are elementwise all False / all True (NumPy's object
     comparison); arithmetic with None is a TypeError naming the op; concatenate and stack take a
