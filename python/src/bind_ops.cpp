@@ -932,6 +932,7 @@ void bind_ops(nb::module_& m) {
         param("a"), param("shape"), "Read-only broadcast view (NumPy broadcast_to).");
   m.def("concatenate", [](nb::handle arrays, nb::handle axis) {
         std::vector<Array> v = array_list(arrays, "concatenate");
+        UMA_CHECK(!PyBool_Check(axis.ptr()), Type, "concatenate: axis must be an integer, got ", py_repr(axis));  // NumPy
         if (!axis.is_none()) return ops::concatenate(v, int_arg(axis, "concatenate", "axis", INT64_MIN));
         for (Array& a : v) a = ops::reshape(a, {a.size()});  // axis=None: the flattened arrays
         return ops::concatenate(v, 0);

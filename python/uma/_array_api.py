@@ -70,10 +70,17 @@ def _int(value, what, name):
         raise TypeError(f"{name}: {what} must be an integer, got {type(value).__name__} {value!r}") from None
 
 
+def _axis_int(axis, name):
+    """``axis`` as a Python int; a bool is a TypeError, as in NumPy (True is not axis 1)."""
+    if isinstance(axis, bool):
+        raise TypeError(f"{name}: axis must be an integer, got bool {axis!r}")
+    return _int(axis, "axis", name)
+
+
 def _axis(axis, ndim, name):
     """A normalized axis in [0, ndim); numpy's AxisError (an IndexError and a ValueError) naming
     it when outside [-ndim, ndim), as every uma op raises for a bad axis."""
-    a = _int(axis, "axis", name)
+    a = _axis_int(axis, name)
     if not -ndim <= a < ndim:
         raise _AxisError(a, ndim, msg_prefix=name)
     return a % ndim
@@ -448,7 +455,7 @@ def vecdot(x1, x2, /, *, axis=-1):
     n = builtins.min(x1.ndim, x2.ndim)
     if n == 0:
         raise ValueError("vecdot: x1 and x2 must have at least 1 axis")
-    a = _int(axis, "axis", "vecdot")
+    a = _axis_int(axis, "vecdot")
     if not -n <= a < n:
         raise _AxisError(a, n, msg_prefix="vecdot")
     a = a - n if a >= 0 else a  # counted from the end, the same axis in both

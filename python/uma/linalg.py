@@ -232,7 +232,7 @@ def cross(x1, x2, /, *, axis=-1):
     (NumPy's linalg.cross takes the same); dtype by promotion. ValueError when the axis has
     length other than 3 in either array; AxisError for an axis out of range."""
     x1, x2 = _x(x1, "cross"), _x(x2, "cross")
-    a = _aa._int(axis, "axis", "uma.linalg.cross")
+    a = _aa._axis_int(axis, "uma.linalg.cross")
     n = min(x1.ndim, x2.ndim)
     if not -n <= a <= -1:
         raise _aa._AxisError(a, n, msg_prefix="uma.linalg.cross (axis must be in [-N, -1])")

@@ -1429,6 +1429,19 @@ def test_softmax_of_an_empty_array_is_empty(f, shape, axis):
     assert out.shape == shape and out.dtype == uma.float32
 
 
+@pytest.mark.parametrize("call", [
+    lambda m, x: m.concatenate([x, x], axis=True),
+    lambda m, x: m.count_nonzero(x, axis=True),
+    lambda m, x: m.vecdot(x, x, axis=True) if m is uma else m.linalg.vecdot(x, x, axis=True),
+])
+def test_a_bool_axis_is_a_type_error_as_in_numpy(call):
+    x = np.ones((2, 2))
+    with pytest.raises(TypeError):
+        call(np, x)
+    with pytest.raises(TypeError, match="axis must be an integer, got"):
+        call(uma, uma.asarray(x))
+
+
 def test_none_and_iterators_in_operators_and_joins_like_numpy():
     """``a == None`` / ``a != None`` are elementwise all False / all True (NumPy's object
     comparison); arithmetic with None is a TypeError naming the op; concatenate and stack take a
