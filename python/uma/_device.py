@@ -1,6 +1,9 @@
 """uma.Device: where an array's bytes live ("cpu", "cuda:N")."""
 from __future__ import annotations
 
+import operator
+from builtins import type as type_of
+
 __all__ = ["Device"]
 
 
@@ -23,8 +26,14 @@ class Device:
             index = int(idx)
         if type not in ("cpu", "cuda"):
             raise ValueError(f"invalid device type {type!r} (expected 'cpu' or 'cuda')")
+        if index is not None:
+            if isinstance(index, bool) or not hasattr(type_of(index), "__index__"):
+                raise TypeError(f"device index must be an integer, got {type_of(index).__name__} {index!r}")
+            index = operator.index(index)
+            if not 0 <= index < 2**31:
+                raise ValueError(f"device index must be in [0, 2**31), got {index}")
         self.type = type
-        self.index = 0 if index is None else int(index)
+        self.index = 0 if index is None else index
 
     @property
     def _uma_device(self):

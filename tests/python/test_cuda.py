@@ -47,6 +47,16 @@ def test_device_strings():
     assert str(uma.Device("cuda:1")) == "cuda:1"
     with pytest.raises(ValueError):
         uma.Device("cuda:x")
+    assert uma.Device("cuda", np.int64(1)) == "cuda:1"  # anything operator.index takes
+
+
+@pytest.mark.parametrize("index,err", [(-5, ValueError), (2**70, ValueError), (1.5, TypeError), ("3", TypeError),
+                                       (True, TypeError)])
+def test_device_index_is_checked(index, err):
+    with pytest.raises(err, match="device index must be"):
+        uma.Device("cuda", index)
+    with pytest.raises(ValueError, match="device index must be"):
+        uma.Device("cuda:99999999999")
 
 
 def test_availability_functions_never_raise():
