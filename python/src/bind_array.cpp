@@ -666,7 +666,7 @@ void bind_array(nb::module_& m) {
 
   // Reductions as methods.
 #define UMA_RED(name, OP)                                                                        \
-  cls.def(name, [](const Array& a, nb::handle axis, bool keepdims) {                            \
+  cls.def(name, [](const Array& a, nb::handle axis, Flag keepdims) {                            \
     check_arg_axis(ReduceOp::OP, axis);                                                          \
     return ops::reduce(ReduceOp::OP, a,                                                          \
                        ReduceOp::OP == ReduceOp::Mean ? axes_of(axis) : ufunc_axes(a, axis), keepdims); \

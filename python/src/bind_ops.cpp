@@ -891,7 +891,7 @@ void bind_ops(nb::module_& m) {
 
   // ---- reductions ----
 #define UMA_RED(name, OP)                                                                              \
-  m.def(name, [](nb::handle a, nb::handle axis, bool keepdims) {                                       \
+  m.def(name, [](nb::handle a, nb::handle axis, Flag keepdims) {                                       \
     check_arg_axis(ReduceOp::OP, axis);                                                                \
     Array A = operand(a, nullptr, name);                                                               \
     return ops::reduce(ReduceOp::OP, A, ufunc_axes(A, axis), keepdims);                               \
@@ -899,7 +899,7 @@ void bind_ops(nb::module_& m) {
   "Reduction " name " over axis (None: all; int or tuple), NumPy 2 result dtypes. IndexError for a\n" \
   "bad axis.");
   UMA_RED("sum", Sum)
-  m.def("mean", [](nb::handle a, nb::handle axis, bool keepdims) {  // mean: no 0-d axis quirk (NumPy)
+  m.def("mean", [](nb::handle a, nb::handle axis, Flag keepdims) {  // mean: no 0-d axis quirk (NumPy)
     return ops::reduce(ReduceOp::Mean, operand(a, nullptr, "mean"), axes_of(axis), keepdims);
   }, param("a"), param("axis") = nb::none(), nb::arg("keepdims") = false,
   "Arithmetic mean over axis (None: all; int or tuple): float64 for bool/ints, else the input's dtype.");
@@ -953,7 +953,7 @@ void bind_ops(nb::module_& m) {
 
   // ---- statistics, cumulative ops, linear algebra, split, indexing, nn ----
 #define UMA_STAT(name, FN)                                                                               \
-  m.def(name, [](nb::handle a, nb::handle axis, nb::handle ddof, bool keepdims, nb::handle correction) { \
+  m.def(name, [](nb::handle a, nb::handle axis, nb::handle ddof, Flag keepdims, nb::handle correction) { \
     return ops::FN(operand(a, nullptr, name), axes_of(axis), ddof_of(name, ddof, correction), keepdims); \
   }, param("a"), param("axis") = nb::none(), param("ddof") = 0, nb::arg("keepdims") = false,          \
   nb::kw_only(), param("correction") = nb::none(),                                              \
@@ -963,7 +963,7 @@ void bind_ops(nb::module_& m) {
   "both ddof and correction are given.");
   UMA_STAT("var", var) UMA_STAT("std", std_dev)
 #undef UMA_STAT
-  m.def("logsumexp", [](nb::handle a, nb::handle axis, bool keepdims) {
+  m.def("logsumexp", [](nb::handle a, nb::handle axis, Flag keepdims) {
         Array A = operand(a, nullptr, "logsumexp");
         return ops::logsumexp(A, ufunc_axes(A, axis), keepdims);
       }, param("a"), param("axis") = nb::none(), nb::arg("keepdims") = false,

@@ -5,6 +5,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstring>
 #include <exception>
 #include <optional>
 
@@ -71,6 +72,15 @@ void with_gil(F&& release) noexcept {
 /// arguments" TypeError that lists the signature. Parameters of C++ types (bool, int) still
 /// refuse None through their type caster.
 inline auto param(const char* name) { return nb::arg(name).none(); }
+
+/// A bool parameter read as NumPy 2 reads keepdims: True or False, or an integer (operator.index;
+/// nonzero is True), and also a NumPy bool (a bool for the Array API standard, which NumPy
+/// refuses). nanobind's bool takes only True and False. Other objects (floats, strings, None)
+/// are refused.
+struct Flag {
+  bool value = false;
+  operator bool() const { return value; }
+};
 
 // ---- conversion of operands (bind_interop.cpp) ----
 /// An integer argument `what` of `api` (anything operator.index accepts: Python and NumPy ints,
@@ -179,3 +189,26 @@ void bind_files(nb::module_& m);
 void bind_cuda(nb::module_& m);
 
 }  // namespace uma::py
+
+namespace nanobind::detail {
+template <>
+struct type_caster<uma::py::Flag> {
+  NB_TYPE_CASTER(uma::py::Flag, const_name("bool"))
+  bool from_python(handle src, uint32_t, cleanup_list*) noexcept {
+    PyObject* o = src.ptr();
+    const char* tn = Py_TYPE(o)->tp_name;
+    const bool numpy_bool = std::strcmp(tn, "numpy.bool") == 0 || std::strcmp(tn, "numpy.bool_") == 0;
+    if (!PyBool_Check(o) && !numpy_bool && !PyIndex_Check(o)) return false;
+    const int t = PyObject_IsTrue(o);
+    if (t < 0) {
+      PyErr_Clear();
+      return false;
+    }
+    value.value = t != 0;
+    return true;
+  }
+  static handle from_cpp(uma::py::Flag f, rv_policy, cleanup_list*) noexcept {
+    return handle(f.value ? Py_True : Py_False).inc_ref();
+  }
+};
+}  // namespace nanobind::detail

@@ -1442,6 +1442,25 @@ def test_a_bool_axis_is_a_type_error_as_in_numpy(call):
         call(uma, uma.asarray(x))
 
 
+@pytest.mark.parametrize("keepdims", [0, 1, 2, True, False, np.int64(1)])
+@pytest.mark.parametrize("f", ["sum", "mean", "max", "std", "var", "argmax"])
+def test_keepdims_is_read_as_numpy_reads_it(f, keepdims):
+    n = np.arange(6.0).reshape(2, 3)
+    want = getattr(np, f)(n, 0, keepdims=keepdims)
+    assert getattr(uma, f)(uma.asarray(n), 0, keepdims=keepdims).shape == want.shape
+    assert getattr(uma.asarray(n), f)(0, keepdims=keepdims).shape == want.shape
+
+
+def test_keepdims_takes_a_numpy_bool_and_refuses_non_integers():
+    a = uma.asarray(np.ones((2, 3)))
+    assert uma.sum(a, 0, keepdims=np.True_).shape == (1, 3)  # a bool (Array API); NumPy refuses it
+    for bad in ("x", 1.5):
+        with pytest.raises(TypeError):
+            np.sum(np.ones((2, 3)), 0, keepdims=bad)
+        with pytest.raises(TypeError):
+            uma.sum(a, 0, keepdims=bad)
+
+
 def test_none_and_iterators_in_operators_and_joins_like_numpy():
     """``a == None`` / ``a != None`` are elementwise all False / all True (NumPy's object
     comparison); arithmetic with None is a TypeError naming the op; concatenate and stack take a
