@@ -1361,7 +1361,8 @@ def test_none_for_a_parameter_is_a_type_error_from_the_function_itself(call, mes
 
 def test_astype_needs_a_dtype():
     # NumPy reads None as float64; the Array API standard requires a dtype. Never a guess.
-    for call in (lambda: uma.astype(uma.asarray(A6), None), lambda: uma.asarray(A6).astype(None)):
+    for call in (lambda: uma.astype(uma.asarray(A6), None), lambda: uma.asarray(A6).astype(None),
+                 lambda: uma.astype(uma.sym.vector("x"), None), lambda: uma.sym.vector("x").astype(None)):
         with pytest.raises(TypeError, match=re.escape("astype: dtype must be a dtype")):
             call()
 

@@ -40,6 +40,8 @@ def astype(x, dtype, *, copy=True):
 
     Casting to the same dtype returns ``x`` itself (a compiled function still never returns
     memory it shares with an input or another output)."""
+    if dtype is None:  # as the eager astype (a None never means "unchanged" or float64)
+        raise TypeError("astype: dtype must be a dtype (uma.float32, 'int64', numpy.float64, ...), got None")
     x = as_variable(x)
     dt = dtype_name(dtype)
     if dt == x.dtype:
