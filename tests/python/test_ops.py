@@ -1375,6 +1375,12 @@ def test_bytes_operands_are_refused_not_read_as_uint8(call):
         call()
 
 
+@pytest.mark.parametrize("fill", [b"3", "3", None])
+def test_symbolic_full_like_needs_a_number(fill):
+    with pytest.raises(TypeError, match="full_like: fill_value must be a number"):
+        uma.full_like(uma.sym.vector("x"), fill)
+
+
 def test_assigning_bytes_is_refused_and_writes_nothing():
     a = uma.asarray(np.arange(3))
     with pytest.raises(TypeError, match="__setitem__: cannot convert b'3'"):

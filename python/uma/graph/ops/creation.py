@@ -109,6 +109,8 @@ def full_like(a, fill_value, dtype=None):
     if isinstance(fill_value, Variable):
         raise TypeError("full_like: fill_value must be a scalar value, not a symbolic variable")
     fv = fill_value.item() if isinstance(fill_value, np.generic) else fill_value
+    if not isinstance(fv, (bool, int, float, complex)):  # b"3" is no number (float(b"3") parses it)
+        raise TypeError(f"full_like: fill_value must be a number, got {type(fill_value).__name__} {fill_value!r}")
     dt = dtype_name(dtype) if dtype is not None else a.dtype
     _weak_constant("full_like", fv, np_dtype(dt))  # range check
     return FillLike("full_like", fv, dt)(a)
