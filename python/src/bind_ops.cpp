@@ -355,15 +355,14 @@ double real_of(const char* op, const char* what, nb::handle h) {
   if (PyIndex_Check(h.ptr()) && !PyFloat_Check(h.ptr())) {
     nb::object i = nb::steal(PyNumber_Index(h.ptr()));
     if (i.is_valid()) {
-      int overflow = 0;
-      const long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
-      UMA_CHECK(!overflow, Overflow, op, ": ", what, " ", py_str(h), " is out of range of int64");
-      return static_cast<double>(v);
+      const std::optional<int64_t> v = index_int64(i);
+      UMA_CHECK(v.has_value(), Overflow, op, ": ", what, " ", py_str(h), " is out of range of int64");
+      return static_cast<double>(*v);
     }
     PyErr_Clear();  // a 0-d float array defines __index__ and refuses it: read it as a number below
   }
-  nb::object f = nb::steal(PyNumber_Float(h.ptr()));
-  if (!f.is_valid() || PyUnicode_Check(h.ptr()) || PyBytes_Check(h.ptr())) {
+  nb::object f = PyNumber_Check(h.ptr()) ? nb::steal(PyNumber_Float(h.ptr())) : nb::object();  // not float("3")
+  if (!f.is_valid()) {
     PyErr_Clear();
     UMA_FAIL(Type, op, ": ", what, " must be a real number, got ", py_repr(h).substr(0, 80));
   }
@@ -699,7 +698,7 @@ void bind_ops(nb::module_& m) {
         // float32 bounds give float32 and integer ones float64.
         std::optional<DType> typed;
         for (nb::handle h : {start, stop})
-          if (!is_python_scalar(h) && nb::hasattr(h, "dtype")) {
+          if (nb::isinstance<Array>(h) || is_ndarray(h) || is_numpy_real_scalar(h)) {  // typed bounds
             const DType d = *to_dtype(h.attr("dtype"));
             typed = typed ? promote_types(*typed, d) : d;
           }

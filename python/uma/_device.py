@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import operator
-from builtins import type as type_of
 
 __all__ = ["Device"]
 
@@ -27,9 +26,12 @@ class Device:
         if type not in ("cpu", "cuda"):
             raise ValueError(f"invalid device type {type!r} (expected 'cpu' or 'cuda')")
         if index is not None:
-            if isinstance(index, bool) or not hasattr(type_of(index), "__index__"):
-                raise TypeError(f"device index must be an integer, got {type_of(index).__name__} {index!r}")
-            index = operator.index(index)
+            try:
+                if isinstance(index, bool):
+                    raise TypeError
+                index = operator.index(index)
+            except TypeError:
+                raise TypeError(f"device index must be an integer, got {index.__class__.__name__} {index!r}") from None
             if not 0 <= index < 2**31:
                 raise ValueError(f"device index must be in [0, 2**31), got {index}")
         self.type = type
