@@ -201,6 +201,35 @@ def test_negation_of_a_narrower_integer_is_not_moved_across_promotion(backend):
         np.testing.assert_array_equal(np.asarray(f(xv, yv)), xv + (-yv))
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_scaled_subtraction_becomes_a_scaled_addition_exactly(backend, dtype):
+    """x - c * y and x - y * c, c a float constant, become x + (-c) * y (an SGD update's form
+    for cuBLAS's alpha and beta): the same bits as NumPy's x - c * y on infinities, NaN and
+    signed zeros. A product that something else reads, a NaN constant (its sign bit), an
+    integer constant and a product of two variables stay as written."""
+    x, y = sym.vector("x", dtype=dtype), sym.vector("y", dtype=dtype)
+    c = np.array(0.3, dtype)
+    with np.errstate(over="ignore"):  # 1e308 is inf in float32
+        xv, yv = F_SPECIAL.astype(dtype), np.roll(F_SPECIAL, 3).astype(dtype)
+    for expr in (x - c * y, x - y * c, x - sym.asarray(np.array([0.5, -0.0], dtype))[:, None] * y):
+        f = uma.function([x, y], expr, backend=backend)
+        g = uma.function([x, y], expr, backend=backend, mode=NONE)
+        assert "subtract" not in ops_of(f) and "add" in ops_of(f), ops_of(f)
+        assert "subtract" in ops_of(g)
+        with np.errstate(all="ignore"):
+            same_bits(f(xv, yv), np.asarray(g(xv, yv)))
+    with np.errstate(all="ignore"):
+        same_bits(uma.function([x, y], x - c * y, backend=backend)(xv, yv), xv - c * yv)
+    xi = sym.vector("xi", dtype="int64")
+    kept = [[x - c * y, c * y], [x - np.array(np.nan, dtype) * y], [xi - 3 * xi], [x - x * y]]
+    for outs in kept:
+        f = uma.function([x, y, xi], outs, backend=backend)
+        assert "subtract" in ops_of(f), ops_of(f)
+        same_bits(np.asarray(f(xv, yv, I_SPECIAL)[0]), np.asarray(
+            uma.function([x, y, xi], outs, backend=backend, mode=NONE)(xv, yv, I_SPECIAL)[0]))
+
+
 INEXACT = {  # identities that do not hold bit for bit, so they must not be applied
     "x+0.0": (lambda x: x + 0.0, "add"),         # -0.0 + 0.0 is +0.0
     "x*0.0": (lambda x: x * 0.0, "multiply"),    # NaN, inf, -0

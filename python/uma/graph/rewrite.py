@@ -20,6 +20,9 @@ included):
     ``x - x`` -> zeros; ``-(-x)`` -> ``x``; ``not(not b)`` -> ``b``; ``x - (-y)`` -> ``x + y``;
     ``x + (-y)`` and ``(-y) + x`` -> ``x - y`` (these three where ``-y`` is computed in the
     result's dtype or in a float one: ``-y`` of a narrower integer wraps before it is promoted);
+    ``x - c * y`` and ``x - y * c`` -> ``x + (-c) * y`` for a float constant ``c`` (no NaN) whose product
+    nothing else reads (an SGD update ``w - lr * g`` becomes the scaled update ``w + s * g`` that
+    cuBLAS's alpha and beta compute: Note [Scaled updates] in kernels/cuda/cublas.cpp);
     ``transpose(transpose(x))`` -> one transpose
     (or ``x``). A rule only fires when the result has exactly the type (dtype and static
     shape) of what it replaces. Not done because they are not exact: ``x + 0.0``
@@ -334,7 +337,7 @@ def _same_type(new, old):
     return new.type == old.type
 
 
-def _rule_mul_one(node):
+def _rule_mul_one(node, readers):
     a, b = node.inputs
     out = node.outputs[0]
     for x, c in ((a, b), (b, a)):
@@ -343,12 +346,12 @@ def _rule_mul_one(node):
     return None
 
 
-def _rule_div_one(node):
+def _rule_div_one(node, readers):
     a, b = node.inputs
     return a if _is_one(b) and _same_type(a, node.outputs[0]) else None
 
 
-def _rule_add(node):
+def _rule_add(node, readers):
     from . import ops
     a, b = node.inputs
     out = node.outputs[0]
@@ -362,7 +365,7 @@ def _rule_add(node):
     return None
 
 
-def _rule_sub(node):
+def _rule_sub(node, readers):
     from . import ops
     a, b = node.inputs
     out = node.outputs[0]
@@ -373,11 +376,18 @@ def _rule_sub(node):
     neg = _op_of(b, "negative")  # x - (-y) -> x + y
     if neg is not None and _negation_commutes(neg, out):
         return _typed(ops.add(a, neg.inputs[0]), out)
+    mul = _op_of(b, "multiply")  # x - c * y -> x + (-c) * y: -(c * y) is (-c) * y exactly
+    if mul is not None and readers.get(b, 0) == 1:
+        for k, c in enumerate(mul.inputs):
+            if isinstance(c, Constant) and c.dtype[0] == "f" and not np.isnan(c.value).any():
+                ins = list(mul.inputs)
+                ins[k] = Constant(np.negative(c.value), dtype=c.dtype)
+                return _typed(ops.add(a, _typed(ops.multiply(*ins), b)), out)
     return None
 
 
 def _rule_double(name):
-    def rule(node):
+    def rule(node, readers):
         inner = _op_of(node.inputs[0], name)
         if inner is not None and _same_type(inner.inputs[0], node.outputs[0]):
             return inner.inputs[0]
@@ -385,7 +395,7 @@ def _rule_double(name):
     return rule
 
 
-def _rule_transpose(node):
+def _rule_transpose(node, readers):
     from . import ops
     inner = _op_of(node.inputs[0], "transpose")
     if inner is None:
@@ -409,7 +419,8 @@ def _typed(new, old):
     return new if isinstance(new, Variable) and new.type == old.type else None
 
 
-#: op name -> rule(node) -> replacement variable or None. Every rule is exact (see module doc).
+#: op name -> rule(node, readers) -> replacement variable or None (``readers``: variable -> the
+#: number of node inputs and graph outputs that read it). Every rule is exact (see module doc).
 SIMPLIFICATIONS = {
     "multiply": _rule_mul_one,
     "divide": _rule_div_one,
@@ -426,13 +437,16 @@ def simplify(fgraph: FunctionGraph):
     for _ in range(8):  # each sweep only shortens the graph; a few sweeps reach the fixpoint
         subst = {}
         changed = False
+        readers = {}
+        for v in [v for node in fgraph.toposort() for v in node.inputs] + list(fgraph.outputs):
+            readers[v] = readers.get(v, 0) + 1
         for node in fgraph.toposort():
             if any(v in subst for v in node.inputs):
                 node.inputs = [_final(subst, v) for v in node.inputs]
             rule = SIMPLIFICATIONS.get(node.op.name)
             if rule is None or len(node.outputs) != 1:
                 continue
-            new = rule(node)
+            new = rule(node, readers)
             if new is not None and new is not node.outputs[0]:
                 subst[node.outputs[0]] = new
                 changed = True
