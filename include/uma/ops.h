@@ -489,6 +489,7 @@ MatmulPrecision cuda_matmul_precision() noexcept;
 struct ChainKernelStats {
   int64_t generated = 0, epilogues = 0, reduce_epilogues = 0, interpreted = 0;
   int64_t from_disk = 0;  // of the generated: kernels loaded from the image cache, not compiled
+  int64_t scaled_updates = 0;  // products whose chain C + s * P ran as cuBLASLt's alpha and beta
   std::string reason;
 };
 ChainKernelStats cuda_chain_kernel_stats();

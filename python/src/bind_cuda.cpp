@@ -47,13 +47,15 @@ void bind_cuda(nb::module_& m) {
         d["reduce_epilogues"] = st.reduce_epilogues;
         d["interpreted"] = st.interpreted;
         d["from_disk"] = st.from_disk;
+        d["scaled_updates"] = st.scaled_updates;
         d["reason"] = st.reason;
         return d;
       }, "The cuda chain compiler's record (ops::cuda_chain_kernel_stats): fused chains given a generated\n"
          "kernel, small float products given a kernel that runs their chain on each output element\n"
          "('epilogues'), column sums and means given one that runs their chain on each result ('reduce_epilogues'),\n"
          "chains run by the interpreting kernel, generated kernels loaded from the on-disk image\n"
-         "cache instead of compiled, and why the first chain fell back ('' when none did).");
+         "cache instead of compiled, products whose chain C + s * P ran as one cuBLASLt product\n"
+         "('scaled_updates', Note [Scaled updates]), and why the first chain fell back ('' when none did).");
   c.def("_registration_count", &cuda::registration_count, "Live host registrations made by uma (tests).");
   c.def("_staging_bytes", &cuda::staging_bytes, "Pinned bytes held by the transfer staging pool.");
   c.def("_pointer_kind", [](uintptr_t p) {

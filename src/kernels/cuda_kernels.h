@@ -70,6 +70,17 @@ bool small_product(int64_t outputs, int64_t K);
 /// operand is not a blocked read, or no generated kernel is available (no NVRTC).
 bool matmul_chain(const Array& a, const Array& b, std::span<const Array* const> rest, const std::vector<FusedInstr>& code,
                   const Array& out);
+/// out (M, N) = the chain `code` over (a @ b, rest...) where the chain is `C + s * P` (P the
+/// product, C in rest of out's shape, s in rest of one element), as one cuBLASLt product
+/// alpha * (a @ b) + beta * C with alpha read from s's device memory (Note [Scaled updates] in
+/// kernels/cuda/cublas.cpp): within the accuracy rule of matmul then fused, not bit for bit.
+/// a, b, out, C and s of one float dtype. False, having queued nothing, where the chain is not
+/// of that form, the product is small_product, an operand's layout is not cuBLAS's, or
+/// cuBLASLt or an algorithm for the product is not there.
+bool matmul_scaled_add(const Array& a, const Array& b, std::span<const Array* const> rest,
+                       const std::vector<FusedInstr>& code, const Array& out);
+/// The products matmul_scaled_add ran in this process.
+int64_t scaled_update_products();
 /// out = the chain `code` over (the sum or mean of `a` over the axes of `mask`, rest...) (rest:
 /// broadcasting to out's shape; out C-contiguous, one element per output), the reduction and
 /// the chain in one kernel (Note [Reduction epilogues] in kernels/cuda/chain_compiler.cpp): bit

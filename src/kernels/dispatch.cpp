@@ -35,7 +35,9 @@ void fused(std::span<const Array* const> inputs, const std::vector<FusedInstr>& 
 
 void matmul_fused(const Array& a, const Array& b, std::span<const Array* const> inputs,
                   const std::vector<FusedInstr>& code, const Array& out) {
-  if (!out.device().is_cpu() && cuda::matmul_chain(a, b, inputs.subspan(1), code, out)) return;
+  if (!out.device().is_cpu() && (cuda::matmul_chain(a, b, inputs.subspan(1), code, out) ||
+                                 cuda::matmul_scaled_add(a, b, inputs.subspan(1), code, out)))
+    return;
   matmul(a, b, out);
   // Register 0 is the product, which the chain overwrites in place: on the host every
   // instruction of a block reads its registers before the last one writes that block; on a

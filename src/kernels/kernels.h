@@ -313,8 +313,9 @@ void fused(std::span<const Array* const> inputs, const std::vector<FusedInstr>& 
 /// out (M, N), C-contiguous = the chain over (a @ b, inputs[1:]...) for 2-D a (M, K), b (K, N)
 /// and inputs broadcasting to out's shape, all of out's dtype and device; inputs[0] is `out`
 /// (register 0, the product). On a cuda device one kernel where cuda::matmul_chain allows
-/// (Note [Epilogue kernels]), else the product into out, then the chain in place; bit for bit
-/// matmul then fused.
+/// (Note [Epilogue kernels]), bit for bit matmul then fused; else one cuBLASLt product where
+/// cuda::matmul_scaled_add allows (Note [Scaled updates]), within the accuracy rule of matmul
+/// then fused; else the product into out, then the chain in place.
 void matmul_fused(const Array& a, const Array& b, std::span<const Array* const> inputs,
                   const std::vector<FusedInstr>& code, const Array& out);
 /// out (C-contiguous, one element per output) = the chain over (the sum or mean of `a` over

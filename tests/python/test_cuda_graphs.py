@@ -702,6 +702,88 @@ def test_product_epilogues_on_cuda_are_one_kernel_bit_for_bit_the_ops(dtype):
         assert made == 1, made
 
 
+# A weight's SGD update after its gradient's product: w + s * (a @ b) (registers: 0 the
+# product, 1 w, 2 s), in both operand orders.
+_SCALED_UPDATES = [[("multiply", 2, 0), ("add", 1, 3)], [("multiply", 0, 2), ("add", 3, 1)]]
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_scaled_updates_are_one_cublaslt_product(dtype):
+    """Note [Scaled updates]: a product that goes to cuBLAS (K > 256 or more than 2^16 outputs)
+    whose chain is w + s * P runs as one cuBLASLt product with alpha read from s's device memory:
+    NumPy agrees to rounding, every call of a recorded and replayed Program gives the op-by-op
+    call's bits, and a new value written into s is seen by the replays. A chain of another form
+    (w - s * P) and a transposed w (not cuBLAS's layout for C) run the product, then the chain,
+    bit for bit."""
+    rng = np.random.default_rng(13)
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == "float32" else dict(rtol=1e-12, atol=1e-12)
+    for k, (m, kk, n, transposed_a) in enumerate([(64, 1024, 256, True), (256, 1024, 10, True), (300, 10, 400, False),
+                                                  (37, 513, 29, False)]):
+        a_host = rng.standard_normal((kk, m) if transposed_a else (m, kk)).astype(dtype)
+        host_values = [a_host, rng.standard_normal((kk, n)).astype(dtype), rng.standard_normal((m, n)).astype(dtype),
+                       np.array(-0.05, dtype)]
+        values = [uma.asarray(v, device="cuda") for v in host_values]
+        if transposed_a:  # the gradient of a weight: x.T @ d
+            values[0], host_values[0] = values[0].T, host_values[0].T
+        for code in _SCALED_UPDATES:
+            p = uma._core.Program()
+            p.graphs = True
+            slots = [p.add_input() for _ in values]
+            p.set_outputs([p.add_fused(slots, code, dtype, matmul=True)])
+            before = uma._core.cuda._chain_kernel_stats()["scaled_updates"]
+            first = host(p.run(values)[0])
+            assert uma._core.cuda._chain_kernel_stats()["scaled_updates"] == before + 1, (k, code)
+            want = host_values[2].astype(np.float64) - 0.05 * (host_values[0].astype(np.float64) @ host_values[1])
+            np.testing.assert_allclose(first, want, **tol, err_msg=f"case {k} {dtype}")
+            for call in range(3):  # recorded, then replayed
+                same_bits(p.run(values)[0], first, f"case {k} {dtype} call {call}")
+            assert p.graph_stats()["replayed"] >= 1, p.graph_stats()
+            values[3][...] = uma.asarray(np.array(-0.5, dtype), device="cuda")  # the learning rate, in place
+            want = host_values[2].astype(np.float64) - 0.5 * (host_values[0].astype(np.float64) @ host_values[1])
+            np.testing.assert_allclose(host(p.run(values)[0]), want, **tol, err_msg=f"case {k} {dtype} new s")
+            values[3][...] = uma.asarray(host_values[3], device="cuda")
+    # Not the form, or not cuBLAS's layout: the product, then the chain (the same bits as the ops).
+    a, b = (uma.asarray(rng.standard_normal(s).astype(dtype), device="cuda") for s in ((64, 512), (512, 48)))
+    w, wt = uma.asarray(rng.standard_normal((64, 48)).astype(dtype), device="cuda"), \
+        uma.asarray(rng.standard_normal((48, 64)).astype(dtype), device="cuda").T
+    lr = uma.asarray(np.array(0.05, dtype), device="cuda")
+    for code, values in (([("multiply", 2, 0), ("subtract", 1, 3)], [a, b, w, lr]), (_SCALED_UPDATES[0], [a, b, wt, lr])):
+        p = uma._core.Program()
+        slots = [p.add_input() for _ in values]
+        p.set_outputs([p.add_fused(slots, code, dtype, matmul=True)])
+        before = uma._core.cuda._chain_kernel_stats()["scaled_updates"]
+        same_bits(p.run(values)[0], _unfused(code, [uma.matmul(a, b)] + values[2:]), f"{code} {dtype}")
+        assert uma._core.cuda._chain_kernel_stats()["scaled_updates"] == before
+
+
+@needs_gpu
+def test_training_step_with_cublas_products_takes_scaled_updates():
+    """A step whose weight gradients are cuBLAS products (a 512-row batch: K = 512) writes each
+    weight's update as cuBLASLt's alpha and beta (Note [Scaled updates]): recorded and replayed
+    calls give the bits of the same step run op by op, and the parameters stay within the
+    accuracy rule of the reference backend's."""
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((512, 64)).astype(np.float32)
+    Y = rng.integers(0, 10, 512)
+    Xd, Yd = uma.asarray(X, device="cuda"), uma.asarray(Y, device="cuda")
+    kw = dict(activation="tanh", n_in=64, n_hidden=128, n_out=10)
+    params, step = mlp_step(GRAPHS, **kw)
+    oparams, ostep = mlp_step(CudaLinker(graphs=False, fuse=True), **kw)
+    rparams, rstep = mlp_step("reference", **kw)
+    before = uma._core.cuda._chain_kernel_stats()["scaled_updates"]
+    for k in range(5):
+        same_bits(step(Xd, Yd), ostep(Xd, Yd), f"loss {k}")
+        rstep(X, Y)
+    # two weights per call, in both functions (replays launch the recorded product: not counted)
+    assert uma._core.cuda._chain_kernel_stats()["scaled_updates"] - before >= 2 * 5 + 2 * 2
+    assert stats(step)["replayed"] >= 2, stats(step)
+    for p, q, r in zip(params, oparams, rparams):
+        same_bits(p.get_value(), q.get_value(), p.name)
+        np.testing.assert_allclose(host(p.get_value()), np.asarray(r.get_value()), rtol=1e-4, atol=1e-5,
+                                   err_msg=p.name)
+
+
 # An SGD-like epilogue over a reduction (register 0) and three operands: a row of the result's
 # shape (bias), a 0-d scalar (learning rate) and a full operand: maximum(b - lr * r, full).
 _REDUCE_EPILOGUE = [("multiply", 2, 0), ("subtract", 1, 4), ("maximum", 5, 3)]

@@ -67,6 +67,7 @@
 #include "kernels/cuda/library.h"
 #include "kernels/cuda/ops_launch.h"
 #include "kernels/cuda/rtc_headers.h"
+#include "kernels/cuda_kernels.h"
 #include "kernels/disk_cache.h"
 #include "memory/cuda/cuda_check.h"
 #include "uma/ops.h"
@@ -508,7 +509,8 @@ namespace uma::ops {
 ChainKernelStats cuda_chain_kernel_stats() {
   auto& c = ::uma::kernels::cuda::compiler();
   std::lock_guard<std::mutex> lock(c.mu);
-  return ChainKernelStats{c.generated, c.epilogues, c.reduce_epilogues, c.interpreted, c.from_disk, c.reason};
+  return ChainKernelStats{c.generated, c.epilogues, c.reduce_epilogues, c.interpreted, c.from_disk,
+                          ::uma::kernels::cuda::scaled_update_products(), c.reason};
 }
 
 }  // namespace uma::ops

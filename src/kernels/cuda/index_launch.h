@@ -86,4 +86,9 @@ int one_hot(const int64_t* idx, int64_t m, int64_t depth, const unsigned char* o
 /// multiply-adds in their own type, k in order.
 int tiled_matmul(int dtype, const void* a, const void* b, void* out, const TiledGemm& g, void* stream);
 
+/// The address on the current device of a constant 1 (float64 when `f64`, else float32): the
+/// beta of cuBLASLt's products with device pointers (Note [Scaled updates] in
+/// kernels/cuda/cublas.cpp); null where the lookup fails.
+const void* device_one(bool f64);
+
 }  // namespace uma::kernels::cuda_launch

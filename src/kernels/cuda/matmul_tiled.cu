@@ -11,6 +11,9 @@ namespace uma::kernels::cuda_launch {
 
 namespace {
 
+__device__ const float kOneF32 = 1.0f;
+__device__ const double kOneF64 = 1.0;
+
 using cuda_dev::kTile;
 
 template <class T>
@@ -52,6 +55,14 @@ int tiled_matmul(int dtype, const void* a, const void* b, void* out, const Tiled
     case kFloat64: return launch<double>(a, b, out, g, stream);
     default: return static_cast<int>(cudaErrorInvalidValue);
   }
+}
+
+const void* device_one(bool f64) {
+  void* p = nullptr;
+  const cudaError_t e = f64 ? cudaGetSymbolAddress(&p, kOneF64) : cudaGetSymbolAddress(&p, kOneF32);
+  if (e == cudaSuccess) return p;
+  (void)cudaGetLastError();  // the failed lookup is not a later launch's error
+  return nullptr;
 }
 
 }  // namespace uma::kernels::cuda_launch

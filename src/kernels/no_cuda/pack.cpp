@@ -34,6 +34,11 @@ bool matmul_chain(const Array&, const Array&, std::span<const Array* const>, con
                   const Array& out) {
   unavailable("matmul_fused", out);
 }
+bool matmul_scaled_add(const Array&, const Array&, std::span<const Array* const>, const std::vector<FusedInstr>&,
+                       const Array& out) {
+  unavailable("matmul_fused", out);
+}
+int64_t scaled_update_products() { return 0; }
 bool reduce_chain(ReduceOp op, const Array&, const std::vector<bool>&, std::span<const Array* const>,
                   const std::vector<FusedInstr>&, const Array& out) {
   unavailable(op == ReduceOp::Mean ? "mean_fused" : "sum_fused", out);
@@ -86,6 +91,6 @@ void qr(const Array& a, const Array&, const Array&, bool) { unavailable("qr", a)
 
 namespace uma::ops {
 
-ChainKernelStats cuda_chain_kernel_stats() { return ChainKernelStats{0, 0, 0, 0, 0, "uma was built without CUDA support"}; }
+ChainKernelStats cuda_chain_kernel_stats() { return ChainKernelStats{0, 0, 0, 0, 0, 0, "uma was built without CUDA support"}; }
 
 }  // namespace uma::ops
