@@ -466,7 +466,8 @@ void bind_array(nb::module_& m) {
       .def("astype", [](const Array& a, nb::handle dtype, bool copy) {
         return astype_for_python(a, required_dtype(dtype, "astype"), copy);
       }, param("dtype"), nb::arg("copy") = true,
-      "Values converted to dtype (never reinterpreted). copy=False returns self when the dtype already matches.")
+      "Values converted to dtype (never reinterpreted). copy=False returns self when the dtype already matches.\n"
+      "TypeError when dtype is None or not a dtype uma knows.")
       .def("copy", [](const Array& a) { return ops::copy(a); })
       .def("reshape", [](const Array& a, nb::args shape) {
         if (shape.size() == 1 && !nb::isinstance<nb::int_>(shape[0])) return ops::reshape(a, shape_of(shape[0]));

@@ -514,16 +514,21 @@ bool is_python_scalar(nb::handle h) {
   return PyBool_Check(o) || PyLong_CheckExact(o) || PyFloat_CheckExact(o) || PyComplex_CheckExact(o);
 }
 
-bool is_numpy_real_scalar(nb::handle h) {
-  if (is_python_scalar(h) || nb::isinstance<Array>(h)) return false;
+char numpy_scalar_kind(nb::handle h) {
+  if (is_python_scalar(h) || nb::isinstance<Array>(h)) return 0;
   nb::object np = nb::steal(PyImport_GetModule(nb::str("numpy").ptr()));
   if (!np.is_valid()) {
     PyErr_Clear();
-    return false;
+    return 0;
   }
-  if (!nb::isinstance(h, np.attr("generic"))) return false;
+  if (!nb::isinstance(h, np.attr("generic"))) return 0;
   const std::string kind = nb::cast<std::string>(h.attr("dtype").attr("kind"));
-  return kind == "b" || kind == "i" || kind == "u" || kind == "f";
+  return kind.size() == 1 ? kind[0] : 0;
+}
+
+bool is_numpy_real_scalar(nb::handle h) {
+  const char kind = numpy_scalar_kind(h);
+  return kind == 'b' || kind == 'i' || kind == 'u' || kind == 'f';
 }
 
 Scalar to_scalar(nb::handle h, std::optional<DType> target) {

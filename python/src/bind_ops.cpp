@@ -698,7 +698,7 @@ void bind_ops(nb::module_& m) {
         // float32 bounds give float32 and integer ones float64.
         std::optional<DType> typed;
         for (nb::handle h : {start, stop})
-          if (nb::isinstance<Array>(h) || is_ndarray(h) || is_numpy_real_scalar(h)) {  // typed bounds
+          if (nb::isinstance<Array>(h) || is_ndarray(h) || is_numpy_real_scalar(h) || numpy_scalar_kind(h) == 'c') {
             const DType d = *to_dtype(h.attr("dtype"));
             typed = typed ? promote_types(*typed, d) : d;
           }
@@ -948,7 +948,8 @@ void bind_ops(nb::module_& m) {
   m.def("astype", [](nb::handle a, nb::handle dtype, bool copy) {
         return astype_for_python(operand(a, nullptr, "astype"), required_dtype(dtype, "astype"), copy);
       }, param("x"), param("dtype"), nb::kw_only(), nb::arg("copy") = true,
-      "Values converted to dtype (Array API astype); never reinterprets bits.");
+      "Values converted to dtype (Array API astype); never reinterprets bits. TypeError when dtype\n"
+      "is None or not a dtype uma knows.");
 
   // ---- statistics, cumulative ops, linear algebra, split, indexing, nn ----
 #define UMA_STAT(name, FN)                                                                               \
@@ -959,7 +960,8 @@ void bind_ops(nb::module_& m) {
   "NumPy " name " over axis (None: all; int or tuple) with ddof (or the Array API's correction):\n"       \
   "var = sum(|x - mean|**2) / max(n - ddof, 0), std = sqrt(var). Result float64 for bool/ints, the\n"     \
   "real dtype for complex inputs, else the input's dtype. IndexError for a bad axis; ValueError if\n"    \
-  "both ddof and correction are given.");
+  "both ddof and correction are given; TypeError if ddof or correction is not a number (a 0-d array\n"  \
+  "is one); OverflowError for an integer ddof beyond int64.");
   UMA_STAT("var", var) UMA_STAT("std", std_dev)
 #undef UMA_STAT
   m.def("logsumexp", [](nb::handle a, nb::handle axis, Flag keepdims) {

@@ -154,7 +154,7 @@ def test_a_step_beyond_the_range_leaves_start_alone_as_numpy(args):
 
 @pytest.mark.parametrize("start,stop", [(np.float32(0), 1), (np.float16(-1), 2.5), (np.int32(0), 7),
                                         (np.asarray(0.5, np.float32), np.float32(3)), (np.float32(0), 1j),
-                                        (np.float32(1), np.float64(2))])
+                                        (np.float32(1), np.float64(2)), (np.complex64(1 + 1j), 2), (0, np.complex128(1j))])
 def test_linspace_default_dtype_is_numpys_result_type(start, stop):
     want = np.linspace(start, stop, 7)
     got = uma.linspace(start, stop, 7)
