@@ -266,6 +266,22 @@ def test_operators(name, opr, dtype, rng):
     check_like_numpy(lambda: opr(s, nr), lambda: opr(s, uma.asarray(nr)))  # reflected
 
 
+@pytest.mark.parametrize("name,opr", BIN_OPERATORS + [("matmul", operator.matmul)],
+                         ids=[n for n, _ in BIN_OPERATORS] + ["matmul"])
+def test_numpy_operand_on_the_left_gives_a_uma_array(name, opr, rng):
+    """An ndarray or a NumPy scalar on the left of an operator defers to uma's reflected
+    operator (NumPy's __array_priority__ rule), so the result is a uma array with NumPy's value
+    and dtype, as with the operands the other way round; np.add and the other NumPy functions
+    still give ndarrays."""
+    na = random_data("float32", (4, 4), rng, BINARY.get(name, (None, "general", "general"))[1])
+    nb = random_data("float32", (4, 4), rng, BINARY.get(name, (None, "general", "nonzero"))[2])
+    for left in (na, np.float32(1.5), np.int64(3)):
+        got = check_like_numpy(lambda: opr(left, nb), lambda: opr(left, uma.asarray(nb)))
+        if got is not None:
+            assert isinstance(got, uma.Array), (name, type(left))
+    assert isinstance(np.add(uma.asarray(nb), 1), np.ndarray)
+
+
 @pytest.mark.parametrize("dtype", ["bool", "int32", "float64"])
 def test_unary_operators(dtype, rng):
     n = random_data(dtype, (3, 4), rng, "general")
