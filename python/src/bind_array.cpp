@@ -677,7 +677,7 @@ void bind_array(nb::module_& m) {
     check_arg_axis(ReduceOp::OP, axis);                                                          \
     return ops::reduce(ReduceOp::OP, a,                                                          \
                        ReduceOp::OP == ReduceOp::Mean ? axes_of(axis) : ufunc_axes(a, axis), keepdims); \
-  }, param("axis") = nb::none(), nb::arg("keepdims") = false);
+  }, param("axis") = nb::none(), param("keepdims") = false);
   UMA_RED("sum", Sum) UMA_RED("mean", Mean) UMA_RED("max", Max) UMA_RED("min", Min) UMA_RED("prod", Prod)
   UMA_RED("argmax", ArgMax) UMA_RED("argmin", ArgMin) UMA_RED("all", All) UMA_RED("any", Any)
 #undef UMA_RED

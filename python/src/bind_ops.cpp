@@ -894,13 +894,13 @@ void bind_ops(nb::module_& m) {
     check_arg_axis(ReduceOp::OP, axis);                                                                \
     Array A = operand(a, nullptr, name);                                                               \
     return ops::reduce(ReduceOp::OP, A, ufunc_axes(A, axis), keepdims);                               \
-  }, param("a"), param("axis") = nb::none(), nb::arg("keepdims") = false,                          \
+  }, param("a"), param("axis") = nb::none(), param("keepdims") = false,                          \
   "Reduction " name " over axis (None: all; int or tuple), NumPy 2 result dtypes. IndexError for a\n" \
   "bad axis.");
   UMA_RED("sum", Sum)
   m.def("mean", [](nb::handle a, nb::handle axis, Flag keepdims) {  // mean: no 0-d axis quirk (NumPy)
     return ops::reduce(ReduceOp::Mean, operand(a, nullptr, "mean"), axes_of(axis), keepdims);
-  }, param("a"), param("axis") = nb::none(), nb::arg("keepdims") = false,
+  }, param("a"), param("axis") = nb::none(), param("keepdims") = false,
   "Arithmetic mean over axis (None: all; int or tuple): float64 for bool/ints, else the input's dtype.");
   UMA_RED("max", Max) UMA_RED("min", Min) UMA_RED("prod", Prod)
   UMA_RED("argmax", ArgMax) UMA_RED("argmin", ArgMin) UMA_RED("all", All) UMA_RED("any", Any)
@@ -955,7 +955,7 @@ void bind_ops(nb::module_& m) {
 #define UMA_STAT(name, FN)                                                                               \
   m.def(name, [](nb::handle a, nb::handle axis, nb::handle ddof, Flag keepdims, nb::handle correction) { \
     return ops::FN(operand(a, nullptr, name), axes_of(axis), ddof_of(name, ddof, correction), keepdims); \
-  }, param("a"), param("axis") = nb::none(), param("ddof") = 0, nb::arg("keepdims") = false,          \
+  }, param("a"), param("axis") = nb::none(), param("ddof") = 0, param("keepdims") = false,          \
   nb::kw_only(), param("correction") = nb::none(),                                              \
   "NumPy " name " over axis (None: all; int or tuple) with ddof (or the Array API's correction):\n"       \
   "var = sum(|x - mean|**2) / max(n - ddof, 0), std = sqrt(var). Result float64 for bool/ints, the\n"     \
@@ -967,7 +967,7 @@ void bind_ops(nb::module_& m) {
   m.def("logsumexp", [](nb::handle a, nb::handle axis, Flag keepdims) {
         Array A = operand(a, nullptr, "logsumexp");
         return ops::logsumexp(A, ufunc_axes(A, axis), keepdims);
-      }, param("a"), param("axis") = nb::none(), nb::arg("keepdims") = false,
+      }, param("a"), param("axis") = nb::none(), param("keepdims") = false,
       "log(sum(exp(a), axis)) computed stably (scipy.special.logsumexp): float64 for bool/ints, else\n"
       "the input's float dtype (float16/bfloat16 computed in double and rounded). TypeError for complex.");
   m.def("cumsum", [](nb::handle a, nb::handle axis) { Array A = operand(a, nullptr, "cumsum");

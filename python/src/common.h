@@ -8,8 +8,11 @@
 #include <cstring>
 #include <exception>
 #include <optional>
+#include <string>
+#include <string_view>
 
 #include "uma/array.h"
+#include "uma/error.h"
 #include "uma/interop/copy_rules.h"
 #include "uma/ops.h"
 
@@ -76,10 +79,15 @@ inline auto param(const char* name) { return nb::arg(name).none(); }
 /// A bool parameter read as NumPy 2 reads keepdims: True or False, or an integer (operator.index;
 /// nonzero is True), and also a NumPy bool (a bool for the Array API standard, which NumPy
 /// refuses). nanobind's bool takes only True and False. Other objects (floats, strings, None)
-/// are refused.
+/// are refused: reading the flag raises a TypeError naming the value (the caster takes every
+/// object, so the error is this one rather than nanobind's list of signatures).
 struct Flag {
   bool value = false;
-  operator bool() const { return value; }
+  std::string refused;  // the repr of an object that is not a flag, else empty
+  operator bool() const {
+    UMA_CHECK(refused.empty(), Type, "keepdims must be True, False or an integer, got ", refused);
+    return value;
+  }
 };
 
 // ---- conversion of operands (bind_interop.cpp) ----
@@ -201,11 +209,16 @@ struct type_caster<uma::py::Flag> {
     PyObject* o = src.ptr();
     const char* tn = Py_TYPE(o)->tp_name;
     const bool numpy_bool = std::strcmp(tn, "numpy.bool") == 0 || std::strcmp(tn, "numpy.bool_") == 0;
-    if (!PyBool_Check(o) && !numpy_bool && !PyIndex_Check(o)) return false;
-    const int t = PyObject_IsTrue(o);
+    const int t = PyBool_Check(o) || numpy_bool || PyIndex_Check(o) ? PyObject_IsTrue(o) : -1;
     if (t < 0) {
       PyErr_Clear();
-      return false;
+      PyObject* r = PyObject_Repr(o);
+      const char* text = r ? PyUnicode_AsUTF8(r) : nullptr;
+      value.refused = std::string(text ? std::string_view(text).substr(0, 80) : std::string_view("?")) + " (" +
+                      Py_TYPE(o)->tp_name + ")";
+      Py_XDECREF(r);
+      PyErr_Clear();
+      return true;
     }
     value.value = t != 0;
     return true;
