@@ -207,7 +207,7 @@ def test_scaled_subtraction_becomes_a_scaled_addition_exactly(backend, dtype):
     """x - c * y and x - y * c, c a float constant, become x + (-c) * y (an SGD update's form
     for cuBLAS's alpha and beta): the same bits as NumPy's x - c * y on infinities, NaN and
     signed zeros. A product that something else reads, a NaN constant (its sign bit), an
-    integer constant and a product of two variables stay as written."""
+    integer constant, a complex product and a product of two variables stay as written."""
     x, y = sym.vector("x", dtype=dtype), sym.vector("y", dtype=dtype)
     c = np.array(0.3, dtype)
     with np.errstate(over="ignore"):  # 1e308 is inf in float32
@@ -223,6 +223,14 @@ def test_scaled_subtraction_becomes_a_scaled_addition_exactly(backend, dtype):
         same_bits(uma.function([x, y], x - c * y, backend=backend)(xv, yv), xv - c * yv)
     xi = sym.vector("xi", dtype="int64")
     kept = [[x - c * y, c * y], [x - np.array(np.nan, dtype) * y], [xi - 3 * xi], [x - x * y]]
+    zt = "complex64" if dtype == "float32" else "complex128"
+    z, w = sym.vector("z", dtype=zt), sym.vector("w", dtype=zt)  # c's imaginary +0: zeros' signs
+    f = uma.function([z, w], z - c * w, backend=backend)
+    assert "subtract" in ops_of(f), ops_of(f)
+    with np.errstate(all="ignore"):
+        zv = (xv + 1j * yv).astype(zt)
+        unrewritten = uma.function([z, w], z - c * w, backend=backend, mode=NONE)
+        same_bits(f(zv, zv[::-1]), np.asarray(unrewritten(zv, zv[::-1])))
     for outs in kept:
         f = uma.function([x, y, xi], outs, backend=backend)
         assert "subtract" in ops_of(f), ops_of(f)

@@ -20,9 +20,10 @@ included):
     ``x - x`` -> zeros; ``-(-x)`` -> ``x``; ``not(not b)`` -> ``b``; ``x - (-y)`` -> ``x + y``;
     ``x + (-y)`` and ``(-y) + x`` -> ``x - y`` (these three where ``-y`` is computed in the
     result's dtype or in a float one: ``-y`` of a narrower integer wraps before it is promoted);
-    ``x - c * y`` and ``x - y * c`` -> ``x + (-c) * y`` for a float constant ``c`` (no NaN) whose product
-    nothing else reads (an SGD update ``w - lr * g`` becomes the scaled update ``w + s * g`` that
-    cuBLAS's alpha and beta compute: Note [Scaled updates] in kernels/cuda/cublas.cpp);
+    ``x - c * y`` and ``x - y * c`` -> ``x + (-c) * y`` for a float constant ``c`` (no NaN) whose
+    real float product nothing else reads (an SGD update ``w - lr * g`` becomes the scaled
+    update ``w + s * g`` that cuBLAS's alpha and beta compute: Note [Scaled updates] in
+    kernels/cuda/cublas.cpp);
     ``transpose(transpose(x))`` -> one transpose
     (or ``x``). A rule only fires when the result has exactly the type (dtype and static
     shape) of what it replaces. Not done because they are not exact: ``x + 0.0``
@@ -376,13 +377,16 @@ def _rule_sub(node, readers):
     neg = _op_of(b, "negative")  # x - (-y) -> x + y
     if neg is not None and _negation_commutes(neg, out):
         return _typed(ops.add(a, neg.inputs[0]), out)
-    mul = _op_of(b, "multiply")  # x - c * y -> x + (-c) * y: -(c * y) is (-c) * y exactly
-    if mul is not None and readers.get(b, 0) == 1:
+    # x - c * y -> x + (-c) * y for a real float product: -(c * y) is (-c) * y exactly (not for
+    # complex products, where c's imaginary +0 makes a zero's sign differ)
+    mul = _op_of(b, "multiply")
+    if mul is not None and readers.get(b, 0) == 1 and b.dtype[0] == "f" and out.dtype[0] == "f":
         for k, c in enumerate(mul.inputs):
             if isinstance(c, Constant) and c.dtype[0] == "f" and not np.isnan(c.value).any():
                 ins = list(mul.inputs)
                 ins[k] = Constant(np.negative(c.value), dtype=c.dtype)
-                return _typed(ops.add(a, _typed(ops.multiply(*ins), b)), out)
+                scaled = _typed(ops.multiply(*ins), b)
+                return None if scaled is None else _typed(ops.add(a, scaled), out)
     return None
 
 
