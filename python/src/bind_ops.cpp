@@ -697,11 +697,13 @@ void bind_ops(nb::module_& m) {
         // NumPy's default: result_type(start, stop, float(num)), Python numbers weak (NEP 50), so
         // float32 bounds give float32 and integer ones float64.
         std::optional<DType> typed;
-        for (nb::handle h : {start, stop})
-          if (nb::isinstance<Array>(h) || is_ndarray(h) || is_numpy_real_scalar(h) || numpy_scalar_kind(h) == 'c') {
+        for (nb::handle h : {start, stop}) {
+          const char kind = numpy_scalar_kind(h);  // a NumPy number scalar: bool, int, float, complex
+          if (nb::isinstance<Array>(h) || is_ndarray(h) || (kind != 0 && std::strchr("biufc", kind) != nullptr)) {
             const DType d = *to_dtype(h.attr("dtype"));
             typed = typed ? promote_types(*typed, d) : d;
           }
+        }
         const ScalarKind weak = a.kind == ScalarKind::Complex || b.kind == ScalarKind::Complex ? ScalarKind::Complex
                                                                                                  : ScalarKind::Float;
         const DType fallback = typed ? promote_weak(*typed, weak) : weak == ScalarKind::Complex ? DType::Complex128 : DType::Float64;
