@@ -83,10 +83,8 @@ Cublas& lib() {
   return *c;
 }
 
-// The cuBLAS handle of `device` bound to uma's stream; RuntimeError when cuBLAS cannot load.
-Handle handle(int device) {
-  Cublas& c = lib();
-  std::lock_guard<std::mutex> lock(c.mu);
+// Opens cuBLAS once, under c.mu; RuntimeError naming the library when it cannot load.
+void load_locked(Cublas& c, int device) {
   if (!c.tried) {
     c.tried = true;
     std::string tried;
@@ -104,6 +102,13 @@ Handle handle(int device) {
   }
   UMA_CHECK(c.error.empty(), Runtime, "matmul on cuda:", device, ": ", c.error);
   UMA_CHECK(device >= 0 && device < 64, Runtime, "matmul on cuda: device index ", device, " out of range");
+}
+
+// The cuBLAS handle of `device` bound to uma's stream; RuntimeError when cuBLAS cannot load.
+Handle handle(int device) {
+  Cublas& c = lib();
+  std::lock_guard<std::mutex> lock(c.mu);
+  load_locked(c, device);
   // A recording thread gets a handle of its own, bound to the capture stream: the other
   // threads' handle stays on uma's stream. One recording per device runs at a time.
   const bool recording = uma::cuda::capturing(device);
@@ -411,12 +416,12 @@ bool matmul_scaled_add(const Array& a, const Array& b, std::span<const Array* co
   for (int64_t v : {M, N, K, ma.ld, mb.ld, mc.ld})
     if (v > INT32_MAX) return false;
   const int dev = out.device().index;
-  handle(dev);  // loads cuBLAS (RuntimeError naming it where it cannot), and with it cuBLASLt
   const bool f64 = t == DType::Float64;
   const bool tf32 = !f64 && ops::cuda_matmul_precision() == ops::MatmulPrecision::TF32;
   const uint32_t align[4] = {alignment(a.data()), alignment(b.data()), alignment(c->data()), alignment(out.data())};
   Cublas& cb = lib();
   std::unique_lock<std::mutex> lock(cb.mu);
+  load_locked(cb, dev);  // cuBLAS (RuntimeError naming it where it cannot), and with it cuBLASLt
   CublasLt* l = lt_locked();
   if (!l) return false;
   if (!l->handles[dev]) {
