@@ -126,13 +126,19 @@ class LabelFlag {
   ~LabelFlag();  // waits for the last queued check (its copy writes the host word)
   LabelFlag(const LabelFlag&) = delete;
   LabelFlag& operator=(const LabelFlag&) = delete;
-  /// Queues on uma's stream of the device the check of the contiguous int64 `labels` (N,)
-  /// against [0, nclasses), writing its verdict into the host word, then the event. Waits for
-  /// nothing.
+  /// Queues the check of the contiguous int64 `labels` (N,) against [0, nclasses) on a stream
+  /// of its own, after the work queued on uma's stream of the device so far and beside the
+  /// work queued there next: the kernel writes its verdict into the host word, then the event
+  /// is recorded. Waits for nothing. The labels must stay unwritten until passed() or settle()
+  /// returns.
   void queue(const Array& labels, int64_t nclasses);
-  /// Waits for the event of the last queue() (so for the work queued before it, not after it);
-  /// true when every label it checked was in range, or when nothing was queued.
+  /// Waits for the event of the last queue() (so for the work queued on uma's stream before
+  /// it, not after it); true when every label it checked was in range, or when nothing was
+  /// queued.
   bool passed() const;
+  /// Waits for the last queued check unless passed() or settle() already did: call it before
+  /// the labels' memory is written again.
+  void settle() const;
 
  private:
   struct Impl;

@@ -896,6 +896,7 @@ bool Program::replay(const Recording& r, std::vector<Array>& inputs, std::vector
   const int device = r.graph->device();
   thread_local std::vector<kernels::cuda::CopyJob> copies;  // the arguments into the recording's buffers
   copies.clear();
+  for (const auto& f : r.early) f->settle();  // a check that a failed replay left, before its labels are written
   for (std::size_t i = 0; i < inputs.size(); ++i)
     if (inputs[i].data() != r.staging[i].data()) {
       copies.push_back({r.staging[i].data(), inputs[i].data(), static_cast<std::size_t>(inputs[i].nbytes())});

@@ -230,6 +230,32 @@ def test_failing_replay_changes_nothing(early):
 
 
 @needs_gpu
+def test_early_label_checks_read_each_calls_labels():
+    """Note [Lean replays]: an early check runs on a stream of its own after the replay's
+    argument copies, so it reads that call's labels: with good and bad label arrays taking
+    turns (each call copies its labels over the last one's), exactly the bad calls raise, every
+    good call is checked early, and the parameters are the eager step's."""
+    X, Y = batch(32)
+    params, step = mlp(CudaLinker(graphs=True, fuse=True, lean_replay=True))
+    eparams, estep = mlp(EagerCuda())
+    for k in range(3):
+        same_bits(step(X, Y), estep(X, Y), f"loss {k}")
+    bad = np.asarray(Y.to_device("cpu")).copy()
+    bad[3] = 7
+    B = uma.asarray(bad, device="cuda")
+    s = stats(step)
+    for k in range(6):
+        with pytest.raises(ValueError, match="label 7 at position 3 is out of range"):
+            step(X, B)
+        same_bits(step(X, Y), estep(X, Y), f"loss after bad call {k}")
+    after = stats(step)
+    assert after["early_checked"] == s["early_checked"] + 6, (s, after)
+    assert after["replayed"] == s["replayed"] + 12, (s, after)
+    for p, q in zip(params, eparams):
+        same_bits(p.get_value(), q.get_value(), p.name)
+
+
+@needs_gpu
 def test_lean_replay_copies_every_argument_layout():
     """Note [Lean replays]: a replay copies its arguments with one kernel where their pointers
     are 16-byte aligned (per 32 arguments; 16-byte units, then the last bytes one by one), and

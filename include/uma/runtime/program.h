@@ -114,11 +114,14 @@ const std::vector<int>& shape_inputs(const std::string& name);
 // - its arguments' copies into the recording's buffers are one kernel launch
 //   (kernels::cuda::copy_batch) instead of one cudaMemcpyAsync each;
 // - a recording whose label checks all read int64 labels from arguments (its staging
-//   buffers) queues each check before its launch: a one-block kernel writes its verdict into
-//   pinned host memory, and an event is recorded after it. After the launch the host waits
-//   for those events alone, so for the work queued before the step (the previous calls) and
-//   the checks, not for the step itself: the call returns while the GPU still runs the step,
-//   and the next call's host work overlaps it. A verdict that reports a bad label runs the
+//   buffers) queues each check before its launch, on a stream of its own that waits for the
+//   argument copies: a one-block kernel writes its verdict into pinned host memory, and an
+//   event is recorded after it. The check runs beside the step's first kernels, not before
+//   them. After the launch the host waits for those events alone, so for the work queued
+//   before the step (the previous calls) and the checks, not for the step itself: the call
+//   returns while the GPU still runs the step, and the next call's host work overlaps it. The
+//   next replay waits for a check that a failed one left before it copies arguments over its
+//   labels. A verdict that reports a bad label runs the
 //   deferred check (Note [Deferred label checks]), which waits for the launch and raises the
 //   op's ValueError naming the label before any result is handed out. Labels computed inside
 //   the step, or of another dtype, keep the deferred check after the launch.

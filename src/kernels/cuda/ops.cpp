@@ -371,11 +371,15 @@ struct LabelFlag::Impl {
   int device;
   int* host = nullptr;               // pinned and mapped: the verdict, as the host reads it
   int* mapped = nullptr;             // the same word, as the check kernel writes it
-  uma::cuda::detail::Event done;     // recorded after the kernel (made with the device current)
+  cudaStream_t side = nullptr;       // the check's stream, beside uma's (made with the device current)
+  uma::cuda::detail::Event staged;   // recorded on uma's stream when the labels are in place
+  uma::cuda::detail::Event done;     // recorded on `side` after the kernel
   bool queued = false;
+  bool pending = false;  // a queued check the host has not waited for
   explicit Impl(int d) : device(d) {}
   ~Impl() {
     if (queued) (void)cudaEventSynchronize(done.get());  // the kernel no longer writes `host`
+    if (side) (void)cudaStreamDestroy(side);
     if (host) (void)cudaFreeHost(host);
   }
 };
@@ -390,6 +394,7 @@ LabelFlag::LabelFlag(Device d) {
   void* dev = nullptr;
   UMA_CUDA_CHECK(cudaHostGetDevicePointer(&dev, h, 0));
   impl_->mapped = static_cast<int*>(dev);
+  UMA_CUDA_CHECK(cudaStreamCreateWithFlags(&impl_->side, cudaStreamNonBlocking));
 }
 
 LabelFlag::~LabelFlag() = default;
@@ -397,15 +402,26 @@ LabelFlag::~LabelFlag() = default;
 void LabelFlag::queue(const Array& y, int64_t c) {
   UMA_ASSERT(y.is_c_contiguous() && y.ndim() == 1 && y.dtype() == DType::Int64 && y.device().index == impl_->device);
   Launch l(y);
-  check(L::label_verdict(y.data(), y.shape()[0], c, impl_->mapped, l.stream), "label_verdict<<<...>>>");
-  UMA_CUDA_CHECK(cudaEventRecord(impl_->done.get(), l.st()));
-  impl_->queued = true;
+  // The check waits for the work queued on uma's stream so far (the labels' copy) and runs
+  // beside what is queued there next (the step).
+  UMA_CUDA_CHECK(cudaEventRecord(impl_->staged.get(), l.st()));
+  UMA_CUDA_CHECK(cudaStreamWaitEvent(impl_->side, impl_->staged.get(), 0));
+  check(L::label_verdict(y.data(), y.shape()[0], c, impl_->mapped, impl_->side), "label_verdict<<<...>>>");
+  UMA_CUDA_CHECK(cudaEventRecord(impl_->done.get(), impl_->side));
+  impl_->queued = impl_->pending = true;
 }
 
 bool LabelFlag::passed() const {
   if (!impl_->queued) return true;
   UMA_CUDA_CHECK(cudaEventSynchronize(impl_->done.get()));
+  impl_->pending = false;
   return *static_cast<volatile int*>(impl_->host) == 0;
+}
+
+void LabelFlag::settle() const {
+  if (!impl_->pending) return;
+  UMA_CUDA_CHECK(cudaEventSynchronize(impl_->done.get()));
+  impl_->pending = false;
 }
 
 }  // namespace uma::kernels::cuda
