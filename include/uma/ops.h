@@ -234,9 +234,10 @@ Shape embed_shape(const Shape& g, const Shape& region, const Shape& x, const cha
 /// NumPy outer: (size of a, size of b), each unknown unless the shape decides it (static_size).
 Shape outer_shape(const Shape& a, const Shape& b);
 /// NumPy diagonal: the axes axis1 and axis2 removed and the diagonal's length appended (unknown
-/// unless the known lengths decide it). ValueError "diagonal: diag requires an array of at least two
-/// dimensions, got shape <s>", "diagonal: axis1 and axis2 cannot be the same (both are <d>)"; AxisError.
-Shape diagonal_shape(const Shape& shape, int64_t offset, int64_t axis1, int64_t axis2);
+/// unless the known lengths decide it). ValueError "<op>: the array must have at least two
+/// dimensions, got shape <s>", "<op>: axis1 and axis2 cannot be the same (both are <d>)";
+/// AxisError. `op` names the op in errors (trace's rule is this one).
+Shape diagonal_shape(const Shape& shape, int64_t offset, int64_t axis1, int64_t axis2, const char* op = "diagonal");
 /// NumPy diag: a 1-d (n,) gives (n + |k|, n + |k|), a 2-d one diagonal_shape(shape, k, 0, 1).
 /// ValueError "diag: input must be 1-d or 2-d, got shape <s>", "diag: offset <k> is too large".
 Shape diag_shape(const Shape& shape, int64_t k);

@@ -229,13 +229,14 @@ Shape result_shape(const std::string& name, const std::vector<Shape>& ss, RulePa
     expect(2);
     return ops::outer_shape(ss[0], ss[1]);
   }
-  if (name == "diagonal" || name == "diagonal_embed") {
-    expect(name == "diagonal" ? 1 : 2);
+  if (name == "diagonal" || name == "diagonal_embed" || name == "trace") {
+    expect(name == "diagonal_embed" ? 2 : 1);
     const int64_t offset = p.integer("offset", op, 0), axis1 = p.integer("axis1", op, 0),
                   axis2 = p.integer("axis2", op, 1);
     const Shape& x = ss.back();
-    const Shape d = ops::diagonal_shape(x, offset, axis1, axis2);
-    return name == "diagonal" ? d : ops::embed_shape(ss[0], d, x, op);
+    Shape d = ops::diagonal_shape(x, offset, axis1, axis2, name == "trace" ? "trace" : "diagonal");
+    if (name == "trace") d.pop_back();  // the diagonal's sum
+    return name == "diagonal_embed" ? ops::embed_shape(ss[0], d, x, op) : d;
   }
   if (name == "diag") {
     expect(1);
@@ -315,8 +316,10 @@ DType fill_dtype(nb::handle v) {
 Array full_impl(const Shape& shape, nb::handle value, std::optional<DType> dtype, Device device, const char* api) {
   DType t = dtype ? *dtype : fill_dtype(value);
   if (is_python_scalar(value)) return ops::full(shape, to_scalar(value, t), t, device);
+  const Array v = operand(value, nullptr, api);
+  (void)ops::broadcast_to_shape(v.shape(), shape, api);  // ValueError naming the op and both shapes
   Array out = Array::empty(shape, t, device);
-  ops::assign(out, operand(value, nullptr, api));
+  ops::assign(out, v);
   return out;
 }
 

@@ -20,6 +20,7 @@ from .graph import ops as _ops
 from .graph.ops import *  # noqa: F401,F403
 from .graph.ops import __all__ as _ops_all
 from .graph.type import TensorType, static_shape
+from .graph.type import dtype_name as _dtype_name
 
 # The Array API standard's spellings (acos, atan2, pow, concat, permute_dims, ...), as on uma.
 globals().update({_alias: getattr(_ops, _target) for _alias, _target in _ALIASES.items()})
@@ -34,6 +35,10 @@ def tensor(name=None, dtype="float64", shape=None, *, ndim=None):
     bad dtype, a missing shape, a shape entry that is not an int or None, or an ``ndim`` that is
     not an int; ``ValueError`` for a negative ``ndim``.
     """
+    try:
+        dtype = _dtype_name(dtype)
+    except TypeError as e:
+        raise TypeError(f"tensor: {e}") from None
     if ndim is not None:
         if isinstance(ndim, (bool, _np.bool_)) or not isinstance(ndim, (int, _np.integer)):
             raise TypeError(f"tensor: ndim must be an int, got {ndim!r}")

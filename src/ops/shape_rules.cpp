@@ -647,12 +647,11 @@ DType linalg_dtype(DType t, const char* op) {
 
 Shape outer_shape(const Shape& a, const Shape& b) { return {static_size(a, "outer"), static_size(b, "outer")}; }
 
-Shape diagonal_shape(const Shape& shape, int64_t offset, int64_t axis1, int64_t axis2) {
+Shape diagonal_shape(const Shape& shape, int64_t offset, int64_t axis1, int64_t axis2, const char* op) {
   const int64_t nd = static_cast<int64_t>(shape.size());
-  UMA_CHECK(nd >= 2, Value, "diagonal: diag requires an array of at least two dimensions, got shape ",
-            static_shape_str(shape));
-  const int64_t d1 = normalize_axis(axis1, nd, "diagonal"), d2 = normalize_axis(axis2, nd, "diagonal");
-  UMA_CHECK(d1 != d2, Value, "diagonal: axis1 and axis2 cannot be the same (both are ", d1, ")");
+  UMA_CHECK(nd >= 2, Value, op, ": the array must have at least two dimensions, got shape ", static_shape_str(shape));
+  const int64_t d1 = normalize_axis(axis1, nd, op), d2 = normalize_axis(axis2, nd, op);
+  UMA_CHECK(d1 != d2, Value, op, ": axis1 and axis2 cannot be the same (both are ", d1, ")");
   // rows r and columns r + offset: min(n1, n2 - offset) for offset >= 0, min(n1 + offset, n2) below
   const int64_t n1 = shape[d1], n2 = shape[d2];
   const int64_t below = offset == INT64_MIN ? INT64_MAX : -offset;  // -offset without overflow

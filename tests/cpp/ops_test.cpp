@@ -817,9 +817,11 @@ TEST(ShapeRules, LinalgAndNnHelpers) {
   EXPECT_EQ(ops::diagonal_shape({U, 4}, 4, 0, 1), (Shape{0}));  // decided by the known length
   EXPECT_EQ(ops::diagonal_shape({3, 4}, INT64_MIN, 0, 1), (Shape{0}));
   EXPECT_EQ(error_message([] { ops::diagonal_shape({3}, 0, 0, 1); }),
-            "diagonal: diag requires an array of at least two dimensions, got shape (3,)");
+            "diagonal: the array must have at least two dimensions, got shape (3,)");
   EXPECT_EQ(error_message([] { ops::diagonal_shape({3, 3}, 0, 1, -1); }),
             "diagonal: axis1 and axis2 cannot be the same (both are 1)");
+  EXPECT_EQ(error_message([] { ops::diagonal_shape({3}, 0, 0, 1, "trace"); }),
+            "trace: the array must have at least two dimensions, got shape (3,)");
   EXPECT_EQ(ops::diag_shape({3}, -2), (Shape{5, 5}));
   EXPECT_EQ(ops::diag_shape({U}, 1), (Shape{U, U}));
   EXPECT_EQ(ops::diag_shape({2, 4}, 1), (Shape{2}));

@@ -486,6 +486,10 @@ def test_tensor_constructor_checks_ndim_and_shape():
         sym.tensor("t", ndim=2, shape=(None,))
     with pytest.raises(TypeError, match="give shape="):
         sym.tensor("t")
+    # A bad dtype is named first, with or without a shape.
+    for kw in ({}, {"shape": (2,)}, {"ndim": 1}):
+        with pytest.raises(TypeError, match="^tensor: data type 'nope' not understood"):
+            sym.tensor("t", dtype="nope", **kw)
 
 
 def test_strings_are_not_graph_values():

@@ -208,6 +208,17 @@ def test_outer_diag_trace_matrix(dtype, rng):
         uma.trace(u3, 0, 1, 1)
 
 
+def test_trace_errors_name_trace():
+    """trace's errors name trace, eager and symbolic (its rule is diagonal's)."""
+    x = uma.sym.vector("x")
+    for call in (lambda: uma.trace(uma.asarray(np.ones(3))), lambda: uma.sym.trace(x)):
+        with pytest.raises(ValueError, match=r"^trace: the array must have at least two dimensions, got shape \((3|\?),\)"):
+            call()
+    with pytest.raises(ValueError, match=r"^trace: axis1 and axis2 cannot be the same \(both are 1\)"):
+        uma.sym.trace(uma.sym.matrix("m"), 0, 1, -1)
+    assert uma.sym.trace(uma.sym.tensor("t", shape=(2, 3, 4)), 0, 1, 2).type.shape == (2,)
+
+
 # ============================================================================ shape ops
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)

@@ -811,6 +811,20 @@ def test_full(fill, dtype):
     check_like_numpy(lambda: np.full((), fill, dtype=dtype), lambda: uma.full((), fill, dtype=dtype))
 
 
+@pytest.mark.parametrize("fill", [(), [1.0, 2.0], np.ones((3, 1))])
+def test_full_with_an_unbroadcastable_value_names_full(fill):
+    """NumPy's full raises ValueError for a fill value that does not broadcast to the shape;
+    uma's error names full (or full_like) and both shapes."""
+    with pytest.raises(ValueError):
+        np.full((2, 3), fill)
+    shape = np.shape(fill)
+    msg = rf"^full: cannot broadcast an array of shape {re.escape(str(shape))} to shape \(2, 3\)"
+    with pytest.raises(ValueError, match=msg):
+        uma.full((2, 3), fill)
+    with pytest.raises(ValueError, match=msg.replace("full:", "full_like:")):
+        uma.full_like(uma.zeros((2, 3)), fill)
+
+
 @pytest.mark.parametrize("fill,dtype", [(300, "int8"), (2**70, "int64"), (-1, "uint32"), (2**31, "int32")])
 def test_full_out_of_range_python_int(fill, dtype):
     check_like_numpy(lambda: np.full((2,), fill, dtype=dtype), lambda: uma.full((2,), fill, dtype=dtype))

@@ -239,7 +239,10 @@ def diag(v, k=0):
 
 def trace(a, offset=0, axis1=0, axis2=1):
     """Sum along a diagonal (NumPy ``trace``): ``sum(diagonal(a, offset, axis1, axis2), -1)``;
-    dtype as :func:`sum`'s."""
+    dtype as :func:`sum`'s. ``ValueError`` naming trace for fewer than two axes or equal axes;
+    ``AxisError`` for an axis out of range."""
+    a = as_variable(a)
+    _core._result_shape("trace", a.shape, offset=offset, axis1=axis1, axis2=axis2)  # the rule's errors
     d = diagonal(a, offset, axis1, axis2)
     return sum(d, axis=-1)
 
