@@ -72,14 +72,7 @@ int64_t extent_bytes(const ForeignLayout& f) {
   return hi - lo;
 }
 
-nb::handle g_ndarray_type;  // numpy.ndarray: a strong reference kept for the process's life
-bool is_ndarray(nb::handle h) {
-  if (!g_ndarray_type.is_valid()) {
-    nb::module_ np = nb::module_::import_("numpy");
-    g_ndarray_type = nb::object(np.attr("ndarray")).release();
-  }
-  return PyObject_TypeCheck(h.ptr(), reinterpret_cast<PyTypeObject*>(g_ndarray_type.ptr()));
-}
+nb::handle g_ndarray_type;  // numpy.ndarray once NumPy is loaded: a strong reference kept for the process's life
 
 // Note [NumPy struct fields]: a numpy.ndarray and its dtype begin with fields whose layout is
 // part of NumPy's C ABI (every compiled extension reads them through NumPy's macros; unchanged
@@ -134,8 +127,7 @@ std::optional<DType> dtype_of_type_num(int n) {
 
 // The fields of an exact ndarray, or nullptr (another type, or a dtype not read here).
 const NdArrayFields* nd_fields(nb::handle h, DType* dtype) {
-  if (!g_ndarray_type.is_valid()) is_ndarray(h);
-  if (Py_TYPE(h.ptr()) != reinterpret_cast<PyTypeObject*>(g_ndarray_type.ptr())) return nullptr;
+  if (!is_ndarray(h) || Py_TYPE(h.ptr()) != reinterpret_cast<PyTypeObject*>(g_ndarray_type.ptr())) return nullptr;
   const auto* a = reinterpret_cast<const NdArrayFields*>(h.ptr());
   const auto* d = reinterpret_cast<const NdDescrFields*>(a->descr);
   if (d == nullptr) return nullptr;
@@ -512,6 +504,19 @@ std::optional<int64_t> index_int64(nb::handle h) {
 bool is_python_scalar(nb::handle h) {
   PyObject* o = h.ptr();
   return PyBool_Check(o) || PyLong_CheckExact(o) || PyFloat_CheckExact(o) || PyComplex_CheckExact(o);
+}
+
+bool is_ndarray(nb::handle h) {
+  if (!g_ndarray_type.is_valid()) {
+    // Not imported here: where NumPy is not loaded, no object is an ndarray.
+    nb::object np = nb::steal(PyImport_GetModule(nb::str("numpy").ptr()));
+    if (!np.is_valid()) {
+      PyErr_Clear();
+      return false;
+    }
+    g_ndarray_type = nb::object(np.attr("ndarray")).release();
+  }
+  return PyObject_TypeCheck(h.ptr(), reinterpret_cast<PyTypeObject*>(g_ndarray_type.ptr()));
 }
 
 char numpy_scalar_kind(nb::handle h) {

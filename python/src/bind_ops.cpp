@@ -432,18 +432,6 @@ AnyIndex parse_any_index(nb::handle key) {
 
 namespace {
 
-// numpy.ndarray when NumPy is loaded (a 0-d ndarray is an index array; a NumPy scalar is not).
-bool is_ndarray(nb::handle h) {
-  PyObject* np = PyImport_GetModule(nb::str("numpy").ptr());
-  if (!np) {
-    PyErr_Clear();
-    return false;
-  }
-  nb::object mod = nb::steal(np);
-  nb::object cls = nb::getattr(mod, "ndarray", nb::none());
-  return !cls.is_none() && PyObject_IsInstance(h.ptr(), cls.ptr()) == 1;
-}
-
 // One item of an index as NumPy reads it: None, Ellipsis, slices and integers are basic; bools,
 // lists, tuples, uma and NumPy arrays of any rank, and other array objects of rank >= 1 (or 0-d
 // bool) are index arrays.

@@ -100,6 +100,9 @@ int64_t int_arg(nb::handle h, const char* api, const char* what, int64_t min = I
 std::optional<int64_t> index_int64(nb::handle h);
 /// Python bool/int/float/complex (exact types: NumPy scalars are strong, NEP 50).
 bool is_python_scalar(nb::handle h);
+/// True for a numpy.ndarray, subclasses included (a 0-d ndarray too; a NumPy scalar is not
+/// one); False without NumPy loaded (NumPy is never imported for the check).
+bool is_ndarray(nb::handle h);
 /// The dtype kind of a NumPy scalar (numpy.generic: 'b', 'i', 'u', 'f', 'c', ...), 0 for
 /// anything else (and without NumPy imported).
 char numpy_scalar_kind(nb::handle h);
