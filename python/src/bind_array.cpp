@@ -664,12 +664,7 @@ void bind_array(nb::module_& m) {
   cls.def("__abs__", [](const Array& a) { return ops::unary(UnaryOp::Abs, a); });
   cls.def("__invert__", [](const Array& a) { return ops::unary(UnaryOp::BitwiseInvert, a); });
   cls.attr("__hash__") = nb::none();
-  // NumPy's operators defer to an operand of higher priority that is not an ndarray (NEP 13's
-  // fallback for types without __array_ufunc__), so `ndarray - uma_array` and
-  // `numpy_scalar * uma_array` call uma's reflected operators and give uma arrays, as
-  // `uma_array - ndarray` does (torch and JAX arrays do the same). NumPy's functions
-  // (np.add(a, 1)) still convert through __array__ and give ndarrays.
-  cls.attr("__array_priority__") = 100.0;
+  // NumPy's ufuncs and operators with a uma operand: __array_ufunc__ (uma/_api.py).
 
   // Reductions as methods.
 #define UMA_RED(name, OP)                                                                        \

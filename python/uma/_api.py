@@ -216,6 +216,55 @@ Array.__repr__ = _repr
 Array.__reduce__ = _reduce
 Array.__iter__ = _iter
 
+# NumPy ufunc name -> (operator, reflected operator) of uma.Array.
+_UFUNC_OPERATORS = {
+    "add": ("__add__", "__radd__"), "subtract": ("__sub__", "__rsub__"),
+    "multiply": ("__mul__", "__rmul__"), "divide": ("__truediv__", "__rtruediv__"),
+    "floor_divide": ("__floordiv__", "__rfloordiv__"), "remainder": ("__mod__", "__rmod__"),
+    "power": ("__pow__", "__rpow__"), "matmul": ("__matmul__", "__rmatmul__"),
+    "bitwise_and": ("__and__", "__rand__"), "bitwise_or": ("__or__", "__ror__"),
+    "bitwise_xor": ("__xor__", "__rxor__"), "left_shift": ("__lshift__", "__rlshift__"),
+    "right_shift": ("__rshift__", "__rrshift__"), "less": ("__lt__", "__gt__"),
+    "less_equal": ("__le__", "__ge__"), "greater": ("__gt__", "__lt__"),
+    "greater_equal": ("__ge__", "__le__"), "equal": ("__eq__", "__eq__"), "not_equal": ("__ne__", "__ne__"),
+}
+
+
+def _as_numpy(x):
+    return np.asarray(x) if isinstance(x, Array) else x
+
+
+def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    """NumPy ufuncs and NumPy's operators with a uma operand (NEP 13, ``__array_ufunc__``).
+
+    - An ufunc that writes ``out=`` (NumPy's in-place operators: ``ndarray += a`` is
+      ``np.add(n, a, out=(n,))``) runs in NumPy on the uma operands' memory (no copy on the
+      CPU) and updates ``out`` in place, as with any array-like operand.
+    - A two-operand ufunc called plainly that is one of uma.Array's operators (``ndarray - a``,
+      ``np.float32(2) * a``, ``np.add(n, a)``, ``n < a``) is that operator: a uma array with
+      NumPy's value and dtype, as ``a - ndarray`` gives (torch and JAX arrays do the same).
+    - Every other ufunc and method (``np.exp(a)``, ``np.add.reduce``) runs in NumPy on the
+      operands as ndarrays and gives ndarrays.
+
+    A cuda array raises the error ``np.asarray`` raises for it (no silent copy to the host).
+    """
+    if method == "__call__" and not kwargs and len(inputs) == 2 and ufunc.__name__ in _UFUNC_OPERATORS:
+        x, y = inputs
+        name, reflected = _UFUNC_OPERATORS[ufunc.__name__]
+        result = getattr(x, name)(y) if isinstance(x, Array) else getattr(y, reflected)(x)
+        if result is not NotImplemented:
+            return result
+    out = kwargs.get("out")
+    if out is not None:
+        kwargs["out"] = tuple(_as_numpy(o) for o in out)
+    result = getattr(ufunc, method)(*(_as_numpy(x) for x in inputs), **kwargs)
+    if out is None:
+        return result
+    return out[0] if len(out) == 1 else out
+
+
+Array.__array_ufunc__ = _array_ufunc
+
 
 def _format(a, spec):
     """``format(a, spec)``, NumPy's rule: a 0-d array formats its element (``f"{x:.2f}"``); any

@@ -269,17 +269,45 @@ def test_operators(name, opr, dtype, rng):
 @pytest.mark.parametrize("name,opr", BIN_OPERATORS + [("matmul", operator.matmul)],
                          ids=[n for n, _ in BIN_OPERATORS] + ["matmul"])
 def test_numpy_operand_on_the_left_gives_a_uma_array(name, opr, rng):
-    """An ndarray or a NumPy scalar on the left of an operator defers to uma's reflected
-    operator (NumPy's __array_priority__ rule), so the result is a uma array with NumPy's value
-    and dtype, as with the operands the other way round; np.add and the other NumPy functions
-    still give ndarrays."""
+    """An ndarray or a NumPy scalar on the left of an operator calls uma's reflected operator
+    (uma.Array.__array_ufunc__), so the result is a uma array with NumPy's value and dtype, as
+    with the operands the other way round; so does the operator's ufunc called plainly
+    (np.add(n, a)), while other NumPy ufuncs (np.exp) give ndarrays."""
     na = random_data("float32", (4, 4), rng, BINARY.get(name, (None, "general", "general"))[1])
     nb = random_data("float32", (4, 4), rng, BINARY.get(name, (None, "general", "nonzero"))[2])
     for left in (na, np.float32(1.5), np.int64(3)):
         got = check_like_numpy(lambda: opr(left, nb), lambda: opr(left, uma.asarray(nb)))
         if got is not None:
             assert isinstance(got, uma.Array), (name, type(left))
-    assert isinstance(np.add(uma.asarray(nb), 1), np.ndarray)
+    assert isinstance(np.add(na, uma.asarray(nb)), uma.Array)
+    assert isinstance(np.exp(uma.asarray(nb)), np.ndarray)
+
+
+@pytest.mark.parametrize("name,opr", [("add", operator.iadd), ("subtract", operator.isub),
+                                      ("multiply", operator.imul), ("divide", operator.itruediv)])
+def test_numpy_in_place_operator_with_a_uma_operand_updates_the_ndarray(name, opr, rng):
+    """`ndarray -= uma_array` updates the ndarray in place (NumPy writes out=, reading the uma
+    operand's memory), as with an ndarray operand: every name bound to it sees the update, and
+    the result is the ndarray itself, not a new uma array."""
+    n = random_data("float64", (3, 4), rng, "general")
+    m = random_data("float64", (3, 4), rng, "nonzero")
+    want = opr(n.copy(), m)
+    target = n.copy()
+    alias = target
+    params = [target]
+    for p in params:
+        p = opr(p, uma.asarray(m))
+        assert p is target
+    np.testing.assert_array_equal(alias, want)
+    out = uma.asarray(np.zeros((3, 4)))
+    assert np.add(n, m, out=out) is out  # a writable uma array as out= is written in place
+    np.testing.assert_array_equal(np.asarray(out), n + m)
+    ro_np = np.zeros(3)
+    ro_np.flags.writeable = False
+    ro = uma.asarray(ro_np)
+    with pytest.raises(ValueError, match="read-only"):
+        np.add(ro_np.copy(), 1, out=ro)
+    np.testing.assert_array_equal(ro_np, 0)
 
 
 @pytest.mark.parametrize("dtype", ["bool", "int32", "float64"])
