@@ -1,6 +1,6 @@
 """Which functions of the Array API standard's main namespace have a symbolic form in uma.
 
-    python scripts/array_api_symbolic.py [SPEC_DIR] [--version 2024.12]
+    python scripts/array_api_symbolic.py [SPEC_DIR] [--version 2025.12]
 
 SPEC_DIR is a checkout of data-apis/array-api (default: build/array-api-tests/src/array-api,
 where scripts/array_api_suite.sh puts it); the names are the ``__all__`` of the version's stub
@@ -29,7 +29,8 @@ EAGER_ONLY = {"nonzero", "unique_all", "unique_counts", "unique_inverse", "uniqu
 NOT_MAIN = {"__init__", "_types", "array_object", "constants", "data_types", "info", "linalg", "fft"}
 
 #: functions of arrays created from Python values only
-NO_ARRAY_INPUT = {"arange", "empty", "eye", "full", "linspace", "ones", "zeros", "from_dlpack", "asarray"}
+NO_ARRAY_INPUT = {"arange", "empty", "eye", "full", "linspace", "ones", "zeros", "from_dlpack", "asarray",
+                  "broadcast_shapes"}
 
 
 def main_namespace(spec: pathlib.Path, version: str) -> list[str]:
@@ -81,7 +82,7 @@ def calls(uma):
         "broadcast_to": lambda f: f(v(), (3, 4)),
         "broadcast_arrays": lambda f: f(x(), v()),
         "concat": lambda f: f([x(), y()]), "stack": lambda f: f([x(), y()]),
-        "expand_dims": lambda f: f(x(), axis=0), "squeeze": lambda f: f(s.tensor("t", "float64", (1, 4)), axis=0),
+        "expand_dims": lambda f: f(x(), axis=(0, -1)), "squeeze": lambda f: f(s.tensor("t", "float64", (1, 4)), axis=0),
         "moveaxis": lambda f: f(x(), 0, 1), "permute_dims": lambda f: f(x(), (1, 0)),
         "repeat": lambda f: f(x(), 2, axis=0), "reshape": lambda f: f(x(), (4, 3)),
         "roll": lambda f: f(x(), 1, axis=1), "tile": lambda f: f(x(), (2, 1)),
@@ -139,7 +140,7 @@ def main(argv=None):
     root = pathlib.Path(__file__).resolve().parent.parent
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("spec", nargs="?", default=str(root / "build/array-api-tests/src/array-api"))
-    p.add_argument("--version", default="2024.12")
+    p.add_argument("--version", default="2025.12")  # uma.__array_api_version__
     args = p.parse_args(argv)
     import uma
     special = calls(uma)

@@ -18,6 +18,7 @@ import builtins
 import numpy as np
 
 from ..._array_api import _along, _axes, _moveaxis_order, _roll_shifts
+from ..._array_api import _int as _eager_int
 from ..basic import Variable, as_variable
 from ..type import dtype_name
 from ._common import _norm_axis
@@ -25,7 +26,7 @@ from ._common import _norm_axis
 __all__ = [
     "cumulative_sum", "cumulative_prod", "count_nonzero", "diff", "flip", "moveaxis", "roll", "repeat", "tile",
     "unstack", "matrix_transpose", "tensordot", "vecdot", "broadcast_arrays", "meshgrid", "tril", "triu",
-    "linspace", "can_cast", "finfo", "iinfo", "isdtype", "result_type",
+    "linspace", "can_cast", "finfo", "iinfo", "isdtype", "result_type", "isin",
 ]
 
 
@@ -126,6 +127,26 @@ def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):
     for _ in range(n):
         y = sub(getitem(y, _along(y.ndim, a, slice(1, None))), getitem(y, _along(y.ndim, a, slice(None, -1))))
     return y
+
+
+def isin(x1, x2, /, *, invert=False):
+    """Whether each element of ``x1`` equals some element of ``x2`` (Array API standard 2025.12,
+    isin; the rule of the eager ``uma.isin``): ``any(equal(x1[..., None], ravel(x2)), -1)``, a
+    bool variable of ``x1``'s shape (``not`` with ``invert=True``). One of ``x1``, ``x2`` may be
+    a Python int (TypeError for another non-array). Memory: the graph holds x1.size * x2.size
+    comparisons at once."""
+    u = _uma()
+    array1, array2 = isinstance(x1, (Variable, u.Array)), isinstance(x2, (Variable, u.Array))
+    if not array1 and not array2:
+        raise TypeError("isin: at least one of x1 and x2 must be an array")
+    if not array2:
+        found = u.equal(as_variable(x1), _eager_int(x2, "x2", "isin"))
+    elif not array1:
+        found = u.any(u.equal(as_variable(x2), _eager_int(x1, "x1", "isin")))
+    else:
+        a, b = as_variable(x1), as_variable(x2)
+        found = u.any(u.equal(u.expand_dims(a, -1), u.reshape(b, (-1,))), axis=-1)
+    return u.logical_not(found) if invert else found
 
 
 def flip(x, /, *, axis=None):

@@ -163,8 +163,16 @@ class ExpandDims(Op):
 
 
 def expand_dims(a, axis):
-    """Insert a length-1 axis at ``axis`` (in ``[-ndim-1, ndim]``). A view."""
+    """Insert a length-1 axis at ``axis`` (in ``[-ndim-1, ndim]``), or one at each position of a
+    tuple of axes, each in [-M, M) with M = ndim + len(axis) (Array API standard 2025.12; the
+    eager ``uma.expand_dims``'s rule: AxisError out of range, ValueError for a repeated
+    position). A view."""
     a = as_variable(a)
+    if isinstance(axis, (tuple, list)):
+        from ..._array_api import _axes
+        for p in sorted(_axes(axis, a.ndim + len(axis), "expand_dims")):  # ascending: each lands at p
+            a = ExpandDims(p)(a)
+        return a
     return ExpandDims(_norm_axis("expand_dims", axis, a.ndim + 1))(a)
 
 
