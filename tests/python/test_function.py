@@ -10,7 +10,7 @@ import pytest
 
 import uma
 from uma.graph.basic import Op
-from conftest import BACKENDS, as_uma_output, assert_matches, numpy_quiet, random_data
+from conftest import BACKENDS, as_uma_output, assert_matches, host_numpy, numpy_quiet, random_data
 from uma import sym
 from uma.graph import MissingInputError
 from uma.runtime import CpuLinker, Linker
@@ -194,6 +194,20 @@ def test_softmax_is_stable(backend):
     assert np.isfinite(np.asarray(s)).all() and np.isfinite(np.asarray(ls)).all()
     assert_matches(s, _np_softmax(big, -1))
     assert_matches(ls, _np_log_softmax(big, -1))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("shape,axis", [((2, 0), 1), ((0, 3), 0), ((0, 3), 1)])
+def test_softmax_of_an_empty_array_is_empty_on_every_backend(backend, shape, axis):
+    """As the eager op (and torch, JAX): no elements to normalize, an empty result of the
+    input's shape and dtype, forward and through the gradient."""
+    x = sym.matrix("x")
+    cost = sym.sum(sym.softmax(x, axis=axis) * 2.0) + sym.sum(sym.log_softmax(x, axis=axis))
+    f = uma.function([x], [sym.softmax(x, axis=axis), sym.log_softmax(x, axis=axis), uma.grad(cost, x)],
+                     backend=backend)
+    for out in f(np.zeros(shape)):
+        got = host_numpy(as_uma_output(out, backend))
+        assert got.shape == shape and got.dtype == np.float64, (got.shape, got.dtype)
 
 
 def test_cpu_runs_one_program_for_an_mlp_step():

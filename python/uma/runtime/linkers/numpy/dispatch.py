@@ -240,6 +240,8 @@ def _cumulate(node, v):
 @_register(o.Softmax)
 def _softmax(node, v):
     x, ax = _wide(v[0]), node.op.axis
+    if x.size == 0:  # nothing to normalize: an empty result, as the eager op
+        return [_as_out(node, x.copy())]
     z = x - np.max(x, axis=ax, keepdims=True)
     if node.op.name == "softmax":
         e = np.exp(z)
