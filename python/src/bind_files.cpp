@@ -142,7 +142,8 @@ void bind_files(nb::module_& m) {
         "Errors: ValueError for a malformed file, naming the problem and the byte offset or value (bad\n"
         "magic, unknown version, truncated header or data, header lengths or shapes or data_offsets that\n"
         "disagree with the file size, gaps/overlaps/trailing bytes, bad JSON or header dict, unknown\n"
-        "descr or dtype name, bool bytes other than 0/1); nothing past the end of the file is ever read.\n"
+        "descr or dtype name); nothing past the end of the file is ever read. Bool bytes other than 0/1\n"
+        "are kept as they are and read as true (byte != 0), as np.load keeps them.\n"
         "TypeError for dtypes uma lacks ('<U3', '|O', structured, FP8). OSError (FileNotFoundError, ...)\n"
         "from the OS. Format rules: NumPy's numpy.lib.format (NEP 1) and the reference safetensors\n"
         "implementation (huggingface/safetensors); see REFERENCE.md 'File formats'.");
