@@ -10,7 +10,7 @@ import pytest
 
 import uma
 from uma.graph.basic import Op
-from conftest import BACKENDS, as_uma_output, assert_matches, host_numpy, numpy_quiet, random_data
+from conftest import BACKENDS, as_uma_output, assert_matches, held_or_refused, host_numpy, numpy_quiet, random_data
 from uma import sym
 from uma.graph import MissingInputError
 from uma.runtime import CpuLinker, Linker
@@ -208,6 +208,23 @@ def test_softmax_of_an_empty_array_is_empty_on_every_backend(backend, shape, axi
     for out in f(np.zeros(shape)):
         got = host_numpy(as_uma_output(out, backend))
         assert got.shape == shape and got.dtype == np.float64, (got.shape, got.dtype)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "int64", "float16", "float32", "float64"])
+def test_relu_keeps_the_dtype_eagerly_and_compiled(dtype):
+    """relu is maximum(x, 0) with the 0 in x's dtype (so a bool x stays bool, where a Python 0
+    would promote it to int64): the eager op, the graph's type and every backend agree, with
+    NumPy's values."""
+    x = np.array([1, 0, 1, 0], dtype=dtype) if dtype == "bool" else np.array([-2, 0, 3, -1]).astype(dtype)
+    want = np.maximum(x, np.zeros((), dtype))
+    assert_matches(uma.relu(uma.asarray(x)), want)
+    v = sym.tensor("v", dtype=dtype, shape=(None,))
+    assert sym.relu(v).dtype == dtype
+    for backend in BACKENDS:
+        with held_or_refused(backend, dtype):
+            got = host_numpy(as_uma_output(uma.function([v], sym.relu(v), backend=backend)(x), backend))
+            assert got.dtype == want.dtype, (backend, got.dtype)
+            np.testing.assert_array_equal(got, want, err_msg=backend)
 
 
 def test_cpu_runs_one_program_for_an_mlp_step():

@@ -4,6 +4,8 @@ gradient in one op.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ... import _core
 from ..basic import Op, as_variable
 from ..type import TensorType, is_float, kind_of
@@ -16,7 +18,7 @@ def relu(x):
     x = as_variable(x)
     if x.dtype in ("float16", "bfloat16"):
         return astype(maximum(astype(x, "float32"), 0), x.dtype)
-    return maximum(x, 0)
+    return maximum(x, as_variable(np.zeros((), x.dtype)))  # a bool x stays bool (a Python 0 would promote it)
 
 
 class Softmax(Op):
