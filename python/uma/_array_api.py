@@ -237,7 +237,7 @@ class _Info:
         uma dtypes but not the standard's, so they are not listed. ValueError for an unknown
         kind or device."""
         _check_device(device, "dtypes")
-        return {n: _by_name[n] for n in _STANDARD if kind is None or isdtype(_by_name[n], kind)}
+        return {n: _by_name[n] for n in _STANDARD if kind is None or _isdtype(_by_name[n], kind, "dtypes")}
 
 
 def __array_namespace_info__():
@@ -254,21 +254,26 @@ def isdtype(dtype, kind) -> bool:
     "integral", "real floating" (float16 and bfloat16 included), "complex floating", "numeric",
     or a tuple of these (any matches). TypeError when ``dtype`` is not a dtype or ``kind`` is
     neither; ValueError naming an unknown kind string."""
+    return _isdtype(dtype, kind, "isdtype")
+
+
+def _isdtype(dtype, kind, name):
+    """isdtype, its errors naming ``name`` (the function called)."""
     d = _dtype(dtype)
     if isinstance(kind, tuple):
-        return builtins.any(isdtype(d, k) for k in kind)
+        return builtins.any(_isdtype(d, k, name) for k in kind)
     if isinstance(kind, str):
         rule = _KINDS.get(kind)
         if rule is None:
             if kind in _by_name:
                 return d is _by_name[kind]
-            raise ValueError(f"isdtype: unknown kind {kind!r} (expected a dtype or one of "
+            raise ValueError(f"{name}: unknown kind {kind!r} (expected a dtype or one of "
                              f"{', '.join(repr(k) for k in _KINDS)})")
         return rule(d)
     try:
         return d is _dtype(kind)
     except TypeError:
-        raise TypeError(f"isdtype: kind must be a dtype, a kind string or a tuple of them, "
+        raise TypeError(f"{name}: kind must be a dtype, a kind string or a tuple of them, "
                         f"got {kind!r}") from None
 
 

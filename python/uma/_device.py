@@ -20,8 +20,9 @@ class Device:
             type, index = type.type, type.index
         elif isinstance(type, str) and ":" in type:
             type, _, idx = type.partition(":")
-            if not idx.isdigit():
-                raise ValueError(f"invalid device string {type + ':' + idx!r}")
+            if not idx.isdigit() or (type == "cpu" and int(idx) != 0):
+                raise ValueError(f"invalid device string {type + ':' + idx!r} (expected 'cpu', 'cpu:0', "
+                                 f"'cuda' or 'cuda:N')")
             index = int(idx)
         if type not in ("cpu", "cuda"):
             raise ValueError(f"invalid device type {type!r} (expected 'cpu' or 'cuda')")

@@ -205,18 +205,22 @@ class RandomVariable(Op):
         elif d == "normal":
             loc, scale = params
             if (scale < 0).any():
-                raise ValueError("random_normal: scale must be >= 0")
+                bad = np.asarray(scale)[np.asarray(scale) < 0].flat[0]
+                raise ValueError(f"random_normal: scale must be >= 0, got {float(bad)!r}")
             out = gen.normal(loc, scale, size=size)
         elif d == "bernoulli":
             (p,) = params
             if not ((p >= 0) & (p <= 1)).all():
                 bad = np.asarray(p)[~((p >= 0) & (p <= 1))].flat[0]
-                raise ValueError(f"random_bernoulli: p must be in [0, 1], got {bad!r}")
+                raise ValueError(f"random_bernoulli: p must be in [0, 1], got {float(bad)!r}")
             out = gen.random(size=size) < p
         elif d == "integers":
             low, high = params
             if not (low < high).all():
-                raise ValueError("random_integers: needs low < high")
+                ok = np.asarray(low < high)
+                at = np.unravel_index(np.argmin(ok), ok.shape) if ok.ndim else ()
+                lo, hi = np.broadcast_to(low, ok.shape)[at], np.broadcast_to(high, ok.shape)[at]
+                raise ValueError(f"random_integers: needs low < high, got low={int(lo)}, high={int(hi)}")
             out = gen.integers(low, high, size=size, dtype=np.int64)
         elif d == "choice":
             (a,) = params

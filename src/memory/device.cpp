@@ -20,7 +20,7 @@ std::string Device::str() const {
 }
 
 Device Device::parse(const std::string& s) {
-  if (s == "cpu") return cpu();
+  if (s == "cpu" || s == "cpu:0") return cpu();  // one host device, index 0 (as torch spells it)
   if (s == "cuda") return {DeviceType::CUDA, 0};
   if (s.rfind("cuda:", 0) == 0 && s.size() > 5) {
     int idx = 0;
@@ -30,7 +30,7 @@ Device Device::parse(const std::string& s) {
     }
     return {DeviceType::CUDA, idx};
   }
-  UMA_FAIL(Value, "invalid device string '", s, "' (expected 'cpu', 'cuda' or 'cuda:N')");
+  UMA_FAIL(Value, "invalid device string '", s, "' (expected 'cpu', 'cpu:0', 'cuda' or 'cuda:N')");
 }
 
 }  // namespace uma

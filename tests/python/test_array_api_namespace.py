@@ -135,8 +135,10 @@ def test_namespace_info_dtypes(kind, names):
 
 def test_namespace_info_bad_input():
     info = uma.__array_namespace_info__()
-    with pytest.raises(ValueError, match="'floating'"):
+    with pytest.raises(ValueError, match="^dtypes: unknown kind 'floating'"):
         info.dtypes(kind="floating")
+    with pytest.raises(TypeError, match="^dtypes: kind must be"):
+        info.dtypes(kind=("bool", 3.5))
     with pytest.raises(ValueError, match="tpu"):
         info.dtypes(device="tpu")
     if not GPU:

@@ -48,6 +48,13 @@ def test_device_strings():
     with pytest.raises(ValueError):
         uma.Device("cuda:x")
     assert uma.Device("cuda", np.int64(1)) == "cuda:1"  # anything operator.index takes
+    # the host is one device, index 0; "cpu:0" names it as torch spells it
+    assert uma.Device("cpu:0") == "cpu" and uma.asarray(np.ones(2), device="cpu:0").device == "cpu"
+    for bad in ("cpu:1", "cpu:x"):
+        with pytest.raises(ValueError, match=f"invalid device string '{bad}'"):
+            uma.Device(bad)
+        with pytest.raises(ValueError, match=f"invalid device string '{bad}'"):
+            uma.asarray(np.ones(2), device=bad)
 
 
 @pytest.mark.parametrize("index,err", [(-5, ValueError), (2**70, ValueError), (1.5, TypeError), ("3", TypeError),
