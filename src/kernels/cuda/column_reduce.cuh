@@ -10,7 +10,7 @@
 // splits * 8 further (coalesced: a warp reads 32 neighbouring outputs); the block's 8 warps
 // combine through shared memory in warp order. With splits > 1 each block writes its partial
 // accumulators, and the last of a column's blocks to finish combines them in split order
-// (Note [Last block finishes] in last_block.cuh), its eight warps loading them together.
+// (Note [Last block finishes] in last_block.cuh).
 #pragma once
 #include <cstdint>
 
@@ -102,28 +102,11 @@ __device__ __forceinline__ void reduce_columns_pass(const char* __restrict__ in,
     else partial[o * splits + split] = acc;
   }
   if (splits == 1 || !finish_here || !last_block_of(blockIdx.x, splits)) return;
-  // Every warp loads its splits' partials at once (split y + 8k into part[k]: one wait for
-  // memory, not one per split), and warp 0 combines them through shared memory in split order.
-  constexpr int kChunks = static_cast<int>(kFinishPerThread) / kColumnWarps;
-  static_assert(kFinishPerThread % kColumnWarps == 0);
-  Acc part[kChunks];
-#pragma unroll
-  for (int k = 0; k < kChunks; ++k) {
-    const int64_t s = y + static_cast<int64_t>(k) * kColumnWarps;
-    part[k] = o < g.nout && s < splits ? load_partial(partial + o * splits + s) : P::identity();
+  if (y == 0 && o < g.nout) {
+    Acc total = P::identity();
+    for (int64_t s = 0; s < splits; ++s) total = P::combine(total, load_partial(partial + o * splits + s));
+    store(o, P::finish(total, g.rsize));
   }
-  Acc total = P::identity();
-#pragma unroll
-  for (int k = 0; k < kChunks; ++k) {
-    if (static_cast<int64_t>(k) * kColumnWarps >= splits) break;  // the same for every thread
-    sm[y][x] = part[k];
-    __syncthreads();
-    if (y == 0 && o < g.nout)
-      for (int w = 0; w < kColumnWarps && static_cast<int64_t>(k) * kColumnWarps + w < splits; ++w)
-        total = P::combine(total, sm[w][x]);
-    __syncthreads();
-  }
-  if (y == 0 && o < g.nout) store(o, P::finish(total, g.rsize));
 }
 
 }  // namespace uma::kernels::cuda_launch::red
