@@ -260,7 +260,11 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     result = getattr(ufunc, method)(*(_as_numpy(x) for x in inputs), **kwargs)
     if out is None:
         return result
-    return out[0] if len(out) == 1 else out
+    # each output: the uma array written, else what NumPy returned (the ndarray, or the array it
+    # made for a None entry)
+    results = result if isinstance(result, tuple) else (result,)
+    final = tuple(o if isinstance(o, Array) else r for o, r in zip(out, results))
+    return final[0] if len(final) == 1 else final
 
 
 Array.__array_ufunc__ = _array_ufunc

@@ -302,6 +302,10 @@ def test_numpy_in_place_operator_with_a_uma_operand_updates_the_ndarray(name, op
     out = uma.asarray(np.zeros((3, 4)))
     assert np.add(n, m, out=out) is out  # a writable uma array as out= is written in place
     np.testing.assert_array_equal(np.asarray(out), n + m)
+    q, r = np.divmod(n, uma.asarray(m), out=(None, out))  # NumPy allocates for the None entry
+    assert isinstance(q, np.ndarray) and r is out
+    np.testing.assert_array_equal(q, np.divmod(n, m)[0])
+    np.testing.assert_array_equal(np.asarray(out), np.divmod(n, m)[1])
     ro_np = np.zeros(3)
     ro_np.flags.writeable = False
     ro = uma.asarray(ro_np)
