@@ -127,7 +127,8 @@ std::optional<DType> dtype_of_type_num(int n) {
 
 // The fields of an exact ndarray, or nullptr (another type, or a dtype not read here).
 const NdArrayFields* nd_fields(nb::handle h, DType* dtype) {
-  if (!is_ndarray(h) || Py_TYPE(h.ptr()) != reinterpret_cast<PyTypeObject*>(g_ndarray_type.ptr())) return nullptr;
+  if (!g_ndarray_type.is_valid() && !is_ndarray(h)) return nullptr;  // NumPy not loaded yet: no ndarray
+  if (Py_TYPE(h.ptr()) != reinterpret_cast<PyTypeObject*>(g_ndarray_type.ptr())) return nullptr;
   const auto* a = reinterpret_cast<const NdArrayFields*>(h.ptr());
   const auto* d = reinterpret_cast<const NdDescrFields*>(a->descr);
   if (d == nullptr) return nullptr;

@@ -413,8 +413,7 @@ void LabelFlag::queue(const Array& y, int64_t c) {
 
 bool LabelFlag::passed() const {
   if (!impl_->queued) return true;
-  UMA_CUDA_CHECK(cudaEventSynchronize(impl_->done.get()));
-  impl_->pending = false;
+  settle();
   return *static_cast<volatile int*>(impl_->host) == 0;
 }
 
