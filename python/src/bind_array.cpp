@@ -657,8 +657,9 @@ void bind_array(nb::module_& m) {
   cls.def("__matmul__", [](const Array& a, nb::handle o) -> nb::object {
     if (defers_to(o)) return nb::borrow(Py_NotImplemented);
     return nb::cast(ops::matmul(a, operand(o, &a, "matmul")));
-  });
-  cls.def("__rmatmul__", [](const Array& a, nb::handle o) { return ops::matmul(operand(o, &a, "matmul"), a); });
+  }, param("other"));
+  cls.def("__rmatmul__", [](const Array& a, nb::handle o) { return ops::matmul(operand(o, &a, "matmul"), a); },
+          param("other"));
   cls.def("__neg__", [](const Array& a) { return ops::unary(UnaryOp::Negative, a); });
   cls.def("__pos__", [](const Array& a) { return ops::copy(a); });
   cls.def("__abs__", [](const Array& a) { return ops::unary(UnaryOp::Abs, a); });

@@ -566,11 +566,14 @@ def repeat(x, repeats, /, *, axis=None):
     """Each element of ``x`` repeated ``repeats`` times along ``axis`` (Array API standard,
     repeat; numpy.repeat): ``axis`` None repeats the flattened array. ``repeats``: a
     non-negative int, or an integer array of shape (1,) (one count for all) or (n,) (a count
-    per element along the axis: a data-dependent shape). An array of counts is read on the
-    host (one device wait on cuda). Result: ``x``'s dtype, the length along ``axis`` the sum of
-    the counts. ValueError for a negative count or counts of another shape, TypeError for a
-    non-integer dtype, AxisError for a bad axis."""
+    per element along the axis: a data-dependent shape), or a list or tuple of ints (as
+    numpy.repeat takes). An array of counts is read on the host (one device wait on cuda).
+    Result: ``x``'s dtype, the length along ``axis`` the sum of the counts. ValueError for a
+    negative count or counts of another shape, TypeError for a non-integer dtype or another
+    type of ``repeats``, AxisError for a bad axis."""
     x = _array(x, "repeat")
+    if isinstance(repeats, (list, tuple)):
+        repeats = np.asarray(repeats) if len(repeats) else np.zeros(0, np.int64)
     if isinstance(repeats, Array) or hasattr(repeats, "__array_namespace__"):
         r = _array(repeats, "repeat")
         if r.dtype.kind not in "iu":
@@ -578,7 +581,11 @@ def repeat(x, repeats, /, *, axis=None):
         if r.shape not in ((), (1,)):
             return _repeat_each(x, r, axis)
         repeats = int(r.reshape(()).item())
-    n = _int(repeats, "repeats", "repeat")
+    try:
+        n = operator.index(repeats)
+    except TypeError:
+        raise TypeError(f"repeat: repeats must be an int, an integer array or a list of ints, got "
+                        f"{type(repeats).__name__} {repeats!r}") from None
     if n < 0:
         raise ValueError(f"repeat: repeats must be non-negative, got {n}")
     if axis is None:

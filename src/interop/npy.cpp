@@ -71,7 +71,7 @@ struct Cursor {
   }
   // A non-negative decimal int (Python 3 syntax without '_'; a Python 2 'L' suffix is allowed).
   int64_t integer(const char* what) {
-    if (peek() == '-') fail(std::string("negative ") + what);
+    if (peek() == '-') fail(std::string("expected a non-negative integer for ") + what + ", found '-'");
     if (peek() < '0' || peek() > '9') fail(std::string("expected an integer for ") + what + ", found " + describe_byte(p, end));
     const unsigned char* s = p;
     uint64_t v = 0;

@@ -372,6 +372,9 @@ def test_repeat_tile(dev, dtype):
         for ct in ("int64", "uint8"):
             c = np.array(counts, dtype=ct)
             assert_matches(uma.repeat(a, on(c, dev), axis=axis), np.repeat(x, c, axis=axis))
+        # a list or tuple of counts, as numpy.repeat takes
+        assert_matches(uma.repeat(a, counts, axis=axis), np.repeat(x, counts, axis=axis))
+        assert_matches(uma.repeat(a, tuple(counts), axis=axis), np.repeat(x, tuple(counts), axis=axis))
     for reps in ((2,), (2, 1), (1, 3), (2, 2, 2), (0, 1), ()):
         assert_matches(uma.tile(a, reps), np.tile(x, reps))
     assert_matches(uma.tile(on(x[0, 0], dev), (3,)), np.tile(x[0, 0], (3,)))
@@ -397,6 +400,10 @@ def test_manipulation_bad_input():
         uma.repeat(a, uma.asarray([1, -2, 3]), axis=1)
     with pytest.raises(TypeError, match="integer dtype, got float64"):
         uma.repeat(a, uma.asarray([1.0]))
+    with pytest.raises(TypeError, match="integer dtype, got float64"):
+        uma.repeat(a, [1.0, 2.0, 3.0], axis=1)
+    with pytest.raises(TypeError, match="repeats must be an int, an integer array or a list of ints, got str '2'"):
+        uma.repeat(a, "2")
     with pytest.raises(ValueError, match=r"non-negative, got \(2, -1\)"):
         uma.tile(a, (2, -1))
     with pytest.raises(IndexError, match="unstack: axis 2"):

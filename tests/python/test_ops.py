@@ -1396,6 +1396,10 @@ def test_none_as_an_elementwise_operand_is_a_type_error_naming_the_op():
         uma.exp(None)
     with pytest.raises(TypeError, match="hypot: cannot convert None"):
         uma.hypot(uma.asarray(np.ones(2)), None)
+    with pytest.raises(TypeError, match="matmul: cannot convert None"):
+        uma.asarray(np.ones(2)) @ None
+    with pytest.raises(TypeError, match="matmul: cannot convert None"):
+        None @ uma.asarray(np.ones(2))
 
 
 A6 = np.arange(6.0)
