@@ -391,6 +391,22 @@ bool is_index_array(nb::handle h) {
   return false;
 }
 
+namespace {
+
+// An index array's elements as a uma array; an object that has no uma dtype (object or string
+// elements) is NumPy's IndexError, not the conversion's TypeError.
+Array index_array(nb::handle h) {
+  try {
+    return asarray(h, std::nullopt, std::nullopt, interop::CopyMode::IfNeeded, "index");
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::Type) throw;
+    throw Error(ErrorKind::Index, detail::cat("arrays used as indices must be of integer (or boolean) type, got ",
+                                              py_repr(h), " (", e.what(), ")"));
+  }
+}
+
+}  // namespace
+
 AnyIndex parse_any_index(nb::handle key) {
   AnyIndex r;
   std::vector<nb::handle> items;
@@ -412,7 +428,7 @@ AnyIndex parse_any_index(nb::handle key) {
     if (static_cast<int64_t>(k) != pos) simple = is_full_slice(items[k]);
   UMA_CHECK(simple, Index, "only one integer or boolean array, with nothing but full slices (':') before and after "
             "it (x[idx], x[:, idx], x[mask]), is supported as an advanced index, got ", py_repr(key));
-  Array arr = asarray(items[pos], std::nullopt, std::nullopt, interop::CopyMode::IfNeeded, "index");
+  Array arr = index_array(items[pos]);
   if (arr.dtype() == DType::Bool) {
     UMA_CHECK(pos == 0, Index, "a boolean mask is supported as the first index only (x[mask]), got ", py_repr(key));
     r.kind = AnyIndex::Mask;
@@ -454,7 +470,7 @@ IndexKey key_item(nb::handle h) {
     k.item = parse_index(h)[0];
     return k;
   }
-  Array arr = asarray(h, std::nullopt, std::nullopt, interop::CopyMode::IfNeeded, "index");
+  Array arr = index_array(h);
   // An empty list or tuple ([] converts to float64) indexes as NumPy's intp; an array of another
   // dtype, even empty, is refused by the op, as NumPy.
   if (arr.size() == 0 && (PyList_Check(h.ptr()) || PyTuple_Check(h.ptr())) && !is_integer(arr.dtype()) &&

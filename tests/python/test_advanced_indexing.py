@@ -220,6 +220,8 @@ BAD_KEYS = [
     [True], np.array([[True, False, True]]), ([0, 1], [0, 1, 2]), ([0, 1], np.array(False)),
     (0, 1, [0]), (Ellipsis, Ellipsis, [0]), np.array([0.5]), [0.5, 1.0], np.array([], float), 1.5, "a",
     ([0], [[True, False, True]]), (np.ones((2, 3), bool), 0),
+    # elements with no uma dtype: NumPy's IndexError, not a conversion's TypeError
+    np.array([0], object), np.array(["a"]), ["a"], [None], ([0, 1], np.array([0], object)),
 ]
 
 
