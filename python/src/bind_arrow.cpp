@@ -1,6 +1,6 @@
 // The Arrow PyCapsule interface (REFERENCE.md, "Arrow C Data Interface and PyCapsule
 // interface"): uma.Array.__arrow_c_schema__ / __arrow_c_array__ (export), import from any
-// object with __arrow_c_array__ (uma.asarray, uma._core.from_arrow).
+// object with __arrow_c_array__ or __arrow_c_stream__ (uma.asarray, uma.from_arrow).
 //
 // Capsules: "arrow_schema" and "arrow_array", each holding a heap struct that the capsule owns.
 // A consumer moves the struct out (bitwise copy, then the capsule's struct is marked released:
@@ -25,6 +25,7 @@ namespace {
 
 constexpr const char* kSchemaCapsule = "arrow_schema";
 constexpr const char* kArrayCapsule = "arrow_array";
+constexpr const char* kStreamCapsule = "arrow_array_stream";
 
 // ---- export (uma is the producer) ----------------------------------------------------------
 
@@ -107,7 +108,28 @@ Array import_capsules(nb::handle pair, nb::handle obj, std::optional<DType> dtyp
   return interop::import_arrow(std::move(schema), std::move(array), dtype, device, copy, api, &release_arrow_with_gil);
 }
 
+// The stream of an object's __arrow_c_stream__(): an 'arrow_array_stream' capsule, consumed
+// here; TypeError naming the type for any other return.
+Array import_stream(nb::handle obj, std::optional<DType> dtype, std::optional<Device> device, CopyMode copy,
+                    const char* api) {
+  nb::object cap = obj.attr("__arrow_c_stream__")();
+  UMA_CHECK(PyCapsule_IsValid(cap.ptr(), kStreamCapsule), Type, api, ": ", obj_type_name(obj),
+            ".__arrow_c_stream__() must return an '", kStreamCapsule, "' capsule, got ", py_repr(cap).substr(0, 80));
+  auto* s = static_cast<arrow::ArrowArrayStream*>(PyCapsule_GetPointer(cap.ptr(), kStreamCapsule));
+  UMA_CHECK(s->release != nullptr, Value, api, ": the '", kStreamCapsule, "' capsule was already consumed (released)");
+  return interop::import_arrow_stream(arrow::ArrowArrayStreamOwner::take(s), dtype, device, copy, api,
+                                      &release_arrow_with_gil);
+}
+
+bool has_method(nb::handle obj, const char* name) { return !PyType_Check(obj.ptr()) && nb::hasattr(obj, name); }
+
 }  // namespace
+
+std::optional<Array> import_arrow_stream(nb::handle obj, std::optional<DType> dtype, std::optional<Device> device,
+                                         CopyMode copy, const char* api) {
+  if (!has_method(obj, "__arrow_c_stream__")) return std::nullopt;
+  return import_stream(obj, dtype, device, copy, api);
+}
 
 std::optional<Array> import_arrow(nb::handle obj, std::optional<DType> dtype, std::optional<Device> device,
                                   CopyMode copy, const char* api) {
@@ -147,16 +169,22 @@ void bind_arrow(nb::module_& m) {
       "by a cast when it names another primitive type.");
 
   m.def("from_arrow", [](nb::handle obj, nb::handle copy) {
-        UMA_CHECK(!PyType_Check(obj.ptr()) && nb::hasattr(obj, "__arrow_c_array__"), Type, "from_arrow: ",
-                  obj_type_name(obj), " does not implement __arrow_c_array__ (the Arrow PyCapsule interface)");
-        return import_capsules(obj.attr("__arrow_c_array__")(), obj, std::nullopt, std::nullopt, to_copy_mode(copy),
-                               "from_arrow");
+        const CopyMode mode = to_copy_mode(copy);
+        if (has_method(obj, "__arrow_c_array__"))
+          return import_capsules(obj.attr("__arrow_c_array__")(), obj, std::nullopt, std::nullopt, mode, "from_arrow");
+        UMA_CHECK(has_method(obj, "__arrow_c_stream__"), Type, "from_arrow: ", obj_type_name(obj),
+                  " implements neither __arrow_c_array__ nor __arrow_c_stream__ (the Arrow PyCapsule interface)");
+        return import_stream(obj, std::nullopt, std::nullopt, mode, "from_arrow");
       }, param("obj"), nb::kw_only(), param("copy") = nb::none(),
-      "Imports a 1-D Arrow column from any object with __arrow_c_array__ (Arrow PyCapsule interface).\n"
+      "Imports a 1-D Arrow column from any object with __arrow_c_array__, or the arrays of one with\n"
+      "__arrow_c_stream__ (a pyarrow ChunkedArray), as a 1-D array (Arrow PyCapsule interface).\n"
       "Fixed-width primitive columns without nulls share memory (read-only, honouring offset);\n"
       "bit-packed booleans are unpacked (copy=False: uma.CopyError); a column with nulls raises\n"
       "ValueError naming the null count; dictionary, nested and other types raise TypeError.\n"
-      "The producer's release callbacks run exactly once.");
+      "A stream of one array shares it as above; of none gives an empty array of its type; of\n"
+      "several, their concatenation (a new array; copy=False: uma.CopyError naming the count).\n"
+      "A producer's stream error raises RuntimeError with its message. The producer's release\n"
+      "callbacks run exactly once.");
 }
 
 }  // namespace uma::py

@@ -683,6 +683,9 @@ Array asarray(nb::handle obj, std::optional<DType> dtype, std::optional<Device> 
     UMA_CHECK(is_ndarray(arr), Type, api, ": __array__ did not return a numpy.ndarray");
     return import_array_interface(arr, arr.attr("__array_interface__"), dtype, device, copy, api);
   }
+  // Arrow streams last: an object that also has __array__ (a pyarrow ChunkedArray, a pandas
+  // Series) converts as NumPy converts it, keeping NaN where Arrow would see nulls.
+  if (auto a = import_arrow_stream(obj, dtype, device, copy, api)) return *a;
   return import_sequence(obj, dtype, device, copy, api);
 }
 

@@ -191,6 +191,10 @@ std::string py_repr(nb::handle h);
 /// has no such method (bind_arrow.cpp).
 std::optional<Array> import_arrow(nb::handle obj, std::optional<DType> dtype, std::optional<Device> device,
                                   interop::CopyMode copy, const char* api);
+/// Imports the arrays of obj's `__arrow_c_stream__` as one 1-D array (interop::
+/// import_arrow_stream); nullopt when obj has no such method (bind_arrow.cpp).
+std::optional<Array> import_arrow_stream(nb::handle obj, std::optional<DType> dtype, std::optional<Device> device,
+                                         interop::CopyMode copy, const char* api);
 
 void bind_array(nb::module_& m);
 void bind_arrow(nb::module_& m);

@@ -5,14 +5,17 @@
 
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "uma/error.h"
 #include "uma/ops.h"
+#include "uma/transfer.h"
 
 namespace uma::interop {
 
 using arrow::ArrowArray;
 using arrow::ArrowArrayOwner;
+using arrow::ArrowArrayStreamOwner;
 using arrow::ArrowSchema;
 using arrow::ArrowSchemaOwner;
 
@@ -214,30 +217,34 @@ int64_t count_unset_bits(const uint8_t* bitmap, int64_t offset, int64_t length) 
   return length - set;
 }
 
-Array import_arrow(ArrowSchemaOwner schema, ArrowArrayOwner array, std::optional<DType> dtype,
-                   std::optional<Device> device, CopyMode copy, const char* api, Deleter adopted_deleter) {
-  // Both owners release on every exit from here on (Note [Arrow ownership]).
-  UMA_CHECK(schema.live(), Value, api, ": the ArrowSchema is released (already consumed)");
-  UMA_CHECK(array.live(), Value, api, ": the ArrowArray is released (already consumed)");
-  const ArrowSchema& s = schema.get();
+namespace {
+
+// The dtype of a live schema of a primitive column; TypeError or ValueError naming the format
+// otherwise. `fmt` receives the format's printable rendering for later messages.
+DType column_dtype(const ArrowSchema& s, std::string& fmt, const char* api) {
   UMA_CHECK(s.format != nullptr, Value, api, ": the ArrowSchema has a NULL format");
-  const std::string fmt = describe_arrow_format(s.format);
+  fmt = describe_arrow_format(s.format);
   UMA_CHECK(s.dictionary == nullptr, Type, api, ": dictionary-encoded Arrow columns (index format ", fmt,
             ") are not supported; decode them first (pyarrow: arr.dictionary_decode())");
   const std::optional<DType> t = dtype_from_arrow_format(format_view(s.format));
   UMA_CHECK(t.has_value(), Type, api, ": Arrow format ", fmt,
-            " has no uma equivalent (supported: fixed-width primitive columns b c C s S i I l L e f g)");
+            " has no uma equivalent (supported: fixed-width primitive columns b c C s S i I l L e f g)",
+            format_view(s.format) == "+s" ? "; select a column first (pyarrow: table.column(name))" : "");
   UMA_CHECK(s.n_children == 0, Value, api, ": malformed ArrowSchema: primitive format ", fmt, " with n_children ",
             s.n_children);
-  schema.reset();  // the type is all we needed
+  return *t;
+}
 
+// A column of dtype t (format `fmt`) from a live ArrowArray, which is released on every path.
+Array import_column(DType t, const std::string& fmt, ArrowArrayOwner array, std::optional<DType> dtype,
+                    std::optional<Device> device, CopyMode copy, const char* api, Deleter adopted_deleter) {
   const ArrowArray& a = array.get();
   UMA_CHECK(a.length >= 0, Value, api, ": malformed ArrowArray: negative length ", a.length);
   UMA_CHECK(a.offset >= 0, Value, api, ": malformed ArrowArray: negative offset ", a.offset);
   UMA_CHECK(a.offset <= INT64_MAX - a.length, Value, api, ": malformed ArrowArray: offset ", a.offset, " + length ",
             a.length, " overflows");
-  const bool bits = *t == DType::Bool;
-  const int64_t isz = static_cast<int64_t>(itemsize(*t));
+  const bool bits = t == DType::Bool;
+  const int64_t isz = static_cast<int64_t>(itemsize(t));
   UMA_CHECK(bits || a.offset + a.length <= INT64_MAX / isz, Value, api, ": malformed ArrowArray: offset ", a.offset,
             " + length ", a.length, " of ", isz, "-byte values overflows");
   UMA_CHECK(a.n_buffers == 2, Value, api, ": malformed ArrowArray: a primitive column (format ", fmt,
@@ -277,7 +284,7 @@ Array import_arrow(ArrowSchemaOwner schema, ArrowArrayOwner array, std::optional
 
   ForeignLayout f;
   f.ptr = values ? const_cast<char*>(static_cast<const char*>(values)) + a.offset * isz : nullptr;
-  f.dtype = *t;
+  f.dtype = t;
   f.shape = {a.length};
   f.byte_strides = {isz};
   f.device = Device::cpu();
@@ -291,6 +298,69 @@ Array import_arrow(ArrowSchemaOwner schema, ArrowArrayOwner array, std::optional
   }, dtype, device, copy, api);
   array.reset();  // copied (or moved out above): release now
   return out;
+}
+
+// The producer's description of its last error, at most 512 bytes, or a placeholder.
+std::string stream_error(ArrowArrayStreamOwner& stream) {
+  const char* m = stream.get().get_last_error ? stream.get().get_last_error(stream.ptr()) : nullptr;
+  return m ? std::string(m, strnlen(m, 512)) : std::string("no message");
+}
+
+}  // namespace
+
+Array import_arrow(ArrowSchemaOwner schema, ArrowArrayOwner array, std::optional<DType> dtype,
+                   std::optional<Device> device, CopyMode copy, const char* api, Deleter adopted_deleter) {
+  // Both owners release on every exit from here on (Note [Arrow ownership]).
+  UMA_CHECK(schema.live(), Value, api, ": the ArrowSchema is released (already consumed)");
+  UMA_CHECK(array.live(), Value, api, ": the ArrowArray is released (already consumed)");
+  std::string fmt;
+  const DType t = column_dtype(schema.get(), fmt, api);
+  schema.reset();  // the type is all we needed
+  return import_column(t, fmt, std::move(array), dtype, device, copy, api, adopted_deleter);
+}
+
+Array import_arrow_stream(ArrowArrayStreamOwner stream, std::optional<DType> dtype, std::optional<Device> device,
+                          CopyMode copy, const char* api, Deleter adopted_deleter) {
+  // The stream, the schema and every array taken release on every exit (Note [Arrow ownership]).
+  UMA_CHECK(stream.live(), Value, api, ": the ArrowArrayStream is released (already consumed)");
+  UMA_CHECK(stream.get().get_schema && stream.get().get_next, Value, api,
+            ": malformed ArrowArrayStream: NULL get_schema or get_next callback");
+  ArrowSchemaOwner schema;
+  if (const int rc = stream.get().get_schema(stream.ptr(), schema.ptr()); rc != 0)
+    UMA_FAIL(Runtime, api, ": the Arrow stream's get_schema failed with code ", rc, " (", stream_error(stream), ")");
+  UMA_CHECK(schema.live(), Value, api, ": malformed ArrowArrayStream: get_schema returned a released ArrowSchema");
+  std::string fmt;
+  const DType t = column_dtype(schema.get(), fmt, api);
+  schema.reset();
+  std::vector<ArrowArrayOwner> chunks;
+  for (;;) {
+    ArrowArrayOwner next;
+    if (const int rc = stream.get().get_next(stream.ptr(), next.ptr()); rc != 0)
+      UMA_FAIL(Runtime, api, ": the Arrow stream's get_next failed with code ", rc, " after ", chunks.size(),
+               " array", chunks.size() == 1 ? "" : "s", " (", stream_error(stream), ")");
+    if (!next.live()) break;  // the end of the stream
+    chunks.push_back(std::move(next));
+  }
+  stream.reset();  // the arrays taken do not depend on it
+  const DType want = dtype.value_or(t);
+  if (chunks.empty()) {
+    Array empty = Array::empty({0}, want);
+    return device && !device->is_cpu() ? to_device(empty, *device) : empty;
+  }
+  if (chunks.size() == 1)
+    return import_column(t, fmt, std::move(chunks[0]), dtype, device, copy, api, adopted_deleter);
+  UMA_CHECK(copy != CopyMode::Never, Copy, api, ": copy=False is impossible: the Arrow stream holds ", chunks.size(),
+            " arrays (e.g. a pyarrow ChunkedArray of ", chunks.size(),
+            " chunks), which are not one buffer; combine them first (pyarrow: combine_chunks())");
+  std::vector<Array> parts;
+  parts.reserve(chunks.size());
+  for (ArrowArrayOwner& c : chunks)  // shared (read-only) host views, or unpacked booleans
+    parts.push_back(import_column(t, fmt, std::move(c), std::nullopt, std::nullopt, CopyMode::IfNeeded, api,
+                                  adopted_deleter));
+  Array whole = ops::concatenate(parts, 0);  // a new array
+  parts.clear();                              // releases the shared chunks
+  if (device && !device->is_cpu()) return want == t ? to_device(whole, *device) : to_device(whole, *device, want);
+  return want == t ? whole : ops::astype(whole, want);
 }
 
 }  // namespace uma::interop

@@ -1,6 +1,6 @@
-// Tests for uma/interop/arrow.h: the frozen ArrowSchema/ArrowArray layouts, the owner types
-// (Note [Arrow ownership]), format strings, export of 1-D arrays and validated import, with
-// every release callback counted.
+// Tests for uma/interop/arrow.h: the frozen ArrowSchema/ArrowArray/ArrowArrayStream layouts,
+// the owner types (Note [Arrow ownership]), format strings, export of 1-D arrays and validated
+// import of arrays and streams, with every release callback counted.
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -18,6 +18,8 @@ namespace {
 
 using arrow::ArrowArray;
 using arrow::ArrowArrayOwner;
+using arrow::ArrowArrayStream;
+using arrow::ArrowArrayStreamOwner;
 using arrow::ArrowSchema;
 using arrow::ArrowSchemaOwner;
 using interop::CopyMode;
@@ -52,6 +54,15 @@ TEST(ArrowAbi, ArrayLayout) {
   EXPECT_EQ(offsetof(ArrowArray, dictionary), 56u);
   EXPECT_EQ(offsetof(ArrowArray, release), 64u);
   EXPECT_EQ(offsetof(ArrowArray, private_data), 72u);
+}
+
+TEST(ArrowAbi, StreamLayout) {
+  EXPECT_EQ(sizeof(ArrowArrayStream), 40u);
+  EXPECT_EQ(offsetof(ArrowArrayStream, get_schema), 0u);
+  EXPECT_EQ(offsetof(ArrowArrayStream, get_next), 8u);
+  EXPECT_EQ(offsetof(ArrowArrayStream, get_last_error), 16u);
+  EXPECT_EQ(offsetof(ArrowArrayStream, release), 24u);
+  EXPECT_EQ(offsetof(ArrowArrayStream, private_data), 32u);
 }
 
 // ---- formats -----------------------------------------------------------------------------
@@ -360,6 +371,135 @@ TEST(ArrowImport, EmptyWithNullValues) {
 }
 
 // ---- export --------------------------------------------------------------------------------
+
+// ---- streams -------------------------------------------------------------------------------
+
+// A stream over Producers (each counting its own releases): chunk i is producers[i]'s array,
+// the schema producers[0]'s. fail_schema / fail_next_at make a call return an errno value.
+struct StreamProducer {
+  std::vector<Producer>* chunks;
+  std::size_t next = 0;
+  int fail_schema = 0;
+  std::size_t fail_next_at = SIZE_MAX;
+  int releases = 0;
+  ArrowArrayStream stream{};
+
+  explicit StreamProducer(std::vector<Producer>& c) : chunks(&c) {
+    stream.get_schema = [](ArrowArrayStream* s, ArrowSchema* out) {
+      auto* self = static_cast<StreamProducer*>(s->private_data);
+      if (self->fail_schema) return self->fail_schema;
+      Producer& p = (*self->chunks)[0];
+      p.schema.format = p.format.c_str();
+      ArrowSchemaOwner::take(&p.schema).move_to(out);
+      return 0;
+    };
+    stream.get_next = [](ArrowArrayStream* s, ArrowArray* out) {
+      auto* self = static_cast<StreamProducer*>(s->private_data);
+      if (self->next == self->fail_next_at) return 5;  // EIO
+      if (self->next == self->chunks->size()) {
+        out->release = nullptr;
+        return 0;
+      }
+      ArrowArrayOwner::take(&(*self->chunks)[self->next++].array).move_to(out);
+      return 0;
+    };
+    stream.get_last_error = [](ArrowArrayStream*) -> const char* { return "disk on fire"; };
+    stream.release = [](ArrowArrayStream* s) {
+      ++static_cast<StreamProducer*>(s->private_data)->releases;
+      s->release = nullptr;
+    };
+    stream.private_data = this;
+  }
+  Array import(CopyMode copy = CopyMode::IfNeeded) {
+    return interop::import_arrow_stream(ArrowArrayStreamOwner::take(&stream), std::nullopt, std::nullopt, copy,
+                                        "test");
+  }
+};
+
+TEST(ArrowStream, OneArrayIsShared) {
+  std::vector<Producer> chunks(1);
+  StreamProducer sp(chunks);
+  {
+    Array a = sp.import(CopyMode::Never);
+    EXPECT_EQ(sp.releases, 1);
+    EXPECT_EQ(a.data(), chunks[0].values.data());
+    EXPECT_FALSE(a.writable());
+    EXPECT_EQ(chunks[0].counts.array, 0);
+  }
+  EXPECT_EQ(chunks[0].counts.array, 1);
+  EXPECT_EQ(chunks[0].counts.schema, 1);
+}
+
+TEST(ArrowStream, SeveralArraysConcatenateIntoANewArray) {
+  std::vector<Producer> chunks(3);
+  chunks[1].array.offset = 6;
+  chunks[1].array.length = 2;
+  chunks[2].array.length = 0;
+  StreamProducer sp(chunks);
+  Array a = sp.import();
+  EXPECT_EQ(sp.releases, 1);
+  for (const Producer& c : chunks) EXPECT_EQ(c.counts.array, 1);
+  ASSERT_EQ(a.shape(), (Shape{10}));
+  EXPECT_TRUE(a.writable());
+  const std::vector<int32_t> want{10, 11, 12, 13, 14, 15, 16, 17, 16, 17};
+  EXPECT_EQ(std::vector<int32_t>(a.data_as<int32_t>(), a.data_as<int32_t>() + 10), want);
+}
+
+TEST(ArrowStream, EmptyStreamAndCopyNeverOfSeveral) {
+  std::vector<Producer> one(1);
+  StreamProducer empty(one);
+  empty.fail_next_at = SIZE_MAX;
+  empty.next = 1;  // at the end already
+  Array a = empty.import(CopyMode::Never);
+  EXPECT_EQ(a.shape(), (Shape{0}));
+  EXPECT_EQ(a.dtype(), DType::Int32);
+  EXPECT_EQ(empty.releases, 1);
+
+  std::vector<Producer> two(2);
+  StreamProducer sp(two);
+  try {
+    sp.import(CopyMode::Never);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Copy);
+    EXPECT_NE(std::string(e.what()).find("holds 2 arrays"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(sp.releases, 1);
+  EXPECT_EQ(two[0].counts.array + two[1].counts.array, 2);
+}
+
+TEST(ArrowStream, ProducerErrorsAndBadArraysReleaseEverythingOnce) {
+  struct Case {
+    int fail_schema;
+    std::size_t fail_next_at;
+    bool bad_second;
+    ErrorKind kind;
+    const char* text;
+  };
+  for (const Case& c : {Case{22, SIZE_MAX, false, ErrorKind::Runtime, "get_schema failed with code 22 (disk on fire)"},
+                        Case{0, 1, false, ErrorKind::Runtime, "get_next failed with code 5 after 1 array (disk on fire)"},
+                        Case{0, SIZE_MAX, true, ErrorKind::Value, "n_buffers 3"}}) {
+    std::vector<Producer> chunks(2);
+    if (c.bad_second) chunks[1].array.n_buffers = 3;
+    StreamProducer sp(chunks);
+    sp.fail_schema = c.fail_schema;
+    sp.fail_next_at = c.fail_next_at;
+    try {
+      sp.import();
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), c.kind);
+      EXPECT_NE(std::string(e.what()).find(c.text), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(sp.releases, 1);
+    EXPECT_EQ(chunks[0].counts.schema, c.fail_schema ? 0 : 1);
+    for (std::size_t i = 0; i < chunks.size(); ++i) EXPECT_EQ(chunks[i].counts.array, i < sp.next ? 1 : 0) << i;
+  }
+  ArrowArrayStream released{};
+  EXPECT_THROW(interop::import_arrow_stream(ArrowArrayStreamOwner::take(&released), std::nullopt, std::nullopt,
+                                            CopyMode::IfNeeded, "test"),
+               Error);
+}
 
 struct DeleterLog {
   int calls = 0;

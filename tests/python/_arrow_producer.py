@@ -1,6 +1,7 @@
 """Test-only Arrow C Data Interface producers (ctypes), for what no real library hands out on
-demand: hand-made (arrow_schema, arrow_array) capsules with any field set to any value, and a
-wrapper that counts the release calls of another producer's structs (e.g. pyarrow's).
+demand: hand-made (arrow_schema, arrow_array) capsules with any field set to any value, hand-made
+arrow_array_stream capsules whose callbacks fail on request, and wrappers that count the release
+calls of another producer's structs (e.g. pyarrow's).
 
 Ownership as the spec says: a capsule owns its struct's memory; its destructor calls `release`
 only if the struct is still live (a consumer that moved the struct out marked it released).
@@ -143,6 +144,10 @@ class ArrowProducer:
         self.calls = 0
 
     def capsules(self):
+        return make_capsule(self.schema_struct(), SCHEMA_NAME), make_capsule(self.array_struct(), ARRAY_NAME)
+
+    def schema_struct(self):
+        """A live ArrowSchema (ctypes) whose release counts on this producer."""
         keep = []
         s = ArrowSchema()
         if self.fmt is not None:
@@ -158,7 +163,10 @@ class ArrowProducer:
         s.private_data = skey
         s.release = _null_release(RELEASE_SCHEMA) if self.schema_released else _release_schema
         _live[skey] = (self, keep)
+        return s
 
+    def array_struct(self):
+        """A live ArrowArray (ctypes) over `values` whose release counts on this producer."""
         keep = [self.values, self.validity]
         a = ArrowArray()
         a.length = self.length
@@ -179,7 +187,7 @@ class ArrowProducer:
         a.private_data = akey
         a.release = _null_release(RELEASE_ARRAY) if self.array_released else _release_array
         _live[akey] = (self, keep)
-        return make_capsule(s, SCHEMA_NAME), make_capsule(a, ARRAY_NAME)
+        return a
 
     def __arrow_c_array__(self, requested_schema=None):
         self.calls += 1
@@ -288,3 +296,154 @@ def bitmap(valid):
     out = np.zeros(max(64, len(bits)), dtype=np.uint8)
     out[:len(bits)] = bits
     return out
+
+
+# --------------------------------------------------------------------------- streams
+
+
+class ArrowArrayStream(Structure):
+    pass
+
+
+GET_SCHEMA = CFUNCTYPE(ctypes.c_int, POINTER(ArrowArrayStream), POINTER(ArrowSchema))
+GET_NEXT = CFUNCTYPE(ctypes.c_int, POINTER(ArrowArrayStream), POINTER(ArrowArray))
+GET_LAST_ERROR = CFUNCTYPE(c_void_p, POINTER(ArrowArrayStream))  # const char*, as an address
+RELEASE_STREAM = CFUNCTYPE(None, POINTER(ArrowArrayStream))
+ArrowArrayStream._fields_ = [("get_schema", GET_SCHEMA), ("get_next", GET_NEXT), ("get_last_error", GET_LAST_ERROR),
+                             ("release", RELEASE_STREAM), ("private_data", c_void_p)]
+assert ctypes.sizeof(ArrowArrayStream) == 40
+
+STREAM_NAME = b"arrow_array_stream"
+_streams = {}  # private_data key -> producer
+
+
+def _move_into(dst_ptr, src):
+    ctypes.memmove(ctypes.cast(dst_ptr, c_void_p).value, ctypes.addressof(src), ctypes.sizeof(src))
+
+
+@GET_SCHEMA
+def _stream_get_schema(p, out):
+    producer = _streams[p.contents.private_data]
+    producer.get_schema_calls += 1
+    if producer.schema_error:
+        return producer.schema_error
+    _move_into(out, producer.schema.schema_struct())
+    return 0
+
+
+@GET_NEXT
+def _stream_get_next(p, out):
+    producer = _streams[p.contents.private_data]
+    i = producer.handed_out
+    if producer.next_error is not None and i == producer.next_error[0]:
+        return producer.next_error[1]
+    if i == len(producer.chunks):
+        out.contents.release = _null_release(RELEASE_ARRAY)  # the end of the stream
+        return 0
+    producer.handed_out += 1
+    _move_into(out, producer.chunks[i].array_struct())
+    return 0
+
+
+@GET_LAST_ERROR
+def _stream_get_last_error(p):
+    return ctypes.addressof(_streams[p.contents.private_data].message)
+
+
+@RELEASE_STREAM
+def _stream_release(p):
+    producer = _streams.get(p.contents.private_data)
+    if producer is not None:
+        producer.stream_releases += 1
+    p.contents.release = _null_release(RELEASE_STREAM)
+
+
+@_CAPSULE_DTOR
+def _stream_capsule_dtor(cap):
+    addr = _capsule_ptr_raw(cap, STREAM_NAME)
+    st = _capsule_structs.pop(addr, None)
+    if st is not None and st.release:
+        st.release(ctypes.pointer(st))
+
+
+class ArrowStreamProducer:
+    """Hands out arrow_array_stream capsules whose arrays are `chunks` (ArrowProducers, each
+    counting its own releases) under the schema of `schema` (an ArrowProducer; default the
+    first chunk). `schema_error=code` makes get_schema fail; `next_error=(i, code)` makes the
+    i-th get_next fail; get_last_error returns `message`. `null_get_next=True` exports a NULL
+    get_next. Counters: stream_releases, get_schema_calls, handed_out."""
+
+    def __init__(self, chunks, schema=None, *, schema_error=0, next_error=None, message=b"producer says no",
+                 null_get_next=False):
+        self.chunks = list(chunks)
+        self.schema = schema if schema is not None else self.chunks[0]
+        self.schema_error = schema_error
+        self.next_error = next_error
+        self.message = ctypes.create_string_buffer(message)
+        self.null_get_next = null_get_next
+        self.stream_releases = 0
+        self.get_schema_calls = 0
+        self.handed_out = 0
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        st = ArrowArrayStream()
+        st.get_schema = _stream_get_schema
+        st.get_next = GET_NEXT() if self.null_get_next else _stream_get_next
+        st.get_last_error = _stream_get_last_error
+        st.release = _stream_release
+        key = next(_keys)
+        st.private_data = key
+        _streams[key] = self
+        addr = ctypes.addressof(st)
+        _capsule_structs[addr] = st
+        return _capsule_new(addr, STREAM_NAME, ctypes.cast(_stream_capsule_dtor, c_void_p))
+
+
+_wrapped_streams = {}  # stream private_data -> [wrapper, original get_next, original release]
+
+
+@GET_NEXT
+def _counting_get_next(p, out):
+    entry = _wrapped_streams[p.contents.private_data]
+    rc = entry[1](p, out)
+    a = out.contents
+    if rc == 0 and a.release:
+        _wrapped_arrays[a.private_data] = [entry[0], RELEASE_ARRAY(ctypes.cast(a.release, c_void_p).value)]
+        a.release = _counting_release_array
+        entry[0].arrays_out += 1
+    return rc
+
+
+@RELEASE_STREAM
+def _counting_release_stream(p):
+    entry = _wrapped_streams.get(p.contents.private_data)
+    if entry is None:
+        return
+    entry[0].stream_releases += 1
+    if entry[2] is not None:
+        orig, entry[2] = entry[2], None
+        p.contents.get_next = entry[1]
+        orig(p)
+    p.contents.release = _null_release(RELEASE_STREAM)
+
+
+class CountingStream:
+    """Wraps a real stream producer (pyarrow's ChunkedArray): its stream's release and the
+    release of every array its get_next hands out count their calls, then run the producer's
+    own (only the first time). Counters: stream_releases, arrays_out, array_releases."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.stream_releases = 0
+        self.arrays_out = 0
+        self.array_releases = 0
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        cap = self.inner.__arrow_c_stream__(requested_schema)
+        assert _capsule_is_valid(cap, STREAM_NAME)
+        st = ArrowArrayStream.from_address(_capsule_ptr(cap, STREAM_NAME))
+        _wrapped_streams[st.private_data] = [self, GET_NEXT(ctypes.cast(st.get_next, c_void_p).value),
+                                             RELEASE_STREAM(ctypes.cast(st.release, c_void_p).value)]
+        st.get_next = _counting_get_next
+        st.release = _counting_release_stream
+        return cap

@@ -16,8 +16,9 @@ import uma
 
 pa = pytest.importorskip("pyarrow")
 
-from _arrow_producer import (ArrowArray, ArrowOnly, ArrowProducer, ArrowSchema, CountingArrow, FixedReturn,  # noqa: E402
-                             bitmap, capsule_struct, consume, read_buffers, release)
+from _arrow_producer import (ArrowArray, ArrowOnly, ArrowProducer, ArrowSchema, ArrowStreamProducer,  # noqa: E402
+                             CountingArrow, CountingStream, FixedReturn, bitmap, capsule_struct, consume,
+                             read_buffers, release)
 
 from_arrow = getattr(uma, "from_arrow", None) or uma._core.from_arrow
 
@@ -669,3 +670,192 @@ def test_many_exports_do_not_leak():
     del u
     collect()
     assert sys.getrefcount(n) == rc0
+
+
+# ============================================================================ import: streams (__arrow_c_stream__)
+
+
+class StreamOnly:
+    """Exposes only another object's `__arrow_c_stream__` (a pyarrow ChunkedArray also has
+    __array__, which uma.asarray prefers)."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        return self.inner.__arrow_c_stream__(requested_schema)
+
+
+@pytest.mark.parametrize("dtype", PRIMITIVES)
+@pytest.mark.parametrize("entry", ["from_arrow", "asarray"])
+def test_stream_of_one_chunk_shares_it(dtype, entry):
+    n = np_values(dtype, 12)
+    chunked = pa.chunked_array([pa_from_numpy(n).slice(2, 7)])
+    u = from_arrow(chunked, copy=False) if entry == "from_arrow" else uma.asarray(StreamOnly(chunked), copy=False)
+    assert u.dtype == uma.dtype(dtype) and u.shape == (7,)
+    assert u._data_ptr == n.ctypes.data + 2 * n.itemsize
+    n[3] = n[3] + 1  # a write by the owner of the bytes shows in the import
+    np.testing.assert_array_equal(np.asarray(u), n[2:9])
+    assert not np.asarray(u).flags.writeable  # Note [Arrow is read-only]
+
+
+@pytest.mark.parametrize("dtype", PRIMITIVES + ["bool"])
+def test_stream_of_several_chunks_is_their_concatenation(dtype):
+    rng = np.random.default_rng(7)
+    parts = [(rng.integers(0, 50, size=k) % 2 == 0) if dtype == "bool" else rng.integers(0, 50, size=k).astype(dtype)
+             for k in (3, 0, 5, 1)]
+    chunked = pa.chunked_array([pa.array(p, type=PA_TYPES[dtype]) for p in parts], type=PA_TYPES[dtype])
+    u = from_arrow(chunked)
+    want = np.concatenate(parts)
+    assert u.dtype == uma.dtype(dtype)
+    np.testing.assert_array_equal(np.asarray(u), want)
+    assert np.asarray(u).flags.writeable  # a new array
+    for c in chunked.chunks:
+        if c.buffers()[1] is not None and len(c):
+            assert not (c.buffers()[1].address <= u._data_ptr < c.buffers()[1].address + c.buffers()[1].size)
+
+
+def test_stream_of_several_chunks_with_copy_false_names_the_count():
+    chunked = pa.chunked_array([[1.0, 2.0], [3.0], [4.0]])
+    with pytest.raises(uma.CopyError, match=r"copy=False is impossible: the Arrow stream holds 3 arrays"):
+        from_arrow(chunked, copy=False)
+    with pytest.raises(uma.CopyError, match="combine_chunks"):
+        uma.asarray(StreamOnly(chunked), copy=False)
+
+
+def test_stream_of_one_chunk_copy_true_is_a_writable_copy():
+    n = np.arange(6.0)
+    u = from_arrow(pa.chunked_array([pa_from_numpy(n)]), copy=True)
+    assert u._data_ptr != n.ctypes.data
+    u[0] = 9.0
+    assert n[0] == 0.0 and np.asarray(u)[0] == 9.0
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool"])
+def test_empty_stream_gives_an_empty_array_of_its_type(dtype):
+    u = from_arrow(pa.chunked_array([], type=PA_TYPES[dtype]))
+    assert u.shape == (0,) and u.dtype == uma.dtype(dtype)
+    assert from_arrow(pa.chunked_array([], type=PA_TYPES[dtype]), copy=False).shape == (0,)
+
+
+def test_asarray_dtype_on_streams_converts_as_numpy():
+    chunked = pa.chunked_array([[1, 2], [3]], type=pa.int32())
+    for src in (chunked, pa.chunked_array([[1, 2, 3]], type=pa.int32()), pa.chunked_array([], type=pa.int32())):
+        u = uma.asarray(StreamOnly(src), dtype="float64")
+        assert u.dtype == uma.float64
+        np.testing.assert_array_equal(np.asarray(u), np.asarray(src.to_numpy(), dtype=np.float64))
+
+
+def test_asarray_of_chunked_array_keeps_numpys_route():
+    """A ChunkedArray has __array__: uma.asarray converts it as NumPy does (its __array__),
+    from_arrow through Arrow."""
+    chunked = pa.chunked_array([[1.5], [2.5]])
+    np.testing.assert_array_equal(np.asarray(uma.asarray(chunked)), np.asarray(chunked))
+    np.testing.assert_array_equal(np.asarray(from_arrow(chunked)), np.asarray(chunked))
+
+
+def test_stream_errors_name_the_problem():
+    with pytest.raises(ValueError, match=r"the Arrow column has 2 nulls \(length 3\)"):
+        from_arrow(pa.chunked_array([[1, 2], [None, 3, None]]))
+    with pytest.raises(TypeError, match=r"'\+s'.*select a column first"):
+        from_arrow(pa.table({"a": [1, 2]}))
+    with pytest.raises(TypeError, match="utf8"):
+        from_arrow(pa.chunked_array([["x"], ["y"]]))
+    with pytest.raises(TypeError, match="dictionary"):
+        from_arrow(pa.chunked_array([pa.array(["a", "b"]).dictionary_encode()]))
+    with pytest.raises(TypeError, match="neither __arrow_c_array__ nor __arrow_c_stream__"):
+        from_arrow([1, 2])
+
+
+@pytest.mark.parametrize("case", ["one", "several", "empty", "copy_false", "nulls"])
+def test_pyarrow_stream_releases_run_exactly_once(case):
+    n = np.arange(8.0)
+    src = {"one": pa.chunked_array([pa_from_numpy(n)]), "several": pa.chunked_array([[1.0], [2.0, 3.0]]),
+           "empty": pa.chunked_array([], type=pa.float64()), "copy_false": pa.chunked_array([[1.0], [2.0]]),
+           "nulls": pa.chunked_array([[1.0], [None]])}[case]
+    w = CountingStream(src)
+    if case == "one":
+        u = from_arrow(w)
+        collect()
+        assert (w.stream_releases, w.arrays_out, w.array_releases) == (1, 1, 0)  # the array lives in u
+        np.testing.assert_array_equal(np.asarray(u), n)
+        del u
+    elif case in ("several", "empty"):
+        from_arrow(w)
+    else:
+        with pytest.raises((uma.CopyError, ValueError)):
+            from_arrow(w, copy=False if case == "copy_false" else None)
+    collect()
+    assert w.stream_releases == 1
+    assert w.array_releases == w.arrays_out == {"one": 1, "several": 2, "empty": 0, "copy_false": 2, "nulls": 2}[case]
+
+
+def test_hand_made_stream_releases_everything_once():
+    chunks = [ArrowProducer(np.arange(3, dtype=np.int32), b"i"), ArrowProducer(np.arange(4, dtype=np.int32), b"i")]
+    prod = ArrowStreamProducer(chunks)
+    u = from_arrow(prod)
+    np.testing.assert_array_equal(np.asarray(u), [0, 1, 2, 0, 1, 2, 3])
+    collect()
+    assert prod.stream_releases == 1
+    assert [(c.schema_releases, c.array_releases) for c in chunks] == [(1, 1), (0, 1)]  # chunk 0 gave the schema
+
+
+@pytest.mark.parametrize("how,exc,match", [
+    ({"schema_error": 22}, RuntimeError, r"get_schema failed with code 22 \(producer says no\)"),
+    ({"next_error": (0, 5)}, RuntimeError, r"get_next failed with code 5 after 0 arrays \(producer says no\)"),
+    ({"next_error": (2, 12)}, RuntimeError, r"get_next failed with code 12 after 2 arrays"),
+    ({"null_get_next": True}, ValueError, "NULL get_schema or get_next"),
+    ({"schema_format": b"u"}, TypeError, "utf8"),
+    ({"schema_format": None}, ValueError, "NULL format"),
+    ({"bad_chunk": {"n_buffers": 3}}, ValueError, "n_buffers 3"),
+    ({"bad_chunk": {"null_count": 1}}, ValueError, r"\b1 null\b"),
+    ({"bad_chunk": {"offset": -1}}, ValueError, "negative offset"),
+])
+def test_hand_made_stream_failures_clear_error_and_release_once(how, exc, match):
+    how = dict(how)
+    chunks = [ArrowProducer(np.arange(3, dtype=np.int32), b"i"), ArrowProducer(np.arange(3, dtype=np.int32), b"i",
+                                                                               **how.pop("bad_chunk", {}))]
+    schema = None
+    if "schema_format" in how:
+        schema = ArrowProducer(np.arange(1, dtype=np.int32), how.pop("schema_format"))
+    prod = ArrowStreamProducer(chunks, schema, **how)
+    with pytest.raises(exc, match=match):
+        from_arrow(prod)
+    collect()
+    assert prod.stream_releases == 1
+    handed = prod.handed_out
+    assert [c.array_releases for c in chunks] == [1 if i < handed else 0 for i in range(len(chunks))]
+    src = schema if schema is not None else chunks[0]
+    assert src.schema_releases == prod.get_schema_calls - (1 if how.get("schema_error") else 0)
+
+
+def test_stream_capsule_consumed_twice_and_wrong_returns():
+    prod = ArrowStreamProducer([ArrowProducer(np.arange(2, dtype=np.int32), b"i")])
+    cap = prod.__arrow_c_stream__()
+
+    class Fixed:
+        def __init__(self, value):
+            self.value = value
+
+        def __arrow_c_stream__(self, requested_schema=None):
+            return self.value
+
+    u = from_arrow(Fixed(cap), copy=True)
+    np.testing.assert_array_equal(np.asarray(u), [0, 1])
+    with pytest.raises(ValueError, match="already consumed"):
+        from_arrow(Fixed(cap))
+    with pytest.raises(TypeError, match=r"__arrow_c_stream__\(\) must return an 'arrow_array_stream' capsule"):
+        from_arrow(Fixed(np.arange(2).__dlpack__()))
+    with pytest.raises(TypeError, match="must return an 'arrow_array_stream' capsule, got 3"):
+        uma.asarray(Fixed(3))
+    del cap
+    collect()
+    assert prod.stream_releases == 1
+
+
+def test_unconsumed_stream_capsule_releases_in_destructor():
+    prod = ArrowStreamProducer([ArrowProducer(np.arange(2, dtype=np.int32), b"i")])
+    cap = prod.__arrow_c_stream__()
+    del cap
+    collect()
+    assert prod.stream_releases == 1

@@ -1,7 +1,7 @@
-// uma/interop/arrow.h — the Arrow C Data Interface: our own definitions of ArrowSchema and
-// ArrowArray written from the spec (REFERENCE.md, "Arrow C Data Interface and PyCapsule
-// interface"), their move-only owners, the format-string mapping, and export/import of 1-D
-// uma arrays. Frozen ABI: layouts are pinned by the static_asserts below and by
+// uma/interop/arrow.h — the Arrow C Data and C Stream Interfaces: our own definitions of
+// ArrowSchema, ArrowArray and ArrowArrayStream written from the spec (REFERENCE.md, "Arrow C
+// Data Interface and PyCapsule interface"), their move-only owners, the format-string mapping,
+// and export/import of 1-D uma arrays (import also from a stream of arrays). Frozen ABI: layouts are pinned by the static_asserts below and by
 // tests/cpp/arrow_test.cpp.
 //
 // Note [Arrow ownership]
@@ -129,6 +129,24 @@ class Owner {
 using ArrowSchemaOwner = Owner<ArrowSchema>;
 using ArrowArrayOwner = Owner<ArrowArray>;
 
+/// The C Stream Interface: a producer of ArrowArrays of one schema (a pyarrow ChunkedArray's
+/// chunks, a RecordBatchReader's batches). get_schema and get_next return 0 or an errno value
+/// (then get_last_error may describe it, valid until the next call or the release); get_next
+/// hands out a released ArrowArray at the end of the stream. The arrays it hands out are
+/// independent of it: releasing the stream does not release them. Ownership: Note [Arrow
+/// ownership].
+struct ArrowArrayStream {
+  int (*get_schema)(ArrowArrayStream*, ArrowSchema* out);
+  int (*get_next)(ArrowArrayStream*, ArrowArray* out);
+  const char* (*get_last_error)(ArrowArrayStream*);
+  void (*release)(ArrowArrayStream*);
+  void* private_data;
+};
+static_assert(offsetof(ArrowArrayStream, get_schema) == 0 && offsetof(ArrowArrayStream, get_next) == 8 &&
+              offsetof(ArrowArrayStream, get_last_error) == 16 && offsetof(ArrowArrayStream, release) == 24 &&
+              offsetof(ArrowArrayStream, private_data) == 32 && sizeof(ArrowArrayStream) == 40);
+using ArrowArrayStreamOwner = Owner<ArrowArrayStream>;
+
 }  // namespace uma::arrow
 
 namespace uma::interop {
@@ -177,6 +195,17 @@ void delete_arrow_owner(void* ctx, void* ptr, std::size_t nbytes) noexcept;
 Array import_arrow(arrow::ArrowSchemaOwner schema, arrow::ArrowArrayOwner array, std::optional<DType> dtype,
                    std::optional<Device> device, CopyMode copy, const char* api,
                    Deleter adopted_deleter = &delete_arrow_owner);
+
+/// Imports the arrays of an Arrow stream as one 1-D array, taking ownership of the stream
+/// (released before returning, on every path). Each array is validated as import_arrow
+/// validates a column, against the stream's one schema. One array: shared as import_arrow
+/// shares it. No arrays: an empty array of the schema's dtype. Several: their concatenation,
+/// a new array (copy=False: CopyError naming the count, as they are not one buffer). A
+/// producer error (get_schema or get_next returning non-zero): RuntimeError naming the call,
+/// the code and the producer's message; a stream without callbacks: ValueError.
+Array import_arrow_stream(arrow::ArrowArrayStreamOwner stream, std::optional<DType> dtype,
+                          std::optional<Device> device, CopyMode copy, const char* api,
+                          Deleter adopted_deleter = &delete_arrow_owner);
 
 /// Number of cleared (null) bits among bits [offset, offset + length) of an LSB-first bitmap.
 int64_t count_unset_bits(const uint8_t* bitmap, int64_t offset, int64_t length) noexcept;
