@@ -61,7 +61,7 @@ auto without_gil(const PathArg& p, F&& f) {
 
 nb::str to_str(const std::string& s) { return nb::str(s.data(), s.size()); }  // validated UTF-8
 
-nb::object load(nb::handle path, bool mmap, bool metadata) {
+nb::object load(nb::handle path, std::optional<bool> mmap, bool metadata) {
   const PathArg p = to_path(path);
   files::FileFormat fmt = p.ext == "npy"           ? files::FileFormat::Npy
                           : p.ext == "safetensors" ? files::FileFormat::Safetensors
@@ -120,10 +120,12 @@ void save(nb::handle path, nb::handle value, nb::handle metadata) {
 }  // namespace
 
 void bind_files(nb::module_& m) {
-  m.def("load", &load, param("path"), nb::kw_only(), nb::arg("mmap") = true, nb::arg("metadata") = false,
+  m.def("load", &load, param("path"), nb::kw_only(), nb::arg("mmap") = nb::none(), nb::arg("metadata") = false,
         "Loads a .npy file (-> uma.Array) or a .safetensors file (-> dict[str, uma.Array] in file order).\n"
         "The format comes from the extension (.npy / .safetensors), else from the magic bytes.\n"
         "\n"
+        "mmap=None (the default, as asarray's copy=None) shares the file as mmap=True does when every\n"
+        "array of it can be shared, and reads it as mmap=False does otherwise.\n"
         "mmap=True maps the file read-only and shares it (zero-copy): the arrays are read-only (writes\n"
         "raise ValueError), adopted (is_adopted, counted in memory_stats()['adopted_bytes'] as the file\n"
         "size), and all tensors of a safetensors file share one mapping that lives while any of them\n"

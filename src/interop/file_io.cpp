@@ -121,6 +121,13 @@ std::shared_ptr<Storage> InputFile::map() const {
 // ---- OutputFile --------------------------------------------------------------------------
 
 OutputFile::OutputFile(const std::string& path) : path_(path) {
+  // A directory (or a name ending in '/', as open(2) with O_CREAT sees it) is refused before
+  // anything is written, with the error open(2) gives for it.
+  struct stat st;
+  if ((!path.empty() && path.back() == '/') || (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))) {
+    errno = EISDIR;
+    throw_errno("open");
+  }
   static std::atomic<uint64_t> counter{0};
   for (int attempt = 0; attempt < 100; ++attempt) {
     tmp_ = path + ".uma-tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter.fetch_add(1));

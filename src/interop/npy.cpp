@@ -93,19 +93,47 @@ struct Cursor {
   }
 };
 
-// '[<>|=][biufc]N' -> dtype; ValueError for malformed strings, TypeError for NumPy types uma lacks.
+// A NumPy type string as numpy.dtype reads it: an optional byte order ('<' '>' '|' '=', none
+// meaning native, which is little-endian on every host uma builds for) and either kind + size
+// ('<f8', 'i4') or a one-character type code ('<d', '?', 'l': LP64 sizes). The dtype and
+// whether its bytes are swapped; ValueError for malformed strings, TypeError for NumPy types
+// uma lacks.
 std::pair<DType, bool> parse_descr(const std::string& s, const Cursor& c) {
-  if (s.size() < 2 || !std::strchr("<>|=", s[0]) || s[0] == '\0')
-    c.fail("descr '" + s + "' is not a NumPy type string like '<f8'");
-  const char kind = s[1];
-  if (kind != '\0' && std::strchr("USaVOMm", kind))
+  const bool has_order = !s.empty() && std::strchr("<>|=", s[0]) && s[0] != '\0';
+  const std::string body = has_order ? s.substr(1) : s;
+  if (body.empty()) c.fail("descr '" + s + "' is not a NumPy type string like '<f8'");
+  const char kind = body[0];
+  if (std::strchr("USaVOMm", kind))
     UMA_FAIL(Type, "unsupported .npy dtype: descr '", s, "' (uma has bool, integers, floats and complex)");
-  const std::string digits = s.substr(2);
-  bool ok = !digits.empty() && digits.size() <= 3;
+  std::optional<DType> t;
+  if (body.size() == 1) {  // a type code
+    if (kind == 'g' || kind == 'G')
+      UMA_FAIL(Type, "unsupported .npy dtype: descr '", s, "' (", kind == 'g' ? "long double" : "complex long double", ")");
+    switch (kind) {
+      case '?': t = DType::Bool; break;
+      case 'b': t = DType::Int8; break;
+      case 'B': t = DType::UInt8; break;
+      case 'h': t = DType::Int16; break;
+      case 'H': t = DType::UInt16; break;
+      case 'i': t = DType::Int32; break;
+      case 'I': t = DType::UInt32; break;
+      case 'l': case 'q': t = DType::Int64; break;
+      case 'L': case 'Q': t = DType::UInt64; break;
+      case 'e': t = DType::Float16; break;
+      case 'f': t = DType::Float32; break;
+      case 'd': t = DType::Float64; break;
+      case 'F': t = DType::Complex64; break;
+      case 'D': t = DType::Complex128; break;
+      default: break;
+    }
+    if (!t) c.fail("unknown descr '" + s + "'");
+    return {*t, s[0] == '>' && itemsize(*t) > 1};
+  }
+  const std::string digits = body.substr(1);
+  bool ok = digits.size() <= 3;
   for (char d : digits) ok = ok && d >= '0' && d <= '9';
   if (!ok) c.fail("descr '" + s + "' is not a NumPy type string like '<f8'");
   const int n = std::stoi(digits);
-  std::optional<DType> t;
   switch (kind) {
     case 'b': if (n == 1) t = DType::Bool; break;
     case 'i': t = n == 1 ? DType::Int8 : n == 2 ? DType::Int16 : n == 4 ? DType::Int32 : n == 8 ? DType::Int64 : t; break;
@@ -186,7 +214,14 @@ NpyHeader parse_npy_header(const unsigned char* p, std::size_t avail, uint64_t f
       if (have_fortran) c.fail("duplicate key 'fortran_order'");
       have_fortran = true;
       std::string w = c.word();
-      if (w != "True" && w != "False") c.fail("'fortran_order' must be True or False, found '" + w + "'");
+      if (w.empty() && (c.peek() == '\'' || c.peek() == '"')) {
+        const unsigned char* at = c.p;
+        const std::string v = c.str("'fortran_order'");
+        c.p = at;  // the message names the value's offset
+        c.fail("'fortran_order' must be True or False, found the string '" + v + "'");
+      }
+      if (w != "True" && w != "False")
+        c.fail("'fortran_order' must be True or False, found " + (w.empty() ? describe_byte(c.p, c.end) : "'" + w + "'"));
       h.fortran_order = w == "True";
     } else if (key == "shape") {
       if (have_shape) c.fail("duplicate key 'shape'");
@@ -274,7 +309,7 @@ FileFormat sniff_format(const std::string& path) {
   return FileFormat::Unknown;
 }
 
-Array load_npy(const std::string& path, bool mmap) {
+Array load_npy(const std::string& path, std::optional<bool> mmap) {
   return detail::with_context(context(path), [&] {
     detail::InputFile f(path);
     std::string pre = f.read_prefix(12);
@@ -283,7 +318,8 @@ Array load_npy(const std::string& path, bool mmap) {
     const NpyHeader h = parse_npy_header(reinterpret_cast<const unsigned char*>(hdr.data()), hdr.size(), f.size());
     const Strides strides = h.fortran_order ? fortran_strides(h.shape) : contiguous_strides(h.shape);
     const uint64_t n = h.data_nbytes / itemsize(h.dtype);
-    if (mmap) {
+    const bool shareable = n == 0 || (!h.byteswapped && h.data_offset % itemsize(h.dtype) == 0);
+    if (mmap.value_or(shareable)) {
       const std::string descr = std::string(h.byteswapped ? ">" : "<") + dtype_kind(h.dtype) + std::to_string(itemsize(h.dtype));
       UMA_CHECK(!(h.byteswapped && n > 0), Copy, "mmap=True cannot share big-endian data (descr '", descr,
                 "'): it needs a byte-swapped copy; load with mmap=False");

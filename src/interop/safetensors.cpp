@@ -504,7 +504,7 @@ std::string safetensors_header_bytes(const SafetensorsHeader& h) {
   return out + j;
 }
 
-SafetensorsFile load_safetensors(const std::string& path, bool mmap) {
+SafetensorsFile load_safetensors(const std::string& path, std::optional<bool> mmap) {
   return detail::with_context(context(path), [&] {
     detail::InputFile f(path);
     std::string pre = f.read_prefix(8);
@@ -514,7 +514,10 @@ SafetensorsFile load_safetensors(const std::string& path, bool mmap) {
     SafetensorsFile out;
     out.metadata = std::move(h.metadata);
     out.tensors.reserve(h.tensors.size());
-    if (mmap) {
+    bool shareable = true;
+    for (const SafetensorsTensor& t : h.tensors)
+      shareable = shareable && (t.end == t.begin || (h.data_offset + t.begin) % itemsize(t.dtype) == 0);
+    if (mmap.value_or(shareable)) {
       for (const SafetensorsTensor& t : h.tensors) {
         const uint64_t at = h.data_offset + t.begin;
         UMA_CHECK(t.end == t.begin || at % itemsize(t.dtype) == 0, Copy, "mmap=True cannot share tensor '", t.name,

@@ -482,9 +482,12 @@ TEST_F(FileIO, NpyFortranBigEndianAndBools) {
   const MemoryStats s0 = memory_stats(Device::cpu());
   EXPECT_UMA_ERROR(files::load_npy(path("be.npy"), true), Copy, "big-endian");
   EXPECT_EQ(memory_stats(Device::cpu()).adopted_bytes, s0.adopted_bytes);
-  Array b = files::load_npy(path("be.npy"), false);
-  EXPECT_EQ(b.data_as<int32_t>()[0], 0x0102);
-  EXPECT_EQ(b.data_as<int32_t>()[1], -2);
+  for (std::optional<bool> mmap : {std::optional<bool>(false), std::optional<bool>()}) {  // read, or read by default
+    Array b = files::load_npy(path("be.npy"), mmap);
+    EXPECT_FALSE(b.is_adopted());
+    EXPECT_EQ(b.data_as<int32_t>()[0], 0x0102);
+    EXPECT_EQ(b.data_as<int32_t>()[1], -2);
+  }
   // Bool bytes other than 0/1 load as they are, in both modes (every kernel reads byte != 0).
   write("bool.npy", npy("{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }\n") + std::string("\x01\x00\x02", 3));
   for (bool mmap : {true, false}) {
@@ -499,6 +502,8 @@ TEST_F(FileIO, NpyFortranBigEndianAndBools) {
   write("odd.npy", npy("{'descr': '<i4', 'fortran_order': False, 'shape': (1,)}", 4));  // data at 10 + 53
   EXPECT_UMA_ERROR(files::load_npy(path("odd.npy"), true), Copy, "not a multiple of the itemsize");
   EXPECT_EQ(files::load_npy(path("odd.npy"), false).size(), 1);
+  EXPECT_FALSE(files::load_npy(path("odd.npy"), std::nullopt).is_adopted());  // the default reads it
+  EXPECT_TRUE(files::load_npy(path("bool.npy"), std::nullopt).is_adopted());  // and shares what it can
 }
 
 TEST_F(FileIO, SafetensorsShareOneMapping) {

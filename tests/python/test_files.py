@@ -58,7 +58,7 @@ def np_save_bytes(a):
 
 # --------------------------------------------------------------------------- .npy round trips
 
-@pytest.mark.parametrize("mmap", [True, False])
+@pytest.mark.parametrize("mmap", [True, False, None])
 @pytest.mark.parametrize("dtype", NUMPY_DTYPES)
 def test_npy_numpy_to_uma(tmp_path, rng, dtype, mmap, mem_baseline):
     ref = bits(dtype, (3, 5), rng)
@@ -67,9 +67,10 @@ def test_npy_numpy_to_uma(tmp_path, rng, dtype, mmap, mem_baseline):
     a = uma.load(p, mmap=mmap)
     same_bits(a, ref)
     assert a.dtype == uma_dtype(dtype)
-    assert a.is_adopted is mmap
-    assert np.asarray(a).flags.writeable is (not mmap)
-    if mmap:
+    shared = mmap is not False  # numpy.save's files can always be shared
+    assert a.is_adopted is shared
+    assert np.asarray(a).flags.writeable is (not shared)
+    if shared:
         assert stats()["adopted_bytes"] == mem_baseline["adopted_bytes"] + os.path.getsize(p)
     del a
 
@@ -139,11 +140,11 @@ def test_npy_big_endian(tmp_path, rng, mem_baseline):
     p = tmp_path / "be.npy"
     np.save(p, ref)
     with pytest.raises(uma.CopyError, match="big-endian") as e:
-        uma.load(p)
+        uma.load(p, mmap=True)
     assert isinstance(e.value, ValueError) and isinstance(e.value, BufferError)
-    a = uma.load(p, mmap=False)
-    assert a.dtype == uma.float64
-    same_bits(a, ref.astype("<f8"))
+    for a in (uma.load(p, mmap=False), uma.load(p)):  # the default reads what it cannot share
+        assert a.dtype == uma.float64 and not a.is_adopted and np.asarray(a).flags.writeable
+        same_bits(a, ref.astype("<f8"))
     c = np.array([1 + 2j, -3.5 - 0.25j], dtype=">c8")
     np.save(p, c)
     same_bits(uma.load(p, mmap=False), c.astype("<c8"))
@@ -211,7 +212,7 @@ def _has_bf16(path):
     return b'"BF16"' in pathlib.Path(path).read_bytes()[:4096]
 
 
-@pytest.mark.parametrize("mmap", [True, False])
+@pytest.mark.parametrize("mmap", [True, False, None])
 @pytest.mark.parametrize("dtype", ST_DTYPES)
 def test_safetensors_reference_to_uma(tmp_path, rng, dtype, mmap, mem_baseline):
     ref = {"x": bits(dtype, (3, 4), rng), "s": bits(dtype, (), rng), "e": bits(dtype, (0, 2), rng)}
@@ -222,7 +223,7 @@ def test_safetensors_reference_to_uma(tmp_path, rng, dtype, mmap, mem_baseline):
     for k in ref:
         same_bits(d[k], ref[k])
         assert d[k].dtype == uma_dtype(dtype)
-        assert d[k].is_adopted is mmap
+        assert d[k].is_adopted is (mmap is not False)  # the reference writer aligns every tensor
     del d
 
 
@@ -337,9 +338,11 @@ def test_safetensors_unaligned_tensor(tmp_path, mem_baseline):
     p.write_bytes(struct.pack("<Q", len(hdr)) + hdr + b"\x07" + vals.tobytes())
     assert sn.load_file(str(p))["a"][0] == 7  # the reference accepts it
     with pytest.raises(uma.CopyError, match="tensor 'b'.*not a multiple of its itemsize 4"):
-        uma.load(p)
-    d = uma.load(p, mmap=False)
-    same_bits(d["b"], vals)
+        uma.load(p, mmap=True)
+    for d in (uma.load(p, mmap=False), uma.load(p)):  # the default reads the file it cannot share
+        same_bits(d["b"], vals)
+        assert d["a"].tolist() == [7]
+        assert not d["a"].is_adopted and not d["b"].is_adopted
     del d
 
 
@@ -379,6 +382,13 @@ def test_os_errors(tmp_path, mem_baseline):
         uma.load(tmp_path)
     with pytest.raises(FileNotFoundError):
         uma.save(tmp_path / "no" / "dir.npy", uma.zeros(2))
+    (tmp_path / "d").mkdir()
+    for target in (tmp_path / "d", str(tmp_path / "d") + "/", str(tmp_path / "new") + "/"):
+        with pytest.raises(IsADirectoryError) as e:  # as open(2) with O_CREAT, before writing
+            uma.save(target, uma.zeros(2))
+        assert e.value.filename == str(target)
+    assert os.listdir(tmp_path / "d") == []
+    (tmp_path / "d").rmdir()
     with pytest.raises(ValueError, match="not a regular file"):
         uma.load("/dev/null", mmap=False)
     with pytest.raises(ValueError, match="null byte"):
@@ -467,6 +477,8 @@ NPY_BAD = {
                        "expected a non-negative integer for a 'shape' entry, found '-'"),
     "code in header": (_npy("{'descr': '<f8', 'fortran_order': __import__('os'), 'shape': (4,)}", b"\0" * 32),
                        "must be True or False"),
+    "fortran_order a string": (_npy("{'descr': '<f8', 'fortran_order': 'yes', 'shape': (4,)}", b"\0" * 32),
+                               "must be True or False, found the string 'yes' at byte 44"),
     "v2 lying length": (b"\x93NUMPY\x02\x00" + struct.pack("<I", 2 ** 31) + b"{}", "header length"),
 }
 
@@ -529,8 +541,24 @@ ST_BAD = {
 
 
 # uma is stricter than np.load here: it ignores trailing bytes (a lying shape) and accepts any
-# np.dtype() string as descr ('float64'), where uma accepts only the type strings np.save writes.
+# np.dtype() string as descr ('float64'), where uma accepts type strings ('<f8', 'f8') and
+# one-character type codes ('<d', '?') only.
 NUMPY_ACCEPTS = {"trailing bytes", "garbage descr"}
+
+
+@pytest.mark.parametrize("descr", ["f8", "<d", "=i4", "|b1", "?", "b1", ">d", "<l", "L", "D", ">F", "h", "<e", "B"])
+def test_npy_descr_type_strings_and_codes_as_numpy_reads_them(tmp_path, descr, mem_baseline):
+    want = np.arange(-3, 3).astype(np.dtype(descr))
+    header = ("{'descr': '%s', 'fortran_order': False, 'shape': (6,), }" % descr).ljust(117) + "\n"
+    p = tmp_path / "d.npy"
+    p.write_bytes(_npy(header, want.tobytes()))
+    ref = np.load(p)
+    assert ref.dtype == np.dtype(descr)
+    for mmap in (None, False):
+        same_bits(uma.load(p, mmap=mmap), ref.astype(ref.dtype.newbyteorder("=")))
+    with pytest.raises(TypeError, match="unsupported .npy dtype: descr 'g' \\(long double\\)"):
+        p.write_bytes(_npy("{'descr': 'g', 'fortran_order': False, 'shape': (0,), }", b""))
+        uma.load(p)
 
 
 @pytest.mark.parametrize("mmap", [True, False])

@@ -9,13 +9,15 @@
 // view into it, the mapping counts file-size bytes under adopted_bytes while any view lives,
 // and its deleter munmaps exactly once. Data that cannot be shared as it is (non-native byte
 // order, a data offset that is not a multiple of the itemsize) raises CopyError naming the
-// reason; mmap=false always reads (and byte-swaps) into pooled memory.
+// reason; mmap=false always reads (and byte-swaps) into pooled memory; mmap=nullopt (the
+// Python default, as asarray's copy=None) maps the file when every array of it can be shared
+// and reads it otherwise.
 // Headers are never trusted: every length, offset and shape is checked with overflow-safe
 // arithmetic against the file size before any data byte is touched, and the data must fill
 // the file exactly (no truncation, no trailing bytes, no gaps or overlaps). Malformed files
 // raise ValueError naming the problem and the offending value; dtypes uma cannot represent
 // raise TypeError; errors of the OS (open, read, mmap, write) are thrown as std::system_error.
-// Bool data is checked to hold only 0 and 1 (any other byte is a ValueError).
+// Bool bytes other than 0 and 1 load as they are (read as true, byte != 0), as np.load keeps them.
 // A file mapped by a live array must not be truncated by another process (the OS would kill
 // the reader with SIGBUS, as with numpy.memmap); save_* therefore writes a temporary file
 // in the same folder and renames it over `path`, so saving over a mapped file is safe.
@@ -123,15 +125,17 @@ FileFormat sniff_format(const std::string& path);
 /// Loads a .npy file (Note [Mapped files]). Fortran-order data loads as an F-contiguous view.
 /// mmap=true: a read-only view of the adopted mapping (CopyError when impossible).
 /// mmap=false: a writable array in pooled memory (byte-swapped to native order).
-Array load_npy(const std::string& path, bool mmap);
+/// mmap=nullopt: the first where the data can be shared, else the second.
+Array load_npy(const std::string& path, std::optional<bool> mmap);
 
 struct SafetensorsFile {
   std::vector<std::pair<std::string, Array>> tensors;  // data order
   std::optional<std::vector<std::pair<std::string, std::string>>> metadata;
 };
 /// Loads a .safetensors file; with mmap=true every tensor is a read-only view of one shared
-/// mapping (it lives while any of them does).
-SafetensorsFile load_safetensors(const std::string& path, bool mmap);
+/// mapping (it lives while any of them does); mmap=nullopt maps the file when every tensor can
+/// be shared and reads it otherwise (Note [Mapped files]).
+SafetensorsFile load_safetensors(const std::string& path, std::optional<bool> mmap);
 
 /// Writes `a` (host memory) as .npy: C order, or Fortran order when `a` is F- but not
 /// C-contiguous (as np.save does). TypeError for bfloat16.
