@@ -1,6 +1,8 @@
 """uma.random.RandomStream on every backend: the documented Philox rule (draw j at
 step s = NumPy's Generator(Philox(key, counter=[0, j, s, 0]))), the automatic state update,
 no_default_updates, reseeding, the same draws on every backend, and the distributions."""
+import re
+
 import numpy as np
 import pytest
 
@@ -89,6 +91,15 @@ def test_no_default_updates_gives_the_same_draws_each_call(backend):
     assert f.updates == []
     g = uma.function([], rs.normal(size=(4,)), backend=be(backend), no_default_updates=[rs.state])
     assert g.updates == []
+
+
+@pytest.mark.parametrize("bad", ["yes", 1, [object()], (None,)])
+def test_no_default_updates_of_another_type_is_a_type_error_naming_it(bad):
+    rs = RandomStream(2)
+    with pytest.raises(TypeError, match=r"no_default_updates must be True, False or a list of shared variables, got "
+                       + re.escape(repr(bad)[:20])):
+        uma.function([], rs.normal(size=(4,)), no_default_updates=bad)
+    np.testing.assert_array_equal(rs.state.get_value(), RandomStream(2).state.get_value())
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

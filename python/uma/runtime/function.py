@@ -116,7 +116,14 @@ def _default_updates(outputs, updates, inputs, no_default_updates):
     shared variable appears (an update expression may read more of them)."""
     if no_default_updates is True:
         return []
-    skip = set(no_default_updates or ())
+    if no_default_updates is False or no_default_updates is None:
+        skip = set()
+    elif isinstance(no_default_updates, (list, tuple, set, frozenset)) and all(
+            isinstance(v, SharedVariable) for v in no_default_updates):
+        skip = set(no_default_updates)
+    else:
+        raise TypeError("function: no_default_updates must be True, False or a list of shared variables, got "
+                        f"{no_default_updates!r}"[:200])
     have = {t for t, _ in updates}
     extra = []
     frontier = list(outputs) + [v for _, v in updates]
@@ -587,7 +594,8 @@ def function(inputs, outputs=None, *, updates=None, backend="cpu", update_policy
       in the backend's residency; ``"eager"`` also refreshes the host copy every call.
     - default updates: a shared variable the graph reads that has a ``default_update`` (the
       state of a :class:`uma.random.RandomStream`) gets that update unless ``updates`` gives
-      it one; ``no_default_updates=True`` turns this off (or a list: off for those variables).
+      it one; ``no_default_updates=True`` turns this off (or a list: off for those variables;
+      TypeError for any other value).
     - ``mode``: which rewrite passes run (:class:`uma.Mode`, a dict such as
       ``{"exclude": ["fusion"]}``, or None for all; see :mod:`uma.graph.rewrite`).
     - Calls are thread-safe (see the module documentation): concurrent calls that share
