@@ -281,9 +281,19 @@ def _format(a, spec):
     return str(a)
 
 
+def _str(a):
+    """NumPy's ``str`` of the values, as ``repr`` prints them (bfloat16 through ml_dtypes, or
+    as float32 where ml_dtypes is missing)."""
+    if a.ndim > 64:
+        return _repr(a)
+    try:
+        return str(np.asarray(a))
+    except Exception:  # e.g. bfloat16 without ml_dtypes, as _repr
+        return str(np.asarray(a.astype("float32")))
+
+
 Array.__format__ = _format
-Array.__str__ = lambda a: (_repr(a) if a.ndim > 64 else str(np.asarray(a)) if a.dtype.name != "bfloat16"
-                          else str(np.asarray(a.astype("float32"))))
+Array.__str__ = _str
 
 
 # ---- methods that forward to the functions of this module (NumPy's ndarray methods) ---------

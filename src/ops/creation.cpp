@@ -109,7 +109,8 @@ Array scalar_array(const Scalar& v, DType dtype) {
     }
     case ScalarKind::Complex: {
       UMA_CHECK(is_complex(dtype), Type, "cannot store a Python complex ", v.c.real(), (v.c.imag() < 0 ? "" : "+"),
-                v.c.imag(), "j in an array of dtype ", dtype_name(dtype), " (NumPy 2 refuses to drop the imaginary part)");
+                v.c.imag(), "j in an array of dtype ", dtype_name(dtype), " (uma never drops the imaginary part; take .real first, as NumPy's asarray and item "
+                "assignment require)");
       src = Array::empty({}, DType::Complex128);
       *src.data_as<complex128>() = v.c;
       break;

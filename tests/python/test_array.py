@@ -80,6 +80,17 @@ def test_repr_of_view_and_bfloat16():
     assert "bfloat16" in repr(uma.zeros(2, dtype="bfloat16"))
 
 
+def test_str_and_repr_of_bfloat16_print_the_same_digits():
+    x = uma.asarray(np.array([1.5, 3.14159, -2.0e-3], np.float32)).astype(uma.bfloat16)
+    try:
+        import ml_dtypes
+        want = np.array([1.5, 3.14159, -2.0e-3], np.float32).astype(ml_dtypes.bfloat16)
+    except ImportError:  # printed as float32 without ml_dtypes
+        want = np.asarray(x.astype("float32"))
+    assert str(x) == str(want)
+    assert np.array2string(want, separator=", ", prefix="uma.array(") in repr(x)
+
+
 def test_repr_and_str_of_more_dimensions_than_numpy_takes():
     # NumPy holds at most 64 dimensions; uma's arrays may have more and still print
     with pytest.raises(ValueError):
