@@ -1,5 +1,7 @@
 // fuzz_arrow — Arrow C Data Interface import from a random schema + array
-// (interop::import_arrow, the path of uma.asarray on __arrow_c_array__ producers).
+// (interop::import_arrow, the path of uma.asarray on __arrow_c_array__ producers), or from a
+// stream handing out that schema and 0-3 copies of that array (interop::import_arrow_stream,
+// the path of __arrow_c_stream__ producers), optionally failing in get_next.
 //
 // Input: the schema (format string, n_children, dictionary flag, whether it is released),
 // the array (length, null_count, offset, n_buffers, NULL buffers/values/validity flags,
@@ -23,6 +25,8 @@ using namespace uma;
 using namespace uma::interop;
 using uma::arrow::ArrowArray;
 using uma::arrow::ArrowArrayOwner;
+using uma::arrow::ArrowArrayStream;
+using uma::arrow::ArrowArrayStreamOwner;
 using uma::arrow::ArrowSchema;
 using uma::arrow::ArrowSchemaOwner;
 
@@ -36,6 +40,36 @@ void release_schema(ArrowSchema* s) {
 void release_array(ArrowArray* a) {
   ++g_array_releases;
   a->release = nullptr;
+}
+
+// A stream over copies of one schema and one array (each copy released on its own, counted
+// by the callbacks above); get_next fails with EIO when `fail_at` arrays were handed out.
+struct Stream {
+  ArrowSchema schema;
+  ArrowArray array;
+  int copies = 1, fail_at = -1, handed = 0, schema_calls = 0, releases = 0;
+};
+int stream_get_schema(ArrowArrayStream* st, ArrowSchema* out) {
+  auto* self = static_cast<Stream*>(st->private_data);
+  ++self->schema_calls;
+  *out = self->schema;
+  return 0;
+}
+int stream_get_next(ArrowArrayStream* st, ArrowArray* out) {
+  auto* self = static_cast<Stream*>(st->private_data);
+  if (self->handed == self->fail_at) return 5;
+  if (self->handed == self->copies) {
+    out->release = nullptr;
+    return 0;
+  }
+  ++self->handed;
+  *out = self->array;
+  return 0;
+}
+const char* stream_last_error(ArrowArrayStream*) { return "fuzz stream error"; }
+void stream_release(ArrowArrayStream* st) {
+  ++static_cast<Stream*>(st->private_data)->releases;
+  st->release = nullptr;
 }
 
 int64_t field(fuzz::Reader& r) {  // small (often 0..15, sometimes -1..-8) or raw
@@ -110,6 +144,35 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   const bool schema_live = s.release != nullptr, array_live = a.release != nullptr;
   g_schema_releases = g_array_releases = 0;
   const int64_t adopted0 = memory_stats(Device::cpu()).adopted_bytes;
+  if (sflags & 0x10) {  // the same schema and array through a stream
+    Stream fs;
+    fs.schema = s;
+    fs.array = a;
+    fs.copies = (sflags >> 5) & 3;
+    fs.fail_at = (aflags & 0x40) ? fs.copies / 2 : -1;
+    ArrowArrayStream st{&stream_get_schema, &stream_get_next, &stream_last_error, &stream_release, &fs};
+    {
+      std::optional<Array> out;
+      fuzz::accepts([&] {
+        out = import_arrow_stream(ArrowArrayStreamOwner::take(&st), asked, std::nullopt, copy, "fuzz");
+      });
+      FUZZ_CHECK(st.release == nullptr && fs.releases == 1);  // moved in, released once
+      FUZZ_CHECK(g_schema_releases == (schema_live ? fs.schema_calls : 0));
+      // A released array from get_next ends the stream (the spec's end marker).
+      const int arrays = array_live ? fs.copies : 0;
+      const bool fails = fs.fail_at >= 0 && (array_live || fs.fail_at == 0);
+      if (out) {
+        FUZZ_CHECK(!fails && schema_live && t.has_value());
+        FUZZ_CHECK(out->shape() == Shape{arrays * a.length});
+        if (out->is_adopted()) FUZZ_CHECK(arrays == 1 && !out->writable() && t == out->dtype());
+        fuzz::check_inside_storage(*out);
+        fuzz::touch(*out);
+      }
+    }
+    FUZZ_CHECK(g_array_releases == (array_live ? fs.handed : 0));  // each array handed out, once
+    FUZZ_CHECK(memory_stats(Device::cpu()).adopted_bytes == adopted0);
+    return 0;
+  }
   {
     std::optional<Array> out;
     fuzz::accepts([&] {
@@ -121,7 +184,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
       FUZZ_CHECK(schema_live && array_live && t.has_value());
       FUZZ_CHECK(out->shape() == Shape{a.length});
       if (out->is_adopted()) {
-        FUZZ_CHECK(!out->writable() && out->dtype() == *t);
+        FUZZ_CHECK(!out->writable() && t == out->dtype());
         if (a.length > 0)
           FUZZ_CHECK(out->data() == static_cast<const char*>(static_cast<const void*>(values.get())) +
                                         a.offset * static_cast<int64_t>(itemsize(*t)));
