@@ -344,6 +344,8 @@ Array import_arrow_stream(ArrowArrayStreamOwner stream, std::optional<DType> dty
   stream.reset();  // the arrays taken do not depend on it
   const DType want = dtype.value_or(t);
   if (chunks.empty()) {
+    UMA_CHECK(copy != CopyMode::Never || want == t, Copy, api, ": copy=False is impossible: the Arrow stream's type ",
+              fmt, " is ", dtype_name(t), ", not ", dtype_name(want));
     Array empty = Array::empty({0}, want);
     return device && !device->is_cpu() ? to_device(empty, *device) : empty;
   }

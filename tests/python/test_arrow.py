@@ -736,6 +736,11 @@ def test_empty_stream_gives_an_empty_array_of_its_type(dtype):
     u = from_arrow(pa.chunked_array([], type=PA_TYPES[dtype]))
     assert u.shape == (0,) and u.dtype == uma.dtype(dtype)
     assert from_arrow(pa.chunked_array([], type=PA_TYPES[dtype]), copy=False).shape == (0,)
+    # another dtype with copy=False is a CopyError, as for a stream of one array
+    for chunks in ([], [pa.array(np.array([1, 0]).astype(dtype), type=PA_TYPES[dtype])]):
+        src = StreamOnly(pa.chunked_array(chunks, type=PA_TYPES[dtype]))
+        with pytest.raises(uma.CopyError):
+            uma.asarray(src, dtype="complex128", copy=False)
 
 
 def test_asarray_dtype_on_streams_converts_as_numpy():

@@ -1,8 +1,8 @@
 // uma/interop/arrow.h — the Arrow C Data and C Stream Interfaces: our own definitions of
 // ArrowSchema, ArrowArray and ArrowArrayStream written from the spec (REFERENCE.md, "Arrow C
 // Data Interface and PyCapsule interface"), their move-only owners, the format-string mapping,
-// and export/import of 1-D uma arrays (import also from a stream of arrays). Frozen ABI: layouts are pinned by the static_asserts below and by
-// tests/cpp/arrow_test.cpp.
+// and export/import of 1-D uma arrays (import also from a stream of arrays). Frozen ABI:
+// layouts are pinned by the static_asserts below and by tests/cpp/arrow_test.cpp.
 //
 // Note [Arrow ownership]
 // A struct whose `release` is non-NULL is live; `release == NULL` marks it released. Whoever
@@ -199,8 +199,9 @@ Array import_arrow(arrow::ArrowSchemaOwner schema, arrow::ArrowArrayOwner array,
 /// Imports the arrays of an Arrow stream as one 1-D array, taking ownership of the stream
 /// (released before returning, on every path). Each array is validated as import_arrow
 /// validates a column, against the stream's one schema. One array: shared as import_arrow
-/// shares it. No arrays: an empty array of the schema's dtype. Several: their concatenation,
-/// a new array (copy=False: CopyError naming the count, as they are not one buffer). A
+/// shares it. No arrays: an empty array of the schema's dtype (copy=False with another dtype:
+/// CopyError, as for one array). Several: their concatenation, a new array (copy=False:
+/// CopyError naming the count, as they are not one buffer). A
 /// producer error (get_schema or get_next returning non-zero): RuntimeError naming the call,
 /// the code and the producer's message; a stream without callbacks: ValueError.
 Array import_arrow_stream(arrow::ArrowArrayStreamOwner stream, std::optional<DType> dtype,
