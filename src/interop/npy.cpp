@@ -103,7 +103,7 @@ std::pair<DType, bool> parse_descr(const std::string& s, const Cursor& c) {
   const std::string body = has_order ? s.substr(1) : s;
   if (body.empty()) c.fail("descr '" + s + "' is not a NumPy type string like '<f8'");
   const char kind = body[0];
-  if (std::strchr("USaVOMm", kind))
+  if (kind != '\0' && std::strchr("USaVOMm", kind))
     UMA_FAIL(Type, "unsupported .npy dtype: descr '", s, "' (uma has bool, integers, floats and complex)");
   std::optional<DType> t;
   if (body.size() == 1) {  // a type code
