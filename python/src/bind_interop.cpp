@@ -586,6 +586,39 @@ void check_numpy_dtype(nb::handle dt, const char* kinds, bool extended, const ch
             " has no uma equivalent (uma's dtypes: bool, int8-int64, uint8-uint64, float16, bfloat16, float32, "
             "float64, complex64, complex128)");
 }
+
+// asarray's protocols after Arrow's __arrow_c_array__: __array_interface__, __array__, then
+// __arrow_c_stream__, then nested sequences and scalars.
+Array import_after_arrow(nb::handle obj, std::optional<DType> dtype, std::optional<Device> device, CopyMode copy,
+                         const char* api) {
+  if (nb::hasattr(obj, "__array_interface__") && !PyType_Check(obj.ptr()))
+    return import_array_interface(obj, obj.attr("__array_interface__"), dtype, device, copy, api);
+  if (nb::hasattr(obj, "__array__") && !PyType_Check(obj.ptr())) {
+    nb::object arr;
+    if (copy == CopyMode::Never) {
+      // NumPy 2's protocol (NumPy asarray): __array__(copy=False) returns an array over the
+      // object's memory or raises ValueError; an __array__ without the keyword cannot promise
+      // that, so neither can uma.
+      try {
+        arr = obj.attr("__array__")(nb::arg("copy") = false);
+      } catch (nb::python_error& e) {
+        if (!e.matches(PyExc_TypeError) && !e.matches(PyExc_ValueError)) throw;
+        UMA_FAIL(Copy, api, ": copy=False is impossible: ", py_str(nb::handle(Py_TYPE(obj.ptr())).attr("__name__")),
+                 ".__array__(copy=False) did not return an array without a copy (",
+                 py_str(nb::handle(Py_TYPE(e.value().ptr())).attr("__name__")), ": ", py_str(e.value()), ")");
+      }
+    } else {
+      arr = obj.attr("__array__")();
+    }
+    UMA_CHECK(is_ndarray(arr), Type, api, ": __array__ did not return a numpy.ndarray");
+    return import_array_interface(arr, arr.attr("__array_interface__"), dtype, device, copy, api);
+  }
+  // Arrow streams last: an object that also has __array__ (a pyarrow ChunkedArray, a pandas
+  // Series) converts as NumPy converts it, keeping NaN where Arrow would see nulls.
+  if (auto a = import_arrow_stream(obj, dtype, device, copy, api)) return *a;
+  return import_sequence(obj, dtype, device, copy, api);
+}
+
 }  // namespace
 
 Array asarray(nb::handle obj, std::optional<DType> dtype, std::optional<Device> device, CopyMode copy, const char* api) {
@@ -660,33 +693,23 @@ Array asarray(nb::handle obj, std::optional<DType> dtype, std::optional<Device> 
     const bool has_alternative = nb::hasattr(obj, "__array_interface__") || nb::hasattr(obj, "__array__");
     if (auto a = import_buffer(obj, dtype, device, copy, api, has_alternative)) return *a;
   }
-  if (auto a = import_arrow(obj, dtype, device, copy, api)) return *a;
-  if (nb::hasattr(obj, "__array_interface__") && !PyType_Check(obj.ptr()))
-    return import_array_interface(obj, obj.attr("__array_interface__"), dtype, device, copy, api);
-  if (nb::hasattr(obj, "__array__") && !PyType_Check(obj.ptr())) {
-    nb::object arr;
-    if (copy == CopyMode::Never) {
-      // NumPy 2's protocol (NumPy asarray): __array__(copy=False) returns an array over the
-      // object's memory or raises ValueError; an __array__ without the keyword cannot promise
-      // that, so neither can uma.
-      try {
-        arr = obj.attr("__array__")(nb::arg("copy") = false);
-      } catch (nb::python_error& e) {
-        if (!e.matches(PyExc_TypeError) && !e.matches(PyExc_ValueError)) throw;
-        UMA_FAIL(Copy, api, ": copy=False is impossible: ", py_str(nb::handle(Py_TYPE(obj.ptr())).attr("__name__")),
-                 ".__array__(copy=False) did not return an array without a copy (",
-                 py_str(nb::handle(Py_TYPE(e.value().ptr())).attr("__name__")), ": ", py_str(e.value()), ")");
-      }
-    } else {
-      arr = obj.attr("__array__")();
+  try {
+    if (auto a = import_arrow(obj, dtype, device, copy, api)) return *a;
+  } catch (const Error& e) {
+    // A type that is no 1-D column (a RecordBatch's struct, strings, timestamps) converts as
+    // NumPy converts it where the object offers that (a RecordBatch's 2-D array); where that
+    // fails for its type too, Arrow's error names the type.
+    if (e.kind() != ErrorKind::Type || PyType_Check(obj.ptr()) ||
+        !(nb::hasattr(obj, "__array_interface__") || nb::hasattr(obj, "__array__")))
+      throw;
+    try {
+      return import_after_arrow(obj, dtype, device, copy, api);
+    } catch (const Error& numpy_error) {
+      if (numpy_error.kind() == ErrorKind::Type) throw e;
+      throw;
     }
-    UMA_CHECK(is_ndarray(arr), Type, api, ": __array__ did not return a numpy.ndarray");
-    return import_array_interface(arr, arr.attr("__array_interface__"), dtype, device, copy, api);
   }
-  // Arrow streams last: an object that also has __array__ (a pyarrow ChunkedArray, a pandas
-  // Series) converts as NumPy converts it, keeping NaN where Arrow would see nulls.
-  if (auto a = import_arrow_stream(obj, dtype, device, copy, api)) return *a;
-  return import_sequence(obj, dtype, device, copy, api);
+  return import_after_arrow(obj, dtype, device, copy, api);
 }
 
 std::optional<Array> import_ndarray_input(nb::handle h, DType dtype, std::size_t ndim, std::size_t copy_bytes,

@@ -1,4 +1,6 @@
 // The uma._core extension: error mapping, dtype/device objects, memory functions.
+#include <cstring>
+
 #include <nanobind/stl/pair.h>
 
 #include "common.h"
@@ -26,6 +28,17 @@ PyObject* g_device_factory = nullptr;
 
 PyObject* copy_error_type() { return g_copy_error; }
 
+namespace {
+// Raises `type` with a C++ message: its bytes as UTF-8, any that are not escaped (\xNN), so a
+// message that quotes foreign bytes (a producer's error text, a path) keeps its type and text.
+void set_error_message(PyObject* type, const char* msg) {
+  PyObject* text = PyUnicode_DecodeUTF8(msg, static_cast<Py_ssize_t>(std::strlen(msg)), "backslashreplace");
+  if (!text) return;  // the decoder's own error (MemoryError) stands
+  PyErr_SetObject(type, text);
+  Py_DECREF(text);
+}
+}  // namespace
+
 void translate_exception(const std::exception_ptr& p) {
   try {
     std::rethrow_exception(p);
@@ -42,7 +55,7 @@ void translate_exception(const std::exception_ptr& p) {
       case ErrorKind::Axis: t = g_axis_error; break;
       case ErrorKind::LinAlg: t = g_linalg_error; break;
     }
-    PyErr_SetString(t, e.what());
+    set_error_message(t, e.what());
   } catch (const nb::cast_error&) {
     // An argument nanobind could not convert inside a binding (e.g. axis=1.0, a shape of
     // strings): a TypeError, never a bare "std::bad_cast".
@@ -68,9 +81,9 @@ void set_python_error(const std::exception_ptr& p) noexcept {
       case nb::exception_type::attribute_error: t = PyExc_AttributeError; break;
       default: break;
     }
-    PyErr_SetString(t, e.what());
+    set_error_message(t, e.what());
   } catch (const std::exception& e) {
-    PyErr_SetString(PyExc_RuntimeError, e.what());
+    set_error_message(PyExc_RuntimeError, e.what());
   } catch (...) {
     PyErr_SetString(PyExc_SystemError, "uma: unknown C++ exception");
   }

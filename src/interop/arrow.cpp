@@ -356,9 +356,12 @@ Array import_arrow_stream(ArrowArrayStreamOwner stream, std::optional<DType> dty
             " chunks), which are not one buffer; combine them first (pyarrow: combine_chunks())");
   std::vector<Array> parts;
   parts.reserve(chunks.size());
-  for (ArrowArrayOwner& c : chunks)  // shared (read-only) host views, or unpacked booleans
-    parts.push_back(import_column(t, fmt, std::move(c), std::nullopt, std::nullopt, CopyMode::IfNeeded, api,
-                                  adopted_deleter));
+  for (std::size_t i = 0; i < chunks.size(); ++i) {  // shared (read-only) host views, or unpacked booleans
+    const std::string where = std::string(api) + " (array " + std::to_string(i) + " of the stream's " +
+                              std::to_string(chunks.size()) + ")";  // errors name the array
+    parts.push_back(import_column(t, fmt, std::move(chunks[i]), std::nullopt, std::nullopt, CopyMode::IfNeeded,
+                                  where.c_str(), adopted_deleter));
+  }
   Array whole = ops::concatenate(parts, 0);  // a new array
   parts.clear();                              // releases the shared chunks
   if (device && !device->is_cpu()) return want == t ? to_device(whole, *device) : to_device(whole, *device, want);

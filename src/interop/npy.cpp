@@ -95,7 +95,7 @@ struct Cursor {
 
 // A NumPy type string as numpy.dtype reads it: an optional byte order ('<' '>' '|' '=', none
 // meaning native, which is little-endian on every host uma builds for) and either kind + size
-// ('<f8', 'i4') or a one-character type code ('<d', '?', 'l': LP64 sizes). The dtype and
+// ('<f8', 'i4') or a one-character type code ('<d', '?', 'l', 'p': LP64 sizes). The dtype and
 // whether its bytes are swapped; ValueError for malformed strings, TypeError for NumPy types
 // uma lacks.
 std::pair<DType, bool> parse_descr(const std::string& s, const Cursor& c) {
@@ -109,6 +109,7 @@ std::pair<DType, bool> parse_descr(const std::string& s, const Cursor& c) {
   if (body.size() == 1) {  // a type code
     if (kind == 'g' || kind == 'G')
       UMA_FAIL(Type, "unsupported .npy dtype: descr '", s, "' (", kind == 'g' ? "long double" : "complex long double", ")");
+    if (kind == 'c') UMA_FAIL(Type, "unsupported .npy dtype: descr '", s, "' (a one-byte string, 'S1')");
     switch (kind) {
       case '?': t = DType::Bool; break;
       case 'b': t = DType::Int8; break;
@@ -117,8 +118,8 @@ std::pair<DType, bool> parse_descr(const std::string& s, const Cursor& c) {
       case 'H': t = DType::UInt16; break;
       case 'i': t = DType::Int32; break;
       case 'I': t = DType::UInt32; break;
-      case 'l': case 'q': t = DType::Int64; break;
-      case 'L': case 'Q': t = DType::UInt64; break;
+      case 'l': case 'q': case 'p': case 'n': t = DType::Int64; break;
+      case 'L': case 'Q': case 'P': case 'N': t = DType::UInt64; break;
       case 'e': t = DType::Float16; break;
       case 'f': t = DType::Float32; break;
       case 'd': t = DType::Float64; break;

@@ -760,7 +760,7 @@ def test_asarray_of_chunked_array_keeps_numpys_route():
 
 
 def test_stream_errors_name_the_problem():
-    with pytest.raises(ValueError, match=r"the Arrow column has 2 nulls \(length 3\)"):
+    with pytest.raises(ValueError, match=r"\(array 1 of the stream's 2\): the Arrow column has 2 nulls \(length 3\)"):
         from_arrow(pa.chunked_array([[1, 2], [None, 3, None]]))
     with pytest.raises(TypeError, match=r"'\+s'.*select a column first"):
         from_arrow(pa.table({"a": [1, 2]}))
@@ -864,3 +864,25 @@ def test_unconsumed_stream_capsule_releases_in_destructor():
     del cap
     collect()
     assert prod.stream_releases == 1
+
+
+@pytest.mark.parametrize("message,shown", [(b"bad \xff schema", "bad \\xff schema"),
+                                           (b"a" * 511 + "\u00e9".encode(), "a" * 60 + "\\xc3")])
+def test_producer_messages_that_are_not_utf8_keep_the_error_type(message, shown):
+    """A producer's bytes are quoted as they are; those that are not UTF-8 show escaped (the
+    RuntimeError must not become a UnicodeDecodeError)."""
+    prod = ArrowStreamProducer([ArrowProducer(np.arange(2, dtype=np.int32), b"i")], schema_error=5, message=message)
+    with pytest.raises(RuntimeError, match="get_schema failed with code 5") as e:
+        from_arrow(prod)
+    assert shown in str(e.value)
+
+
+def test_asarray_of_a_record_batch_converts_as_numpy_and_arrow_names_other_types():
+    """An Arrow object whose type is no 1-D column converts through __array__ where it has one
+    (a RecordBatch: NumPy's 2-D array); where that fails too, Arrow's TypeError names the type."""
+    rb = pa.record_batch({"a": [1, 2], "b": [3, 4]})
+    np.testing.assert_array_equal(np.asarray(uma.asarray(rb)), np.asarray(rb))
+    with pytest.raises(TypeError, match=r"Arrow format 'u' \(utf8 string\) has no uma equivalent"):
+        uma.asarray(pa.array(["x"]))
+    with pytest.raises(TypeError, match="select a column first"):
+        from_arrow(rb)

@@ -8,6 +8,7 @@ mappings and memory_stats; malformed files must raise ValueError and leak nothin
 import io
 import os
 import pathlib
+import re
 import struct
 import warnings
 
@@ -546,7 +547,8 @@ ST_BAD = {
 NUMPY_ACCEPTS = {"trailing bytes", "garbage descr"}
 
 
-@pytest.mark.parametrize("descr", ["f8", "<d", "=i4", "|b1", "?", "b1", ">d", "<l", "L", "D", ">F", "h", "<e", "B"])
+@pytest.mark.parametrize("descr", ["f8", "<d", "=i4", "|b1", "?", "b1", ">d", "<l", "L", "D", ">F", "h", "<e", "B",
+                                   "p", "P", "n", ">N"])
 def test_npy_descr_type_strings_and_codes_as_numpy_reads_them(tmp_path, descr, mem_baseline):
     want = np.arange(-3, 3).astype(np.dtype(descr))
     header = ("{'descr': '%s', 'fortran_order': False, 'shape': (6,), }" % descr).ljust(117) + "\n"
@@ -556,9 +558,18 @@ def test_npy_descr_type_strings_and_codes_as_numpy_reads_them(tmp_path, descr, m
     assert ref.dtype == np.dtype(descr)
     for mmap in (None, False):
         same_bits(uma.load(p, mmap=mmap), ref.astype(ref.dtype.newbyteorder("=")))
-    with pytest.raises(TypeError, match="unsupported .npy dtype: descr 'g' \\(long double\\)"):
-        p.write_bytes(_npy("{'descr': 'g', 'fortran_order': False, 'shape': (0,), }", b""))
-        uma.load(p)
+    for code, why in (("g", "long double"), ("c", "a one-byte string, 'S1'")):
+        p.write_bytes(_npy("{'descr': '%s', 'fortran_order': False, 'shape': (0,), }" % code, b""))
+        with pytest.raises(TypeError, match=re.escape(f"unsupported .npy dtype: descr '{code}' ({why})")):
+            uma.load(p)
+
+
+def test_errors_quoting_a_path_that_is_not_utf8_keep_their_type(tmp_path, mem_baseline):
+    p = os.fsencode(tmp_path) + b"/\xff.npy"
+    np.save(p.decode("utf-8", "surrogateescape"), np.arange(3.0).astype(">f8"))
+    with pytest.raises(uma.CopyError, match=r"\\xff\.npy.*big-endian"):
+        uma.load(p, mmap=True)
+    same_bits(uma.load(p), np.arange(3.0))
 
 
 @pytest.mark.parametrize("mmap", [True, False])
