@@ -470,8 +470,7 @@ def mem_baseline(request):
     for name in ("last_type", "last_value", "last_traceback", "last_exc"):
         if getattr(sys, name, None) is not None:  # an earlier failure's frames hold arrays
             setattr(sys, name, None)
-    gc.collect()  # an earlier test's reference cycles are freed now, not during this test
-    before = stats()
+    before = stats()  # after a collection: an earlier test's reference cycles are freed now, not during this test
     yield before
     rep = getattr(request.node, "rep_call", None)
     if rep is None or not rep.passed:
