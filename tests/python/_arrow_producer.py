@@ -73,20 +73,18 @@ def _release_array(p):
     p.contents.release = _null_release(RELEASE_ARRAY)
 
 
-@_CAPSULE_DTOR
-def _schema_capsule_dtor(cap):
-    addr = _capsule_ptr_raw(cap, SCHEMA_NAME)
-    s = _capsule_structs.pop(addr, None)
-    if s is not None and s.release:
-        s.release(ctypes.pointer(s))
+def _capsule_dtor(name):
+    """The destructor of capsules `name`: releases the struct it owns if still live."""
+    @_CAPSULE_DTOR
+    def dtor(cap):
+        st = _capsule_structs.pop(_capsule_ptr_raw(cap, name), None)
+        if st is not None and st.release:
+            st.release(ctypes.pointer(st))
+    return dtor
 
 
-@_CAPSULE_DTOR
-def _array_capsule_dtor(cap):
-    addr = _capsule_ptr_raw(cap, ARRAY_NAME)
-    a = _capsule_structs.pop(addr, None)
-    if a is not None and a.release:
-        a.release(ctypes.pointer(a))
+_schema_capsule_dtor = _capsule_dtor(SCHEMA_NAME)  # module-level: they must outlive the capsules
+_array_capsule_dtor = _capsule_dtor(ARRAY_NAME)
 
 
 def make_capsule(struct, name):
@@ -221,28 +219,25 @@ _wrapped_schemas = {}  # private_data -> [wrapper, original release function]
 _wrapped_arrays = {}
 
 
-@RELEASE_SCHEMA
-def _counting_release_schema(p):
-    entry = _wrapped_schemas.get(p.contents.private_data)
-    if entry is None:
-        return
-    entry[0].schema_releases += 1
-    if entry[1] is not None:
-        orig, entry[1] = entry[1], None
-        orig(p)  # the producer's own release (sets release to NULL)
-    p.contents.release = _null_release(RELEASE_SCHEMA)
+def _counting_release(release_type, table, counter):
+    """A release callback of `release_type` that counts its calls on the wrapper of the
+    struct's entry in `table` ([wrapper, the producer's release, ...]), then runs the
+    producer's own release (only the first time)."""
+    @release_type
+    def release(p):
+        entry = table.get(p.contents.private_data)
+        if entry is None:
+            return
+        setattr(entry[0], counter, getattr(entry[0], counter) + 1)
+        if entry[1] is not None:
+            orig, entry[1] = entry[1], None
+            orig(p)  # the producer's own release (sets release to NULL)
+        p.contents.release = _null_release(release_type)
+    return release
 
 
-@RELEASE_ARRAY
-def _counting_release_array(p):
-    entry = _wrapped_arrays.get(p.contents.private_data)
-    if entry is None:
-        return
-    entry[0].array_releases += 1
-    if entry[1] is not None:
-        orig, entry[1] = entry[1], None
-        orig(p)
-    p.contents.release = _null_release(RELEASE_ARRAY)
+_counting_release_schema = _counting_release(RELEASE_SCHEMA, _wrapped_schemas, "schema_releases")
+_counting_release_array = _counting_release(RELEASE_ARRAY, _wrapped_arrays, "array_releases")
 
 
 class CountingArrow:
@@ -358,12 +353,7 @@ def _stream_release(p):
     p.contents.release = _null_release(RELEASE_STREAM)
 
 
-@_CAPSULE_DTOR
-def _stream_capsule_dtor(cap):
-    addr = _capsule_ptr_raw(cap, STREAM_NAME)
-    st = _capsule_structs.pop(addr, None)
-    if st is not None and st.release:
-        st.release(ctypes.pointer(st))
+_stream_capsule_dtor = _capsule_dtor(STREAM_NAME)
 
 
 class ArrowStreamProducer:
@@ -399,13 +389,13 @@ class ArrowStreamProducer:
         return _capsule_new(addr, STREAM_NAME, ctypes.cast(_stream_capsule_dtor, c_void_p))
 
 
-_wrapped_streams = {}  # stream private_data -> [wrapper, original get_next, original release]
+_wrapped_streams = {}  # stream private_data -> [wrapper, original release, original get_next]
 
 
 @GET_NEXT
 def _counting_get_next(p, out):
     entry = _wrapped_streams[p.contents.private_data]
-    rc = entry[1](p, out)
+    rc = entry[2](p, out)
     a = out.contents
     if rc == 0 and a.release:
         _wrapped_arrays[a.private_data] = [entry[0], RELEASE_ARRAY(ctypes.cast(a.release, c_void_p).value)]
@@ -414,17 +404,7 @@ def _counting_get_next(p, out):
     return rc
 
 
-@RELEASE_STREAM
-def _counting_release_stream(p):
-    entry = _wrapped_streams.get(p.contents.private_data)
-    if entry is None:
-        return
-    entry[0].stream_releases += 1
-    if entry[2] is not None:
-        orig, entry[2] = entry[2], None
-        p.contents.get_next = entry[1]
-        orig(p)
-    p.contents.release = _null_release(RELEASE_STREAM)
+_counting_release_stream = _counting_release(RELEASE_STREAM, _wrapped_streams, "stream_releases")
 
 
 class CountingStream:
@@ -442,8 +422,8 @@ class CountingStream:
         cap = self.inner.__arrow_c_stream__(requested_schema)
         assert _capsule_is_valid(cap, STREAM_NAME)
         st = ArrowArrayStream.from_address(_capsule_ptr(cap, STREAM_NAME))
-        _wrapped_streams[st.private_data] = [self, GET_NEXT(ctypes.cast(st.get_next, c_void_p).value),
-                                             RELEASE_STREAM(ctypes.cast(st.release, c_void_p).value)]
+        _wrapped_streams[st.private_data] = [self, RELEASE_STREAM(ctypes.cast(st.release, c_void_p).value),
+                                             GET_NEXT(ctypes.cast(st.get_next, c_void_p).value)]
         st.get_next = _counting_get_next
         st.release = _counting_release_stream
         return cap
