@@ -133,7 +133,7 @@ std::optional<Array> import_arrow_stream(nb::handle obj, std::optional<DType> dt
 
 std::optional<Array> import_arrow(nb::handle obj, std::optional<DType> dtype, std::optional<Device> device,
                                   CopyMode copy, const char* api) {
-  if (PyType_Check(obj.ptr()) || !nb::hasattr(obj, "__arrow_c_array__")) return std::nullopt;
+  if (!has_method(obj, "__arrow_c_array__")) return std::nullopt;
   nb::object pair = obj.attr("__arrow_c_array__")();
   return import_capsules(pair, obj, dtype, device, copy, api);
 }
