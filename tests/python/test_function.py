@@ -809,6 +809,34 @@ def test_wrong_arity_and_ndim_are_type_errors(backend):
         f(x=np.ones((2, 2)), y=1)
 
 
+@pytest.mark.parametrize("backend", HOST_BACKENDS)
+def test_keyword_arguments_bind_by_input_name(backend):
+    a, b = sym.vector("a"), sym.vector("b")
+    f = uma.function([a, b], a - 2 * b, backend=backend)
+    x, y = np.array([1.0, 2.0]), np.array([3.0, 5.0])
+    want = x - 2 * y
+    assert_matches(f(b=y, a=x), want)
+    assert_matches(f(x, b=y), want)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'c'"):
+        f(x, c=y)
+    with pytest.raises(TypeError, match="multiple values for input 'a'"):
+        f(x, a=y)
+    with pytest.raises(TypeError, match="missing argument.*'b'"):
+        f(a=x)
+
+
+@pytest.mark.parametrize("backend", HOST_BACKENDS)
+def test_a_keyword_naming_two_inputs_is_ambiguous(backend):
+    # PyTensor's "Ambiguous name": the keyword would bind to one of them silently
+    a, b = sym.vector("x"), sym.vector("x")
+    f = uma.function([a, b], a - 2 * b, backend=backend)
+    with pytest.raises(TypeError, match="'x'.*inputs 0, 1 are all named 'x'.*by position"):
+        f(np.ones(2), x=np.zeros(2))
+    with pytest.raises(TypeError, match="inputs 0, 1 are all named 'x'"):
+        f(x=np.ones(2))
+    assert_matches(f(np.ones(2), np.zeros(2)), np.ones(2))
+
+
 def test_static_shape_is_checked():
     x = sym.tensor("x", shape=(None, 3))
     f = uma.function([x], x * 2)

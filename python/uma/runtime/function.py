@@ -209,7 +209,10 @@ class Function:
         self._n_out = n_out
         self._in_types = [v.type for v in inputs]
         self._what = [f"input {k} ({_label(v, k)})" for k, v in enumerate(inputs)]
-        self._names = {v.name: k for k, v in enumerate(inputs) if v.name is not None}
+        self._names = {}  # input name -> the positions of the inputs of that name
+        for k, v in enumerate(inputs):
+            if v.name is not None:
+                self._names.setdefault(v.name, []).append(k)
         self._containers = [s.container for s in shared]
         check_residency(linker)
         for c in self._containers:
@@ -298,9 +301,13 @@ class Function:
                 raise TypeError(f"function takes {n} argument(s), got {len(args) + len(kwargs)}")
             full = list(args) + [_MISSING] * (n - len(args))
             for key, val in kwargs.items():
-                k = self._names.get(key)
-                if k is None:
+                ks = self._names.get(key)
+                if ks is None:
                     raise TypeError(f"function got an unexpected keyword argument {key!r}")
+                if len(ks) > 1:  # PyTensor: "Ambiguous name"
+                    raise TypeError(f"function got the keyword argument {key!r}, but inputs "
+                                    f"{', '.join(map(str, ks))} are all named {key!r}; pass them by position")
+                k = ks[0]
                 if full[k] is not _MISSING:
                     raise TypeError(f"function got multiple values for input {key!r}")
                 full[k] = val
