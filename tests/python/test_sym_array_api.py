@@ -33,6 +33,7 @@ CASES = {
     "tensordot-0": (lambda x: sym.tensordot(x, x, axes=0), lambda a: np.tensordot(a, a, 0)),
     "vecdot": (lambda x: sym.vecdot(x, x), lambda a: np.sum(a * a, -1)),
     "matrix_transpose": (lambda x: sym.matrix_transpose(x), lambda a: a.T),
+    "mT": (lambda x: sym.expand_dims(x, 0).mT, lambda a: np.swapaxes(a[None], -1, -2)),
     "moveaxis": (lambda x: sym.moveaxis(sym.expand_dims(x, 0), 0, 2), lambda a: np.moveaxis(a[None], 0, 2)),
     "expand_dims-axes": (lambda x: sym.expand_dims(x, (0, -1)), lambda a: np.expand_dims(a, (0, -1))),
     "broadcast_arrays": (lambda x: sym.broadcast_arrays(x, sym.sum(x, axis=1, keepdims=True))[1],
@@ -121,6 +122,8 @@ def test_bad_arguments_raise_the_eager_errors():
         sym.repeat(x, -1)
     with pytest.raises(ValueError, match="non-negative"):
         sym.diff(x, n=-1)
+    with pytest.raises(ValueError, match="at least 2 axes"):
+        sym.vector("v").mT  # as uma.Array.mT
     with pytest.raises(ValueError, match="at least 2 axes"):
         sym.matrix_transpose(sym.vector("v"))
     with pytest.raises(ValueError, match="axis is required"):

@@ -150,6 +150,12 @@ class Variable:
         return _ops.transpose(self)
 
     @property
+    def mT(self):
+        """The last two axes swapped (Array API standard, array.mT; ``matrix_transpose``);
+        ``ValueError`` for fewer than 2 axes."""
+        return _ops.matrix_transpose(self)
+
+    @property
     def real(self):
         return _ops.real(self)
 
