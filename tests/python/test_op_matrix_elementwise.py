@@ -533,6 +533,29 @@ def test_complex_special_cases_of_the_standard(op, dtype):
         _assert_standard_complex(as_uma_output(uma.function([v], getattr(uma, op)(v), backend=backend)(z), backend), z, op)
 
 
+def _c_pow(x, y):
+    """C's pow (the Array API standard's special cases of pow), NaN where it has no real value."""
+    try:
+        return math.pow(x, y)
+    except ValueError:
+        return math.nan
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_power_of_one_half_follows_the_standard_on_every_backend(dtype):
+    """x ** 0.5 is pow, not sqrt: -0.0 ** 0.5 is +0.0 and -inf ** 0.5 is +inf (C's pow; NumPy's
+    scalar fast path takes sqrt's -0.0 and NaN), with the exponent a constant or an input."""
+    v = np.array([-np.inf, -0.0, 0.0, -1.0, 2.25, np.inf, np.nan], dtype=dtype)
+    exp = np.array([_c_pow(float(t), 0.5) for t in v], dtype=dtype)
+    _assert_same_floats(uma.asarray(v) ** 0.5, exp, "eager")
+    x, y = uma.sym.vector("x", dtype), uma.sym.scalar("y", dtype)
+    for backend in ("cpu", "reference", "numpy") + (("numba",) if "numba" in uma.backends() else ()):
+        got = uma.function([x], x ** 0.5, backend=backend)(v)
+        _assert_same_floats(as_uma_output(got, backend), exp, f"constant exponent, {backend}")
+        got = uma.function([x, y], x ** y, backend=backend)(v, 0.5)
+        _assert_same_floats(as_uma_output(got, backend), exp, f"input exponent, {backend}")
+
+
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
 def test_floor_divide_infinite_operand_compiled_and_scalar(dtype):
     """floor_divide with one infinite operand follows the standard's special cases on every

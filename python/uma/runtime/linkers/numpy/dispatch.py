@@ -107,6 +107,17 @@ def _floor_divide(x1, x2):
     return np.where(one_infinite, np.divide(x1, x2), q) if one_infinite.any() else q
 
 
+def _power(x1, x2):
+    """np.power, with the Array API standard's special cases (pow, 'Special cases') where NumPy
+    takes sqrt for an exponent of 0.5 (its scalar fast path): -0.0 ** 0.5 is +0.0 and
+    -inf ** 0.5 is +inf, as C's pow and uma's kernels give them (sqrt gives -0.0 and NaN)."""
+    r = np.power(x1, x2)
+    if r.dtype.kind != "f" or np.asarray(x1).dtype.kind != "f":
+        return r
+    fix = (x2 == 0.5) & ((x1 == 0) | np.isneginf(x1))
+    return np.where(fix, np.abs(x1).astype(r.dtype), r) if np.any(fix) else r
+
+
 def _complex_by_uma(name):
     """np.<name>, except complex input: uma's kernel (the Array API standard's special cases
     of expm1 and tanh for complex operands, which NumPy's nc_expm1 and ctanh do not give at
@@ -129,6 +140,7 @@ _ELEMWISE = {
     "softplus": lambda x: np.logaddexp(x.dtype.type(0), x),
     "trigamma": _trigamma,
     "floor_divide": _floor_divide,
+    "power": _power,
     "expm1": _complex_by_uma("expm1"),
     "tanh": _complex_by_uma("tanh"),
     # NumPy's real and imag of a real array are views of it: a copy keeps results unaliased
