@@ -12,7 +12,7 @@ import pytest
 import uma
 from uma import sym
 
-from conftest import ALL_DTYPES, BACKENDS, assert_matches, held_or_refused, check_like_numpy, make_layout, np_dtype, numpy_quiet, random_data
+from conftest import ALL_DTYPES, BACKENDS, assert_matches, held_or_refused, host_numpy, check_like_numpy, make_layout, np_dtype, numpy_quiet, random_data
 
 BF16 = np_dtype("bfloat16")
 TOL = {"float16": 1e-2, "bfloat16": 2e-2}
@@ -456,12 +456,27 @@ def test_grad_prod_with_zeros():
     np.testing.assert_array_equal(np.asarray(g), [[6.0, 0.0, 0.0], [0.0, 0.0, 0.0], [-2.0, -1.0, 2.0]])
 
 
-def test_grad_max_ties_rule():
-    """Every element equal to the maximum gets the full upstream gradient (PyTensor's rule)."""
+@pytest.mark.parametrize("backend", ["reference", "cpu", "numpy"])
+def test_grad_max_and_min_share_the_gradient_among_ties(backend):
+    """The elements equal to the maximum (minimum) share the upstream gradient equally (JAX's
+    and torch.amax's rule), so the maximum over copies of one value passes that value's
+    derivative back once: a function that is differentiable gets its derivative."""
     x = np.array([1.0, 3.0, 3.0, 2.0])
     xs = sym.vector("x")
-    g = uma.function([xs], [uma.grad(uma.max(xs), xs)], backend="reference")(x)[0]
-    np.testing.assert_array_equal(np.asarray(g), [0.0, 1.0, 1.0, 0.0])
+    g = uma.function([xs], [uma.grad(uma.max(xs), xs), uma.grad(uma.min(-xs), xs)], backend=backend)(x)
+    np.testing.assert_array_equal(host_numpy(g[0]), [0.0, 0.5, 0.5, 0.0])
+    np.testing.assert_array_equal(host_numpy(g[1]), [0.0, -0.5, -0.5, 0.0])
+    m = sym.matrix("m")
+    w = np.array([1.0, 2.0])
+    cost = uma.sum(uma.max(m, axis=1) * w)
+    got = uma.function([m], uma.grad(cost, m), backend=backend)(np.array([[1.0, 1.0, 0.0], [2.0, 2.0, 2.0]]))
+    np.testing.assert_allclose(host_numpy(got), [[0.5, 0.5, 0.0], [2 / 3, 2 / 3, 2 / 3]], rtol=1e-15)
+    # max over [v, v] is v: its gradient is 1 for each element, as finite differences say
+    v = np.array([0.3, -1.2, 2.0])
+    dup = uma.grad(uma.sum(uma.max(uma.stack([xs, xs]), axis=0)), xs)
+    np.testing.assert_array_equal(host_numpy(uma.function([xs], dup, backend=backend)(v)), np.ones(3))
+    _vg(lambda t: uma.max(uma.concat([t, t])), [v])
+    _vg(lambda t: uma.min(uma.stack([t, t]), axis=0), [v])
 
 
 def test_grad_cumulative(rng):

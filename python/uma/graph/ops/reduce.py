@@ -85,7 +85,11 @@ class Reduce(Op):
                 count = sum(ones_like(x, dtype=g.dtype), axis=axes, keepdims=True)
                 gx = _broadcast_like(gk / count, x)
         elif self.name in ("max", "min"):
-            gx = where(equal(x, ok), gk, 0)
+            # ties share the gradient equally, so that a maximum taken over copies of one value
+            # passes that value's derivative back once (JAX's and torch.amax's rule)
+            hit = equal(x, ok)
+            ties = sum(astype(hit, g.dtype), axis=axes, keepdims=True)
+            gx = where(hit, gk / ties, 0)
         elif self.name == "prod":
             gx = _prod_grad(gk, x, axes)
         else:  # pragma: no cover
@@ -136,13 +140,15 @@ def mean(a, axis=None, keepdims=False, *, dtype=None):
 
 
 def max(a, axis=None, keepdims=False):  # noqa: A001
-    """Maximum over ``axis`` (NaN propagates; complex: lexicographic). Gradient: each element
-    equal to the maximum gets the full upstream gradient (ties all receive it; PyTensor's rule)."""
+    """Maximum over ``axis`` (NaN propagates; complex: lexicographic). Gradient: the upstream
+    gradient shared equally by the elements equal to the maximum (JAX's and ``torch.amax``'s
+    rule; PyTensor gives each of them the whole gradient, which counts a value repeated in
+    ``a`` once per copy)."""
     return _reduce("max", a, axis, keepdims)
 
 
 def min(a, axis=None, keepdims=False):  # noqa: A001
-    """Minimum over ``axis``; gradient to every minimal element."""
+    """Minimum over ``axis``; the gradient shared equally by the minimal elements (as ``max``)."""
     return _reduce("min", a, axis, keepdims)
 
 
