@@ -887,8 +887,15 @@ def test_index_error_at_run_time(backend):
 
 def test_compile_errors():
     x, y = sym.vector("x"), sym.vector("y")
-    with pytest.raises(MissingInputError, match="'y'"):
+    with pytest.raises(MissingInputError, match="output 0 depends on 'y'"):
         uma.function([x], x + y)
+    with pytest.raises(MissingInputError, match="output 1 depends on 'y'"):
+        uma.function([x], [x * 2, x + y])
+    w = uma.shared(np.zeros(2), name="w")
+    with pytest.raises(MissingInputError, match="the update of 'w' depends on 'y'"):
+        uma.function([x], x, updates={w: w + y})
+    with pytest.raises(MissingInputError, match="the update of 'w' depends on 'y'"):
+        uma.function([], [], updates={w: y})
     with pytest.raises(TypeError):
         uma.function(x, x)  # inputs must be a list
     with pytest.raises(TypeError):

@@ -35,6 +35,7 @@ class FunctionGraph:
 
     def __init__(self, inputs, outputs, update_mapping=None, *, clone=True):
         inputs, outputs = list(inputs), list(outputs)
+        self._given_inputs, self._given_outputs = inputs, outputs
         seen = set()
         for i in inputs:
             if not isinstance(i, Variable):
@@ -48,6 +49,7 @@ class FunctionGraph:
             if not isinstance(o, Variable):
                 raise TypeError(f"FunctionGraph outputs must be Variables, got {o!r}")
         self.memo = {}
+        self.update_mapping = dict(update_mapping or {})
         if clone:
             memo = {i: i.clone() for i in inputs}
             for node in toposort(outputs, stop=inputs):
@@ -67,15 +69,25 @@ class FunctionGraph:
             for o in outputs:
                 if o.owner is None and o not in known and not isinstance(o, Constant):
                     raise MissingInputError(self._missing_msg(o))
-        self.update_mapping = dict(update_mapping or {})
         for oi, ii in self.update_mapping.items():
             if not (0 <= oi < len(self.outputs)) or not (0 <= ii < len(self.inputs)):
                 raise ValueError(f"update_mapping entry {oi}->{ii} out of range")
         self._order = None
+        del self._given_inputs, self._given_outputs  # the user's graph: needed only for errors above
 
-    @staticmethod
-    def _missing_msg(v):
-        return (f"the outputs depend on {_describe(v)}, which is not among the inputs; pass it "
+    def _missing_msg(self, v):
+        """The message naming ``v`` and the first output that needs it: an update (named by
+        the variable it updates) or an output (by its position)."""
+        who = "the outputs depend"
+        stop = set(self._given_inputs)
+        for k, o in enumerate(self._given_outputs):
+            if o is v or any(v in n.inputs for n in toposort([o], stop=stop)):
+                if 0 <= self.update_mapping.get(k, -1) < len(self._given_inputs):
+                    who = f"the update of {_describe(self._given_inputs[self.update_mapping[k]])} depends"
+                else:
+                    who = f"output {k} depends"
+                break
+        return (f"{who} on {_describe(v)}, which is not among the inputs; pass it "
                 f"in the inputs list (or make it a shared variable)")
 
     def _lookup(self, memo, v):
