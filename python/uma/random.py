@@ -25,13 +25,19 @@ of one function are independent, and calls never repeat a counter. The methods' 
 may be symbolic; ``size`` (an int or a tuple of ints) fixes the shape, otherwise the
 parameters' broadcast shape (NumPy broadcasting) is used.
 
-Draws have no gradient (``uma.grad`` treats them as constants).
+**Gradients.** A draw whose parameters do not depend on a ``wrt`` is a constant for
+``uma.grad``. There is no gradient through a draw to its float parameters: ``uma.grad``
+raises ``NotImplementedError`` naming the draw and the parameter when a ``wrt`` reaches one
+(also with ``disconnected_inputs="zero"``); write the draw reparameterized instead, e.g.
+``loc + scale * rs.normal(0.0, 1.0, size)``. Integer-valued draws (``bernoulli``, ``integers``,
+``choice`` of integers) carry no gradient, as any integer value.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .graph.basic import Constant, Op, Variable, as_variable, is_python_scalar
+from .graph.gradient import grad_undefined
 from .graph.type import TensorType, dtype_name, is_float, kind_of
 
 __all__ = ["RandomStream", "RandomVariable", "AdvanceState", "seed_state", "philox_generator"]
@@ -234,8 +240,26 @@ class RandomVariable(Op):
         outs = self.compute(node, [np.asarray(v) for v in values])
         return [uma.asarray(o) for o in outs]
 
+    _params = {"uniform": ("low", "high"), "normal": ("loc", "scale"), "bernoulli": ("p",),
+               "integers": ("low", "high"), "choice": ("a",)}
+    _reparameterized = {
+        "uniform": "write it reparameterized, low + (high - low) * rs.uniform(0.0, 1.0, size)",
+        "normal": "write it reparameterized, loc + scale * rs.normal(0.0, 1.0, size)",
+        "choice": "index a with sampled positions instead, a[rs.choice(len(a), size, replace)]",
+    }
+
     def grad(self, node, output_grads):
-        return [None] * len(node.inputs)
+        """None for the state, the integer parameters and every input of an integer-valued draw;
+        :func:`~uma.graph.gradient.grad_undefined` for the float parameters of a float draw
+        (``uma.grad`` raises ``NotImplementedError`` when a ``wrt`` reaches one)."""
+        grads = [None] * len(node.inputs)
+        if not is_float(node.outputs[0].dtype):
+            return grads
+        for k, (p, label) in enumerate(zip(node.inputs[1:], self._params[self.dist]), start=1):
+            if is_float(p.dtype):
+                grads[k] = grad_undefined(self.name, k, f"a random draw; {self._reparameterized[self.dist]}",
+                                          input_name=label)
+        return grads
 
 
 # ======================================================================================

@@ -8,6 +8,7 @@ import uma
 from conftest import BACKENDS, host_numpy, random_data
 from uma import sym
 from uma.graph import DisconnectedInputError, Op
+from uma.graph.gradient import UndefinedGrad, grad_undefined
 from uma.runtime.verify import GradientError
 
 
@@ -317,9 +318,55 @@ def test_disconnected_wrt_raises_value_error_naming_it():
 
 def test_only_non_differentiable_path_is_disconnected():
     x = sym.vector("x")
-    cost = sym.sum(sym.one_hot(sym.argmax(x, keepdims=True), 3))
-    with pytest.raises(DisconnectedInputError):
-        uma.grad(cost, x)
+    msg = ("no differentiable path from the cost to 'x' .*only through integer or boolean values.*"
+           "disconnected_inputs='zero'")
+    for cost in [sym.sum(sym.one_hot(sym.argmax(x, keepdims=True), 3)), sym.argmax(x).astype("float64")]:
+        with pytest.raises(DisconnectedInputError, match=msg):
+            uma.grad(cost, x)
+        g = uma.grad(cost, x, disconnected_inputs="zero")
+        np.testing.assert_array_equal(np.asarray(uma.function([x], g)([3.0, 1.0, 2.0])), [0.0, 0.0, 0.0])
+
+
+class _NoGradForSecond(Op):
+    """``x * y`` whose gradient with respect to ``y`` is :func:`grad_undefined`."""
+
+    name = "test_no_grad_for_second"
+
+    def output_types(self, inputs):
+        return [inputs[0].type]
+
+    def perform(self, node, values):
+        return [values[0] * values[1]]
+
+    def grad(self, node, output_grads):
+        (g,) = output_grads
+        x, y = node.inputs
+        return [g * y, grad_undefined(self.name, 1, "test reason", input_name="y")]
+
+
+@pytest.mark.parametrize("backend", ["reference", "cpu"])
+def test_grad_undefined_raises_only_when_that_gradient_is_needed(backend):
+    op = _NoGradForSecond()
+    x, y, w = sym.vector("x"), sym.vector("y"), sym.vector("w")
+    msg = r"^grad: test_no_grad_for_second has no gradient with respect to its input 1 \(y\): test reason$"
+    marker = grad_undefined("some_op", 2, "why")
+    assert isinstance(marker, UndefinedGrad) and not isinstance(marker, uma.graph.Variable)
+    assert marker.message == "grad: some_op has no gradient with respect to its input 2: why"
+    for cost, wrt in [(sym.sum(op(x, y)), y), (sym.sum(op(x, sym.exp(w))) + sym.sum(w), [x, w]),
+                      (sym.sum(op(x, x)), x)]:  # x: the marker would be accumulated with g * x
+        for disconnected in ["raise", "zero"]:
+            with pytest.raises(NotImplementedError, match=msg):
+                uma.grad(cost, wrt, disconnected_inputs=disconnected)
+    # not needed: y is no wrt, or reaches the marked input only through integer values, or is an integer
+    x0, y0 = np.array([1.0, -2.0, 3.0]), np.array([0.5, 4.0, -1.0])
+    gx = uma.grad(sym.sum(op(x, y)), x)
+    np.testing.assert_array_equal(np.asarray(uma.function([x, y], gx, backend=backend)(x0, y0)), y0)
+    gy = uma.grad(sym.sum(op(x, (y > 0).astype("float64"))) + sym.sum(y * y), y)
+    np.testing.assert_array_equal(np.asarray(uma.function([x, y], gy, backend=backend)(x0, y0)), 2 * y0)
+    i = sym.vector("i", dtype="int64")
+    gx = uma.grad(sym.sum(op(x, i)), x)
+    np.testing.assert_array_equal(np.asarray(uma.function([x, i], gx, backend=backend)(x0, [1, 2, 3])),
+                                  [1.0, 2.0, 3.0])
 
 
 def test_grad_of_shared_variables_and_wrt_cost_itself():

@@ -276,6 +276,66 @@ def test_draws_have_no_gradient():
     np.testing.assert_array_equal(host(gv), oracle(14, 0, 0).normal(size=3))
 
 
+@pytest.mark.parametrize("backend", ["reference", "cpu"])
+def test_a_draw_whose_parameters_do_not_depend_on_wrt_is_a_constant(backend):
+    rs = RandomStream(15)
+    x, y = sym.vector("x"), sym.vector("y")
+    z = rs.normal(0.0, 1.0, size=(3,))
+    u = rs.uniform(y, y + 1.0)  # symbolic parameters, but not wrt: a constant too
+    cost = sym.sum(z * x) + sym.sum(u * x * x) + sym.sum(x)
+    g = uma.grad(cost, x)
+    f = uma.function([x, y], [g, z, u], backend=backend)
+    x0, y0 = np.array([0.5, -1.0, 2.0]), np.array([1.0, 2.0, 3.0])
+    gv, zv, uv = (host(v) for v in f(x0, y0))
+    assert np.all(zv != 0) and np.all((uv >= y0) & (uv < y0 + 1.0))
+    np.testing.assert_allclose(gv, zv + 2 * uv * x0 + 1.0, rtol=1e-12)
+
+
+@pytest.mark.parametrize("dist, k, param", [("normal", 1, "loc"), ("normal", 2, "scale"),
+                                            ("uniform", 1, "low"), ("uniform", 2, "high"),
+                                            ("choice", 1, "a")])
+@pytest.mark.parametrize("disconnected", ["raise", "zero"])
+def test_gradient_through_a_draw_to_its_float_parameter_is_not_implemented(dist, k, param, disconnected):
+    rs = RandomStream(16)
+    x, y, c = sym.vector("x"), sym.vector("y"), sym.vector("c")  # c: a parameter that is not a wrt
+    v = sym.exp(x)  # reaches the parameter through other ops
+    params = {"normal": {"loc": [v, 1.0], "scale": [c, v]}, "uniform": {"low": [v, 10.0], "high": [c, v]},
+              "choice": {"a": [v]}}[dist][param]
+    draw = getattr(rs, dist)(*params, size=(3,))
+    cost = sym.sum(draw) + sym.sum(x) + sym.sum(y * y)  # x also reaches the cost directly
+    msg = f"random_{dist} has no gradient with respect to its input {k} \\({param}\\): a random draw"
+    with pytest.raises(NotImplementedError, match=msg):
+        uma.grad(cost, x, disconnected_inputs=disconnected)
+    with pytest.raises(NotImplementedError, match=msg):
+        uma.grad(cost, [y, x], disconnected_inputs=disconnected)
+    if dist != "choice":
+        with pytest.raises(NotImplementedError, match="reparameterized"):
+            uma.grad(sym.sum(draw), x, disconnected_inputs=disconnected)
+
+
+def test_the_reparameterized_draw_has_the_gradient():
+    rs = RandomStream(17)
+    loc, scale = sym.vector("loc"), sym.vector("scale")
+    eps = rs.normal(0.0, 1.0, size=(3,))
+    z = loc + scale * eps
+    gl, gs = uma.grad(sym.sum(z), [loc, scale])
+    f = uma.function([loc, scale], [gl, gs, eps], backend="cpu")
+    glv, gsv, ev = (host(v) for v in f(np.zeros(3), np.ones(3)))
+    np.testing.assert_array_equal(glv, np.ones(3))
+    np.testing.assert_array_equal(gsv, ev)
+
+
+def test_integer_valued_draws_and_integer_paths_into_a_draw_carry_no_gradient():
+    rs = RandomStream(18)
+    x = sym.vector("x")
+    for cost in [sym.sum(rs.bernoulli(sym.sigmoid(x)).astype("float64")),  # integer-valued draw
+                 sym.sum(rs.normal(sym.argmax(x).astype("float64"), 1.0, size=(3,)))]:  # via an integer
+        with pytest.raises(uma.graph.DisconnectedInputError, match="no differentiable path"):
+            uma.grad(cost, x)
+        g = uma.grad(cost, x, disconnected_inputs="zero")
+        np.testing.assert_array_equal(host(uma.function([x], g)(np.array([0.1, 0.7]))), [0.0, 0.0])
+
+
 def test_bad_parameters_and_sizes_name_the_problem_and_the_values():
     rs = uma.random.RandomStream(seed=0)
     with pytest.raises(ValueError, match=r"uniform: size \(1099511627776, 1099511627776\) is too big"):

@@ -4,12 +4,39 @@ from __future__ import annotations
 from .basic import Constant, Variable, toposort
 from .type import is_float, kind_of
 
-__all__ = ["grad", "DisconnectedInputError"]
+__all__ = ["grad", "DisconnectedInputError", "UndefinedGrad", "grad_undefined"]
 
 
 class DisconnectedInputError(ValueError):
-    """``grad`` was asked for the gradient with respect to a variable the cost does not
-    depend on (PyTensor's ``disconnected_inputs="raise"``)."""
+    """``grad`` was asked for the gradient with respect to a variable that has no differentiable
+    path to the cost: the cost does not depend on it, or only through integer or boolean values
+    (PyTensor's ``disconnected_inputs="raise"``)."""
+
+
+class UndefinedGrad:
+    """What an ``Op.grad`` returns for an input whose gradient is not available (see
+    :func:`grad_undefined`): not a Variable; :func:`grad` raises ``NotImplementedError`` with
+    :attr:`message` only when that gradient is needed."""
+
+    __slots__ = ("op_name", "index", "reason", "message")
+
+    def __init__(self, op_name, index, reason, input_name=None):
+        self.op_name, self.index, self.reason = str(op_name), int(index), str(reason)
+        label = f" ({input_name})" if input_name is not None else ""
+        self.message = (f"grad: {self.op_name} has no gradient with respect to its input {self.index}"
+                        f"{label}: {self.reason}")
+
+    def __repr__(self):
+        return f"UndefinedGrad({self.message!r})"
+
+
+def grad_undefined(op_name, k, reason, input_name=None):
+    """The gradient of input ``k`` of op ``op_name`` is not available, for ``reason`` (PyTensor's
+    ``grad_undefined``): an ``Op.grad`` returns this marker in place of a Variable. :func:`grad`
+    raises ``NotImplementedError`` naming the op, ``k`` (and ``input_name``) and ``reason`` when
+    that input is a float or complex variable with a differentiable path from a ``wrt``; otherwise
+    the marker counts as no gradient (``None``)."""
+    return UndefinedGrad(op_name, k, reason, input_name)
 
 
 def _label(v):
@@ -35,10 +62,15 @@ def grad(cost, wrt, *, disconnected_inputs="raise"):
 
     Errors: ``TypeError`` if ``cost`` is not a 0-d real float Variable (a complex cost names its
     dtype: take ``real``, ``imag`` or ``abs`` of it first) or a ``wrt`` is not a float or
-    complex Variable; :class:`DisconnectedInputError` (a ``ValueError``) naming a ``wrt`` the
-    cost does not depend on, unless ``disconnected_inputs="zero"`` (then its gradient is
-    zeros). ``NotImplementedError`` naming an op on the path whose gradient is not available
-    (trigamma). Convention: PyTensor's ``grad`` (``disconnected_inputs="raise"`` default).
+    complex Variable; :class:`DisconnectedInputError` (a ``ValueError``) naming a ``wrt`` with
+    no differentiable path to the cost (the cost does not depend on it, or only through integer
+    or boolean values), unless ``disconnected_inputs="zero"`` (then its gradient is zeros).
+    ``NotImplementedError`` naming an op on the path whose gradient is not available (trigamma;
+    the float parameters of a random draw, e.g. ``rs.normal(loc, scale)`` with ``loc``
+    depending on a ``wrt``: write it reparameterized, ``loc + scale * rs.normal(0.0, 1.0,
+    size)``), also with ``disconnected_inputs="zero"``; a draw whose parameters do not depend on
+    a ``wrt`` is a constant. Convention: PyTensor's ``grad`` (``disconnected_inputs="raise"``
+    default; :func:`grad_undefined` as PyTensor's).
     """
     from . import ops  # late: ops imports basic which imports ops
     from .ops.convert import _to_dtype
@@ -73,9 +105,14 @@ def grad(cost, wrt, *, disconnected_inputs="raise"):
     nodes = toposort([cost])
     # Variables that depend on some wrt: the only ones whose gradients are needed.
     depends = set(wrt_list)
+    # Those of them with a float/complex path from a wrt (integer and boolean values break it):
+    # an undefined gradient (grad_undefined) is an error only for these.
+    diff_depends = set(wrt_list)
     for node in nodes:
         if any(i in depends for i in node.inputs):
             depends.update(node.outputs)
+        if any(i in diff_depends for i in node.inputs):
+            diff_depends.update(o for o in node.outputs if is_float(o.dtype) or kind_of(o.dtype) == "c")
 
     grads = {}
     if cost in depends:
@@ -90,6 +127,10 @@ def grad(cost, wrt, *, disconnected_inputs="raise"):
             raise AssertionError(f"{node.op}: grad returned {len(input_grads)} values for "
                                  f"{len(node.inputs)} inputs")  # pragma: no cover
         for inp, g in zip(node.inputs, input_grads):
+            if isinstance(g, UndefinedGrad):
+                if inp in diff_depends and (is_float(inp.dtype) or kind_of(inp.dtype) == "c"):
+                    raise NotImplementedError(g.message)
+                continue  # not needed: no gradient, as None (a marker never reaches grads)
             if g is None or inp not in depends:
                 continue
             if g.ndim != inp.ndim:
@@ -103,8 +144,10 @@ def grad(cost, wrt, *, disconnected_inputs="raise"):
         if g is None:
             if disconnected_inputs == "raise":
                 raise DisconnectedInputError(
-                    f"grad: the cost does not depend on {_label(w)} (disconnected input; PyTensor's "
-                    f"disconnected_inputs='raise'); pass disconnected_inputs='zero' to get zeros")
+                    f"grad: no differentiable path from the cost to {_label(w)} (disconnected input: the cost "
+                    f"does not depend on it, or only through integer or boolean values, which carry no "
+                    f"gradient; PyTensor's disconnected_inputs='raise'); pass disconnected_inputs='zero' "
+                    f"to get zeros")
             g = ops.zeros_like(w)
         g = _to_dtype(g, w.dtype)
         result.append(g)
