@@ -773,6 +773,13 @@ def test_unsupported_input_objects_are_type_errors_naming_the_input():
         f(object())
     with pytest.raises(TypeError, match="xs"):
         f(x)  # a symbolic variable is not a value
+    with pytest.raises(TypeError, match=r"xs.*bytes.*\|S2"):
+        f(b"\x01\x02")  # NumPy reads bytes as a string, not as numbers
+    assert_matches(f(memoryview(b"\x01\x02")), np.array([2.0, 4.0]))  # a buffer: its uint8 values
+    w = uma.shared(np.zeros(2), name="w")
+    with pytest.raises(TypeError, match="'w'.*bytes"):
+        w.set_value(b"ab")
+    np.testing.assert_array_equal(w.get_value(), np.zeros(2))
 
 
 def test_scalar_inputs_weak():

@@ -239,6 +239,10 @@ def filter_host(value, type: TensorType, *, allow_downcast=False, what="value", 
         strong = False
         copied = True
     else:
+        if isinstance(value, bytes):  # NumPy reads bytes as a string (dtype 'S'), not as numbers
+            raise TypeError(f"{what}: cannot convert bytes to an array of {dst} (NumPy reads bytes as a "
+                            f"string, dtype |S{len(value)}, which uma has no dtype for; for the bytes as "
+                            f"uint8 values pass uma.asarray(value) or a memoryview)")
         try:
             arr = uma.asarray(value)
         except (TypeError, BufferError) as e:
