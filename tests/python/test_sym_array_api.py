@@ -149,6 +149,83 @@ def test_bad_arguments_raise_the_eager_errors():
         uma.isin(x, 1.5)
 
 
+@pytest.mark.parametrize("backend", ["reference", "cpu", "numpy"])
+def test_run_time_shape_errors_name_the_composed_function(backend):
+    """A run-time shape mismatch inside a composed function's graph names that function (as
+    the eager function does), not the op inside it that found it (multiply, logical_or)."""
+    x, y = sym.vector("x"), sym.vector("y")
+    f = uma.function([x, y], uma.vecdot(x, y), backend=backend)
+    with pytest.raises(ValueError, match=r"^vecdot: operands could not be broadcast together"):
+        f(np.ones(3), np.ones(4))
+    u, v = np.arange(3.0), np.arange(3.0) + 1
+    np.testing.assert_allclose(host_numpy(f(u, v)), np.dot(u, v))
+    a, b = sym.vector("a"), sym.vector("b")
+    g = uma.function([a, b], uma.broadcast_arrays(a, b)[0], backend=backend)
+    with pytest.raises(ValueError, match=r"^broadcast_arrays: input 1 has run-time shape \(1,\)"):
+        g(np.ones(3), np.ones(1))
+    np.testing.assert_array_equal(host_numpy(g(np.arange(3.0), np.ones(3))), np.arange(3.0))
+
+
+@pytest.mark.parametrize("backend", ["reference", "cpu", "numpy"])
+def test_a_nested_composition_names_the_outermost_function_and_a_plain_op_itself(backend):
+    """vecdot's nodes in a user's graph name vecdot, the user's add names add; a composed
+    function calling another (vecdot, broadcast_arrays) names the outermost one."""
+    x, y, z, m = sym.vector("x"), sym.vector("y"), sym.vector("z"), sym.matrix("m")
+    f = uma.function([m, x, z], uma.vecdot(m, x) + z, backend=backend)  # vecdot inside a user graph
+    with pytest.raises(ValueError, match="^vecdot: "):
+        f(np.ones((2, 3)), np.ones(4), np.ones(2))
+    with pytest.raises(ValueError, match="^add: "):  # z against vecdot's (2,) result: outside vecdot
+        f(np.ones((2, 3)), np.ones(3), np.ones(3))
+    np.testing.assert_allclose(host_numpy(f(np.ones((2, 3)), np.ones(3), np.arange(2.0))), [3.0, 4.0])
+    with pytest.raises(ValueError, match="^add: "):
+        uma.function([x, y], x + y, backend=backend)(np.ones(3), np.ones(4))
+
+    @uma.graph.basic.composed
+    def scaled_vecdot(u, v):  # a composed function calling another
+        return 2.0 * sym.vecdot(u, v)
+    assert {n.composed for n in uma.graph.toposort([scaled_vecdot(x, y)])} == {"scaled_vecdot"}
+    h = uma.function([x, y], scaled_vecdot(x, y), backend=backend)
+    with pytest.raises(ValueError, match="^scaled_vecdot: operands could not be broadcast"):
+        h(np.ones(3), np.ones(4))
+    np.testing.assert_allclose(host_numpy(h(np.ones(3), np.ones(3))), 6.0)
+    with pytest.raises(ValueError, match="^tensordot: "):  # tensordot's own broadcast of x1 and x2
+        uma.function([m, x], sym.tensordot(m, x, axes=1), backend=backend)(np.ones((3, 4)), np.ones(5))
+    assert {n.composed for n in uma.graph.toposort(sym.meshgrid(x, y))} == {"meshgrid"}  # broadcast_arrays in it
+
+
+def test_infer_node_shape_renames_only_shape_errors_of_composed_nodes():
+    """The op's prefix is replaced (or the function's name put first); NotImplementedError, a
+    shape rule's absence, passes through; a node built outside a composed function keeps the
+    op's own message."""
+    from uma.graph.basic import Apply, Op, composing, infer_node_shape
+
+    class Raising(Op):
+        name = "raising"
+
+        def __init__(self, error):
+            self.error = error
+
+        def infer_shape(self, node, shapes):
+            raise self.error
+
+    x = sym.vector("x")
+    for error, want in [(IndexError("raising: axis 3"), "outer: axis 3"), (TypeError("no prefix"), "outer: no prefix"),
+                        (ValueError("raisingx: y"), "outer: raisingx: y")]:
+        with composing("outer"), composing("inner"):
+            node = Apply(Raising(error), [x], [x.type])
+        with pytest.raises(type(error)) as info:
+            infer_node_shape(node, [(3,)])
+        assert type(info.value) is type(error) and str(info.value) == want
+        with pytest.raises(type(error)) as info:  # built outside: the op's own error
+            infer_node_shape(Apply(Raising(error), [x], [x.type]), [(3,)])
+        assert info.value is error
+    with composing("outer"):
+        node = Apply(Raising(NotImplementedError("no rule")), [x], [x.type])
+    with pytest.raises(NotImplementedError, match="^no rule$"):
+        infer_node_shape(node, [(3,)])
+    assert node.clone_with_new_inputs([sym.vector("y")]).composed == "outer"
+
+
 # ------------------------------------------------------------------ sorting and searching ops
 
 SORTED = np.random.default_rng(5).standard_normal((4, 6))

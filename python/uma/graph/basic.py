@@ -8,9 +8,18 @@ Conventions (PyTensor's): ``==`` and ``!=`` between variables are identity and `
 is identity, so variables can be dict keys and set members; elementwise comparison is
 ``eq``/``neq`` (``equal``/``not_equal``). ``< <= > >=`` build symbolic comparisons. A
 variable has no truth value (``bool(x)`` raises ``TypeError``) and is not iterable.
+
+A function that builds its result from several ops (the Array API functions of
+:mod:`uma.graph.ops.compose`) runs under :func:`composing` (or is decorated with
+:func:`composed`): every node built meanwhile records that function's name in
+``Apply.composed``, and :func:`infer_node_shape`, the run-time shape check, names that function
+instead of the inner op (``vecdot: ...``, not ``multiply: ...``).
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import functools
 import itertools
 
 import numpy as np
@@ -18,9 +27,10 @@ import numpy as np
 from .type import TensorType, dtype_name, np_dtype
 
 __all__ = ["Variable", "Constant", "Apply", "Op", "as_variable", "toposort", "ancestors",
-           "is_python_scalar"]
+           "is_python_scalar", "composing", "composed", "infer_node_shape"]
 
 _ids = itertools.count()
+_composing: contextvars.ContextVar = contextvars.ContextVar("uma_composing", default=None)
 
 
 def is_python_scalar(x) -> bool:
@@ -220,12 +230,16 @@ class Constant(Variable):
 
 
 class Apply:
-    """One application of ``op`` to ``inputs``; produces ``outputs`` (variables owned by it)."""
+    """One application of ``op`` to ``inputs``; produces ``outputs`` (variables owned by it).
 
-    __slots__ = ("op", "inputs", "outputs")
+    ``composed``: the name of the outermost composed function (:func:`composing`) that was
+    building a graph when this node was made, or None; run-time shape errors name it."""
+
+    __slots__ = ("op", "inputs", "outputs", "composed")
 
     def __init__(self, op: "Op", inputs, output_types):
         self.op = op
+        self.composed = _composing.get()
         self.inputs = list(inputs)
         for i in self.inputs:
             if not isinstance(i, Variable):
@@ -236,6 +250,7 @@ class Apply:
         """A copy of this node applied to ``inputs`` (same op, fresh outputs of the same types)."""
         node = Apply.__new__(Apply)
         node.op = self.op
+        node.composed = self.composed
         node.inputs = list(inputs)
         node.outputs = [Variable(o.type, owner=node, index=k, name=o.name)
                         for k, o in enumerate(self.outputs)]
@@ -248,6 +263,47 @@ class Apply:
 
     def __repr__(self):
         return f"Apply({self.op}, {self.inputs})"
+
+
+@contextlib.contextmanager
+def composing(name: str):
+    """Within the block, every :class:`Apply` node made records ``name`` as ``composed`` (the
+    function that builds a result from several ops); inside another ``composing`` block the
+    outer name stays (the nodes of a composed function called by another record the caller)."""
+    token = _composing.set(name) if _composing.get() is None else None
+    try:
+        yield
+    finally:
+        if token is not None:
+            _composing.reset(token)
+
+
+def composed(fn):
+    """``fn`` run under :func:`composing` with its own name (``fn.__name__``)."""
+    name = fn.__name__
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with composing(name):
+            return fn(*args, **kwargs)
+    return wrapper
+
+
+def infer_node_shape(node: Apply, shapes) -> list:
+    """``node.op.infer_shape(node, shapes)``, the run-time shape check of one node. For a node
+    of a composed function (``node.composed``), a ``ValueError``, ``IndexError`` or
+    ``TypeError`` is raised again, of the same type, naming that function: the message's
+    leading ``"<op name>: "`` is replaced by ``"<function>: "`` (prefixed when it has none).
+    ``NotImplementedError`` (no shape rule) passes through."""
+    try:
+        return node.op.infer_shape(node, shapes)
+    except (ValueError, IndexError, TypeError) as e:
+        name = node.composed
+        if name is None:
+            raise
+        msg = str(e)
+        prefix = f"{node.op.name}: "
+        raise type(e)(f"{name}: {msg[len(prefix):] if msg.startswith(prefix) else msg}") from None
 
 
 class Op:
@@ -263,7 +319,8 @@ class Op:
     - ``grad(node, output_grads) -> [Variable | None]``: symbolic gradients (``None`` =
       no gradient flows to that input);
     - ``infer_shape(node, shapes) -> [shape]``: the run-time shapes from run-time input
-      shapes (``ValueError`` naming the op on mismatch). Used to check a call before running.
+      shapes (``ValueError`` naming the op on mismatch). Used to check a call before running,
+      through :func:`infer_node_shape`.
 
     ``view_of`` maps output index -> input index when the output may alias that input's memory.
     What a backend does with an op is not here: each linker has a dispatch table from op

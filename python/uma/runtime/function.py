@@ -448,8 +448,10 @@ _install_native_call()
 
 def _check_shapes(fgraph, shapes_ok, values):
     """Infer every node's output shape from the values' shapes, so that a shape mismatch is a
-    ``ValueError`` naming the op before anything runs; combinations that passed are
-    remembered in ``shapes_ok`` (at most _SHAPE_CACHE_LIMIT)."""
+    ``ValueError`` naming the op (or the composed function that built it: ``infer_node_shape``)
+    before anything runs; combinations that passed are remembered in ``shapes_ok`` (at most
+    _SHAPE_CACHE_LIMIT)."""
+    from ..graph.basic import infer_node_shape
     try:
         key = tuple(tuple(v.shape) for v in values)
     except (AttributeError, TypeError):
@@ -461,7 +463,7 @@ def _check_shapes(fgraph, shapes_ok, values):
         env[c] = c.value.shape
     for node in fgraph.toposort():
         try:
-            shapes = node.op.infer_shape(node, [env[i] for i in node.inputs])
+            shapes = infer_node_shape(node, [env[i] for i in node.inputs])
         except NotImplementedError:
             return
         env.update(zip(node.outputs, shapes))

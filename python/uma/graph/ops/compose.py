@@ -2,7 +2,9 @@
 backend runs it as it runs those ops, ``uma.grad`` differentiates it, and no dispatch table
 needs a row for it. Signatures, dtypes and errors are those of the eager functions of the same
 name (``uma.flip``, ``uma.roll``, ...; Array API standard 2024.12); lengths known only at run
-time are allowed wherever the result's shape does not depend on values.
+time are allowed wherever the result's shape does not depend on values. Each function that
+builds nodes is :func:`~uma.graph.basic.composed`: a run-time shape error in its graph names
+it (``vecdot: ...``), not the op inside it that found the mismatch.
 
 Positions along an axis are computed in the graph (``_positions``: a cumulative sum of ones),
 so ``roll``, ``repeat``, ``tile``, ``tril`` and ``triu`` work on axes of unknown length.
@@ -19,7 +21,7 @@ import numpy as np
 
 from ..._array_api import _along, _axes, _moveaxis_order, _roll_shifts
 from ..._array_api import _int as _eager_int
-from ..basic import Variable, as_variable
+from ..basic import Variable, as_variable, composed
 from ..type import dtype_name
 from ._common import _norm_axis
 
@@ -76,6 +78,7 @@ def _cumulative(opname, base, initial, x, axis, dtype, include_initial):
     return out
 
 
+@composed
 def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
     """Cumulative sums along ``axis`` (Array API standard, cumulative_sum; as ``uma.cumulative_sum``:
     ``axis`` may be None only for a 1-D input, ``dtype`` converts first, ``include_initial``
@@ -83,18 +86,21 @@ def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
     return _cumulative("cumulative_sum", cumsum, 0, x, axis, dtype, include_initial)
 
 
+@composed
 def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
     """Cumulative products along ``axis`` (Array API standard, cumulative_prod; as
     :func:`cumulative_sum`, with a 1 first for ``include_initial``)."""
     return _cumulative("cumulative_prod", cumprod, 1, x, axis, dtype, include_initial)
 
 
+@composed
 def count_nonzero(x, /, *, axis=None, keepdims=False):
     """The number of nonzero elements along ``axis`` (Array API standard, count_nonzero): int64."""
     x = as_variable(x)
     return sum(astype(not_equal(x, zeros_like(x)), "int64"), axis=axis, keepdims=keepdims)
 
 
+@composed
 def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):
     """The n-th discrete difference along ``axis`` (Array API standard, diff; bool uses ``!=``
     as NumPy does); ``prepend``/``append`` are joined first (0-d ones broadcast). ValueError
@@ -129,6 +135,7 @@ def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):
     return y
 
 
+@composed
 def isin(x1, x2, /, *, invert=False):
     """Whether each element of ``x1`` equals some element of ``x2`` (Array API standard 2025.12,
     isin; the rule of the eager ``uma.isin``): ``any(equal(x1[..., None], ravel(x2)), -1)``, a
@@ -149,6 +156,7 @@ def isin(x1, x2, /, *, invert=False):
     return u.logical_not(found) if invert else found
 
 
+@composed
 def flip(x, /, *, axis=None):
     """``x`` with the order of its elements reversed along ``axis`` (None: every axis; Array API
     standard, flip)."""
@@ -160,12 +168,14 @@ def flip(x, /, *, axis=None):
     return getitem(x, tuple(index))
 
 
+@composed
 def moveaxis(x, source, destination, /):
     """``x`` with axes ``source`` moved to ``destination`` (Array API standard, moveaxis)."""
     x = as_variable(x)
     return permute_dims(x, _moveaxis_order(x.ndim, source, destination))
 
 
+@composed
 def roll(x, /, shift, *, axis=None):
     """``x`` shifted by ``shift`` along ``axis``, wrapping around (Array API standard, roll):
     ``axis`` None rolls the flattened array; otherwise ints or tuples of one length."""
@@ -187,6 +197,7 @@ def roll(x, /, shift, *, axis=None):
     return out
 
 
+@composed
 def repeat(x, repeats, /, *, axis=None):
     """Each element repeated ``repeats`` (a non-negative int) times along ``axis`` (None: the
     flattened array; Array API standard, repeat). An array of counts makes a shape that depends
@@ -202,6 +213,7 @@ def repeat(x, repeats, /, *, axis=None):
     return take(x, reshape(pos, (-1,)), axis=a)
 
 
+@composed
 def tile(x, repetitions, /):
     """``x`` repeated ``repetitions[i]`` times along each axis, shapes padded with leading 1s
     (Array API standard, tile)."""
@@ -221,6 +233,7 @@ def tile(x, repetitions, /):
     return x
 
 
+@composed
 def unstack(x, /, *, axis=0):
     """The arrays ``x[..., i, ...]`` along ``axis`` (Array API standard, unstack), a tuple: the
     axis's length must be static (``ValueError`` otherwise)."""
@@ -233,6 +246,7 @@ def unstack(x, /, *, axis=0):
     return tuple(getitem(x, _along(x.ndim, a, i)) for i in range(n))
 
 
+@composed
 def matrix_transpose(x, /):
     """The last two axes swapped (Array API standard, matrix_transpose); ``ValueError`` for fewer
     than 2 axes."""
@@ -242,6 +256,7 @@ def matrix_transpose(x, /):
     return permute_dims(x, tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2))
 
 
+@composed
 def tensordot(x1, x2, /, *, axes=2):
     """Sum of products over the last ``axes`` axes of ``x1`` and the first of ``x2`` (an int), or
     over the paired axes of ``axes = (axes1, axes2)`` (Array API standard, tensordot): shape
@@ -283,6 +298,7 @@ def _same_length(opname, m, n):
                          f"they must be equal (declare both lengths when one of them is 1)")
 
 
+@composed
 def vecdot(x1, x2, /, *, axis=-1):
     """The dot product of vectors along ``axis``, ``sum(conj(x1) * x2)`` (Array API standard,
     vecdot), broadcasting the other axes."""
@@ -293,6 +309,7 @@ def vecdot(x1, x2, /, *, axis=-1):
     return astype(sum(prod, axis=axis), prod.dtype)  # in the product's dtype, as the eager vecdot
 
 
+@composed
 def broadcast_arrays(*arrays):
     """The inputs broadcast to their common shape (Array API standard, broadcast_arrays): a
     list, each with its own dtype."""
@@ -305,6 +322,7 @@ def broadcast_arrays(*arrays):
     return [where(mask, x, x) for x in xs]
 
 
+@composed
 def meshgrid(*arrays, indexing="xy"):
     """Coordinate matrices from 1-D arrays (Array API standard, meshgrid): ``indexing`` "xy"
     (the first two axes swapped) or "ij"; a list of arrays of one shape."""
@@ -334,12 +352,14 @@ def _triangle(opname, x, k, keep):
     return where(keep(cols - rows, k), x, zeros_like(x))
 
 
+@composed
 def tril(x, /, *, k=0):
     """``x`` with the elements above diagonal ``k`` of its last two axes zeroed (Array API
     standard, tril)."""
     return _triangle("tril", x, k, lambda d, k: less_equal(d, k))
 
 
+@composed
 def triu(x, /, *, k=0):
     """``x`` with the elements below diagonal ``k`` of its last two axes zeroed (Array API
     standard, triu)."""

@@ -178,8 +178,9 @@ def by_signature(fgraph, checked, fast=None, *, code=None, wrap=None, shape=oper
     """The thunk that runs ``checked`` (every result checked) for the first call with each
     combination of value shapes, and ``fast`` (no checks: :func:`straight_code`) for the next
     ones. Before ``checked`` runs, the values' shapes are checked against the inputs' types and
-    uma's shape rule of every node runs (its ``ValueError`` names the op), so the thunk has
-    ``checks_shapes`` (uma.Function leaves that check to it); after, every update's shape is
+    uma's shape rule of every node runs (its ``ValueError`` names the op, or the composed function
+    that built the node: ``infer_node_shape``), so the thunk has ``checks_shapes``
+    (uma.Function leaves that check to it); after, every update's shape is
     checked against its shared variable's type, so it has ``checks_updates`` (the C++ call does
     not describe the updates again; an update that does not fit turns it off for good, and the
     call's own check raises the error). Dtypes need no check per signature: the inputs' dtypes
@@ -194,6 +195,7 @@ def by_signature(fgraph, checked, fast=None, *, code=None, wrap=None, shape=oper
     ``native_args`` (see uma.Function), or None; ``settled()``: None, or False after a checked
     run that did what ``fast`` does not (a result converted to the backend's type): that
     signature is then not remembered."""
+    from ...graph.basic import infer_node_shape
     inputs = list(fgraph.inputs)
     types = [v.type for v in inputs]
     updates = [(oi, fgraph.inputs[ii].type) for oi, ii in sorted(fgraph.update_mapping.items())]
@@ -210,7 +212,7 @@ def by_signature(fgraph, checked, fast=None, *, code=None, wrap=None, shape=oper
         env.update(constant_shapes)
         for node in nodes:
             try:
-                env.update(zip(node.outputs, node.op.infer_shape(node, [env[i] for i in node.inputs])))
+                env.update(zip(node.outputs, infer_node_shape(node, [env[i] for i in node.inputs])))
             except NotImplementedError:
                 break
         outs = checked(values)

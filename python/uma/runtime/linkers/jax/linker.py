@@ -43,7 +43,7 @@ import functools
 import numpy as np
 
 from ....graph import ops as o
-from ....graph.basic import Constant
+from ....graph.basic import Constant, infer_node_shape
 from ...linker import Linker, distinct, framework_device
 from ..walk import has_perform, runs, straight_line
 from .dispatch import _jax, jax_impl, label_check
@@ -302,8 +302,8 @@ def _whole_graph(fgraph, nodes, fns, in_vars, out_vars, consts, device):
         env.update(constants)
         flags = []
         for node, fn in zip(nodes, fns):
-            try:  # uma's shape rule: a mismatch is its ValueError naming the op
-                shapes.update(zip(node.outputs, node.op.infer_shape(node, [shapes[i] for i in node.inputs])))
+            try:  # uma's shape rule: a mismatch is its ValueError naming the op (or its composed function)
+                shapes.update(zip(node.outputs, infer_node_shape(node, [shapes[i] for i in node.inputs])))
             except NotImplementedError:
                 pass
             ins = [env[v] for v in node.inputs]
