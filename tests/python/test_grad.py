@@ -451,3 +451,23 @@ def test_grad_of_a_bfloat16_cost_in_a_fresh_process():
     r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.split("\n")[-2] == str([2.0, -5.0])
+
+
+@pytest.mark.parametrize("backend", ["reference", "cpu", "numpy"])
+def test_a_gradient_that_does_not_read_its_variable_has_the_variables_shape(backend):
+    """A cost linear in y gives a gradient computed from the other operands alone; where y's
+    run-time length 1 would have been broadcast by the forward graph (which the gradient does
+    not run), the gradient is refused instead of coming back in the broadcast shape."""
+    x, y = sym.vector("x"), sym.vector("y")
+    w = np.array([1.0, 10.0, 100.0])
+    for cost in (uma.sum((x + y) * w), uma.sum(uma.inc_subtensor(x[:2], y) * w)):
+        f = uma.function([x, y], uma.grad(cost, y), backend=backend)
+        with pytest.raises(ValueError, match=r"grad with respect to 'y'.*shape \(1,\)"):
+            f(np.ones(3), np.ones(1))
+    f = uma.function([x, y], uma.grad(uma.sum((x + y) * w), y), backend=backend)
+    np.testing.assert_array_equal(host_numpy(f(np.ones(3), np.ones(3))), w)
+    f = uma.function([x, y], uma.grad(uma.sum(uma.inc_subtensor(x[:2], y) * w), y), backend=backend)
+    np.testing.assert_array_equal(host_numpy(f(np.ones(3), np.ones(2))), w[:2])
+    y1 = sym.vector("y1", shape=(1,))  # a declared length 1 broadcasts: its gradient is summed
+    f = uma.function([x, y1], uma.grad(uma.sum((x + y1) * w), y1), backend=backend)
+    np.testing.assert_array_equal(host_numpy(f(np.ones(3), np.ones(1))), [w.sum()])

@@ -373,7 +373,7 @@ SYM_CASES = {
     "outer": lambda x: uma.outer(x, x), "diag": lambda x: uma.diag(x, 1), "trace": lambda x: uma.trace(x),
     "take": lambda x: uma.take(x, np.array([2, 0, 2]), axis=1), "take_flat": lambda x: uma.take(x, [[1, -1]]),
     "mask": lambda x: x[np.array([True, False, True])], "int_index": lambda x: x[:, [3, -1]],
-    "set": lambda x: uma.set_subtensor(x[1:, ::2], x[:2, 1::2]), "inc": lambda x: uma.inc_subtensor(x[[0, 0, 2]], x[:1]),
+    "set": lambda x: uma.set_subtensor(x[1:, ::2], x[:2, 1::2]), "inc": lambda x: uma.inc_subtensor(x[[0, 0, 2]], uma.expand_dims(x[0], 0)),
     "set3": lambda x: uma.set_subtensor(x, np.array([True, False, True]), x[1]),
     "split": lambda x: uma.split(x, [1, 3], axis=1)[1], "concat": lambda x: uma.concatenate([x, x[:1]]),
     "stack": lambda x: uma.stack([x, x], axis=1),
@@ -420,6 +420,16 @@ def test_symbolic_runtime_errors(backend):
         g(np.ones((2, 3)), np.ones(3, bool))
     with pytest.raises(TypeError, match="two-argument form"):
         uma.set_subtensor(x, 1.0)
+    # the value broadcasts to the region only along axes its type declares as length 1
+    for update in (uma.set_subtensor(x[1:], x[:1]), uma.inc_subtensor(x[i], x[:1])):
+        h = uma.function([x, i], [update], backend=backend)
+        with pytest.raises(ValueError, match=r"run-time shape \(1, 3\).*axis 0.*\(3, 3\).*length 1"):
+            h(np.ones((4, 3)), np.array([0, 1, 3]))
+    one = uma.expand_dims(x[0], 0)  # a static length 1
+    h = uma.function([x, i], [uma.inc_subtensor(x[i], one)], backend=backend)
+    want = np.ones((4, 3))
+    np.add.at(want, [0, 1, 1], np.ones((1, 3)))
+    np.testing.assert_array_equal(host_numpy(h(np.ones((4, 3)), np.array([0, 1, 1]))[0]), want)
     with pytest.raises(ValueError, match="equal division"):
         uma.split(sym.tensor("y", "float64", shape=(3, 4)), 3, axis=1)
     with pytest.raises(IndexError):

@@ -1,7 +1,7 @@
 """Reverse-mode symbolic differentiation: :func:`grad`."""
 from __future__ import annotations
 
-from .basic import Constant, Variable, toposort
+from .basic import Constant, Variable, ancestors, composing, toposort
 from .type import is_float, kind_of
 
 __all__ = ["grad", "DisconnectedInputError", "UndefinedGrad", "grad_undefined"]
@@ -150,5 +150,20 @@ def grad(cost, wrt, *, disconnected_inputs="raise"):
                     f"to get zeros")
             g = ops.zeros_like(w)
         g = _to_dtype(g, w.dtype)
-        result.append(g)
+        result.append(_shaped_like(g, w))
     return result[0] if single else result
+
+
+def _shaped_like(g, w):
+    """``g``, the gradient with respect to ``w``, checked at run time to have w's shape where
+    nothing proves it: when g's graph does not read w (a cost linear in w), g's shape comes from
+    the other operands alone, and a w whose run-time length 1 was broadcast would get a gradient
+    of the broadcast shape. The check is a ``broadcast_like`` of g to w (a view, or
+    ``ValueError`` naming the gradient and both shapes)."""
+    from .ops.shape import BroadcastLike
+    if all(d is not None for d in w.shape) and tuple(g.shape) == tuple(w.shape):
+        return g
+    if any(v is w for v in ancestors([g])):
+        return g  # the ops that read w check its shape against the others'
+    with composing(f"grad with respect to {_label(w)}"):
+        return BroadcastLike()(g, w)

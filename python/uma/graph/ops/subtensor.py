@@ -3,10 +3,13 @@
 """
 from __future__ import annotations
 
+import builtins as _b
+
 import numpy as np
 
+from ... import _core
 from ..basic import Constant, Op, Variable, as_variable, is_python_scalar
-from ..type import TensorType, np_dtype
+from ..type import TensorType, _fmt_shape, np_dtype
 from ._common import _diff, _k, _uma, _weak_constant
 
 
@@ -40,7 +43,31 @@ class UpdateSubtensor(Op):
         return [fn(x, (slice(None),) * self.index + (values[2],), y)]
 
     def infer_shape(self, node, shapes):
+        self._check_value_broadcast(node, shapes)
         return [tuple(shapes[0])]
+
+    def _check_value_broadcast(self, node, shapes):
+        """``y`` may be broadcast to the region only along the axes its type declares as
+        length 1 (PyTensor convention: only static length-1 axes broadcast; y's gradient is
+        summed over those axes alone): ``ValueError`` naming y's run-time shape and type, the
+        region's shape and the axis. A mask's region has a length known only from the mask's
+        values (its count): that axis is not checked here."""
+        xs, ys = tuple(shapes[0]), tuple(shapes[1])
+        if self.kind == "basic":
+            region = _core._result_shape("getitem", xs, index=self.index)
+        elif self.kind == "take":
+            region = _core._result_shape("take", xs, tuple(shapes[2]), axis=self.index)
+        else:
+            region = (None,) + xs[len(shapes[2]):]
+        static = node.inputs[1].shape
+        for j in range(_b.min(len(ys), len(region))):
+            yj, rj = ys[-1 - j], region[-1 - j]
+            if yj == 1 and rj is not None and rj != 1 and static[-1 - j] != 1:
+                raise ValueError(
+                    f"{self.name}: the value has run-time shape {ys} and would be broadcast along its "
+                    f"axis {len(ys) - 1 - j} to the region's shape {tuple(region)}, but its type "
+                    f"{_fmt_shape(static)} does not declare that axis as length 1 (PyTensor convention: only "
+                    f"static length-1 axes broadcast)")
 
     def _read(self, v, node):
         if self.kind == "basic":
