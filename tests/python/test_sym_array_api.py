@@ -193,6 +193,19 @@ def test_a_nested_composition_names_the_outermost_function_and_a_plain_op_itself
     assert {n.composed for n in uma.graph.toposort(sym.meshgrid(x, y))} == {"meshgrid"}  # broadcast_arrays in it
 
 
+def test_build_time_errors_name_the_composed_function():
+    """Static shapes that cannot combine are refused as the graph is built, naming the composed
+    function the user called (not the op inside it); an op called directly names itself."""
+    a, b = sym.vector("a", shape=(3,)), sym.vector("b", shape=(4,))
+    with pytest.raises(ValueError, match=r"^broadcast_arrays: operands could not be broadcast.*\(3,\) \(4,\)"):
+        uma.broadcast_arrays(a, b)
+    m, n = sym.matrix("m", shape=(2, 3)), sym.matrix("n", shape=(5, 3))
+    with pytest.raises(ValueError, match=r"^vecdot: operands could not be broadcast"):
+        uma.vecdot(m, n)
+    with pytest.raises(ValueError, match=r"^add: operands could not be broadcast"):
+        a + b
+
+
 def test_infer_node_shape_renames_only_shape_errors_of_composed_nodes():
     """The op's prefix is replaced (or the function's name put first); NotImplementedError, a
     shape rule's absence, passes through; a node built outside a composed function keeps the

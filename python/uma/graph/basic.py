@@ -13,7 +13,8 @@ A function that builds its result from several ops (the Array API functions of
 :mod:`uma.graph.ops.compose`) runs under :func:`composing` (or is decorated with
 :func:`composed`): every node built meanwhile records that function's name in
 ``Apply.composed``, and :func:`infer_node_shape`, the run-time shape check, names that function
-instead of the inner op (``vecdot: ...``, not ``multiply: ...``).
+instead of the inner op (``vecdot: ...``, not ``multiply: ...``), as do the errors of building
+such a node (:meth:`Op.__call__`).
 """
 from __future__ import annotations
 
@@ -298,12 +299,20 @@ def infer_node_shape(node: Apply, shapes) -> list:
     try:
         return node.op.infer_shape(node, shapes)
     except (ValueError, IndexError, TypeError) as e:
-        name = node.composed
-        if name is None:
-            raise
-        msg = str(e)
-        prefix = f"{node.op.name}: "
-        raise type(e)(f"{name}: {msg[len(prefix):] if msg.startswith(prefix) else msg}") from None
+        _raise_as_composed(e, node.op, node.composed)
+
+
+def _raise_as_composed(e, op, name):
+    """Raise ``e`` again: unchanged when ``name`` is None, else an exception of its type whose
+    message names the composed function ``name`` in place of ``op``'s name."""
+    if name is None:
+        raise e
+    msg, prefix = str(e), f"{op.name}: "
+    try:
+        renamed = type(e)(f"{name}: {msg[len(prefix):] if msg.startswith(prefix) else msg}")
+    except Exception:  # an exception type that does not take one message
+        raise e from None
+    raise renamed from None
 
 
 class Op:
@@ -352,7 +361,10 @@ class Op:
         return Apply(self, inputs, self.output_types(list(inputs)))
 
     def __call__(self, *inputs):
-        node = self.make_node(*inputs)
+        try:
+            node = self.make_node(*inputs)
+        except (ValueError, IndexError, TypeError) as e:  # named after the composed function building it
+            _raise_as_composed(e, self, _composing.get())
         return node.outputs[0] if len(node.outputs) == 1 else node.outputs
 
     def output_types(self, inputs):
