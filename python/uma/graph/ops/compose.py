@@ -3,8 +3,8 @@ backend runs it as it runs those ops, ``uma.grad`` differentiates it, and no dis
 needs a row for it. Signatures, dtypes and errors are those of the eager functions of the same
 name (``uma.flip``, ``uma.roll``, ...; Array API standard 2024.12); lengths known only at run
 time are allowed wherever the result's shape does not depend on values. Each function that
-builds nodes is :func:`~uma.graph.basic.composed`: a run-time shape error in its graph names
-it (``vecdot: ...``), not the op inside it that found the mismatch.
+builds nodes is :func:`~uma.graph.basic.composed`: an error of building its graph or of its
+run-time shape checks names it (``vecdot: ...``), not the op inside it that found the mismatch.
 
 Positions along an axis are computed in the graph (``_positions``: a cumulative sum of ones),
 so ``roll``, ``repeat``, ``tile``, ``tril`` and ``triu`` work on axes of unknown length.
