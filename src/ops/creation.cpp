@@ -20,10 +20,12 @@ Array copy(const Array& a) { return astype(a, a.dtype()); }
 Array contiguous(const Array& a) { return a.is_c_contiguous() ? a : copy(a); }
 
 namespace {
-// Whether the byte ranges spanned by two views may overlap.
+// Whether the byte ranges spanned by two views on one device may overlap. The addresses decide,
+// not the storages: two imports of one foreign buffer (a NumPy array and its transpose, each
+// adopted) are two storages over the same bytes.
 bool may_overlap(const Array& a, const Array& b) {
   if (a.size() == 0 || b.size() == 0) return false;
-  if (a.storage() != b.storage()) return false;
+  if (a.device() != b.device()) return false;
   auto span = [](const Array& x) {
     char* lo = static_cast<char*>(x.data());
     char* hi = lo;

@@ -637,6 +637,34 @@ def test_setitem_overlapping_source_and_destination():
     assert um.tolist() == m.tolist()
 
 
+@pytest.mark.parametrize("case", ["reversed", "transposed", "strided-shift", "second-import", "uma-memory"])
+def test_setitem_source_sharing_memory_through_another_import(case):
+    """A source that is another import of the destination's memory (its own storage, the same
+    bytes) is read before anything is written, as NumPy's assignment does."""
+    if case == "uma-memory":
+        u = uma.arange(9.0).reshape(3, 3) + 0
+        want = np.asarray(u).T.copy()
+        u[...] = np.asarray(u).T  # the NumPy view shares u's memory
+        np.testing.assert_array_equal(np.asarray(u), want)
+        return
+    n = np.arange(9.0).reshape(3, 3) if case == "transposed" else np.arange(10.0)
+    a = uma.asarray(n)  # shares n's memory
+    want = n.copy()
+    if case == "reversed":
+        want[...] = want[::-1].copy()
+        a[...] = n[::-1]
+    elif case == "transposed":
+        want[...] = want.T.copy()
+        a[...] = n.T
+    elif case == "strided-shift":
+        want[2::2] = want[:-2:2].copy()
+        a[2::2] = n[:-2:2]
+    else:
+        want[...] = want[::-1].copy()
+        a[...] = uma.asarray(n[::-1])  # a second adoption of n's buffer
+    np.testing.assert_array_equal(n, want)
+
+
 def test_setitem_read_only_value_error():
     n = np.arange(4.0)
     n.flags.writeable = False
