@@ -44,12 +44,15 @@ struct BufferInfo {
 };
 
 int array_getbuffer(PyObject* self, Py_buffer* view, int flags) {
-  Array* a = nb::inst_ptr<Array>(self);
   auto fail = [&](const char* msg) {
     PyErr_SetString(PyExc_BufferError, msg);
     view->obj = nullptr;
     return -1;
   };
+  // An instance made by __new__ alone (or by a subclass whose __init__ skips uma.Array's) holds
+  // no array yet.
+  if (!nb::inst_ready(self)) return fail("uma.Array: the array is not initialized (its __init__ did not run)");
+  Array* a = nb::inst_ptr<Array>(self);
   if (!a->device().is_cpu())
     return fail("uma.Array: an array on a cuda device has no host buffer; use numpy.asarray(a) (a copy) or __dlpack__");
   const char* fmt = pep3118_format(a->dtype());

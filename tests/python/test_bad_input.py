@@ -621,3 +621,20 @@ def test_array_copy_keyword_is_numpys():
         uma.array([1, 2], copy=False)
     with pytest.raises(TypeError, match="copy must be True, False or None, got 1"):
         uma.array(n, copy=1)
+
+
+@pytest.mark.filterwarnings("ignore:nanobind. attempted to access an uninitialized instance:RuntimeWarning")
+def test_an_uninitialized_array_refuses_its_buffer():
+    """uma.Array.__new__ without __init__ (or a subclass whose __init__ skips uma.Array's)
+    holds no array: its buffer is a BufferError, and conversions raise instead of crashing."""
+    bare = uma.Array.__new__(uma.Array)
+
+    class Skips(uma.Array):
+        def __init__(self):
+            pass
+
+    for a in (bare, Skips()):
+        with pytest.raises(BufferError, match="not initialized"):
+            memoryview(a)
+        with pytest.raises((TypeError, BufferError)):
+            np.asarray(a)
