@@ -193,6 +193,11 @@ def test_get_value_borrow_is_a_read_only_view_that_never_changes(backend):
     assert isinstance(view, np.ndarray) and not view.flags.writeable
     with pytest.raises(ValueError):
         view[0] = 5.0
+    with pytest.raises(ValueError, match="WRITEABLE"):
+        view.flags.writeable = True  # its base is read-only too
+    with pytest.raises((TypeError, ValueError, NotImplementedError)):
+        view.base[0] = 5.0
+    np.testing.assert_array_equal(a.get_value(), [1.0, 2.0])
     f = uma.function([], [], updates={a: a + 10}, backend=backend_for(backend))
     f()
     after_update = a.get_value(borrow=True)

@@ -124,9 +124,11 @@ class SharedVariable(Variable):
         with self.container.lock:
             host = self.container.host()
         if borrow:
+            # exported through a read-only uma view, so that neither the view's WRITEABLE flag
+            # nor its base can be turned into a writer of the stored value
             view = np.asarray(host).view()
             view.flags.writeable = False
-            return view
+            return np.asarray(_uma().asarray(view))
         return np.array(host, copy=True)
 
     def set_value(self, value, borrow=False):
