@@ -159,7 +159,9 @@ void bind_files(nb::module_& m) {
         ".safetensors: the bytes the reference writer produces (tensors ordered by dtype alignment then\n"
         "name, compact JSON padded with spaces to a multiple of 8, little-endian, C order).\n"
         "The file is written under a temporary name in the same folder and renamed over `path`, so\n"
-        "saving over a file that loaded arrays still map is safe.\n"
+        "saving over a file that loaded arrays still map is safe. As numpy.save's open(2): a symbolic\n"
+        "link stays a link and its target gets the data; an existing file keeps its permission bits,\n"
+        "and one without write permission is refused (PermissionError) before anything is written.\n"
         "Errors: TypeError for bfloat16 in .npy, complex128 in .safetensors, non-str names or metadata;\n"
         "ValueError for the name '__metadata__'; OSError from the OS.");
 }

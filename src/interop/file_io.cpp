@@ -120,21 +120,47 @@ std::shared_ptr<Storage> InputFile::map() const {
 
 // ---- OutputFile --------------------------------------------------------------------------
 
-OutputFile::OutputFile(const std::string& path) : path_(path) {
-  // A directory (or a name ending in '/', as open(2) with O_CREAT sees it) is refused before
-  // anything is written, with the error open(2) gives for it.
+namespace {
+// The file a write to `path` reaches, as open(2) follows symbolic links (a dangling link's
+// target included): each link's target, relative ones read from the link's folder.
+std::string link_target(std::string path) {
+  for (int hops = 0; hops < 40; ++hops) {
+    struct stat ls;
+    if (::lstat(path.c_str(), &ls) != 0 || !S_ISLNK(ls.st_mode)) return path;
+    std::string to(static_cast<std::size_t>(ls.st_size > 0 ? ls.st_size : 4096), '\0');
+    const ssize_t n = ::readlink(path.c_str(), to.data(), to.size());
+    if (n < 0) return path;
+    to.resize(static_cast<std::size_t>(n));
+    const std::size_t slash = path.find_last_of('/');
+    path = (to.empty() || to[0] == '/' || slash == std::string::npos) ? to : path.substr(0, slash + 1) + to;
+  }
+  errno = ELOOP;
+  throw_errno("open");
+}
+}  // namespace
+
+OutputFile::OutputFile(const std::string& path) : path_(link_target(path)) {
+  // What open(path, O_WRONLY | O_CREAT | O_TRUNC) would refuse is refused before anything is
+  // written, with its error: a directory (or a name ending in '/'), an existing file without
+  // write permission. An existing file keeps its permission bits, and a symbolic link stays a
+  // link to the rewritten file (numpy.save writes through it).
   struct stat st;
-  if ((!path.empty() && path.back() == '/') || (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))) {
+  const bool exists = ::stat(path_.c_str(), &st) == 0;
+  if ((!path.empty() && path.back() == '/') || (exists && S_ISDIR(st.st_mode))) {
     errno = EISDIR;
     throw_errno("open");
   }
+  if (exists && ::access(path_.c_str(), W_OK) != 0) throw_errno("open");
   static std::atomic<uint64_t> counter{0};
   for (int attempt = 0; attempt < 100; ++attempt) {
-    tmp_ = path + ".uma-tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter.fetch_add(1));
+    tmp_ = path_ + ".uma-tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter.fetch_add(1));
     do {
       fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);  // umask applies
     } while (fd_ < 0 && errno == EINTR);
-    if (fd_ >= 0) return;
+    if (fd_ >= 0) {
+      if (exists && S_ISREG(st.st_mode)) ::fchmod(fd_, st.st_mode & 07777);
+      return;
+    }
     if (errno != EEXIST) break;
   }
   tmp_.clear();

@@ -40,7 +40,9 @@ class InputFile {
 
 /// A new file written to a temporary name in the destination's folder; commit() renames it
 /// over the destination (atomic replace: a reader's mapping of the old file stays valid).
-/// Destroyed uncommitted, it removes the temporary file.
+/// A destination that is a symbolic link is its target's file (the link stays); an existing
+/// file keeps its permission bits, and one without write permission is refused, as open(2)
+/// refuses it. Destroyed uncommitted, it removes the temporary file.
 class OutputFile {
  public:
   explicit OutputFile(const std::string& path);

@@ -9,6 +9,7 @@ import io
 import os
 import pathlib
 import re
+import stat
 import struct
 import warnings
 
@@ -395,6 +396,57 @@ def test_os_errors(tmp_path, mem_baseline):
     with pytest.raises(ValueError, match="null byte"):
         uma.load("a\0b.npy")
     assert sorted(os.listdir(tmp_path)) == []  # no temporary files left behind
+
+
+@pytest.mark.parametrize("ext", [".npy", ".safetensors"])
+def test_save_writes_through_links_and_keeps_permissions_as_numpy_save(tmp_path, ext):
+    """uma.save reaches the file numpy.save's open(2) reaches: a symbolic link (relative,
+    absolute, dangling, chained) stays a link and its target gets the data; an existing file
+    keeps its permission bits; a file numpy.save cannot open for writing is refused too."""
+    value = {"t": uma.arange(3.0)} if ext == ".safetensors" else uma.arange(3.0)
+
+    def loaded(p):
+        out = uma.load(p, mmap=False)
+        return np.asarray(out["t"] if ext == ".safetensors" else out)
+
+    (tmp_path / "sub").mkdir()
+    target = tmp_path / ("ckpt" + ext)
+    links = {"relative": ("ckpt" + ext, tmp_path / ("latest" + ext)),
+             "absolute": (str(target), tmp_path / ("abs" + ext)),
+             "from a folder": ("../ckpt" + ext, tmp_path / "sub" / ("rel" + ext))}
+    for how, (to, link) in links.items():
+        target.write_bytes(b"old")
+        os.symlink(to, link)
+        uma.save(link, value)
+        assert link.is_symlink(), how
+        np.testing.assert_array_equal(loaded(target), np.arange(3.0), err_msg=how)
+    os.symlink("latest" + ext, tmp_path / ("chain" + ext))
+    uma.save(tmp_path / ("chain" + ext), value)
+    assert (tmp_path / ("chain" + ext)).is_symlink() and (tmp_path / ("latest" + ext)).is_symlink()
+    os.symlink("new" + ext, tmp_path / ("dangling" + ext))
+    uma.save(tmp_path / ("dangling" + ext), value)
+    np.testing.assert_array_equal(loaded(tmp_path / ("new" + ext)), np.arange(3.0))
+    private = tmp_path / ("private" + ext)
+    private.write_bytes(b"old")
+    os.chmod(private, 0o600)
+    uma.save(private, value)
+    assert stat.S_IMODE(os.stat(private).st_mode) == 0o600
+    locked = tmp_path / ("locked" + ext)
+    locked.write_bytes(b"old")
+    os.chmod(locked, 0o444)
+    try:
+        with open(locked, "wb"):  # what numpy.save does (as root it may write anyway)
+            numpy_writes = True
+    except PermissionError:
+        numpy_writes = False
+    if numpy_writes:
+        uma.save(locked, value)
+        np.testing.assert_array_equal(loaded(locked), np.arange(3.0))
+    else:
+        with pytest.raises(PermissionError):
+            uma.save(locked, value)
+        assert locked.read_bytes() == b"old"
+    assert not [n for n in os.listdir(tmp_path) if "uma-tmp" in n]
 
 
 def test_save_over_a_mapped_file(tmp_path, rng, mem_baseline):
