@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..graph.basic import Constant, Op, Variable, ancestors, as_variable, toposort
+from ..graph.basic import Constant, Op, Variable, ancestors, as_variable, infer_node_shape, toposort
 from ..graph.fgraph import FunctionGraph, validate
 from ..graph.rewrite import LINKER_PASSES, as_mode, rewrite
 from ..graph.type import _ALL_DTYPES, _fmt_shape
@@ -451,7 +451,6 @@ def _check_shapes(fgraph, shapes_ok, values):
     ``ValueError`` naming the op (or the composed function that built it: ``infer_node_shape``)
     before anything runs; combinations that passed are remembered in ``shapes_ok`` (at most
     _SHAPE_CACHE_LIMIT)."""
-    from ..graph.basic import infer_node_shape
     try:
         key = tuple(tuple(v.shape) for v in values)
     except (AttributeError, TypeError):
