@@ -869,6 +869,23 @@ def test_shape_errors_during_a_call_name_the_op(backend):
     assert h(np.ones((2, 2))).shape == (1, 4)
 
 
+@pytest.mark.parametrize("backend", ["reference", "cpu", "numpy"])
+def test_a_shape_error_keeps_no_reference_to_the_arguments(backend):
+    """The shape check's error (an op's own, or renamed after its composed function) holds its
+    traceback without a reference cycle: the arguments are released when the call fails."""
+    import sys
+    x, y = sym.vector("x"), sym.vector("y")
+    for out in (sym.tanh(x) + y, uma.vecdot(x, y)):
+        f = uma.function([x, y], out, backend=backend)
+        a, b = np.ones(3), np.ones(4)
+        f(a, a)
+        refs = sys.getrefcount(a), sys.getrefcount(b)
+        for _ in range(3):
+            with pytest.raises(ValueError, match="broadcast"):
+                f(a, b)
+        assert (sys.getrefcount(a), sys.getrefcount(b)) == refs
+
+
 @pytest.mark.parametrize("backend", HOST_BACKENDS)
 def test_runtime_broadcasting_of_unknown_axes_is_an_error(backend):
     # PyTensor convention: only axes declared with length 1 broadcast; otherwise gradients

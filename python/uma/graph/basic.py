@@ -299,20 +299,27 @@ def infer_node_shape(node: Apply, shapes) -> list:
     try:
         return node.op.infer_shape(node, shapes)
     except (ValueError, IndexError, TypeError) as e:
-        _raise_as_composed(e, node.op, node.composed)
+        renamed = _as_composed(e, node.op, node.composed)
+        if renamed is None:
+            raise
+        try:
+            raise renamed from None
+        finally:
+            del renamed  # the frame must not keep the exception its traceback holds
 
 
-def _raise_as_composed(e, op, name):
-    """Raise ``e`` again: unchanged when ``name`` is None, else an exception of its type whose
-    message names the composed function ``name`` in place of ``op``'s name."""
+def _as_composed(e, op, name):
+    """An exception of ``e``'s type whose message names the composed function ``name`` in
+    place of ``op``'s name; None when ``name`` is None or the type does not take one message
+    (the caller then raises ``e`` itself, from its ``except`` block, so that no frame keeps
+    the exception and its traceback in a cycle)."""
     if name is None:
-        raise e
+        return None
     msg, prefix = str(e), f"{op.name}: "
     try:
-        renamed = type(e)(f"{name}: {msg[len(prefix):] if msg.startswith(prefix) else msg}")
+        return type(e)(f"{name}: {msg[len(prefix):] if msg.startswith(prefix) else msg}")
     except Exception:  # an exception type that does not take one message
-        raise e from None
-    raise renamed from None
+        return None
 
 
 class Op:
@@ -364,7 +371,13 @@ class Op:
         try:
             node = self.make_node(*inputs)
         except (ValueError, IndexError, TypeError) as e:  # named after the composed function building it
-            _raise_as_composed(e, self, _composing.get())
+            renamed = _as_composed(e, self, _composing.get())
+            if renamed is None:
+                raise
+            try:
+                raise renamed from None
+            finally:
+                del renamed  # the frame must not keep the exception its traceback holds
         return node.outputs[0] if len(node.outputs) == 1 else node.outputs
 
     def output_types(self, inputs):
