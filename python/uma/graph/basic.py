@@ -299,27 +299,24 @@ def infer_node_shape(node: Apply, shapes) -> list:
     try:
         return node.op.infer_shape(node, shapes)
     except (ValueError, IndexError, TypeError) as e:
-        renamed = _as_composed(e, node.op, node.composed)
-        if renamed is None:
-            raise
-        try:
-            raise renamed from None
-        finally:
-            del renamed  # the frame must not keep the exception its traceback holds
+        raise _as_composed(e, node.op, node.composed)
 
 
 def _as_composed(e, op, name):
-    """An exception of ``e``'s type whose message names the composed function ``name`` in
-    place of ``op``'s name; None when ``name`` is None or the type does not take one message
-    (the caller then raises ``e`` itself, from its ``except`` block, so that no frame keeps
-    the exception and its traceback in a cycle)."""
+    """What to raise for ``e``, an error of ``op``: ``e`` itself when ``name`` is None (or its
+    type does not take one message), else an exception of its type whose message names the
+    composed function ``name`` in place of ``op``'s name, its context suppressed (``raise ...
+    from None``). The caller raises the result from its ``except`` block, holding it in no
+    variable, so that no frame keeps the exception and its traceback in a cycle."""
     if name is None:
-        return None
+        return e
     msg, prefix = str(e), f"{op.name}: "
     try:
-        return type(e)(f"{name}: {msg[len(prefix):] if msg.startswith(prefix) else msg}")
+        renamed = type(e)(f"{name}: {msg[len(prefix):] if msg.startswith(prefix) else msg}")
     except Exception:  # an exception type that does not take one message
-        return None
+        return e
+    renamed.__cause__, renamed.__suppress_context__ = None, True
+    return renamed
 
 
 class Op:
@@ -371,13 +368,7 @@ class Op:
         try:
             node = self.make_node(*inputs)
         except (ValueError, IndexError, TypeError) as e:  # named after the composed function building it
-            renamed = _as_composed(e, self, _composing.get())
-            if renamed is None:
-                raise
-            try:
-                raise renamed from None
-            finally:
-                del renamed  # the frame must not keep the exception its traceback holds
+            raise _as_composed(e, self, _composing.get())
         return node.outputs[0] if len(node.outputs) == 1 else node.outputs
 
     def output_types(self, inputs):
