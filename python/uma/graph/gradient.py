@@ -73,6 +73,7 @@ def grad(cost, wrt, *, disconnected_inputs="raise"):
     default; :func:`grad_undefined` as PyTensor's).
     """
     from . import ops  # late: ops imports basic which imports ops
+    from .ops._common import _diff
     from .ops.convert import _to_dtype
 
     if not isinstance(cost, Variable):
@@ -98,7 +99,7 @@ def grad(cost, wrt, *, disconnected_inputs="raise"):
     for w in wrt_list:
         if not isinstance(w, Variable):
             raise TypeError(f"grad: wrt must contain symbolic Variables, got {w!r}")
-        if not (is_float(w.dtype) or kind_of(w.dtype) == "c"):
+        if not _diff(w.dtype):
             raise TypeError(f"grad: cannot differentiate with respect to {_label(w)} of dtype {w.dtype} "
                             f"(only float and complex variables have gradients)")
 
@@ -112,7 +113,7 @@ def grad(cost, wrt, *, disconnected_inputs="raise"):
         if any(i in depends for i in node.inputs):
             depends.update(node.outputs)
         if any(i in diff_depends for i in node.inputs):
-            diff_depends.update(o for o in node.outputs if is_float(o.dtype) or kind_of(o.dtype) == "c")
+            diff_depends.update(o for o in node.outputs if _diff(o.dtype))
 
     grads = {}
     if cost in depends:
@@ -128,7 +129,7 @@ def grad(cost, wrt, *, disconnected_inputs="raise"):
                                  f"{len(node.inputs)} inputs")  # pragma: no cover
         for inp, g in zip(node.inputs, input_grads):
             if isinstance(g, UndefinedGrad):
-                if inp in diff_depends and (is_float(inp.dtype) or kind_of(inp.dtype) == "c"):
+                if inp in diff_depends and _diff(inp.dtype):
                     raise NotImplementedError(g.message)
                 continue  # not needed: no gradient, as None (a marker never reaches grads)
             if g is None or inp not in depends:
